@@ -1,0 +1,331 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+)
+
+// Idempotent producer state (KIP-98), following Kafka's ProducerStateManager
+// and ProducerAppendInfo: per producer id, the current epoch and the
+// metadata of its last five batches, which is the window in which a retried
+// batch is recognised as a duplicate. Transactional state is not tracked yet.
+
+var (
+	// ErrOutOfOrderSequence: OUT_OF_ORDER_SEQUENCE_NUMBER (45).
+	ErrOutOfOrderSequence = errors.New("logstore: out of order sequence number")
+	// ErrInvalidProducerEpoch: an epoch older than the known one,
+	// INVALID_PRODUCER_EPOCH (47) / PRODUCER_FENCED (90).
+	ErrInvalidProducerEpoch = errors.New("logstore: invalid producer epoch")
+	// ErrDuplicateSequence is not returned by check (a duplicate is reported
+	// through its result); it exists for callers that need a sentinel for
+	// DUPLICATE_SEQUENCE_NUMBER (46).
+	ErrDuplicateSequence = errors.New("logstore: duplicate sequence number")
+	// ErrCorruptSnapshot: a producer-state snapshot failed its checks; the
+	// state must be rebuilt by replaying the log.
+	ErrCorruptSnapshot = errors.New("logstore: corrupt producer state snapshot")
+)
+
+// producerWindow is how many recent batches per producer are kept for
+// duplicate detection (Kafka's NUM_BATCHES_TO_RETAIN, matching the clients'
+// max.in.flight.requests.per.connection limit of 5).
+const producerWindow = 5
+
+// DuplicateInfo describes the original append of a batch found to be a
+// retry: the offsets it got and its timestamp as recorded by update.
+type DuplicateInfo struct{ FirstOffset, LastOffset, Timestamp int64 }
+
+type batchMeta struct {
+	firstSeq, lastSeq       int32
+	firstOffset, lastOffset int64
+	timestamp               int64
+}
+
+type producerEntry struct {
+	epoch         int16
+	n             int                       // batches in use, oldest first
+	batches       [producerWindow]batchMeta // the last n batches of this epoch
+	lastTimestamp int64
+}
+
+func (e *producerEntry) addBatch(b batchMeta) {
+	if e.n == producerWindow {
+		copy(e.batches[:], e.batches[1:])
+		e.n--
+	}
+	e.batches[e.n] = b
+	e.n++
+}
+
+// producerStateManager holds the state of every producer that wrote to one
+// partition. It is not safe for concurrent use: the Log's append lock
+// guards it.
+type producerStateManager struct {
+	producers map[int64]*producerEntry
+}
+
+func newProducerStateManager() *producerStateManager {
+	return &producerStateManager{producers: make(map[int64]*producerEntry)}
+}
+
+// reset forgets every producer (before a full replay of the log).
+func (m *producerStateManager) reset() {
+	m.producers = make(map[int64]*producerEntry)
+}
+
+// inSequence reports whether next follows last, wrapping at MaxInt32.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == maxInt32)
+}
+
+// check validates an idempotent batch (ProducerID >= 0) from a client before
+// offsets are assigned. A batch equal (same epoch, first and last sequence)
+// to one of the producer's last five returns isDup with the original's
+// offsets: it must not be appended, and the produce succeeds with them.
+// Otherwise err is ErrInvalidProducerEpoch (epoch older than the known one),
+// ErrOutOfOrderSequence (a newer epoch not starting at sequence 0, or a
+// sequence not following the last one), or nil. An unknown producer may
+// start at any sequence. check does not change the state; call update after
+// the append.
+func (m *producerStateManager) check(h BatchHeader) (dup DuplicateInfo, isDup bool, err error) {
+	if h.ProducerID < 0 {
+		return dup, false, nil
+	}
+	e := m.producers[h.ProducerID]
+	if e == nil {
+		return dup, false, nil
+	}
+	first, last := h.BaseSequence, h.LastSequence()
+	if h.ProducerEpoch == e.epoch {
+		for _, b := range e.batches[:e.n] {
+			if b.firstSeq == first && b.lastSeq == last {
+				return DuplicateInfo{FirstOffset: b.firstOffset, LastOffset: b.lastOffset, Timestamp: b.timestamp}, true, nil
+			}
+		}
+	}
+	if h.ProducerEpoch < e.epoch {
+		return dup, false, fmt.Errorf("%w: producer %d epoch %d is older than %d",
+			ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+	}
+	if h.ProducerEpoch != e.epoch {
+		if first != 0 && e.epoch != -1 {
+			return dup, false, fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d",
+				ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, first)
+		}
+		return dup, false, nil
+	}
+	if e.epoch == -1 {
+		return dup, false, nil
+	}
+	lastSeq := int32(-1)
+	if e.n > 0 {
+		lastSeq = e.batches[e.n-1].lastSeq
+	}
+	if !inSequence(lastSeq, first) {
+		return dup, false, fmt.Errorf("%w: producer %d epoch %d expected sequence %d, got %d",
+			ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, addSequence(lastSeq, 1), first)
+	}
+	return dup, false, nil
+}
+
+// update records a batch after it was appended at firstOffset, or while the
+// log is replayed on Open (firstOffset = h.BaseOffset). timestamp is what a
+// duplicate will report: the log append time for LogAppendTime topics,
+// otherwise the batch's MaxTimestamp; a negative value means
+// h.MaxTimestamp. Batches without a producer id are ignored; a control
+// batch only moves the epoch. No checks are made (the log is the truth).
+func (m *producerStateManager) update(h BatchHeader, firstOffset int64, timestamp int64) {
+	if h.ProducerID < 0 {
+		return
+	}
+	if timestamp < 0 {
+		timestamp = h.MaxTimestamp
+	}
+	e := m.producers[h.ProducerID]
+	if e == nil {
+		e = &producerEntry{epoch: -1}
+		m.producers[h.ProducerID] = e
+	}
+	if e.epoch != h.ProducerEpoch {
+		e.epoch = h.ProducerEpoch
+		e.n = 0
+	}
+	e.lastTimestamp = timestamp
+	if h.IsControl() || h.BaseSequence < 0 {
+		return
+	}
+	e.addBatch(batchMeta{
+		firstSeq:    h.BaseSequence,
+		lastSeq:     h.LastSequence(),
+		firstOffset: firstOffset,
+		lastOffset:  firstOffset + int64(h.LastOffsetDelta),
+		timestamp:   timestamp,
+	})
+}
+
+// expire forgets producers whose last batch timestamp is at least maxAgeMs
+// before nowMs (producer.id.expiration.ms); it returns how many went.
+func (m *producerStateManager) expire(nowMs, maxAgeMs int64) int {
+	n := 0
+	for id, e := range m.producers {
+		if nowMs-e.lastTimestamp >= maxAgeMs {
+			delete(m.producers, id)
+			n++
+		}
+	}
+	return n
+}
+
+// lastSequence reports a producer's epoch and last sequence (-1 when it has
+// no batch in the window); ok is false for an unknown producer.
+func (m *producerStateManager) lastSequence(producerID int64) (epoch int16, seq int32, ok bool) {
+	e := m.producers[producerID]
+	if e == nil {
+		return -1, -1, false
+	}
+	if e.n == 0 {
+		return e.epoch, -1, true
+	}
+	return e.epoch, e.batches[e.n-1].lastSeq, true
+}
+
+// numProducers is how many producers are tracked.
+func (m *producerStateManager) numProducers() int { return len(m.producers) }
+
+// Snapshot format, big endian:
+//
+//	magic        4  "SPSN"
+//	version      2  1
+//	crc          4  CRC32C of everything after this field
+//	lastOffset   8  opaque to the manager: the caller's "state covers the log up to here"
+//	count        4  producers, sorted by id
+//	per producer:
+//	  producerId     8
+//	  epoch          2
+//	  lastTimestamp  8
+//	  batches        1  0..5, oldest first
+//	  per batch: firstSeq 4, lastSeq 4, firstOffset 8, lastOffset 8, timestamp 8
+const (
+	snapshotMagic      = "SPSN"
+	snapshotVersion    = 1
+	snapshotHeaderSize = 4 + 2 + 4 + 8 + 4
+	snapshotEntryMin   = 8 + 2 + 8 + 1
+	snapshotBatchSize  = 4 + 4 + 8 + 8 + 8
+)
+
+// writeSnapshot writes the whole state with one Write. lastOffset is stored
+// as given and returned by readSnapshot.
+func (m *producerStateManager) writeSnapshot(w io.Writer, lastOffset int64) error {
+	ids := make([]int64, 0, len(m.producers))
+	size := snapshotHeaderSize
+	for id, e := range m.producers {
+		ids = append(ids, id)
+		size += snapshotEntryMin + e.n*snapshotBatchSize
+	}
+	slices.Sort(ids)
+	be := binary.BigEndian
+	b := make([]byte, 0, size)
+	b = append(b, snapshotMagic...)
+	b = be.AppendUint16(b, snapshotVersion)
+	b = append(b, 0, 0, 0, 0) // crc
+	b = be.AppendUint64(b, uint64(lastOffset))
+	b = be.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		e := m.producers[id]
+		b = be.AppendUint64(b, uint64(id))
+		b = be.AppendUint16(b, uint16(e.epoch))
+		b = be.AppendUint64(b, uint64(e.lastTimestamp))
+		b = append(b, byte(e.n))
+		for _, bm := range e.batches[:e.n] {
+			b = be.AppendUint32(b, uint32(bm.firstSeq))
+			b = be.AppendUint32(b, uint32(bm.lastSeq))
+			b = be.AppendUint64(b, uint64(bm.firstOffset))
+			b = be.AppendUint64(b, uint64(bm.lastOffset))
+			b = be.AppendUint64(b, uint64(bm.timestamp))
+		}
+	}
+	be.PutUint32(b[6:], crc32.Checksum(b[10:], castagnoli))
+	_, err := w.Write(b)
+	return err
+}
+
+// readSnapshot replaces the state with the snapshot read from r and returns
+// the lastOffset it was written with. On any error (I/O, ErrCorruptSnapshot
+// for a bad magic, version, CRC or structure) the state is left empty and
+// the caller replays the log instead.
+func (m *producerStateManager) readSnapshot(r io.Reader) (lastOffset int64, err error) {
+	m.reset()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return -1, err
+	}
+	producers, lastOffset, err := parseSnapshot(b)
+	if err != nil {
+		return -1, err
+	}
+	m.producers = producers
+	return lastOffset, nil
+}
+
+func corruptSnapshot(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorruptSnapshot}, args...)...)
+}
+
+func parseSnapshot(b []byte) (map[int64]*producerEntry, int64, error) {
+	be := binary.BigEndian
+	if len(b) < snapshotHeaderSize {
+		return nil, -1, corruptSnapshot("%d bytes", len(b))
+	}
+	if string(b[:4]) != snapshotMagic {
+		return nil, -1, corruptSnapshot("bad magic")
+	}
+	if v := be.Uint16(b[4:]); v != snapshotVersion {
+		return nil, -1, corruptSnapshot("unsupported version %d", v)
+	}
+	if crc32.Checksum(b[10:], castagnoli) != be.Uint32(b[6:]) {
+		return nil, -1, corruptSnapshot("CRC mismatch")
+	}
+	lastOffset := int64(be.Uint64(b[10:]))
+	count := be.Uint32(b[18:])
+	p := b[snapshotHeaderSize:]
+	if uint64(count)*snapshotEntryMin > uint64(len(p)) {
+		return nil, -1, corruptSnapshot("%d producers in %d bytes", count, len(p))
+	}
+	producers := make(map[int64]*producerEntry, count)
+	for i := uint32(0); i < count; i++ {
+		if len(p) < snapshotEntryMin {
+			return nil, -1, corruptSnapshot("truncated producer %d", i)
+		}
+		id := int64(be.Uint64(p))
+		e := &producerEntry{
+			epoch:         int16(be.Uint16(p[8:])),
+			lastTimestamp: int64(be.Uint64(p[10:])),
+			n:             int(p[18]),
+		}
+		p = p[snapshotEntryMin:]
+		if id < 0 || producers[id] != nil {
+			return nil, -1, corruptSnapshot("bad or repeated producer id %d", id)
+		}
+		if e.n > producerWindow || len(p) < e.n*snapshotBatchSize {
+			return nil, -1, corruptSnapshot("producer %d: %d batches", id, e.n)
+		}
+		for j := 0; j < e.n; j++ {
+			e.batches[j] = batchMeta{
+				firstSeq:    int32(be.Uint32(p)),
+				lastSeq:     int32(be.Uint32(p[4:])),
+				firstOffset: int64(be.Uint64(p[8:])),
+				lastOffset:  int64(be.Uint64(p[16:])),
+				timestamp:   int64(be.Uint64(p[24:])),
+			}
+			p = p[snapshotBatchSize:]
+		}
+		producers[id] = e
+	}
+	if len(p) != 0 {
+		return nil, -1, corruptSnapshot("%d trailing bytes", len(p))
+	}
+	return producers, lastOffset, nil
+}
