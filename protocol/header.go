@@ -1,0 +1,103 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var (
+	// ErrMalformed is a request whose header or body cannot be parsed; Kafka
+	// closes the connection (InvalidRequestException).
+	ErrMalformed = errors.New("protocol: malformed request")
+	// ErrUnknownKey is a request for an API key kmsg does not know.
+	ErrUnknownKey = errors.New("protocol: unknown api key")
+)
+
+// Header is a parsed request header.
+type Header struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      *string
+	// Flexible reports whether the request (and so its response) uses the
+	// flexible encoding of KIP-482 at this version.
+	Flexible bool
+}
+
+// ParseHeader parses the request header at the start of frame and returns
+// it with the remaining body bytes. The key must be known to kmsg, so that
+// the header version can be determined; the version is not checked here.
+func ParseHeader(frame []byte) (Header, []byte, error) {
+	var h Header
+	if len(frame) < 8 {
+		return h, nil, fmt.Errorf("%w: header of %d bytes", ErrMalformed, len(frame))
+	}
+	h.Key = int16(binary.BigEndian.Uint16(frame[0:]))
+	h.Version = int16(binary.BigEndian.Uint16(frame[2:]))
+	h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
+	r := kbin.Reader{Src: frame[8:]}
+	h.ClientID = r.NullableString()
+	req := kmsg.RequestForKey(h.Key)
+	if req == nil {
+		return h, nil, fmt.Errorf("%w: %d", ErrUnknownKey, h.Key)
+	}
+	if h.Version >= 0 && h.Version <= req.MaxVersion() {
+		req.SetVersion(h.Version)
+		h.Flexible = req.IsFlexible()
+	}
+	if h.Flexible {
+		kmsg.SkipTags(&r)
+	}
+	if !r.Ok() {
+		return h, nil, fmt.Errorf("%w: truncated header", ErrMalformed)
+	}
+	return h, r.Src, nil
+}
+
+// DecodeBody decodes the request body of h's key and version with kmsg. The
+// caller has checked that the version is one it serves.
+func DecodeBody(h Header, body []byte) (kmsg.Request, error) {
+	req := kmsg.RequestForKey(h.Key)
+	if req == nil {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownKey, h.Key)
+	}
+	if h.Version < 0 || h.Version > req.MaxVersion() {
+		return nil, fmt.Errorf("%w: %s v%d unknown to the decoder", ErrMalformed, kmsg.NameForKey(h.Key), h.Version)
+	}
+	req.SetVersion(h.Version)
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", ErrMalformed, kmsg.NameForKey(h.Key), h.Version, err)
+	}
+	return req, nil
+}
+
+// ResponseHeaderFlexible reports whether the response to h carries the tag
+// section of response header v1. ApiVersions never does (KIP-511).
+func ResponseHeaderFlexible(h Header) bool {
+	return h.Flexible && h.Key != int16(kmsg.ApiVersions)
+}
+
+// AppendResponseHeader appends the response header for h (without the size).
+func AppendResponseHeader(dst []byte, h Header) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.CorrelationID))
+	if ResponseHeaderFlexible(h) {
+		dst = append(dst, 0) // no tagged fields
+	}
+	return dst
+}
+
+// AppendResponse appends a whole response frame: size, header and the body
+// encoded by kmsg at h's version.
+func AppendResponse(dst []byte, h Header, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendResponseHeader(dst, h)
+	resp.SetVersion(h.Version)
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
