@@ -1,0 +1,351 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Def describes one property: its name, Kafka's type, default (nil for
+// Kafka's null) and documentation line.
+type Def struct {
+	Name      string
+	Type      kmsg.ConfigType
+	Default   *string
+	Doc       string
+	Dynamic   bool // Kafka can change it at run time (DescribeConfigs reports readOnly = !Dynamic)
+	Sensitive bool
+	check     func(v string) error // run on the trimmed value once it parses as Type
+}
+
+const (
+	tBool   = kmsg.ConfigTypeBoolean
+	tString = kmsg.ConfigTypeString
+	tInt    = kmsg.ConfigTypeInt
+	tShort  = kmsg.ConfigTypeShort
+	tLong   = kmsg.ConfigTypeLong
+	tDouble = kmsg.ConfigTypeDouble
+	tList   = kmsg.ConfigTypeList
+	tClass  = kmsg.ConfigTypeClass
+)
+
+const (
+	maxLong = "9223372036854775807"
+	maxInt  = "2147483647"
+)
+
+// DefaultLogDir is samsa's default log.dir: a directory under the system's
+// temporary directory, as Kafka's is /tmp/kafka-logs.
+var DefaultLogDir = filepath.Join(os.TempDir(), "samsa-logs")
+
+func str(v string) *string { return &v }
+
+// ignored marks properties samsa accepts (so that configurations written
+// for Kafka start unchanged) but does not act on.
+const ignored = " (samsa: accepted and ignored.)"
+
+// brokerDefs is the table of broker properties, in no particular order.
+var brokerDefs = []Def{
+	// Identity and roles.
+	{Name: "node.id", Type: tInt, Default: str("1"), Doc: "The node id of this broker. samsa's default is 1 (Kafka requires it). broker.id is an alias; if both are set they must agree.", check: atLeast(0)},
+	{Name: "broker.id", Type: tInt, Default: str("-1"), Doc: "Alias of node.id. -1 (the default) means: use node.id.", check: atLeast(-1)},
+	{Name: "process.roles", Type: tList, Default: str(""), Doc: "The roles of this process in KRaft mode." + ignored + " samsa keeps cluster metadata in etcd.", check: listIn("broker", "controller")},
+	{Name: "controller.quorum.voters", Type: tList, Default: str(""), Doc: "The KRaft controller quorum voters." + ignored},
+	{Name: "controller.quorum.bootstrap.servers", Type: tList, Default: str(""), Doc: "The KRaft controller bootstrap servers." + ignored},
+	{Name: "controller.listener.names", Type: tList, Default: nil, Doc: "Listener names used by the KRaft controller. samsa does not bind these listeners."},
+	{Name: "cluster.id", Type: tString, Default: nil, Doc: "The cluster id (the apache/kafka image reads it from CLUSTER_ID)." + ignored},
+	{Name: "broker.rack", Type: tString, Default: nil, Doc: "Rack of the broker, returned in Metadata responses."},
+
+	// Listeners.
+	{Name: "listeners", Type: tList, Default: str("PLAINTEXT://127.0.0.1:9092"), Dynamic: true, Doc: "Comma-separated listener URIs NAME://host:port. An empty host binds every interface; port 0 picks a free port. samsa's default is PLAINTEXT://127.0.0.1:9092 (Kafka's is PLAINTEXT://:9092).", check: checkListeners},
+	{Name: "advertised.listeners", Type: tList, Default: nil, Dynamic: true, Doc: "Listeners published to clients, when different from listeners. If unset, listeners are advertised, with 127.0.0.1 for an empty or 0.0.0.0 host.", check: checkAdvertised},
+	{Name: "listener.security.protocol.map", Type: tString, Default: str("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), Dynamic: true, Doc: "Map from listener name to security protocol, NAME:PROTOCOL,...", check: checkProtocolMap},
+	{Name: "inter.broker.listener.name", Type: tString, Default: nil, Doc: "The listener brokers use to reach each other. Defaults to the first listener."},
+	{Name: "security.inter.broker.protocol", Type: tString, Default: str("PLAINTEXT"), Doc: "Security protocol between brokers.", check: oneOf("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")},
+
+	// Storage.
+	{Name: "log.dir", Type: tString, Default: &DefaultLogDir, Doc: "The directory of the log data, used when log.dirs is not set."},
+	{Name: "log.dirs", Type: tList, Default: nil, Doc: "Comma-separated directories of the log data. If unset, log.dir is used. Embedded etcd keeps its data under the first one.", check: checkDirs},
+	{Name: "metadata.log.dir", Type: tString, Default: nil, Doc: "The KRaft metadata log directory." + ignored},
+	{Name: "num.partitions", Type: tInt, Default: str("1"), Doc: "The default number of partitions of a new topic.", check: atLeast(1)},
+	{Name: "default.replication.factor", Type: tInt, Default: str("1"), Doc: "The default replication factor of a new topic.", check: atLeast(1)},
+	{Name: "auto.create.topics.enable", Type: tBool, Default: str("true"), Doc: "Create a topic when a client asks for its metadata."},
+	{Name: "delete.topic.enable", Type: tBool, Default: str("true"), Doc: "Allow deleting topics."},
+	{Name: "log.segment.bytes", Type: tInt, Default: str("1073741824"), Dynamic: true, Doc: "The maximum size of one log segment file.", check: atLeast(14)},
+	{Name: "log.roll.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum time before a new segment is rolled, in milliseconds. If unset, log.roll.hours is used."},
+	{Name: "log.roll.hours", Type: tInt, Default: str("168"), Dynamic: true, Doc: "The maximum time before a new segment is rolled, in hours; secondary to log.roll.ms.", check: atLeast(1)},
+	{Name: "log.roll.jitter.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum jitter subtracted from the roll time, in milliseconds. If unset, log.roll.jitter.hours is used."},
+	{Name: "log.roll.jitter.hours", Type: tInt, Default: str("0"), Dynamic: true, Doc: "The maximum jitter subtracted from the roll time, in hours; secondary to log.roll.jitter.ms.", check: atLeast(0)},
+	{Name: "log.retention.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "How long to keep a log segment, in milliseconds; -1 for no limit. If unset, log.retention.minutes is used."},
+	{Name: "log.retention.minutes", Type: tInt, Default: nil, Dynamic: true, Doc: "How long to keep a log segment, in minutes; secondary to log.retention.ms. If unset, log.retention.hours is used."},
+	{Name: "log.retention.hours", Type: tInt, Default: str("168"), Dynamic: true, Doc: "How long to keep a log segment, in hours; tertiary to log.retention.ms."},
+	{Name: "log.retention.bytes", Type: tLong, Default: str("-1"), Dynamic: true, Doc: "The maximum size of a partition's log before old segments are deleted; -1 for no limit."},
+	{Name: "log.retention.check.interval.ms", Type: tLong, Default: str("300000"), Doc: "How often the broker checks whether a log has segments to delete.", check: atLeast(1)},
+	{Name: "log.cleanup.policy", Type: tList, Default: str("delete"), Dynamic: true, Doc: "The default cleanup policy of segments beyond the retention window: delete, compact or both.", check: listIn("compact", "delete")},
+	{Name: "log.cleaner.enable", Type: tBool, Default: str("true"), Doc: "Run the log cleaner (compaction)."},
+	{Name: "log.cleaner.threads", Type: tInt, Default: str("1"), Dynamic: true, Doc: "Number of log cleaner threads.", check: atLeast(0)},
+	{Name: "log.cleaner.delete.retention.ms", Type: tLong, Default: str("86400000"), Dynamic: true, Doc: "How long delete tombstones are kept in compacted topics.", check: atLeast(0)},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: tLong, Default: str("0"), Dynamic: true, Doc: "The minimum time a message stays uncompacted.", check: atLeast(0)},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "The maximum time a message stays ineligible for compaction.", check: atLeast(1)},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: tDouble, Default: str("0.5"), Dynamic: true, Doc: "The minimum ratio of dirty log to total log for a log to be compacted.", check: between(0, 1)},
+	{Name: "log.segment.delete.delay.ms", Type: tLong, Default: str("60000"), Dynamic: true, Doc: "How long to wait before deleting a segment file from the file system.", check: atLeast(0)},
+	{Name: "log.preallocate", Type: tBool, Default: str("false"), Dynamic: true, Doc: "Preallocate the file of a new segment."},
+	{Name: "log.index.interval.bytes", Type: tInt, Default: str("4096"), Dynamic: true, Doc: "The interval in bytes at which an entry is added to the offset index.", check: atLeast(0)},
+	{Name: "log.index.size.max.bytes", Type: tInt, Default: str("10485760"), Dynamic: true, Doc: "The maximum size in bytes of the offset index.", check: atLeast(4)},
+	{Name: "log.flush.interval.messages", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "The number of messages written to a partition before it is flushed to disk.", check: atLeast(1)},
+	{Name: "log.flush.interval.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum time a message waits before it is flushed to disk. If unset, log.flush.scheduler.interval.ms is used."},
+	{Name: "log.flush.scheduler.interval.ms", Type: tLong, Default: str(maxLong), Doc: "How often the flusher checks whether a log needs flushing."},
+	{Name: "log.flush.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Doc: "How often the recovery point is recorded.", check: atLeast(0)},
+	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Doc: "How often the log start offset is recorded.", check: atLeast(0)},
+	{Name: "log.message.timestamp.type", Type: tString, Default: str("CreateTime"), Dynamic: true, Doc: "Whether record timestamps are the producer's CreateTime or the broker's LogAppendTime.", check: oneOf("CreateTime", "LogAppendTime")},
+	{Name: "log.message.timestamp.before.max.ms", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "How far in the past a CreateTime timestamp may be, relative to the broker's clock.", check: atLeast(0)},
+	{Name: "log.message.timestamp.after.max.ms", Type: tLong, Default: str("3600000"), Dynamic: true, Doc: "How far in the future a CreateTime timestamp may be, relative to the broker's clock.", check: atLeast(0)},
+	{Name: "log.local.retention.ms", Type: tLong, Default: str("-2"), Dynamic: true, Doc: "Local retention time with tiered storage; -2 means retention.ms.", check: atLeast(-2)},
+	{Name: "log.local.retention.bytes", Type: tLong, Default: str("-2"), Dynamic: true, Doc: "Local retention size with tiered storage; -2 means retention.bytes.", check: atLeast(-2)},
+	{Name: "num.recovery.threads.per.data.dir", Type: tInt, Default: str("2"), Dynamic: true, Doc: "Threads per data directory used to recover logs at start-up and flush them at shutdown.", check: atLeast(1)},
+	{Name: "message.max.bytes", Type: tInt, Default: str("1048588"), Dynamic: true, Doc: "The largest record batch the broker accepts (after compression).", check: atLeast(0)},
+	{Name: "min.insync.replicas", Type: tInt, Default: str("1"), Dynamic: true, Doc: "The minimum number of in-sync replicas for an acks=all write to succeed.", check: atLeast(1)},
+	{Name: "unclean.leader.election.enable", Type: tBool, Default: str("false"), Dynamic: true, Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
+	{Name: "compression.type", Type: tString, Default: str("producer"), Dynamic: true, Doc: "The final compression of a topic's batches; producer keeps the producer's codec.", check: oneOf(compressionTypes...)},
+	{Name: "compression.gzip.level", Type: tInt, Default: str("-1"), Dynamic: true, Doc: "Compression level when compression.type is gzip.", check: gzipLevel},
+	{Name: "compression.lz4.level", Type: tInt, Default: str("9"), Dynamic: true, Doc: "Compression level when compression.type is lz4.", check: between(1, 17)},
+	{Name: "compression.zstd.level", Type: tInt, Default: str("3"), Dynamic: true, Doc: "Compression level when compression.type is zstd.", check: between(-131072, 22)},
+
+	// Network.
+	{Name: "socket.request.max.bytes", Type: tInt, Default: str("104857600"), Doc: "The largest request the broker reads.", check: atLeast(1)},
+	{Name: "socket.send.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_SNDBUF of the listening sockets; -1 for the OS default."},
+	{Name: "socket.receive.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_RCVBUF of the listening sockets; -1 for the OS default."},
+	{Name: "socket.listen.backlog.size", Type: tInt, Default: str("50"), Doc: "The listen backlog." + ignored, check: atLeast(1)},
+	{Name: "connections.max.idle.ms", Type: tLong, Default: str("600000"), Doc: "Idle connections are closed after this long."},
+	{Name: "num.network.threads", Type: tInt, Default: str("3"), Dynamic: true, Doc: "Network threads." + ignored + " samsa runs a goroutine pair per connection.", check: atLeast(1)},
+	{Name: "num.io.threads", Type: tInt, Default: str("8"), Dynamic: true, Doc: "Request handler threads." + ignored, check: atLeast(1)},
+	{Name: "background.threads", Type: tInt, Default: str("10"), Dynamic: true, Doc: "Background threads." + ignored, check: atLeast(1)},
+	{Name: "queued.max.requests", Type: tInt, Default: str("500"), Doc: "Queued requests before the network threads stop reading." + ignored, check: atLeast(1)},
+	{Name: "max.connections", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections." + ignored, check: atLeast(0)},
+	{Name: "max.connections.per.ip", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections per IP address." + ignored, check: atLeast(0)},
+	{Name: "fetch.max.bytes", Type: tInt, Default: str("57671680"), Doc: "The maximum number of bytes a Fetch response carries.", check: atLeast(1024)},
+
+	// Replication.
+	{Name: "replica.lag.time.max.ms", Type: tLong, Default: str("30000"), Doc: "A follower that has not caught up for this long leaves the ISR."},
+	{Name: "replica.fetch.max.bytes", Type: tInt, Default: str("1048576"), Doc: "Bytes a follower asks for per partition.", check: atLeast(0)},
+	{Name: "replica.fetch.wait.max.ms", Type: tInt, Default: str("500"), Doc: "Maximum wait of a follower's fetch."},
+	{Name: "replica.fetch.min.bytes", Type: tInt, Default: str("1"), Doc: "Minimum bytes of a follower's fetch."},
+	{Name: "replica.socket.timeout.ms", Type: tInt, Default: str("30000"), Doc: "Socket timeout of follower fetches."},
+	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: tLong, Default: str("5000"), Doc: "How often the high watermark is saved to disk."},
+	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Doc: "Fetcher threads per source broker." + ignored},
+	{Name: "auto.leader.rebalance.enable", Type: tBool, Default: str("true"), Doc: "Move leadership back to preferred replicas."},
+	{Name: "leader.imbalance.check.interval.seconds", Type: tLong, Default: str("300"), Doc: "How often leader balance is checked.", check: atLeast(1)},
+	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Doc: "Move leadership away before shutting down."},
+	{Name: "broker.session.timeout.ms", Type: tInt, Default: str("9000"), Doc: "A broker whose registration is not renewed for this long is considered dead (samsa: the TTL of its etcd lease)."},
+	{Name: "broker.heartbeat.interval.ms", Type: tInt, Default: str("2000"), Doc: "How often a broker renews its registration."},
+	{Name: "initial.broker.registration.timeout.ms", Type: tInt, Default: str("60000"), Doc: "How long a starting broker waits to register."},
+
+	// Internal topics and groups.
+	{Name: "offsets.topic.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __consumer_offsets; creating it fails until this many brokers are up.", check: atLeast(1)},
+	{Name: "offsets.topic.num.partitions", Type: tInt, Default: str("50"), Doc: "Partitions of __consumer_offsets.", check: atLeast(1)},
+	{Name: "offsets.topic.segment.bytes", Type: tInt, Default: str("104857600"), Doc: "Segment size of __consumer_offsets.", check: atLeast(1)},
+	{Name: "offsets.retention.minutes", Type: tInt, Default: str("10080"), Doc: "How long committed offsets of an empty group are kept.", check: atLeast(1)},
+	{Name: "offsets.commit.timeout.ms", Type: tInt, Default: str("5000"), Doc: "How long an offset commit waits for replication.", check: atLeast(1)},
+	{Name: "transaction.state.log.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __transaction_state.", check: atLeast(1)},
+	{Name: "transaction.state.log.min.isr", Type: tInt, Default: str("2"), Doc: "min.insync.replicas of __transaction_state.", check: atLeast(1)},
+	{Name: "transaction.state.log.num.partitions", Type: tInt, Default: str("50"), Doc: "Partitions of __transaction_state.", check: atLeast(1)},
+	{Name: "transaction.state.log.segment.bytes", Type: tInt, Default: str("104857600"), Doc: "Segment size of __transaction_state.", check: atLeast(1)},
+	{Name: "transaction.max.timeout.ms", Type: tInt, Default: str("900000"), Doc: "The largest transaction timeout a producer may ask for.", check: atLeast(1)},
+	{Name: "transactional.id.expiration.ms", Type: tInt, Default: str("604800000"), Doc: "How long an idle transactional id is kept.", check: atLeast(1)},
+	{Name: "producer.id.expiration.ms", Type: tInt, Default: str("86400000"), Doc: "How long the state of an idle producer id is kept.", check: atLeast(1)},
+	{Name: "group.initial.rebalance.delay.ms", Type: tInt, Default: str("3000"), Doc: "How long the coordinator waits for more members before the first rebalance of a new group."},
+	{Name: "group.min.session.timeout.ms", Type: tInt, Default: str("6000"), Doc: "The smallest session timeout a member may ask for."},
+	{Name: "group.max.session.timeout.ms", Type: tInt, Default: str("1800000"), Doc: "The largest session timeout a member may ask for."},
+	{Name: "group.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of members of a group.", check: atLeast(1)},
+	{Name: "group.coordinator.rebalance.protocols", Type: tList, Default: str("classic,consumer"), Doc: "The group protocols the coordinator serves.", check: listIn("classic", "consumer", "share", "streams")},
+	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __share_group_state." + ignored, check: atLeast(1)},
+	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Doc: "min.insync.replicas of __share_group_state." + ignored, check: atLeast(1)},
+
+	// Security (not served yet).
+	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer class. samsa has no authorizer; only an empty value is accepted.", check: oneOf("")},
+	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Doc: "Authorizer setting." + ignored},
+	{Name: "super.users", Type: tString, Default: nil, Doc: "Authorizer setting." + ignored},
+	{Name: "create.topic.policy.class.name", Type: tClass, Default: nil, Doc: "Create-topic policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
+	{Name: "alter.config.policy.class.name", Type: tClass, Default: nil, Doc: "Alter-config policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
+
+	// samsa's own.
+	{Name: "etcd.endpoints", Type: tList, Default: str(""), Doc: "samsa: comma-separated etcd client URLs (http://host:port). Empty starts an embedded etcd under <first log dir>/etcd on loopback ports.", check: checkEndpoints},
+	{Name: "etcd.prefix", Type: tString, Default: str("/samsa"), Doc: "samsa: the etcd key prefix of the cluster's metadata.", check: checkPrefix},
+	{Name: "samsa.fetch.sendfile", Type: tBool, Default: str("true"), Doc: "samsa: send Fetch record bytes with sendfile(2) on plain TCP; false copies them through user space."},
+}
+
+var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+
+var brokerIndex = func() map[string]*Def {
+	m := make(map[string]*Def, len(brokerDefs))
+	for i := range brokerDefs {
+		m[brokerDefs[i].Name] = &brokerDefs[i] // TestTablesHaveNoDuplicates guards uniqueness
+	}
+	return m
+}()
+
+// BrokerDef returns the definition of a broker property.
+func BrokerDef(name string) (Def, bool) {
+	d, ok := brokerIndex[name]
+	if !ok {
+		return Def{}, false
+	}
+	return *d, true
+}
+
+// ---- value checks ------------------------------------------------------
+
+// parseTyped checks that v (already trimmed) is a value of type t and
+// returns Kafka's canonical string form of it.
+func parseTyped(t kmsg.ConfigType, v string) (string, error) {
+	switch t {
+	case tBool:
+		switch strings.ToLower(v) {
+		case "true":
+			return "true", nil
+		case "false":
+			return "false", nil
+		}
+		return "", errors.New("expected true or false")
+	case tInt:
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return "", numErr(err, "an integer (32-bit)")
+		}
+		return strconv.FormatInt(n, 10), nil
+	case tShort:
+		n, err := strconv.ParseInt(v, 10, 16)
+		if err != nil {
+			return "", numErr(err, "a short integer (16-bit)")
+		}
+		return strconv.FormatInt(n, 10), nil
+	case tLong:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", numErr(err, "an integer (64-bit)")
+		}
+		return strconv.FormatInt(n, 10), nil
+	case tDouble:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", errors.New("not a number")
+		}
+		return formatDouble(f), nil
+	case tList:
+		return strings.Join(splitList(v), ","), nil
+	default:
+		return v, nil
+	}
+}
+
+func numErr(err error, what string) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("out of range for %s", what)
+	}
+	return fmt.Errorf("not %s", what)
+}
+
+// formatDouble formats like Java's Double.toString for the values configs
+// use: 0.5 -> "0.5", 1 -> "1.0".
+func formatDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// splitList splits a comma-separated list, trimming each element and
+// dropping empty ones (Kafka does the same for LIST values).
+func splitList(v string) []string {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func atLeast(min int64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && f < float64(min) {
+			return fmt.Errorf("value must be at least %d", min)
+		}
+		return nil
+	}
+}
+
+func between(lo, hi float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && (f < lo || f > hi) {
+			return fmt.Errorf("value must be between %v and %v", lo, hi)
+		}
+		return nil
+	}
+}
+
+func gzipLevel(v string) error {
+	n, err := strconv.Atoi(v)
+	if err == nil && n != -1 && (n < 1 || n > 9) {
+		return errors.New("value must be -1 or between 1 and 9")
+	}
+	return nil
+}
+
+func oneOf(allowed ...string) func(string) error {
+	return func(v string) error {
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		if len(allowed) == 1 && allowed[0] == "" {
+			return errors.New("not supported by samsa")
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
+func listIn(allowed ...string) func(string) error {
+	one := oneOf(allowed...)
+	return func(v string) error {
+		for _, e := range splitList(v) {
+			if err := one(e); err != nil {
+				return fmt.Errorf("element %q: %w", e, err)
+			}
+		}
+		return nil
+	}
+}
+
+func checkDirs(v string) error {
+	if len(splitList(v)) == 0 {
+		return errors.New("no directory given")
+	}
+	return nil
+}
+
+func checkEndpoints(v string) error {
+	for _, e := range splitList(v) {
+		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
+			return fmt.Errorf("endpoint %q: expected http://host:port", e)
+		}
+	}
+	return nil
+}
+
+func checkPrefix(v string) error {
+	if !strings.HasPrefix(v, "/") || (len(v) > 1 && strings.HasSuffix(v, "/")) {
+		return errors.New("must start with / and not end with /")
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Props is a validated set of broker properties: the ones set explicitly
+// (from the file, the environment or overrides) and Kafka's defaults for
+// the rest. A Props is immutable and safe for concurrent use.
+type Props struct {
+	set map[string]setValue
+
+	listeners  []Listener // parsed at validation, controller listeners removed
+	advertised []Listener
+}
+
+type setValue struct {
+	raw    string // as given (trimmed)
+	norm   string // Kafka's canonical form
+	origin string // where it came from, for messages: "file x:12", "env KAFKA_X", "override"
+}
+
+// Load reads broker properties the way Kafka and its container image do:
+// first the .properties file (if file is not empty), then the environment
+// (KAFKA_FOO_BAR=v sets foo.bar, see envKey), then overrides ("key=value",
+// highest precedence). Every key must be a known property and every value
+// must parse; the error names the key, the value and where it came from.
+func Load(file string, overrides []string, environ []string) (*Props, error) {
+	var in []input
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		for _, p := range parseProperties(string(b)) {
+			in = append(in, input{key: p.key, value: p.value, origin: fmt.Sprintf("%s line %d", file, p.line)})
+		}
+	}
+	in = append(in, envInputs(environ)...)
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("config: --override %q: expected key=value", o)
+		}
+		in = append(in, input{key: strings.TrimSpace(k), value: v, origin: "--override"})
+	}
+	return build(in)
+}
+
+// New returns properties with the given values set, as if each were an
+// --override. It is meant for tests and embedding; it validates exactly
+// as Load does.
+func New(overrides map[string]string) (*Props, error) {
+	keys := make([]string, 0, len(overrides))
+	for k := range overrides {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	in := make([]input, 0, len(keys))
+	for _, k := range keys {
+		in = append(in, input{key: k, value: overrides[k], origin: "override"})
+	}
+	return build(in)
+}
+
+// With returns a copy of p with more properties set (as overrides).
+func (p *Props) With(overrides map[string]string) (*Props, error) {
+	var in []input
+	for k, v := range p.set {
+		in = append(in, input{key: k, value: v.raw, origin: v.origin})
+	}
+	sort.Slice(in, func(i, j int) bool { return in[i].key < in[j].key })
+	keys := make([]string, 0, len(overrides))
+	for k := range overrides {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		in = append(in, input{key: k, value: overrides[k], origin: "override"})
+	}
+	return build(in)
+}
+
+type input struct {
+	key, value, origin string
+}
+
+func build(in []input) (*Props, error) {
+	p := &Props{set: make(map[string]setValue)}
+	var errs []error
+	for _, i := range in {
+		d, ok := brokerIndex[i.key]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w property %q (%s)", ErrUnknownConfig, i.key, i.origin))
+			continue
+		}
+		v := strings.TrimSpace(i.value)
+		norm, err := checkValue(d.Type, d.check, v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w %q for property %q (%s): %v", ErrInvalidConfig, i.value, i.key, i.origin, err))
+			continue
+		}
+		p.set[i.key] = setValue{raw: v, norm: norm, origin: i.origin}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, p.crossCheck()...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// invalid builds an error about the value of a set (or defaulted) key.
+func (p *Props) invalid(key string, format string, args ...any) error {
+	origin := "default"
+	if v, ok := p.set[key]; ok {
+		origin = v.origin
+	}
+	return fmt.Errorf("%w %q for property %q (%s): %s", ErrInvalidConfig, p.String(key), key, origin, fmt.Sprintf(format, args...))
+}
+
+// crossCheck validates what involves more than one property.
+func (p *Props) crossCheck() []error {
+	var errs []error
+	_, nodeSet := p.set["node.id"]
+	if b, ok := p.set["broker.id"]; ok && nodeSet && b.norm != "-1" && b.norm != p.set["node.id"].norm {
+		errs = append(errs, p.invalid("broker.id", "differs from node.id %s", p.set["node.id"].norm))
+	}
+
+	protos, err := parseProtocolMap(p.String("listener.security.protocol.map"))
+	if err != nil { // already checked; defensive
+		return append(errs, p.invalid("listener.security.protocol.map", "%v", err))
+	}
+	controller := map[string]bool{}
+	for _, n := range p.List("controller.listener.names") {
+		controller[strings.ToUpper(n)] = true
+	}
+	resolve := func(key string, ls []Listener) ([]Listener, error) {
+		var out []Listener
+		for _, l := range ls {
+			if controller[l.Name] {
+				continue
+			}
+			proto, ok := protos[l.Name]
+			if !ok {
+				return nil, p.invalid(key, "no security protocol for listener %s in listener.security.protocol.map", l.Name)
+			}
+			if proto != "PLAINTEXT" {
+				return nil, p.invalid(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT only", l.Name, proto)
+			}
+			l.Protocol = proto
+			out = append(out, l)
+		}
+		return out, nil
+	}
+
+	ls, _ := parseListeners(p.String("listeners"))
+	if p.listeners, err = resolve("listeners", ls); err != nil {
+		errs = append(errs, err)
+	} else if len(p.listeners) == 0 {
+		errs = append(errs, p.invalid("listeners", "no broker listener (all are controller.listener.names)"))
+	}
+	if adv, ok := p.set["advertised.listeners"]; ok && len(splitList(adv.norm)) > 0 {
+		als, _ := parseListeners(adv.norm)
+		if p.advertised, err = resolve("advertised.listeners", als); err != nil {
+			errs = append(errs, err)
+		}
+		for _, a := range p.advertised {
+			if !slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == a.Name }) {
+				errs = append(errs, p.invalid("advertised.listeners", "listener %s is not in listeners", a.Name))
+			}
+		}
+	} else {
+		for _, l := range p.listeners {
+			if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
+				l.Host = "127.0.0.1"
+			}
+			p.advertised = append(p.advertised, l)
+		}
+	}
+	if n, ok := p.set["inter.broker.listener.name"]; ok {
+		if !slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == strings.ToUpper(n.norm) }) {
+			errs = append(errs, p.invalid("inter.broker.listener.name", "no such listener in listeners"))
+		}
+	}
+	return errs
+}
+
+// ---- plain accessors ----------------------------------------------------
+
+// Lookup returns the value of key in Kafka's canonical form and whether it
+// was set explicitly.
+func (p *Props) Lookup(key string) (string, bool) {
+	v, ok := p.set[key]
+	return v.norm, ok
+}
+
+// String returns the value of key: the set value, else the default, else
+// "" (for Kafka's null default or an unknown key).
+func (p *Props) String(key string) string {
+	if v, ok := p.set[key]; ok {
+		return v.norm
+	}
+	if d := brokerIndex[key]; d != nil && d.Default != nil {
+		return *d.Default
+	}
+	return ""
+}
+
+// Int64 returns the value of an INT, SHORT or LONG property; 0 when it is
+// null or unknown.
+func (p *Props) Int64(key string) int64 {
+	n, _ := strconv.ParseInt(p.String(key), 10, 64)
+	return n
+}
+
+// Int32 returns the value of an INT or SHORT property; 0 when null or unknown.
+func (p *Props) Int32(key string) int32 {
+	n, _ := strconv.ParseInt(p.String(key), 10, 32)
+	return int32(n)
+}
+
+// Float64 returns the value of a DOUBLE property.
+func (p *Props) Float64(key string) float64 {
+	f, _ := strconv.ParseFloat(p.String(key), 64)
+	return f
+}
+
+// Bool returns the value of a BOOLEAN property.
+func (p *Props) Bool(key string) bool { return p.String(key) == "true" }
+
+// List returns the elements of a LIST property (nil when empty or null).
+func (p *Props) List(key string) []string { return splitList(p.String(key)) }
+
+// IsSet reports whether key was set explicitly.
+func (p *Props) IsSet(key string) bool {
+	_, ok := p.set[key]
+	return ok
+}
+
+// Source returns kmsg.ConfigSourceStaticBrokerConfig for a key set in the
+// properties and kmsg.ConfigSourceDefaultConfig otherwise.
+func (p *Props) Source(key string) kmsg.ConfigSource {
+	if _, ok := p.set[key]; ok {
+		return kmsg.ConfigSourceStaticBrokerConfig
+	}
+	return kmsg.ConfigSourceDefaultConfig
+}
+
+// Origin says where a key's value came from: "<file> line N",
+// "environment variable KAFKA_...", "--override", "override" (New/With),
+// or "default".
+func (p *Props) Origin(key string) string {
+	if v, ok := p.set[key]; ok {
+		return v.origin
+	}
+	return "default"
+}
+
+// Explicit returns the explicitly set properties (canonical values),
+// for logging at start-up.
+func (p *Props) Explicit() map[string]string {
+	out := make(map[string]string, len(p.set))
+	for k, v := range p.set {
+		out[k] = v.norm
+	}
+	return out
+}
+
+// ---- derived values -----------------------------------------------------
+
+// NodeID returns node.id, or broker.id when only that is set (Kafka keeps
+// them equal); samsa's default is 1.
+func (p *Props) NodeID() int32 {
+	if _, ok := p.set["node.id"]; !ok {
+		if b, ok := p.set["broker.id"]; ok && b.norm != "-1" {
+			return p.Int32("broker.id")
+		}
+	}
+	return p.Int32("node.id")
+}
+
+// LogDirs returns log.dirs, or log.dir when log.dirs is not set.
+func (p *Props) LogDirs() []string {
+	if ds := p.List("log.dirs"); len(ds) > 0 {
+		return ds
+	}
+	return []string{p.String("log.dir")}
+}
+
+// Listeners returns the listeners to bind, without the KRaft controller
+// listeners (controller.listener.names), in the order given.
+func (p *Props) Listeners() []Listener { return slices.Clone(p.listeners) }
+
+// AdvertisedListeners returns the endpoints published in Metadata:
+// advertised.listeners when set, else listeners with 127.0.0.1 in place of
+// an empty or wildcard host. A Port of 0 (from a listener on port 0) means
+// "the port the listener of that Name is bound to".
+func (p *Props) AdvertisedListeners() []Listener { return slices.Clone(p.advertised) }
+
+// InterBrokerListener returns the advertised listener brokers use to reach
+// each other: inter.broker.listener.name, else the one named after
+// security.inter.broker.protocol, else the first.
+func (p *Props) InterBrokerListener() Listener {
+	want := strings.ToUpper(p.String("inter.broker.listener.name"))
+	if want == "" {
+		want = p.String("security.inter.broker.protocol")
+	}
+	for _, l := range p.advertised {
+		if l.Name == want {
+			return l
+		}
+	}
+	if len(p.advertised) > 0 {
+		return p.advertised[0]
+	}
+	return Listener{}
+}
+
+// EtcdEndpoints returns etcd.endpoints; empty means embedded etcd.
+func (p *Props) EtcdEndpoints() []string { return p.List("etcd.endpoints") }
+
+// RetentionMs is the broker-wide retention time: log.retention.ms, else
+// log.retention.minutes, else log.retention.hours; -1 means no limit.
+func (p *Props) RetentionMs() int64 { return p.topicLong("retention.ms") }
+
+// RollMs is the broker-wide segment roll time: log.roll.ms, else log.roll.hours.
+func (p *Props) RollMs() int64 { return p.topicLong("segment.ms") }
+
+// RollJitterMs is log.roll.jitter.ms, else log.roll.jitter.hours.
+func (p *Props) RollJitterMs() int64 { return p.topicLong("segment.jitter.ms") }
+
+// FlushMs is log.flush.interval.ms, else log.flush.scheduler.interval.ms.
+func (p *Props) FlushMs() int64 { return p.topicLong("flush.ms") }
+
+func (p *Props) topicLong(topicKey string) int64 {
+	n, _ := strconv.ParseInt(p.brokerTopicDefault(topicIndex[topicKey]), 10, 64)
+	return n
+}

@@ -1,0 +1,86 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// TopicSettings are the effective topic configs of one topic, typed, for
+// the log store and the broker. Build them with Props.TopicSettings.
+type TopicSettings struct {
+	CleanupDelete, CleanupCompact  bool   // cleanup.policy
+	CompressionType                string // compression.type
+	GzipLevel, LZ4Level, ZstdLevel int32
+	DeleteRetentionMs              int64
+	FileDeleteDelayMs              int64
+	FlushMessages                  int64 // math.MaxInt64: never
+	FlushMs                        int64 // math.MaxInt64: never
+	IndexIntervalBytes             int32
+	MaxCompactionLagMs             int64
+	MaxMessageBytes                int32
+	MessageTimestampAfterMaxMs     int64
+	MessageTimestampBeforeMaxMs    int64
+	LogAppendTime                  bool // message.timestamp.type=LogAppendTime
+	MinCleanableDirtyRatio         float64
+	MinCompactionLagMs             int64
+	MinInsyncReplicas              int32
+	Preallocate                    bool
+	RetentionBytes                 int64 // <0: no limit
+	RetentionMs                    int64 // <0: no limit
+	SegmentBytes                   int32
+	SegmentIndexBytes              int32
+	SegmentJitterMs                int64
+	SegmentMs                      int64
+	UncleanLeaderElection          bool
+}
+
+// TopicSettings validates overrides and returns the effective, typed
+// topic configs (override, else broker properties, else Kafka's default).
+func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error) {
+	if err := ValidateTopicConfigs(overrides); err != nil {
+		return TopicSettings{}, err
+	}
+	m := p.TopicConfigs(overrides)
+	var firstErr error
+	i64 := func(k string) int64 {
+		n, err := strconv.ParseInt(m[k], 10, 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%w %q for topic config %q: %v", ErrInvalidConfig, m[k], k, err)
+		}
+		return n
+	}
+	i32 := func(k string) int32 { return int32(i64(k)) }
+	policy := splitList(m["cleanup.policy"])
+	ratio, _ := strconv.ParseFloat(m["min.cleanable.dirty.ratio"], 64)
+	s := TopicSettings{
+		CleanupDelete:               slices.Contains(policy, "delete"),
+		CleanupCompact:              slices.Contains(policy, "compact"),
+		CompressionType:             m["compression.type"],
+		GzipLevel:                   i32("compression.gzip.level"),
+		LZ4Level:                    i32("compression.lz4.level"),
+		ZstdLevel:                   i32("compression.zstd.level"),
+		DeleteRetentionMs:           i64("delete.retention.ms"),
+		FileDeleteDelayMs:           i64("file.delete.delay.ms"),
+		FlushMessages:               i64("flush.messages"),
+		FlushMs:                     i64("flush.ms"),
+		IndexIntervalBytes:          i32("index.interval.bytes"),
+		MaxCompactionLagMs:          i64("max.compaction.lag.ms"),
+		MaxMessageBytes:             i32("max.message.bytes"),
+		MessageTimestampAfterMaxMs:  i64("message.timestamp.after.max.ms"),
+		MessageTimestampBeforeMaxMs: i64("message.timestamp.before.max.ms"),
+		LogAppendTime:               m["message.timestamp.type"] == "LogAppendTime",
+		MinCleanableDirtyRatio:      ratio,
+		MinCompactionLagMs:          i64("min.compaction.lag.ms"),
+		MinInsyncReplicas:           i32("min.insync.replicas"),
+		Preallocate:                 m["preallocate"] == "true",
+		RetentionBytes:              i64("retention.bytes"),
+		RetentionMs:                 i64("retention.ms"),
+		SegmentBytes:                i32("segment.bytes"),
+		SegmentIndexBytes:           i32("segment.index.bytes"),
+		SegmentJitterMs:             i64("segment.jitter.ms"),
+		SegmentMs:                   i64("segment.ms"),
+		UncleanLeaderElection:       m["unclean.leader.election.enable"] == "true",
+	}
+	return s, firstErr
+}

@@ -1,0 +1,279 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrUnknownConfig and ErrInvalidConfig classify configuration errors; the
+// errors returned by this package wrap one of them and name the key (and
+// the value, when it is the value that is wrong). The broker maps them to
+// Kafka's INVALID_CONFIG (and, for unknown topic configs, to
+// INVALID_CONFIG as Kafka does).
+var (
+	ErrUnknownConfig = errors.New("config: unknown")
+	ErrInvalidConfig = errors.New("config: invalid value")
+)
+
+// TopicDef describes a topic config and the broker properties that supply
+// its default, in Kafka's precedence order (Kafka's
+// ServerTopicConfigSynonyms).
+type TopicDef struct {
+	Name     string
+	Type     kmsg.ConfigType
+	Default  string // Kafka's LogConfig default, used when no synonym applies
+	Doc      string
+	Synonyms []Synonym // broker properties, highest precedence first; Value unset
+	scale    []int64   // per synonym: multiply the broker value by this (hours/minutes to ms)
+	check    func(string) error
+}
+
+const (
+	perMinute = 60 * 1000
+	perHour   = 60 * perMinute
+)
+
+func syn(names ...string) []Synonym {
+	out := make([]Synonym, len(names))
+	for i, n := range names {
+		out[i] = Synonym{Name: n}
+	}
+	return out
+}
+
+// topicDefs lists every topic config Kafka 4.x serves in DescribeConfigs
+// (LogConfig without the internal ones).
+var topicDefs = []TopicDef{
+	{Name: "cleanup.policy", Type: tList, Default: "delete", Synonyms: syn("log.cleanup.policy"), check: listIn("compact", "delete"),
+		Doc: "The retention policy of old segments: delete (the default) removes them past the retention limits; compact keeps the latest record of each key; both may be given."},
+	{Name: "compression.gzip.level", Type: tInt, Default: "-1", Synonyms: syn("compression.gzip.level"), check: gzipLevel,
+		Doc: "The compression level when compression.type is gzip."},
+	{Name: "compression.lz4.level", Type: tInt, Default: "9", Synonyms: syn("compression.lz4.level"), check: between(1, 17),
+		Doc: "The compression level when compression.type is lz4."},
+	{Name: "compression.type", Type: tString, Default: "producer", Synonyms: syn("compression.type"), check: oneOf(compressionTypes...),
+		Doc: "The final compression of the topic's batches: gzip, snappy, lz4, zstd, uncompressed, or producer to keep the producer's codec."},
+	{Name: "compression.zstd.level", Type: tInt, Default: "3", Synonyms: syn("compression.zstd.level"), check: between(-131072, 22),
+		Doc: "The compression level when compression.type is zstd."},
+	{Name: "delete.retention.ms", Type: tLong, Default: "86400000", Synonyms: syn("log.cleaner.delete.retention.ms"), check: atLeast(0),
+		Doc: "How long delete tombstones are kept in a compacted topic."},
+	{Name: "file.delete.delay.ms", Type: tLong, Default: "60000", Synonyms: syn("log.segment.delete.delay.ms"), check: atLeast(0),
+		Doc: "How long to wait before deleting a file from the file system."},
+	{Name: "flush.messages", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.messages"), check: atLeast(1),
+		Doc: "Force an fsync of the log after this many messages. Replication, not fsync, is the recommended durability."},
+	{Name: "flush.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), check: atLeast(0),
+		Doc: "Force an fsync of the log when this much time has passed since the last one."},
+	{Name: "follower.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
+		Doc: "Replicas throttled on the follower side: [partition]:[broker],... or *."},
+	{Name: "index.interval.bytes", Type: tInt, Default: "4096", Synonyms: syn("log.index.interval.bytes"), check: atLeast(0),
+		Doc: "How often, in bytes of log, an entry is added to the offset index."},
+	{Name: "leader.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
+		Doc: "Replicas throttled on the leader side: [partition]:[broker],... or *."},
+	{Name: "local.retention.bytes", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.bytes"), check: atLeast(-2),
+		Doc: "Local retention size with tiered storage; -2 means retention.bytes."},
+	{Name: "local.retention.ms", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.ms"), check: atLeast(-2),
+		Doc: "Local retention time with tiered storage; -2 means retention.ms."},
+	{Name: "max.compaction.lag.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.cleaner.max.compaction.lag.ms"), check: atLeast(1),
+		Doc: "The maximum time a message stays ineligible for compaction."},
+	{Name: "max.message.bytes", Type: tInt, Default: "1048588", Synonyms: syn("message.max.bytes"), check: atLeast(0),
+		Doc: "The largest record batch the topic accepts (after compression)."},
+	{Name: "message.timestamp.after.max.ms", Type: tLong, Default: "3600000", Synonyms: syn("log.message.timestamp.after.max.ms"), check: atLeast(0),
+		Doc: "How far in the future a CreateTime timestamp may be, relative to the broker's clock."},
+	{Name: "message.timestamp.before.max.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.message.timestamp.before.max.ms"), check: atLeast(0),
+		Doc: "How far in the past a CreateTime timestamp may be, relative to the broker's clock."},
+	{Name: "message.timestamp.type", Type: tString, Default: "CreateTime", Synonyms: syn("log.message.timestamp.type"), check: oneOf("CreateTime", "LogAppendTime"),
+		Doc: "Whether record timestamps are the producer's CreateTime or the broker's LogAppendTime."},
+	{Name: "min.cleanable.dirty.ratio", Type: tDouble, Default: "0.5", Synonyms: syn("log.cleaner.min.cleanable.ratio"), check: between(0, 1),
+		Doc: "The minimum ratio of dirty log to total log for the log to be compacted."},
+	{Name: "min.compaction.lag.ms", Type: tLong, Default: "0", Synonyms: syn("log.cleaner.min.compaction.lag.ms"), check: atLeast(0),
+		Doc: "The minimum time a message stays uncompacted."},
+	{Name: "min.insync.replicas", Type: tInt, Default: "1", Synonyms: syn("min.insync.replicas"), check: atLeast(1),
+		Doc: "The minimum number of in-sync replicas for an acks=all write to succeed."},
+	{Name: "preallocate", Type: tBool, Default: "false", Synonyms: syn("log.preallocate"),
+		Doc: "Preallocate the file of a new segment."},
+	{Name: "remote.log.copy.disable", Type: tBool, Default: "false",
+		Doc: "Stop copying segments to tiered storage."},
+	{Name: "remote.log.delete.on.disable", Type: tBool, Default: "false",
+		Doc: "Delete tiered data when tiered storage is disabled on the topic."},
+	{Name: "remote.storage.enable", Type: tBool, Default: "false", check: noTieredStorage,
+		Doc: "Enable tiered storage for the topic (samsa has none, so only false is accepted)."},
+	{Name: "retention.bytes", Type: tLong, Default: "-1", Synonyms: syn("log.retention.bytes"),
+		Doc: "The maximum size of a partition's log before old segments are deleted; -1 for no limit."},
+	{Name: "retention.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.retention.ms", "log.retention.minutes", "log.retention.hours"), scale: []int64{1, perMinute, perHour}, check: atLeast(-1),
+		Doc: "How long a log segment is kept before it is deleted; -1 for no limit."},
+	{Name: "segment.bytes", Type: tInt, Default: "1073741824", Synonyms: syn("log.segment.bytes"), check: atLeast(14),
+		Doc: "The maximum size of one segment file."},
+	{Name: "segment.index.bytes", Type: tInt, Default: "10485760", Synonyms: syn("log.index.size.max.bytes"), check: atLeast(4),
+		Doc: "The maximum size of the offset index of a segment."},
+	{Name: "segment.jitter.ms", Type: tLong, Default: "0", Synonyms: syn("log.roll.jitter.ms", "log.roll.jitter.hours"), scale: []int64{1, perHour}, check: atLeast(0),
+		Doc: "The maximum random jitter subtracted from the scheduled roll time of a segment."},
+	{Name: "segment.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.roll.ms", "log.roll.hours"), scale: []int64{1, perHour}, check: atLeast(1),
+		Doc: "Roll a new segment after this long even if the current one is not full."},
+	{Name: "unclean.leader.election.enable", Type: tBool, Default: "false", Synonyms: syn("unclean.leader.election.enable"),
+		Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
+}
+
+var topicIndex = func() map[string]*TopicDef {
+	m := make(map[string]*TopicDef, len(topicDefs))
+	for i := range topicDefs {
+		m[topicDefs[i].Name] = &topicDefs[i]
+	}
+	return m
+}()
+
+// TopicConfigDef returns the definition of a topic config.
+func TopicConfigDef(name string) (TopicDef, bool) {
+	d, ok := topicIndex[name]
+	if !ok {
+		return TopicDef{}, false
+	}
+	return *d, true
+}
+
+// TopicConfigNames returns the names of all topic configs, sorted.
+func TopicConfigNames() []string {
+	out := make([]string, len(topicDefs))
+	for i, d := range topicDefs {
+		out[i] = d.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkThrottled(v string) error {
+	es := splitList(v)
+	if len(es) == 1 && es[0] == "*" {
+		return nil
+	}
+	for _, e := range es {
+		p, b, ok := strings.Cut(e, ":")
+		if !ok || !isInt(strings.TrimSpace(p)) || !isInt(strings.TrimSpace(b)) {
+			return fmt.Errorf("element %q: expected [partitionId]:[brokerId] or *", e)
+		}
+	}
+	return nil
+}
+
+func isInt(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+func noTieredStorage(v string) error {
+	if v == "true" || strings.EqualFold(v, "true") {
+		return errors.New("tiered storage is not supported by samsa")
+	}
+	return nil
+}
+
+// normalizeTopicValue validates v for topic config d and returns Kafka's
+// canonical string form of it.
+func normalizeTopicValue(d *TopicDef, v string) (string, error) {
+	return checkValue(d.Type, d.check, strings.TrimSpace(v))
+}
+
+func checkValue(t kmsg.ConfigType, check func(string) error, v string) (string, error) {
+	norm, err := parseTyped(t, v)
+	if err != nil {
+		return "", err
+	}
+	if check != nil {
+		if err := check(norm); err != nil {
+			return "", err
+		}
+	}
+	return norm, nil
+}
+
+// ValidateTopicConfigs checks topic config overrides, as given to
+// CreateTopics or AlterConfigs. A nil value (a key deleted by
+// IncrementalAlterConfigs) is not expected here; pass only set keys. The
+// error wraps ErrUnknownConfig or ErrInvalidConfig and names the key;
+// keys are checked in sorted order so the error is deterministic.
+func ValidateTopicConfigs(m map[string]string) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d, ok := topicIndex[k]
+		if !ok {
+			return fmt.Errorf("%w topic config %q", ErrUnknownConfig, k)
+		}
+		if _, err := normalizeTopicValue(d, m[k]); err != nil {
+			return fmt.Errorf("%w %q for topic config %q: %v", ErrInvalidConfig, m[k], k, err)
+		}
+	}
+	minLag, maxLag := int64(0), int64(1<<63-1)
+	if v, ok := m["min.compaction.lag.ms"]; ok {
+		minLag, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	}
+	if v, ok := m["max.compaction.lag.ms"]; ok {
+		maxLag, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	}
+	if minLag > maxLag {
+		return fmt.Errorf("%w %q for topic config %q: greater than max.compaction.lag.ms (%d)", ErrInvalidConfig, m["min.compaction.lag.ms"], "min.compaction.lag.ms", maxLag)
+	}
+	return nil
+}
+
+// brokerTopicDefault returns the value a topic config takes from the
+// broker's properties when the topic does not override it: the first
+// synonym set in the properties (converted to the topic's unit), else the
+// default of the first synonym that has one, else the topic default. This
+// is what Kafka's KafkaConfig.extractLogConfigMap computes.
+func (p *Props) brokerTopicDefault(d *TopicDef) string {
+	for i, s := range d.Synonyms {
+		if v, ok := p.set[s.Name]; ok {
+			return scaled(d, i, v.norm)
+		}
+	}
+	for i, s := range d.Synonyms {
+		if bd := brokerIndex[s.Name]; bd != nil && bd.Default != nil {
+			return scaled(d, i, *bd.Default)
+		}
+	}
+	return d.Default
+}
+
+func scaled(d *TopicDef, i int, v string) string {
+	if i >= len(d.scale) || d.scale[i] == 1 {
+		return v
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	ms := n * d.scale[i]
+	if ms < 0 { // Kafka: a negative retention means no limit
+		ms = -1
+	}
+	return strconv.FormatInt(ms, 10)
+}
+
+// TopicConfigs returns the effective value of every topic config for a
+// topic with the given overrides, in Kafka's canonical string form. Unknown
+// or invalid overrides are skipped (validate them first with
+// ValidateTopicConfigs).
+func (p *Props) TopicConfigs(overrides map[string]string) map[string]string {
+	out := make(map[string]string, len(topicDefs))
+	for i := range topicDefs {
+		d := &topicDefs[i]
+		out[d.Name] = p.topicValue(d, overrides)
+	}
+	return out
+}
+
+func (p *Props) topicValue(d *TopicDef, overrides map[string]string) string {
+	if v, ok := overrides[d.Name]; ok {
+		if norm, err := normalizeTopicValue(d, v); err == nil {
+			return norm
+		}
+	}
+	return p.brokerTopicDefault(d)
+}
