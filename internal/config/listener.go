@@ -15,12 +15,12 @@ import (
 type Listener struct {
 	Name     string // listener name, e.g. PLAINTEXT
 	Host     string // without brackets for IPv6
-	Port     int
+	Port     int32
 	Protocol string // security protocol from listener.security.protocol.map
 }
 
 // Addr returns host:port, suitable for net.Listen.
-func (l Listener) Addr() string { return net.JoinHostPort(l.Host, strconv.Itoa(l.Port)) }
+func (l Listener) Addr() string { return net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))) }
 
 // String returns the listener in Kafka's NAME://host:port form.
 func (l Listener) String() string { return l.Name + "://" + l.Addr() }
@@ -51,7 +51,7 @@ func parseListeners(v string) ([]Listener, error) {
 			return nil, fmt.Errorf("listener %q: name %s used twice", e, name)
 		}
 		seen[name] = true
-		out = append(out, Listener{Name: name, Host: host, Port: port})
+		out = append(out, Listener{Name: name, Host: host, Port: int32(port)})
 	}
 	return out, nil
 }

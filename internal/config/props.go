@@ -298,14 +298,26 @@ func (p *Props) LogDirs() []string {
 }
 
 // Listeners returns the listeners to bind, without the KRaft controller
-// listeners (controller.listener.names), in the order given.
-func (p *Props) Listeners() []Listener { return slices.Clone(p.listeners) }
+// listeners (controller.listener.names), in the order given. Load and New
+// validate them, so the error is only for a Props not built by them.
+func (p *Props) Listeners() ([]Listener, error) {
+	if len(p.listeners) == 0 {
+		return nil, errors.New("config: no listeners (Props not built by Load or New)")
+	}
+	return slices.Clone(p.listeners), nil
+}
 
 // AdvertisedListeners returns the endpoints published in Metadata:
 // advertised.listeners when set, else listeners with 127.0.0.1 in place of
 // an empty or wildcard host. A Port of 0 (from a listener on port 0) means
-// "the port the listener of that Name is bound to".
-func (p *Props) AdvertisedListeners() []Listener { return slices.Clone(p.advertised) }
+// "the port the listener of that Name is bound to". The error is as for
+// Listeners.
+func (p *Props) AdvertisedListeners() ([]Listener, error) {
+	if len(p.advertised) == 0 {
+		return nil, errors.New("config: no advertised listeners (Props not built by Load or New)")
+	}
+	return slices.Clone(p.advertised), nil
+}
 
 // InterBrokerListener returns the advertised listener brokers use to reach
 // each other: inter.broker.listener.name, else the one named after

@@ -68,10 +68,10 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("LogDirs = %v", got)
 	}
 	want := []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 9092, Protocol: "PLAINTEXT"}}
-	if got := p.Listeners(); !reflect.DeepEqual(got, want) {
+	if got := must(p.Listeners()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Listeners = %+v", got)
 	}
-	if got := p.AdvertisedListeners(); !reflect.DeepEqual(got, want) {
+	if got := must(p.AdvertisedListeners()); !reflect.DeepEqual(got, want) {
 		t.Errorf("AdvertisedListeners = %+v", got)
 	}
 	if p.RetentionMs() != 604800000 || p.RollMs() != 604800000 || p.RollJitterMs() != 0 {
@@ -278,13 +278,13 @@ func TestListeners(t *testing.T) {
 		{Name: "PLAINTEXT", Host: "", Port: 9092, Protocol: "PLAINTEXT"},
 		{Name: "PLAINTEXT_HOST", Host: "0.0.0.0", Port: 0, Protocol: "PLAINTEXT"},
 	}
-	if got := p.Listeners(); !reflect.DeepEqual(got, want) {
+	if got := must(p.Listeners()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Listeners = %+v", got)
 	}
-	if got := p.Listeners()[0].Addr(); got != ":9092" {
+	if got := must(p.Listeners())[0].Addr(); got != ":9092" {
 		t.Errorf("Addr = %q", got)
 	}
-	adv := p.AdvertisedListeners()
+	adv := must(p.AdvertisedListeners())
 	if len(adv) != 2 || adv[0].Host != "127.0.0.1" || adv[1].Host != "127.0.0.1" || adv[1].Port != 0 {
 		t.Fatalf("AdvertisedListeners = %+v", adv)
 	}
@@ -298,7 +298,7 @@ func TestListeners(t *testing.T) {
 		"listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
 		"inter.broker.listener.name":     "INTERNAL",
 	})
-	adv = p.AdvertisedListeners()
+	adv = must(p.AdvertisedListeners())
 	if len(adv) != 2 || adv[0].String() != "INTERNAL://kafka:29092" || adv[1].String() != "EXTERNAL://localhost:9092" {
 		t.Fatalf("AdvertisedListeners = %+v", adv)
 	}
@@ -341,10 +341,10 @@ func TestApacheKafkaImageEnvironment(t *testing.T) {
 	}
 	// listeners derived from the advertised ones, as the image's configure script does
 	want := []Listener{{Name: "PLAINTEXT", Host: "0.0.0.0", Port: 9092, Protocol: "PLAINTEXT"}}
-	if got := p.Listeners(); !reflect.DeepEqual(got, want) {
+	if got := must(p.Listeners()); !reflect.DeepEqual(got, want) {
 		t.Errorf("Listeners = %+v", got)
 	}
-	if got := p.AdvertisedListeners(); len(got) != 1 || got[0].String() != "PLAINTEXT://localhost:9092" {
+	if got := must(p.AdvertisedListeners()); len(got) != 1 || got[0].String() != "PLAINTEXT://localhost:9092" {
 		t.Errorf("AdvertisedListeners = %+v", got)
 	}
 	if got := p.LogDirs(); !reflect.DeepEqual(got, []string{"/var/lib/kafka/data"}) {
@@ -418,3 +418,23 @@ func TestTablesAreConsistent(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func must(ls []Listener, err error) []Listener {
+	if err != nil {
+		panic(err)
+	}
+	return ls
+}
+
+func TestZeroPropsListeners(t *testing.T) {
+	var p Props
+	if _, err := p.Listeners(); err == nil {
+		t.Error("Listeners of a zero Props")
+	}
+	if _, err := p.AdvertisedListeners(); err == nil {
+		t.Error("AdvertisedListeners of a zero Props")
+	}
+	if !IsListTopicConfig("cleanup.policy") || IsListTopicConfig("retention.ms") || IsListTopicConfig("nope") {
+		t.Error("IsListTopicConfig")
+	}
+}

@@ -134,6 +134,13 @@ func TopicConfigDef(name string) (TopicDef, bool) {
 	return *d, true
 }
 
+// IsListTopicConfig reports whether name is a topic config of type LIST
+// (the only ones IncrementalAlterConfigs may APPEND to or SUBTRACT from).
+func IsListTopicConfig(name string) bool {
+	d, ok := topicIndex[name]
+	return ok && d.Type == tList
+}
+
 // TopicConfigNames returns the names of all topic configs, sorted.
 func TopicConfigNames() []string {
 	out := make([]string, len(topicDefs))
