@@ -1,0 +1,89 @@
+// Package logstore stores one Kafka partition as an append-only sequence of
+// segments, the way Apache Kafka does, and keeps Kafka's v2 record batches
+// byte for byte as producers sent them (compressed batches stay compressed).
+//
+// # Directory layout
+//
+// A partition lives in one directory (conventionally "topic-N"):
+//
+//	00000000000000000000.log        segment: record batches, back to back
+//	00000000000000000000.index      sparse offset index of that segment
+//	00000000000000000000.timeindex  sparse time index of that segment
+//	00000000000000004711.log        next segment, named by its base offset
+//	00000000000000004711.index
+//	00000000000000004711.timeindex
+//	00000000000000004711.snapshot   producer state as of offset 4711
+//	leader-epoch-checkpoint         leader epochs (Kafka's text format)
+//	log-start-offset                checkpoint: first readable offset
+//	recovery-point                  checkpoint: segments below it are fsynced
+//	.clean-shutdown                 marker: written by Close, removed by Open
+//
+// Segment names are the base offset (the offset of the first batch in the
+// segment) in 20 decimal digits. The active (last) segment receives appends;
+// it rolls when it would exceed segment.bytes, when its first batch is older
+// than segment.ms, when its index is full, or when a relative offset would
+// overflow 32 bits.
+//
+// # Segment file (.log)
+//
+// Batches are stored verbatim with their offsets assigned (the broker
+// rewrites BaseOffset and PartitionLeaderEpoch, and MaxTimestamp/attributes
+// for LogAppendTime, before the write):
+//
+//	+--------------------------- one v2 record batch ---------------------------+
+//	| baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic=2 |
+//	| crc uint32 (CRC-32C of attributes..end) | attributes int16                  |
+//	| lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64            |
+//	| producerId int64 | producerEpoch int16 | baseSequence int32 | count int32   |
+//	| records ... (possibly compressed)                                           |
+//	+-----------------------------------------------------------------------------+
+//	| next batch ...
+//
+// # Offset index (.index)
+//
+// Sparse: one 8-byte entry about every index.interval.bytes of log, always
+// at a batch boundary; entries ascend in both fields. Lookups binary-search
+// the largest entry at or below the wanted offset (or position) and scan
+// batch headers forward from there.
+//
+//	+---------------------------+---------------------------+
+//	| relativeOffset uint32 (BE) | filePosition uint32 (BE)  |   batch base offset - segment base
+//	+---------------------------+---------------------------+
+//
+// # Time index (.timeindex)
+//
+// Sparse: 12-byte entries appended together with offset index entries when
+// the largest timestamp seen so far grew; its last entry is the segment's
+// largest timestamp (written when the segment is sealed or the log closed).
+//
+//	+--------------------------+---------------------------+
+//	| timestamp int64 (BE)     | relativeOffset uint32 (BE) |   base of the batch that first reached it
+//	+--------------------------+---------------------------+
+//
+// Index files are written when a segment is sealed, on Flush and on Close;
+// while a segment is active its index lives in memory. A crash therefore
+// loses only index entries that recovery rebuilds anyway.
+//
+// # Recovery
+//
+// Close fsyncs everything, writes the index files, a producer snapshot and
+// the checkpoints, and finally the .clean-shutdown marker. Open trusts a
+// directory with the marker (it only reads the index files and the batch
+// headers after the active segment's last index entry) and removes the
+// marker. Without it, Open scans every segment from the one holding the
+// recovery point onwards batch by batch (header sanity, length within the
+// file, ascending offsets, CRC-32C), truncates at the first bad or torn
+// byte (dropping any later segment), rebuilds those indexes, truncates the
+// leader-epoch cache to the new end, and rebuilds the producer state from
+// the newest usable snapshot plus the batch headers after it. Missing or
+// inconsistent index files of older segments are rebuilt when first used.
+//
+// # Concurrency
+//
+// A Log has one appender at a time (an internal mutex). Readers never take
+// it: the log end offset and each segment's size are published atomically
+// after the bytes are written, and reads return file regions (for sendfile)
+// that stay valid until ReadResult.Release even if retention deletes the
+// segment meanwhile (segments are reference counted; a deleted segment's
+// file is unlinked at once and closed on its last release).
+package logstore

@@ -1,0 +1,204 @@
+package logstore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+const epochCheckpointName = "leader-epoch-checkpoint"
+
+// epochEntry says: epoch's first offset in this log is start.
+type epochEntry struct {
+	epoch int32
+	start int64
+}
+
+// epochCache is the leader-epoch cache of KIP-101: (epoch, start offset)
+// pairs with both fields strictly ascending, persisted in Kafka's
+// leader-epoch-checkpoint text format ("0\n<count>\n<epoch> <offset>\n...").
+type epochCache struct {
+	path string
+
+	mu      sync.RWMutex
+	entries []epochEntry // guarded by mu
+}
+
+// loadEpochCache reads the checkpoint; a missing file is an empty cache,
+// a malformed one is reported (the caller starts empty and logs it).
+func loadEpochCache(dir string) (*epochCache, error) {
+	c := &epochCache{path: filepath.Join(dir, epochCheckpointName)}
+	b, err := os.ReadFile(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	entries, err := parseEpochCheckpoint(b)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", c.path, err)
+	}
+	c.entries = entries
+	return c, nil
+}
+
+func parseEpochCheckpoint(b []byte) ([]epochEntry, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	line := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
+		return strings.TrimSpace(sc.Text()), true
+	}
+	v, ok := line()
+	if !ok || v != "0" {
+		return nil, fmt.Errorf("bad version %q", v)
+	}
+	c, ok := line()
+	n, err := strconv.Atoi(c)
+	if !ok || err != nil || n < 0 || n > len(b) {
+		return nil, fmt.Errorf("bad count %q", c)
+	}
+	entries := make([]epochEntry, 0, n)
+	for i := 0; i < n; i++ {
+		l, ok := line()
+		if !ok {
+			return nil, fmt.Errorf("expected %d entries, got %d", n, i)
+		}
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("bad entry %q", l)
+		}
+		e, err1 := strconv.ParseInt(f[0], 10, 32)
+		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || e < 0 || o < 0 {
+			return nil, fmt.Errorf("bad entry %q", l)
+		}
+		if k := len(entries); k > 0 && (int32(e) <= entries[k-1].epoch || o < entries[k-1].start) {
+			return nil, fmt.Errorf("entry %q not ascending", l)
+		}
+		entries = append(entries, epochEntry{epoch: int32(e), start: o})
+	}
+	return entries, nil
+}
+
+// persist writes the checkpoint atomically. Caller holds the append lock.
+func (c *epochCache) persist() error {
+	c.mu.RLock()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "0\n%d\n", len(c.entries))
+	for _, e := range c.entries {
+		fmt.Fprintf(&b, "%d %d\n", e.epoch, e.start)
+	}
+	c.mu.RUnlock()
+	return writeFileAtomic(c.path, b.Bytes())
+}
+
+// assign records that epoch starts at start, as Kafka's
+// LeaderEpochFileCache.assign: entries with an epoch >= epoch or a start
+// offset >= start are replaced. It reports whether the cache changed.
+func (c *epochCache) assign(epoch int32, start int64) bool {
+	if epoch < 0 || start < 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.entries); n > 0 {
+		last := c.entries[n-1]
+		if last.epoch == epoch && last.start <= start {
+			return false
+		}
+	}
+	i := len(c.entries)
+	for i > 0 && (c.entries[i-1].epoch >= epoch || c.entries[i-1].start >= start) {
+		i--
+	}
+	c.entries = append(c.entries[:i], epochEntry{epoch: epoch, start: start})
+	return true
+}
+
+// latest returns the newest epoch, -1 when none.
+func (c *epochCache) latest() int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if n := len(c.entries); n > 0 {
+		return c.entries[n-1].epoch
+	}
+	return -1
+}
+
+// endOffsetFor answers OffsetForLeaderEpoch as Kafka's
+// LeaderEpochFileCache.endOffsetFor does.
+func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := len(c.entries)
+	switch {
+	case epoch < 0 || n == 0:
+		return -1, -1
+	case c.entries[n-1].epoch == epoch:
+		return epoch, logEnd
+	}
+	// higher: first entry with epoch > requested.
+	hi := 0
+	for hi < n && c.entries[hi].epoch <= epoch {
+		hi++
+	}
+	if hi == n {
+		return -1, -1 // requested epoch is newer than any we know
+	}
+	if hi == 0 {
+		return epoch, c.entries[0].start // older than the oldest we know
+	}
+	return c.entries[hi-1].epoch, c.entries[hi].start
+}
+
+// truncateFromEnd drops entries starting at or after end (the log was cut
+// there). It reports whether the cache changed.
+func (c *epochCache) truncateFromEnd(end int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := len(c.entries)
+	for i > 0 && c.entries[i-1].start >= end {
+		i--
+	}
+	changed := i != len(c.entries)
+	c.entries = c.entries[:i]
+	return changed
+}
+
+// truncateFromStart forgets epochs that ended before the new log start,
+// keeping the one covering start with its start moved up to start.
+func (c *epochCache) truncateFromStart(start int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0 // entries[:i] start at or below start
+	for i < len(c.entries) && c.entries[i].start <= start {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	keep := c.entries[i-1]
+	if i == 1 && keep.start == start {
+		return false
+	}
+	keep.start = start
+	rest := append([]epochEntry{keep}, c.entries[i:]...)
+	c.entries = rest
+	return true
+}
+
+// snapshot returns a copy of the entries (tests, String).
+func (c *epochCache) snapshot() []epochEntry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]epochEntry(nil), c.entries...)
+}

@@ -1,0 +1,131 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+)
+
+const offsetIndexEntrySize = 8
+
+var errBadIndex = errors.New("logstore: inconsistent index file")
+
+// offsetIndex is a segment's sparse offset index held in memory in its file
+// format: 8-byte entries (relative offset, file position), both ascending.
+// Its segment's mu guards it.
+type offsetIndex struct {
+	base      int64
+	buf       []byte // whole entries
+	persisted int    // bytes of buf already in the file
+}
+
+func (ix *offsetIndex) count() int { return len(ix.buf) / offsetIndexEntrySize }
+
+func (ix *offsetIndex) entry(i int) (offset, pos int64) {
+	e := ix.buf[i*offsetIndexEntrySize:]
+	return ix.base + int64(binary.BigEndian.Uint32(e)), int64(binary.BigEndian.Uint32(e[4:]))
+}
+
+// add appends an entry; the caller keeps offsets and positions ascending.
+func (ix *offsetIndex) add(offset, pos int64) {
+	ix.buf = binary.BigEndian.AppendUint32(ix.buf, uint32(offset-ix.base))
+	ix.buf = binary.BigEndian.AppendUint32(ix.buf, uint32(pos))
+}
+
+// lookup returns the largest entry whose offset is <= offset, or (base, 0).
+func (ix *offsetIndex) lookup(offset int64) (int64, int64) {
+	n := ix.count()
+	i := sort.Search(n, func(i int) bool {
+		o, _ := ix.entry(i)
+		return o > offset
+	})
+	if i == 0 {
+		return ix.base, 0
+	}
+	return ix.entry(i - 1)
+}
+
+// lookupPos returns the largest entry whose position is <= pos, or (base, 0).
+func (ix *offsetIndex) lookupPos(pos int64) (int64, int64) {
+	n := ix.count()
+	i := sort.Search(n, func(i int) bool {
+		_, p := ix.entry(i)
+		return p > pos
+	})
+	if i == 0 {
+		return ix.base, 0
+	}
+	return ix.entry(i - 1)
+}
+
+// last returns the last entry, or (base, 0) when empty.
+func (ix *offsetIndex) last() (int64, int64) {
+	if n := ix.count(); n > 0 {
+		return ix.entry(n - 1)
+	}
+	return ix.base, 0
+}
+
+// check verifies what Kafka's sanity check does and more: whole entries,
+// strictly ascending offsets and positions, positions inside the log file.
+func (ix *offsetIndex) check(logSize int64) error {
+	if len(ix.buf)%offsetIndexEntrySize != 0 {
+		return fmt.Errorf("%w: offset index of %d has %d bytes", errBadIndex, ix.base, len(ix.buf))
+	}
+	prevOff, prevPos := int64(-1), int64(-1)
+	for i := 0; i < ix.count(); i++ {
+		o, p := ix.entry(i)
+		if o <= prevOff || p <= prevPos || p >= logSize {
+			return fmt.Errorf("%w: offset index of %d entry %d (%d@%d)", errBadIndex, ix.base, i, o, p)
+		}
+		prevOff, prevPos = o, p
+	}
+	return nil
+}
+
+// loadOffsetIndex reads an index file whole; a missing file is an error.
+func loadOffsetIndex(path string, base int64) (*offsetIndex, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &offsetIndex{base: base, buf: b, persisted: len(b)}, nil
+}
+
+// writeTo brings the file at path up to date with the entries in memory:
+// only the unwritten tail is written, then the file is cut to size.
+func (ix *offsetIndex) writeTo(path string) error {
+	return writeIndexFile(path, ix.buf, &ix.persisted)
+}
+
+// writeIndexFile writes buf[*persisted:] at *persisted and truncates the
+// file to len(buf), creating it when needed.
+func writeIndexFile(path string, buf []byte, persisted *int) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if *persisted > len(buf) {
+		*persisted = 0
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < int64(*persisted) {
+		*persisted = 0 // the file lost data behind our back: rewrite it
+	}
+	if err == nil && len(buf) > *persisted {
+		_, err = f.WriteAt(buf[*persisted:], int64(*persisted))
+	}
+	if err == nil {
+		err = f.Truncate(int64(len(buf)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	*persisted = len(buf)
+	return nil
+}

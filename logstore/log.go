@@ -1,0 +1,583 @@
+package logstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// TimestampType is message.timestamp.type.
+type TimestampType int8
+
+const (
+	CreateTime    TimestampType = 0
+	LogAppendTime TimestampType = 1
+)
+
+// Config holds the topic-level settings of one log, with Kafka's names.
+// Start from DefaultConfig. Zero values of SegmentBytes, SegmentMs,
+// MaxMessageBytes, FlushMessages, FlushMs and SegmentIndexBytes mean the
+// default; zero RetentionMs and RetentionBytes are real (delete at once),
+// so use -1 for "infinite".
+type Config struct {
+	SegmentBytes       int64         // segment.bytes (1 GiB); at most 2 GiB-1
+	SegmentMs          int64         // segment.ms (7 days)
+	RetentionMs        int64         // retention.ms (7 days); -1 infinite
+	RetentionBytes     int64         // retention.bytes (-1 infinite)
+	IndexIntervalBytes int32         // index.interval.bytes (4096)
+	MaxMessageBytes    int32         // max.message.bytes (1048588)
+	TimestampType      TimestampType // message.timestamp.type
+	FlushMessages      int64         // flush.messages (MaxInt64 = off)
+	FlushMs            int64         // flush.ms (MaxInt64 = off); checked on append
+	SegmentIndexBytes  int32         // segment.index.bytes (10 MiB)
+
+	// TimestampBeforeMaxMs / TimestampAfterMaxMs are
+	// message.timestamp.before.max.ms / after.max.ms: a CreateTime batch
+	// whose timestamps lie further in the past / future than this from the
+	// append time is rejected with ErrInvalidTimestamp. 0 = no limit.
+	TimestampBeforeMaxMs int64
+	TimestampAfterMaxMs  int64
+
+	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
+	// produce for one batch (zip-bomb guard). 0 = max(64 MiB, 32 × MaxMessageBytes).
+	MaxUncompressedBytes int64
+}
+
+// DefaultConfig returns Kafka's topic defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * 3600 * 1000,
+		RetentionMs:        7 * 24 * 3600 * 1000,
+		RetentionBytes:     -1,
+		IndexIntervalBytes: 4096,
+		MaxMessageBytes:    1048588,
+		TimestampType:      CreateTime,
+		FlushMessages:      math.MaxInt64,
+		FlushMs:            math.MaxInt64,
+		SegmentIndexBytes:  10 << 20,
+	}
+}
+
+// normalized fills defaults for zero fields and clamps the rest to what
+// the on-disk format allows.
+func (c Config) normalized() Config {
+	d := DefaultConfig()
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = d.SegmentBytes
+	}
+	c.SegmentBytes = min(c.SegmentBytes, math.MaxInt32)
+	if c.SegmentMs <= 0 {
+		c.SegmentMs = d.SegmentMs
+	}
+	if c.RetentionMs < -1 {
+		c.RetentionMs = -1
+	}
+	if c.RetentionBytes < -1 {
+		c.RetentionBytes = -1
+	}
+	if c.IndexIntervalBytes < 0 {
+		c.IndexIntervalBytes = d.IndexIntervalBytes
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = d.MaxMessageBytes
+	}
+	if c.FlushMessages <= 0 {
+		c.FlushMessages = d.FlushMessages
+	}
+	if c.FlushMs <= 0 {
+		c.FlushMs = d.FlushMs
+	}
+	if c.SegmentIndexBytes < offsetIndexEntrySize+timeIndexEntrySize {
+		c.SegmentIndexBytes = d.SegmentIndexBytes
+	}
+	if c.MaxUncompressedBytes <= 0 {
+		c.MaxUncompressedBytes = max(64<<20, 32*int64(c.MaxMessageBytes))
+	}
+	c.MaxUncompressedBytes = min(c.MaxUncompressedBytes, math.MaxInt32)
+	return c
+}
+
+// AppendResult describes a successful append.
+type AppendResult struct {
+	FirstOffset, LastOffset int64 // offsets assigned (for a duplicate: the original ones)
+	LogAppendTime           int64 // -1 unless the topic uses LogAppendTime
+	LogStartOffset          int64
+	Duplicate               bool // an idempotent retry of a batch already in the log
+}
+
+// Log is one partition's log. See the package documentation.
+type Log struct {
+	dir    string
+	logger *slog.Logger
+
+	cfg atomic.Pointer[Config] // replaced whole by SetConfig
+
+	start atomic.Int64 // log start offset
+	end   atomic.Int64 // log end offset, published after the bytes are written
+
+	segs   atomic.Pointer[[]*segment] // copy-on-write, ascending base; replaced under appendMu
+	closed atomic.Bool
+
+	appendMu  sync.Mutex
+	active    *segment              // guarded by appendMu; the last of segs
+	pstate    *producerStateManager // guarded by appendMu
+	unflushed int64                 // guarded by appendMu: records since the last fsync
+	lastFlush time.Time             // guarded by appendMu
+
+	epochs *epochCache // own lock; persisted under appendMu
+
+	ckptMu        sync.Mutex // serialises checkpoint and snapshot files
+	recoveryPoint int64      // guarded by ckptMu
+
+	failMu sync.Mutex
+	failed error // guarded by failMu: a write failed; appends refused
+
+	wg sync.WaitGroup // background fsyncs of sealed segments
+
+	// Counters for tests and logs.
+	recoveredSegments atomic.Int64 // segments CRC-scanned by Open
+	replayedBatches   atomic.Int64 // batch headers replayed into producer state by Open
+}
+
+func (l *Log) config() *Config { return l.cfg.Load() }
+
+func (l *Log) segments() []*segment { return *l.segs.Load() }
+
+func (l *Log) setSegments(s []*segment) { l.segs.Store(&s) }
+
+// SetConfig changes the log's settings; they apply from the next append
+// or retention pass.
+func (l *Log) SetConfig(cfg Config) {
+	c := cfg.normalized()
+	l.cfg.Store(&c)
+}
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// StartOffset returns the log start offset (the first readable offset).
+func (l *Log) StartOffset() int64 { return l.start.Load() }
+
+// EndOffset returns the log end offset (the next offset to be assigned).
+func (l *Log) EndOffset() int64 { return l.end.Load() }
+
+// LatestEpoch returns the newest leader epoch in the epoch cache, -1 if none.
+func (l *Log) LatestEpoch() int32 { return l.epochs.latest() }
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest known epoch
+// <= epoch and its end offset (the next epoch's start offset, or the log
+// end offset for the newest epoch); (-1, -1) when unknown.
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return l.epochs.endOffsetFor(epoch, l.end.Load())
+}
+
+// Size returns the bytes of the log's segments (DescribeLogDirs).
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments() {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// String identifies the log in log lines.
+func (l *Log) String() string {
+	return fmt.Sprintf("log(%s start=%d end=%d segments=%d)", l.dir, l.start.Load(), l.end.Load(), len(l.segments()))
+}
+
+func (l *Log) failure() error {
+	l.failMu.Lock()
+	defer l.failMu.Unlock()
+	return l.failed
+}
+
+// fail records an I/O failure; the log then refuses appends.
+func (l *Log) fail(err error) error {
+	l.failMu.Lock()
+	if l.failed == nil {
+		l.failed = err
+	}
+	l.failMu.Unlock()
+	l.logger.Error("log storage failure", "log", l.dir, "err", err)
+	return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+}
+
+// Append validates records (one or more v2 batches from a producer) and
+// appends them atomically: all batches are validated before any is
+// written, and all go into one segment with one write. The batches are
+// rewritten in place (base offset, partition leader epoch, LogAppendTime).
+// An idempotent batch that repeats one of its producer's last five
+// batches is not written; the result then carries the original offsets
+// and Duplicate set.
+func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendResult, error) {
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	cfg := l.config()
+	batches, err := SplitBatches(records)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if len(batches) == 0 {
+		return AppendResult{}, fmt.Errorf("%w: no record batch", ErrInvalidRecord)
+	}
+	var hdrArr [2]BatchHeader
+	hdrs := hdrArr[:0]
+	idempotent := -1
+	var total int64
+	for i, b := range batches {
+		if int64(len(b)) > int64(cfg.MaxMessageBytes) {
+			return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
+		}
+		h, err := ValidateBatch(b, int(cfg.MaxUncompressedBytes))
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if err := checkTimestamps(cfg, &h, now); err != nil {
+			return AppendResult{}, err
+		}
+		if h.ProducerID >= 0 {
+			idempotent = i
+		}
+		total += int64(len(b))
+		hdrs = append(hdrs, h)
+	}
+	if idempotent >= 0 && len(batches) > 1 {
+		return AppendResult{}, fmt.Errorf("%w: records of an idempotent producer must be a single batch", ErrInvalidRecord)
+	}
+	if total > cfg.SegmentBytes {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrRecordListTooLarge, total, cfg.SegmentBytes)
+	}
+
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	if err := l.failure(); err != nil {
+		return AppendResult{}, fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+	}
+	cfg = l.config()
+	if idempotent >= 0 {
+		dup, isDup, err := l.pstate.check(hdrs[idempotent])
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if isDup {
+			res := AppendResult{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, LogAppendTime: -1,
+				LogStartOffset: l.start.Load(), Duplicate: true}
+			if cfg.TimestampType == LogAppendTime {
+				res.LogAppendTime = dup.Timestamp
+			}
+			return res, nil
+		}
+	}
+
+	nowMs := now.UnixMilli()
+	next := l.end.Load()
+	var count int64
+	incomingTs := int64(-1)
+	for i := range hdrs {
+		count += int64(hdrs[i].LastOffsetDelta) + 1
+		ts := hdrs[i].MaxTimestamp
+		if cfg.TimestampType == LogAppendTime {
+			ts = nowMs
+		}
+		incomingTs = max(incomingTs, ts)
+	}
+	if l.shouldRoll(cfg, total, next+count-1, incomingTs, now) {
+		if err := l.rollLocked(now); err != nil {
+			return AppendResult{}, err
+		}
+	}
+	seg := l.active
+
+	first := next
+	for i, b := range batches {
+		h := &hdrs[i]
+		SetBaseOffset(b, next)
+		SetPartitionLeaderEpoch(b, leaderEpoch)
+		h.BaseOffset, h.PartitionLeaderEpoch = next, leaderEpoch
+		if cfg.TimestampType == LogAppendTime {
+			SetLogAppendTime(b, nowMs)
+			h.MaxTimestamp = nowMs
+			h.Attributes |= 0x08
+		}
+		next += int64(h.LastOffsetDelta) + 1
+	}
+
+	pos := seg.size.Load()
+	if _, err := seg.f.WriteAt(records, pos); err != nil {
+		if terr := seg.f.Truncate(pos); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		return AppendResult{}, l.fail(fmt.Errorf("segment %d: write: %w", seg.base, err))
+	}
+
+	interval := cfg.IndexIntervalBytes
+	seg.mu.Lock()
+	p := pos
+	for i := range hdrs {
+		seg.noteBatch(&hdrs[i], p, interval)
+		p += hdrs[i].Size()
+	}
+	seg.mu.Unlock()
+
+	if idempotent >= 0 {
+		h := hdrs[idempotent]
+		l.pstate.update(h, h.BaseOffset, h.MaxTimestamp)
+	}
+	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latest() {
+		if l.epochs.assign(leaderEpoch, first) {
+			if err := l.epochs.persist(); err != nil {
+				l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
+			}
+		}
+	}
+
+	seg.next.Store(next)
+	seg.size.Store(pos + total)
+	l.end.Store(next)
+
+	res := AppendResult{FirstOffset: first, LastOffset: next - 1, LogAppendTime: -1, LogStartOffset: l.start.Load()}
+	if cfg.TimestampType == LogAppendTime {
+		res.LogAppendTime = nowMs
+	}
+
+	l.unflushed += count
+	if l.unflushed >= cfg.FlushMessages || (cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlush) >= time.Duration(cfg.FlushMs)*time.Millisecond) {
+		if err := l.flushLocked(now); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// checkTimestamps applies message.timestamp.before/after.max.ms to a
+// CreateTime batch. The batch's first and largest timestamps bound its
+// records' timestamps for every producer we know.
+func checkTimestamps(cfg *Config, h *BatchHeader, now time.Time) error {
+	if cfg.TimestampType != CreateTime || (cfg.TimestampBeforeMaxMs <= 0 && cfg.TimestampAfterMaxMs <= 0) {
+		return nil
+	}
+	nowMs := now.UnixMilli()
+	lo, hi := min(h.BaseTimestamp, h.MaxTimestamp), h.MaxTimestamp
+	if lo < 0 && hi < 0 {
+		return nil // no timestamps
+	}
+	if cfg.TimestampBeforeMaxMs > 0 && lo >= 0 && nowMs-lo > cfg.TimestampBeforeMaxMs {
+		return fmt.Errorf("%w: timestamp %d is more than %d ms before %d", ErrInvalidTimestamp, lo, cfg.TimestampBeforeMaxMs, nowMs)
+	}
+	if cfg.TimestampAfterMaxMs > 0 && hi-nowMs > cfg.TimestampAfterMaxMs {
+		return fmt.Errorf("%w: timestamp %d is more than %d ms after %d", ErrInvalidTimestamp, hi, cfg.TimestampAfterMaxMs, nowMs)
+	}
+	return nil
+}
+
+// shouldRoll is Kafka's LogSegment.shouldRoll for an append of size bytes
+// ending at lastOffset whose largest timestamp is ts.
+func (l *Log) shouldRoll(cfg *Config, size, lastOffset, ts int64, now time.Time) bool {
+	s := l.active
+	cur := s.size.Load()
+	if cur == 0 {
+		return false
+	}
+	if cur > cfg.SegmentBytes-size {
+		return true
+	}
+	if lastOffset-s.base > math.MaxInt32 {
+		return true
+	}
+	s.mu.RLock()
+	full := int64(s.idx.count()+1)*offsetIndexEntrySize > int64(cfg.SegmentIndexBytes) ||
+		int64(s.tidx.count()+1)*timeIndexEntrySize > int64(cfg.SegmentIndexBytes)
+	s.mu.RUnlock()
+	if full {
+		return true
+	}
+	var waited int64
+	if s.firstTs >= 0 && ts >= 0 {
+		waited = ts - s.firstTs
+	} else {
+		waited = now.Sub(s.created).Milliseconds()
+	}
+	return waited > cfg.SegmentMs
+}
+
+// rollLocked seals the active segment and starts a new one at the log end
+// offset. The sealed segment is fsynced in the background. Caller holds
+// appendMu.
+func (l *Log) rollLocked(now time.Time) error {
+	old := l.active
+	if old.size.Load() == 0 {
+		return nil
+	}
+	if err := old.sealIndexes(); err != nil {
+		return l.fail(fmt.Errorf("segment %d: write indexes: %w", old.base, err))
+	}
+	ns, err := createSegment(l.dir, l.end.Load())
+	if err != nil {
+		return l.fail(fmt.Errorf("roll: %w", err))
+	}
+	ns.created = now
+	segs := append(append([]*segment(nil), l.segments()...), ns)
+	l.setSegments(segs)
+	l.active = ns
+
+	var snap bytes.Buffer
+	if err := l.pstate.writeSnapshot(&snap, ns.base); err != nil {
+		l.logger.Warn("producer snapshot", "log", l.dir, "offset", ns.base, "err", err)
+		snap.Reset()
+	}
+	old.tryRef() // held by the goroutine
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer old.unref()
+		l.syncSealed(old, ns.base, snap.Bytes())
+	}()
+	l.logger.Debug("rolled segment", "log", l.dir, "base", ns.base)
+	return nil
+}
+
+// syncSealed fsyncs a sealed segment, writes the producer snapshot taken
+// at the roll, and moves the recovery point.
+func (l *Log) syncSealed(s *segment, snapOffset int64, snap []byte) {
+	start := time.Now()
+	if err := s.syncFiles(); err != nil {
+		_ = l.fail(fmt.Errorf("segment %d: fsync: %w", s.base, err))
+		return
+	}
+	s.synced.Store(true)
+	if took := time.Since(start); took > slowSync {
+		l.logger.Warn("slow fsync", "log", l.dir, "segment", s.base, "took", took)
+	}
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	if len(snap) > 0 {
+		if err := l.writeSnapshotFileLocked(snapOffset, snap); err != nil {
+			l.logger.Warn("producer snapshot", "log", l.dir, "offset", snapOffset, "err", err)
+		}
+	}
+	if err := l.updateRecoveryPointLocked(-1); err != nil {
+		l.logger.Warn("recovery point checkpoint", "log", l.dir, "err", err)
+	}
+}
+
+const slowSync = time.Second
+
+// Flush fsyncs the log (flush.messages / flush.ms do this on append).
+func (l *Log) Flush() error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	return l.flushLocked(time.Now())
+}
+
+func (l *Log) flushLocked(now time.Time) error {
+	start := time.Now()
+	for _, s := range l.segments() {
+		if s == l.active || s.synced.Load() {
+			continue
+		}
+		if err := s.syncFiles(); err != nil {
+			return l.fail(fmt.Errorf("segment %d: fsync: %w", s.base, err))
+		}
+		s.synced.Store(true)
+	}
+	if err := l.active.f.Sync(); err != nil {
+		return l.fail(fmt.Errorf("segment %d: fsync: %w", l.active.base, err))
+	}
+	if took := time.Since(start); took > slowSync {
+		l.logger.Warn("slow fsync", "log", l.dir, "took", took)
+	}
+	l.unflushed = 0
+	l.lastFlush = now
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	return l.updateRecoveryPointLocked(-1)
+}
+
+// Close flushes everything and leaves the directory in a state the next
+// Open trusts without a recovery scan. Outstanding reads stay valid until
+// released. Close is idempotent.
+func (l *Log) Close() error {
+	return l.close(true)
+}
+
+// Delete closes the log and removes its directory.
+func (l *Log) Delete() error {
+	err := l.close(false)
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	return errors.Join(err, os.RemoveAll(l.dir))
+}
+
+func (l *Log) close(clean bool) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Swap(true) {
+		return nil
+	}
+	l.wg.Wait()
+	var err error
+	if clean && l.failure() == nil {
+		err = l.shutdownCleanLocked()
+		if err != nil {
+			l.logger.Error("unclean close: the next open will recover", "log", l.dir, "err", err)
+		}
+	}
+	segs := l.segments()
+	l.setSegments(nil)
+	for _, s := range segs {
+		s.unref()
+	}
+	return err
+}
+
+// shutdownCleanLocked writes everything the next Open needs to skip the
+// recovery scan, then the marker.
+func (l *Log) shutdownCleanLocked() error {
+	if err := l.active.sealIndexes(); err != nil {
+		return err
+	}
+	for _, s := range l.segments() {
+		if s.synced.Load() {
+			continue
+		}
+		if err := s.syncFiles(); err != nil {
+			return err
+		}
+		s.synced.Store(true)
+	}
+	end := l.end.Load()
+	var snap bytes.Buffer
+	if err := l.pstate.writeSnapshot(&snap, end); err != nil {
+		return err
+	}
+	if err := l.epochs.persist(); err != nil {
+		return err
+	}
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	if err := l.writeSnapshotFileLocked(end, snap.Bytes()); err != nil {
+		return err
+	}
+	if err := writeOffsetCheckpoint(l.dir, startOffsetName, l.start.Load()); err != nil {
+		return err
+	}
+	if err := l.updateRecoveryPointLocked(end); err != nil {
+		return err
+	}
+	return writeFileAtomic(pathJoin(l.dir, cleanShutdownName), nil)
+}

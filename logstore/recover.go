@@ -1,0 +1,530 @@
+package logstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	startOffsetName   = "log-start-offset"
+	recoveryPointName = "recovery-point"
+	cleanShutdownName = ".clean-shutdown"
+	snapshotSuffix    = ".snapshot"
+	keepSnapshots     = 2
+)
+
+var pathJoin = filepath.Join
+
+var recoveryCRCTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Open opens (creating if needed) the partition log in dir and recovers
+// it: without the clean-shutdown marker every segment from the recovery
+// point on is checked batch by batch and a torn or corrupt tail is cut.
+// A nil logger discards.
+func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	l := &Log{dir: dir, logger: logger, lastFlush: time.Now()}
+	c := cfg.normalized()
+	l.cfg.Store(&c)
+	l.setSegments(nil)
+	if err := l.load(); err != nil {
+		for _, s := range l.segments() {
+			s.unref()
+		}
+		return nil, fmt.Errorf("%w: open %s: %v", ErrStorage, dir, err)
+	}
+	return l, nil
+}
+
+// load reads the directory and recovers as the package doc describes.
+func (l *Log) load() error {
+	began := time.Now()
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stat(pathJoin(l.dir, cleanShutdownName))
+	clean := err == nil
+
+	var bases, snapshots []int64
+	indexFiles := map[string]int64{}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+		case strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted"):
+			_ = os.Remove(pathJoin(l.dir, name))
+		default:
+			if b, ok := parseSegmentName(name, logSuffix); ok {
+				bases = append(bases, b)
+			} else if b, ok := parseSegmentName(name, snapshotSuffix); ok {
+				snapshots = append(snapshots, b)
+			} else if b, ok := parseSegmentName(name, indexSuffix); ok {
+				indexFiles[name] = b
+			} else if b, ok := parseSegmentName(name, timeIndexSuffix); ok {
+				indexFiles[name] = b
+			}
+		}
+	}
+	slices.Sort(bases)
+	for name, b := range indexFiles {
+		if _, found := slices.BinarySearch(bases, b); !found {
+			_ = os.Remove(pathJoin(l.dir, name)) // orphan index
+		}
+	}
+
+	startCkpt, hasStart := readOffsetCheckpoint(l.dir, startOffsetName, l.logger)
+	rp, hasRP := readOffsetCheckpoint(l.dir, recoveryPointName, l.logger)
+	epochs, err := loadEpochCache(l.dir)
+	if err != nil {
+		l.logger.Warn("leader epoch checkpoint unreadable, starting empty", "log", l.dir, "err", err)
+		clean = false
+	}
+	l.epochs = epochs
+
+	segs := make([]*segment, 0, len(bases)+1)
+	for _, b := range bases {
+		s, err := openSegment(l.dir, b)
+		if err != nil {
+			for _, s := range segs {
+				s.unref()
+			}
+			return err
+		}
+		segs = append(segs, s)
+	}
+	l.setSegments(segs)
+	if len(segs) == 0 {
+		base := int64(0)
+		if hasStart {
+			base = max(startCkpt, 0)
+		}
+		s, err := createSegment(l.dir, base)
+		if err != nil {
+			return err
+		}
+		segs = append(segs, s)
+		l.setSegments(segs)
+		clean = true // nothing to recover
+	}
+	for i := 0; i+1 < len(segs); i++ {
+		segs[i].next.Store(segs[i+1].base)
+	}
+	last := len(segs) - 1
+	interval := l.config().IndexIntervalBytes
+
+	recoverFrom := len(segs)
+	switch {
+	case clean:
+		if err := segs[last].loadActiveClean(interval); err != nil {
+			l.logger.Warn("clean shutdown marker but the active segment is inconsistent; recovering it",
+				"log", l.dir, "segment", segs[last].base, "err", err)
+			recoverFrom = last
+		}
+	case !hasRP:
+		recoverFrom = 0
+	default:
+		recoverFrom = 0
+		for i, s := range segs {
+			if s.base <= rp {
+				recoverFrom = i
+			}
+		}
+	}
+	for i := 0; i < recoverFrom && i < len(segs); i++ {
+		segs[i].synced.Store(true)
+	}
+	for i := recoverFrom; i < len(segs); i++ {
+		s := segs[i]
+		lower := s.base
+		if i > 0 {
+			lower = max(lower, segs[i-1].next.Load())
+		}
+		upper := int64(-1)
+		if i < last {
+			upper = segs[i+1].base
+		}
+		truncated, err := l.recoverSegment(s, interval, lower, upper)
+		if err != nil {
+			return err
+		}
+		l.recoveredSegments.Add(1)
+		if truncated && i < last {
+			// Kafka drops everything after a corrupt batch.
+			for _, t := range segs[i+1:] {
+				l.logger.Warn("deleting segment after a corrupt one", "log", l.dir, "segment", t.base)
+				if err := t.remove(); err != nil {
+					return err
+				}
+				t.unref()
+			}
+			segs = segs[:i+1]
+			l.setSegments(segs)
+			last = i
+			break
+		}
+	}
+	// An empty sealed segment left at the end (its data lost) still ends the log.
+	l.active = segs[last]
+	end := l.active.next.Load()
+	l.end.Store(end)
+
+	start := segs[0].base
+	if hasStart {
+		start = max(start, startCkpt)
+	}
+	start = min(start, end)
+	l.start.Store(start)
+
+	changed := l.epochs.truncateFromEnd(end)
+	changed = l.epochs.truncateFromStart(start) || changed
+	if changed || l.recoveredSegments.Load() > 0 {
+		if err := l.epochs.persist(); err != nil {
+			return err
+		}
+	}
+
+	if err := l.loadProducerState(snapshots, end); err != nil {
+		return err
+	}
+
+	l.recoveryPoint = rp
+	if clean && recoverFrom == len(segs) {
+		l.recoveryPoint = end
+	}
+	if err := os.Remove(pathJoin(l.dir, cleanShutdownName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	lvl := slog.LevelDebug
+	if n := l.recoveredSegments.Load(); n > 0 {
+		lvl = slog.LevelInfo
+	}
+	l.logger.Log(context.Background(), lvl, "opened log", "log", l.dir, "start", start, "end", end, "segments", len(segs),
+		"clean", clean, "recoveredSegments", l.recoveredSegments.Load(), "took", time.Since(began))
+	return nil
+}
+
+// loadActiveClean prepares the active segment of a cleanly closed log:
+// its index files are trusted and only the batch headers after the last
+// index entry are read, to find the end offset.
+func (s *segment) loadActiveClean(interval int32) error {
+	if err := s.ensureIndexes(interval); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size := s.size.Load()
+	r := newHeaderReader(s.f, size)
+	defer r.free()
+	if size > 0 {
+		h, err := r.at(0)
+		if err != nil {
+			return err
+		}
+		s.firstTs = h.MaxTimestamp
+	}
+	_, lastPos := s.idx.last()
+	pos, next := lastPos, s.base
+	for {
+		h, err := r.at(pos)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if pos == lastPos && pos > 0 {
+			s.sinceIndex = h.Size() // indexed already
+			if h.MaxTimestamp > s.maxTs {
+				s.maxTs, s.maxOff = h.MaxTimestamp, h.BaseOffset
+			}
+		} else {
+			s.noteBatch(&h, pos, interval)
+		}
+		pos += h.Size()
+		next = h.LastOffset() + 1
+	}
+	s.next.Store(next)
+	return nil
+}
+
+// recoverSegment checks every batch of s (header sanity, offsets within
+// [lower, upper), CRC-32C), truncates the file at the first bad byte,
+// rebuilds the indexes and feeds the leader epochs to the epoch cache. It
+// reports whether anything was cut.
+func (l *Log) recoverSegment(s *segment, interval int32, lower, upper int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	size := s.size.Load()
+	s.idx = &offsetIndex{base: s.base}
+	s.tidx = &timeIndex{base: s.base}
+	s.maxTs, s.maxOff, s.sinceIndex, s.firstTs = -1, -1, 0, -1
+
+	br := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, size), 256<<10)
+	var hdr [BatchHeaderSize]byte
+	pos, next := int64(0), s.base
+	var bad error
+	for pos < size {
+		if size-pos < BatchHeaderSize {
+			bad = fmt.Errorf("%w: %d trailing bytes", errTorn, size-pos)
+			break
+		}
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return false, fmt.Errorf("segment %d: read at %d: %w", s.base, pos, err)
+		}
+		h, err := ParseBatchHeader(hdr[:])
+		if err == nil {
+			err = saneHeader(&h, pos, size)
+		}
+		if err == nil && (h.BaseOffset < lower || h.BaseOffset < next || (upper >= 0 && h.LastOffset() >= upper) ||
+			h.LastOffset()-s.base > 1<<31-1) {
+			err = fmt.Errorf("%w: offsets %d..%d out of place", errTorn, h.BaseOffset, h.LastOffset())
+		}
+		if err != nil {
+			bad = err
+			break
+		}
+		crc := crc32.Update(0, recoveryCRCTable, hdr[21:])
+		for rest := int(h.Size() - BatchHeaderSize); rest > 0; {
+			chunk, err := br.Peek(min(rest, br.Size()))
+			if err != nil {
+				return false, fmt.Errorf("segment %d: read at %d: %w", s.base, pos, err)
+			}
+			crc = crc32.Update(crc, recoveryCRCTable, chunk)
+			if _, err := br.Discard(len(chunk)); err != nil {
+				return false, err
+			}
+			rest -= len(chunk)
+		}
+		if crc != h.CRC {
+			bad = fmt.Errorf("%w: CRC mismatch in batch %d", errTorn, h.BaseOffset)
+			break
+		}
+		s.noteBatch(&h, pos, interval)
+		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
+			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		}
+		pos += h.Size()
+		next = h.LastOffset() + 1
+	}
+	s.next.Store(next)
+	truncated := false
+	if pos < size {
+		l.logger.Warn("truncating corrupt or torn segment tail", "log", l.dir, "segment", s.base,
+			"position", pos, "bytes", size-pos, "reason", bad)
+		if err := s.f.Truncate(pos); err != nil {
+			return false, err
+		}
+		s.size.Store(pos)
+		truncated = true
+	}
+	if s.maxTs >= 0 {
+		s.tidx.maybeAdd(s.maxTs, s.maxOff)
+	}
+	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
+		return truncated, err
+	}
+	return truncated, s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+}
+
+// loadProducerState restores the producer state from the newest usable
+// snapshot at or below end and replays the batch headers after it.
+func (l *Log) loadProducerState(snapshots []int64, end int64) error {
+	slices.Sort(snapshots)
+	slices.Reverse(snapshots)
+	from := l.segments()[0].base
+	l.pstate = newProducerStateManager()
+	for _, off := range snapshots {
+		path := segmentName(l.dir, off, snapshotSuffix)
+		if off > end {
+			_ = os.Remove(path) // beyond a truncated tail
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			l.logger.Warn("producer snapshot unreadable", "log", l.dir, "file", path, "err", err)
+			continue
+		}
+		m := newProducerStateManager()
+		got, err := m.readSnapshot(bytes.NewReader(data))
+		if err != nil || got != off {
+			l.logger.Warn("producer snapshot corrupt, trying an older one", "log", l.dir, "file", path, "offset", got, "err", err)
+			continue
+		}
+		l.pstate = m
+		from = max(from, off)
+		break
+	}
+	return l.replayProducers(from, end)
+}
+
+// replayProducers feeds the headers of the batches in [from, end) to the
+// producer state.
+func (l *Log) replayProducers(from, end int64) error {
+	interval := l.config().IndexIntervalBytes
+	for _, s := range l.segments() {
+		if s.next.Load() <= from || s.base >= end {
+			continue
+		}
+		pos := int64(0)
+		if from > s.base {
+			if err := s.ensureIndexes(interval); err != nil {
+				return err
+			}
+			s.mu.RLock()
+			_, pos = s.idx.lookup(from)
+			s.mu.RUnlock()
+		}
+		r := newHeaderReader(s.f, s.size.Load())
+		for {
+			h, err := r.at(pos)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				r.free()
+				return fmt.Errorf("segment %d: replay producer state: %w", s.base, err)
+			}
+			pos += h.Size()
+			if h.BaseOffset < from || h.ProducerID < 0 {
+				continue
+			}
+			l.pstate.update(h, h.BaseOffset, h.MaxTimestamp)
+			l.replayedBatches.Add(1)
+		}
+		r.free()
+	}
+	return nil
+}
+
+// writeSnapshotFileLocked writes a producer snapshot and prunes old ones.
+// Caller holds ckptMu.
+func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
+	if err := writeFileAtomic(segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	var offs []int64
+	for _, e := range entries {
+		if b, ok := parseSegmentName(e.Name(), snapshotSuffix); ok {
+			offs = append(offs, b)
+		}
+	}
+	slices.Sort(offs)
+	for i := 0; i+keepSnapshots < len(offs); i++ {
+		_ = os.Remove(segmentName(l.dir, offs[i], snapshotSuffix))
+	}
+	return nil
+}
+
+// updateRecoveryPointLocked sets the recovery point to rp, or when rp < 0
+// to the base of the first segment not yet fsynced, and persists it when
+// it changed. Caller holds ckptMu.
+func (l *Log) updateRecoveryPointLocked(rp int64) error {
+	if rp < 0 {
+		segs := l.segments()
+		if len(segs) == 0 {
+			return nil
+		}
+		rp = segs[len(segs)-1].base
+		for _, s := range segs[:len(segs)-1] {
+			if !s.synced.Load() {
+				rp = s.base
+				break
+			}
+		}
+	}
+	if rp == l.recoveryPoint {
+		return nil
+	}
+	if err := writeOffsetCheckpoint(l.dir, recoveryPointName, rp); err != nil {
+		return err
+	}
+	l.recoveryPoint = rp
+	return nil
+}
+
+// writeOffsetCheckpoint writes "0\n<offset>\n" atomically.
+func writeOffsetCheckpoint(dir, name string, off int64) error {
+	return writeFileAtomic(pathJoin(dir, name), []byte("0\n"+strconv.FormatInt(off, 10)+"\n"))
+}
+
+// readOffsetCheckpoint reads a checkpoint; ok is false when it is missing
+// or malformed (logged).
+func readOffsetCheckpoint(dir, name string, logger *slog.Logger) (int64, bool) {
+	b, err := os.ReadFile(pathJoin(dir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false
+	}
+	if err == nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) == 2 && lines[0] == "0" {
+			off, perr := strconv.ParseInt(strings.TrimSpace(lines[1]), 10, 64)
+			if perr == nil && off >= 0 {
+				return off, true
+			}
+		}
+		err = fmt.Errorf("malformed checkpoint %q", b)
+	}
+	logger.Warn("ignoring checkpoint", "file", pathJoin(dir, name), "err", err)
+	return 0, false
+}
+
+// writeFileAtomic replaces path with data: temp file, fsync, rename, fsync dir.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

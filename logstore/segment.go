@@ -1,0 +1,361 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+)
+
+// errTorn marks bytes that do not form a whole, sane batch.
+var errTorn = errors.New("logstore: torn or corrupt batch")
+
+func segmentName(dir string, base int64, suffix string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
+}
+
+// parseSegmentName returns the base offset of "NNNNNNNNNNNNNNNNNNNN<suffix>".
+func parseSegmentName(name, suffix string) (int64, bool) {
+	s, ok := strings.CutSuffix(name, suffix)
+	if !ok || len(s) != 20 {
+		return 0, false
+	}
+	base, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || base < 0 {
+		return 0, false
+	}
+	return base, true
+}
+
+// segment is one .log file with its indexes.
+//
+// A segment is reference counted: the Log holds one reference while the
+// segment is in its list, every outstanding read holds one more. Deleting a
+// segment unlinks its files at once and closes the file on the last unref.
+type segment struct {
+	base    int64
+	dir     string
+	f       *os.File
+	created time.Time
+
+	size   atomic.Int64 // published length of the .log (readers stop here)
+	next   atomic.Int64 // offset after the last batch
+	refs   atomic.Int32
+	synced atomic.Bool // .log and index files fsynced (sealed segments)
+
+	mu     sync.RWMutex
+	idx    *offsetIndex // guarded by mu; nil until loaded
+	tidx   *timeIndex   // guarded by mu; nil until loaded
+	maxTs  int64        // guarded by mu: largest batch MaxTimestamp, -1 when none
+	maxOff int64        // guarded by mu: base offset of the batch that first reached maxTs
+
+	// Appender state, guarded by Log.appendMu.
+	sinceIndex int64 // log bytes since the last offset index entry
+	firstTs    int64 // MaxTimestamp of the first batch, -1 when unknown/none
+}
+
+func newSegmentStruct(dir string, base int64, f *os.File) *segment {
+	s := &segment{base: base, dir: dir, f: f, created: time.Now(), maxTs: -1, maxOff: -1, firstTs: -1}
+	s.refs.Store(1)
+	s.next.Store(base)
+	return s
+}
+
+// createSegment makes a new empty segment (replacing stale files).
+func createSegment(dir string, base int64) (*segment, error) {
+	f, err := os.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentName(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	s := newSegmentStruct(dir, base, f)
+	s.idx = &offsetIndex{base: base}
+	s.tidx = &timeIndex{base: base}
+	return s, nil
+}
+
+// openSegment opens an existing segment; its indexes are not loaded.
+func openSegment(dir string, base int64) (*segment, error) {
+	f, err := os.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	s := newSegmentStruct(dir, base, f)
+	s.size.Store(st.Size())
+	s.created = st.ModTime()
+	return s, nil
+}
+
+// tryRef takes a reference unless the segment is already released.
+func (s *segment) tryRef() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// unref drops a reference and closes the file on the last one.
+func (s *segment) unref() {
+	if s.refs.Add(-1) == 0 {
+		_ = s.f.Close()
+	}
+}
+
+// remove unlinks the segment's files; open readers keep the data.
+func (s *segment) remove() error {
+	var errs []error
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentName(s.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// largestTimestamp is what time retention compares: the largest batch
+// timestamp, or the file's modification time when there is none (Kafka).
+func (s *segment) largestTimestamp() int64 {
+	s.mu.RLock()
+	ts := s.maxTs
+	s.mu.RUnlock()
+	if ts > 0 {
+		return ts
+	}
+	if st, err := s.f.Stat(); err == nil {
+		return st.ModTime().UnixMilli()
+	}
+	return s.created.UnixMilli()
+}
+
+// noteBatch records a batch in the in-memory indexes. Caller holds s.mu
+// (write) and the append lock (or owns the segment exclusively).
+func (s *segment) noteBatch(h *BatchHeader, pos int64, interval int32) {
+	if s.sinceIndex > int64(interval) && pos > 0 {
+		s.idx.add(h.BaseOffset, pos)
+		if s.maxTs >= 0 {
+			s.tidx.maybeAdd(s.maxTs, s.maxOff)
+		}
+		s.sinceIndex = 0
+	}
+	s.sinceIndex += h.Size()
+	if h.MaxTimestamp > s.maxTs {
+		s.maxTs = h.MaxTimestamp
+		s.maxOff = h.BaseOffset
+	}
+	if pos == 0 {
+		s.firstTs = h.MaxTimestamp
+	}
+}
+
+// sealIndexes adds the final time index entry (the segment's largest
+// timestamp) and writes both index files. Caller holds the append lock.
+func (s *segment) sealIndexes() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx == nil {
+		return nil
+	}
+	if s.maxTs >= 0 {
+		s.tidx.maybeAdd(s.maxTs, s.maxOff)
+	}
+	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
+		return err
+	}
+	return s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+}
+
+// syncFiles fsyncs the .log and the index files.
+func (s *segment) syncFiles() error {
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		f, err := os.Open(segmentName(s.dir, s.base, suf))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureIndexes loads the index files of a sealed segment on first use,
+// rebuilding them from the batch headers when missing or inconsistent.
+func (s *segment) ensureIndexes(interval int32) error {
+	s.mu.RLock()
+	loaded := s.idx != nil
+	s.mu.RUnlock()
+	if loaded {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx != nil {
+		return nil
+	}
+	size := s.size.Load()
+	idx, err := loadOffsetIndex(segmentName(s.dir, s.base, indexSuffix), s.base)
+	if err == nil {
+		err = idx.check(size)
+	}
+	var tidx *timeIndex
+	if err == nil {
+		tidx, err = loadTimeIndex(segmentName(s.dir, s.base, timeIndexSuffix), s.base)
+	}
+	if err == nil {
+		err = tidx.check(s.next.Load())
+	}
+	if err == nil {
+		s.idx, s.tidx = idx, tidx
+		if ts, off, ok := tidx.last(); ok {
+			s.maxTs, s.maxOff = ts, off
+		}
+		return nil
+	}
+	return s.rebuildIndexesLocked(interval, true)
+}
+
+// rebuildIndexesLocked rebuilds the indexes from the batch headers (no CRC
+// check: the data below the recovery point was verified before) and writes
+// them when write is set. Caller holds s.mu.
+func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
+	size := s.size.Load()
+	s.idx = &offsetIndex{base: s.base}
+	s.tidx = &timeIndex{base: s.base}
+	s.maxTs, s.maxOff, s.sinceIndex, s.firstTs = -1, -1, 0, -1
+	r := newHeaderReader(s.f, size)
+	defer r.free()
+	pos := int64(0)
+	for {
+		h, err := r.at(pos)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("segment %d: rebuild index at %d: %w", s.base, pos, err)
+		}
+		s.noteBatch(&h, pos, interval)
+		pos += h.Size()
+		s.next.Store(h.LastOffset() + 1)
+	}
+	if s.maxTs >= 0 {
+		s.tidx.maybeAdd(s.maxTs, s.maxOff)
+	}
+	if !write {
+		return nil
+	}
+	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
+		return err
+	}
+	return s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+}
+
+// headerReader reads batch headers through a small buffer of preads,
+// never past limit.
+type headerReader struct {
+	f     *os.File
+	limit int64
+	buf   []byte
+	start int64 // file position of buf[0]
+	n     int   // valid bytes in buf
+}
+
+const headerReaderBuf = 8 << 10
+
+var headerBufPool = sync.Pool{New: func() any { b := make([]byte, headerReaderBuf); return &b }}
+
+func newHeaderReader(f *os.File, limit int64) *headerReader {
+	return &headerReader{f: f, limit: limit, buf: *headerBufPool.Get().(*[]byte)}
+}
+
+func (r *headerReader) free() {
+	if r.buf != nil {
+		b := r.buf
+		headerBufPool.Put(&b)
+		r.buf = nil
+	}
+}
+
+// at returns the sane header of the batch at pos: io.EOF when pos is at
+// (or past) limit, errTorn when the bytes there do not start a whole batch
+// that ends within limit.
+func (r *headerReader) at(pos int64) (BatchHeader, error) {
+	if pos >= r.limit {
+		return BatchHeader{}, io.EOF
+	}
+	if pos+BatchHeaderSize > r.limit {
+		return BatchHeader{}, fmt.Errorf("%w: %d bytes of header at %d", errTorn, r.limit-pos, pos)
+	}
+	if pos < r.start || pos+BatchHeaderSize > r.start+int64(r.n) {
+		want := min(int64(len(r.buf)), r.limit-pos)
+		n, err := r.f.ReadAt(r.buf[:want], pos)
+		if n < BatchHeaderSize {
+			if err == nil || err == io.EOF {
+				err = fmt.Errorf("%w: file shorter than expected at %d", errTorn, pos)
+			}
+			r.n = 0
+			return BatchHeader{}, err
+		}
+		r.start, r.n = pos, n
+	}
+	off := pos - r.start
+	h, err := ParseBatchHeader(r.buf[off : off+BatchHeaderSize])
+	if err != nil {
+		return h, fmt.Errorf("%w: %v", errTorn, err)
+	}
+	if err := saneHeader(&h, pos, r.limit); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// saneHeader checks what can be checked without reading the batch body.
+func saneHeader(h *BatchHeader, pos, limit int64) error {
+	switch {
+	case h.Magic != 2:
+		return fmt.Errorf("%w: magic %d at %d", errTorn, h.Magic, pos)
+	case h.Length < BatchHeaderSize-12:
+		return fmt.Errorf("%w: length %d at %d", errTorn, h.Length, pos)
+	case pos+h.Size() > limit:
+		return fmt.Errorf("%w: batch of %d bytes at %d passes the end %d", errTorn, h.Size(), pos, limit)
+	case h.BaseOffset < 0 || h.LastOffsetDelta < 0:
+		return fmt.Errorf("%w: offsets %d+%d at %d", errTorn, h.BaseOffset, h.LastOffsetDelta, pos)
+	}
+	return nil
+}
