@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+// TestMain lets a test run this binary's main in a child process.
+func TestMain(m *testing.M) {
+	if os.Getenv("SAMSA_TEST_RUN_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseServe(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(file, []byte("num.partitions=3\nlog.retention.hours=24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   []string
+		check func(*config.Props) bool
+	}{
+		{"defaults", nil, nil, func(p *config.Props) bool { return p.Int32("num.partitions") == 1 && p.NodeID() == 1 }},
+		{"config file", []string{"--config", file}, nil, func(p *config.Props) bool { return p.Int32("num.partitions") == 3 }},
+		{"config file with =", []string{"--config=" + file}, nil, func(p *config.Props) bool { return p.Int32("num.partitions") == 3 }},
+		{"positional file", []string{file}, nil, func(p *config.Props) bool { return p.Int32("num.partitions") == 3 }},
+		{"override beats env beats file", []string{"-config", file, "--override", "num.partitions=7"}, []string{"KAFKA_NUM_PARTITIONS=5", "KAFKA_LOG_RETENTION_HOURS=2"},
+			func(p *config.Props) bool { return p.Int32("num.partitions") == 7 && p.RetentionMs() == 2*3600*1000 }},
+		{"env", nil, []string{"KAFKA_NODE_ID=4", "KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://kafka:9092"}, func(p *config.Props) bool {
+			adv, err := p.AdvertisedListeners()
+			return p.NodeID() == 4 && err == nil && adv[0].Host == "kafka"
+		}},
+		{"etcd endpoints flag", []string{"--etcd-endpoints", "http://127.0.0.1:2379,http://127.0.0.1:2381"}, nil, func(p *config.Props) bool {
+			return len(p.EtcdEndpoints()) == 2
+		}},
+		{"repeated overrides", []string{"--override", "node.id=9", "--override", "log.dirs=/x,/y"}, nil, func(p *config.Props) bool {
+			return p.NodeID() == 9 && len(p.LogDirs()) == 2
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts, err := parseServe(tt.args, tt.env, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(opts.props) {
+				t.Fatalf("unexpected properties: %v", opts.props.Explicit())
+			}
+		})
+	}
+}
+
+func TestParseServeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want []string
+	}{
+		{"unknown override key", []string{"--override", "foo.bar=1"}, nil, []string{`unknown property "foo.bar"`}},
+		{"unknown env key", nil, []string{"KAFKA_FOO_BAR=1"}, []string{`unknown property "foo.bar"`, "KAFKA_FOO_BAR"}},
+		{"malformed value", []string{"--override", "num.partitions=many"}, nil, []string{`"many"`, `"num.partitions"`}},
+		{"override without =", []string{"--override", "num.partitions"}, nil, []string{"key=value"}},
+		{"missing file", []string{"--config", "/nonexistent/server.properties"}, nil, []string{"/nonexistent/server.properties"}},
+		{"unknown flag", []string{"--bogus"}, nil, []string{"bogus"}},
+		{"bad log level", []string{"--log-level", "loud"}, nil, []string{"--log-level"}},
+		{"extra arguments", []string{"a.properties", "b.properties"}, nil, []string{"unexpected arguments"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseServe(tt.args, tt.env, io.Discard)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := parseServe([]string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		args       []string
+		code       int
+		out, err   string
+		notInError string
+	}{
+		{args: []string{"version"}, code: 0, out: "samsa dev"},
+		{args: []string{"help"}, code: 0, out: "samsa serve"},
+		{args: nil, code: 2, err: "usage:"},
+		{args: []string{"frobnicate"}, code: 2, err: `samsa: unknown command "frobnicate"`},
+		{args: []string{"serve", "--override", "foo.bar=1"}, code: 2, err: `samsa: config: unknown property "foo.bar" (--override)`},
+		{args: []string{"serve", "--override", "foo.bar=1", "--override", "num.partitions=x"}, code: 2, err: "\nsamsa: config: invalid value \"x\" for property \"num.partitions\""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.args, nil, &stdout, &stderr, make(chan os.Signal))
+		if code != tt.code {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tt.args, code, tt.code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), tt.out) || !strings.Contains(stderr.String(), tt.err) {
+			t.Errorf("%q: stdout %q stderr %q; want %q and %q", tt.args, stdout.String(), stderr.String(), tt.out, tt.err)
+		}
+	}
+}
+
+// syncBuffer collects a child's log lines for several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) add(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(line + "\n")
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var addrRE = regexp.MustCompile(`msg="samsa serving".* addr=(\S+)`)
+
+// startChild runs "samsa serve" in a child process and returns it with
+// the address it serves on.
+func startChild(t *testing.T, dataDir string) (*exec.Cmd, string, *syncBuffer, <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve",
+		"--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs="+dataDir)
+	cmd.Env = append(os.Environ(), "SAMSA_TEST_RUN_MAIN=1")
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	log := new(syncBuffer)
+	addrCh := make(chan string, 1)
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			log.add(sc.Text())
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrCh <- m[1]
+			}
+		}
+	}()
+	select {
+	case addr := <-addrCh:
+		return cmd, addr, log, eof
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = pw.Close()
+		<-eof
+		t.Fatalf("broker did not start; its log:\n%s", log.String())
+	}
+	return nil, "", nil, nil
+}
+
+// SIGTERM shuts the broker down cleanly with status 0, and it starts again
+// on the same directories.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	dataDir := t.TempDir()
+	for round := 0; round < 2; round++ {
+		cmd, addr, log, eof := startChild(t, dataDir)
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("round %d: dial %s: %v", round, addr, err)
+		}
+		_ = c.Close()
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+		select {
+		case err := <-waited:
+			if err != nil {
+				t.Fatalf("round %d: exit: %v; log:\n%s", round, err, log.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("round %d: no exit 60s after SIGTERM", round)
+		}
+		_ = cmd.Stderr.(*io.PipeWriter).Close()
+		<-eof
+		if !strings.Contains(log.String(), `msg=stopped`) {
+			t.Fatalf("round %d: no clean stop in log:\n%s", round, log.String())
+		}
+	}
+}
