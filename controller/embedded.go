@@ -1,0 +1,244 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+)
+
+// EmbeddedConfig configures an in-process, single-member etcd server.
+type EmbeddedConfig struct {
+	// Dir holds etcd's data (member/wal, member/snap). Required.
+	Dir string
+	// ClientPort and PeerPort are the loopback ports to listen on; 0 picks
+	// a free port on every start (nothing about ports is persisted, so a
+	// restart may use other ports).
+	ClientPort, PeerPort int
+	// Logger receives etcd's warnings and errors (info and debug are
+	// dropped). Nil means slog.Default().
+	Logger *slog.Logger
+	// StartTimeout bounds how long StartEmbedded waits for the server to
+	// be ready. Zero means 30s.
+	StartTimeout time.Duration
+}
+
+// Limits of the embedded server. A topic is created in one transaction of
+// partitions+3 operations, so the default of etcd (128 operations, 1.5 MiB)
+// would cap topics at 125 partitions.
+const (
+	embeddedMaxTxnOps       = 1 << 16
+	embeddedMaxRequestBytes = 10 << 20 // etcd warns above 10 MiB
+	maxCallSendBytes        = embeddedMaxRequestBytes
+)
+
+// Embedded is a running in-process etcd server listening only on 127.0.0.1.
+type Embedded struct {
+	etcd      *embed.Etcd
+	endpoints []string
+	log       *dropHandler
+}
+
+// StartEmbedded starts a single-member etcd cluster in cfg.Dir (creating it
+// on the first start, reopening it after) and waits until it serves
+// requests.
+func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("controller: embedded etcd: Dir required")
+	}
+	if cfg.ClientPort < 0 || cfg.ClientPort > 65535 || cfg.PeerPort < 0 || cfg.PeerPort > 65535 {
+		return nil, fmt.Errorf("controller: embedded etcd: bad ports client=%d peer=%d", cfg.ClientPort, cfg.PeerPort)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	pick := cfg.ClientPort == 0 || cfg.PeerPort == 0
+	var lastErr error
+	for attempt := 0; attempt < 10; attempt++ {
+		e, err := startEmbeddedOnce(cfg)
+		if err == nil {
+			return e, nil
+		}
+		lastErr = err
+		// A port picked by us may have been taken by someone else between
+		// our probe and etcd's bind: pick again.
+		if !pick || !isAddrInUse(err) {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
+	clientPort, peerPort := cfg.ClientPort, cfg.PeerPort
+	var err error
+	if clientPort == 0 {
+		if clientPort, err = freeLoopbackPort(); err != nil {
+			return nil, err
+		}
+	}
+	if peerPort == 0 {
+		if peerPort, err = freeLoopbackPort(); err != nil {
+			return nil, err
+		}
+		for peerPort == clientPort {
+			if peerPort, err = freeLoopbackPort(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	curl := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	purl := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
+
+	ec := embed.NewConfig()
+	ec.Name = "samsa"
+	ec.Dir = cfg.Dir
+	ec.ListenClientUrls = []url.URL{curl}
+	ec.AdvertiseClientUrls = []url.URL{curl}
+	ec.ListenPeerUrls = []url.URL{purl}
+	ec.AdvertisePeerUrls = []url.URL{purl}
+	ec.InitialCluster = ec.Name + "=" + purl.String()
+	ec.InitialClusterToken = "samsa"
+	ec.ClusterState = embed.ClusterStateFlagNew
+	ec.EnableGRPCGateway = false
+	// One member never loses an election, so a short election timeout only
+	// makes the first leader (and so startup) come sooner.
+	ec.TickMs = 50
+	ec.ElectionMs = 500
+	ec.MaxTxnOps = embeddedMaxTxnOps
+	ec.MaxRequestBytes = embeddedMaxRequestBytes
+	// Metadata is small but every ISR change or producer-id block is a new
+	// revision: keep one hour of history for watchers.
+	ec.AutoCompactionMode = embed.CompactorModePeriodic
+	ec.AutoCompactionRetention = "1h"
+	ec.LogLevel = "warn"
+	quiet := newDropHandler(cfg.Logger.Handler())
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapToSlog(slog.New(quiet), zapcore.WarnLevel))
+
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("controller: embedded etcd: %w", err)
+	}
+
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		quiet.closing.Store(true)
+		return nil, fmt.Errorf("controller: embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	timer := time.NewTimer(cfg.StartTimeout)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		quiet.closing.Store(true)
+		e.Close()
+		return nil, fmt.Errorf("controller: embedded etcd in %s: %w", cfg.Dir, err)
+	case <-timer.C:
+		quiet.closing.Store(true)
+		e.Close()
+		return nil, fmt.Errorf("controller: embedded etcd in %s not ready after %v", cfg.Dir, cfg.StartTimeout)
+	}
+	endpoints := make([]string, 0, len(e.Clients))
+	for _, l := range e.Clients {
+		endpoints = append(endpoints, "http://"+l.Addr().String())
+	}
+	return &Embedded{etcd: e, endpoints: endpoints, log: quiet}, nil
+}
+
+// Endpoints returns the client URLs, for Config.Endpoints.
+func (e *Embedded) Endpoints() []string {
+	return append([]string(nil), e.endpoints...)
+}
+
+// Close stops the server and waits for its goroutines. Clients still
+// connected (watch streams) delay it by up to etcd's request timeout, so
+// close Stores first.
+func (e *Embedded) Close() error {
+	// etcd reports its own shutdown as a series of errors; they are noise.
+	e.log.closing.Store(true)
+	e.etcd.Close()
+	// Err is closed once every serving goroutine has returned.
+	var errs []error
+	for err := range e.etcd.Err() {
+		if err != nil && !isClosedErr(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("controller: picking a loopback port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return 0, err
+	}
+	return port, nil
+}
+
+func isAddrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+func isClosedErr(err error) bool {
+	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "use of closed network connection")
+}
+
+// dropHandler filters etcd's log: it drops the warnings etcd always prints
+// for the way we run it embedded (one member, plain HTTP on loopback), and
+// once the server is closing it demotes everything to debug, since etcd
+// reports its own orderly shutdown as errors.
+type dropHandler struct {
+	h       slog.Handler
+	closing *atomic.Bool
+}
+
+var etcdNoise = []string{
+	"etcd: Running http and grpc server on single port",
+	"etcd: simple token is not cryptographically signed",
+}
+
+func newDropHandler(h slog.Handler) *dropHandler {
+	return &dropHandler{h: h, closing: new(atomic.Bool)}
+}
+
+func (d *dropHandler) Enabled(ctx context.Context, l slog.Level) bool { return d.h.Enabled(ctx, l) }
+
+func (d *dropHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, p := range etcdNoise {
+		if strings.HasPrefix(r.Message, p) {
+			return nil
+		}
+	}
+	if d.closing.Load() && r.Level > slog.LevelDebug {
+		r.Level = slog.LevelDebug
+		if !d.h.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return d.h.Handle(ctx, r)
+}
+
+func (d *dropHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &dropHandler{h: d.h.WithAttrs(as), closing: d.closing}
+}
+
+func (d *dropHandler) WithGroup(name string) slog.Handler {
+	return &dropHandler{h: d.h.WithGroup(name), closing: d.closing}
+}

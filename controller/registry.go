@@ -1,0 +1,250 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener         string // listener name, e.g. "PLAINTEXT", "EXTERNAL"
+	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+	Host             string
+	Port             int32
+}
+
+// BrokerInfo is a broker's registration under /brokers/ids/<id>.
+type BrokerInfo struct {
+	ID   int32
+	Host string // of the first endpoint when empty
+	Port int32  // of the first endpoint when zero
+	Rack string // "" = none
+	// Endpoints are the advertised listeners; when empty, one PLAINTEXT
+	// endpoint Host:Port.
+	Endpoints []Endpoint
+	// Epoch is the etcd create revision of the registration (Kafka's broker
+	// epoch: the czxid of the ZooKeeper node). It grows each time the
+	// broker registers anew. Set by Brokers; ignored by RegisterBroker.
+	Epoch int64
+}
+
+// brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
+// ZooKeeper (version 5).
+type brokerValue struct {
+	Version     int               `json:"version"`
+	Host        string            `json:"host"`
+	Port        int32             `json:"port"`
+	JMXPort     int               `json:"jmx_port"`
+	Timestamp   string            `json:"timestamp"`
+	Endpoints   []string          `json:"endpoints"`
+	ProtocolMap map[string]string `json:"listener_security_protocol_map"`
+	Rack        *string           `json:"rack,omitempty"`
+	Features    map[string]any    `json:"features"`
+}
+
+func (b BrokerInfo) normalized() (BrokerInfo, error) {
+	if len(b.Endpoints) == 0 {
+		if b.Host == "" || b.Port <= 0 {
+			return b, fmt.Errorf("%w: broker %d: no endpoint", ErrInvalid, b.ID)
+		}
+		b.Endpoints = []Endpoint{{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: b.Host, Port: b.Port}}
+	}
+	b.Endpoints = slices.Clone(b.Endpoints)
+	for i := range b.Endpoints {
+		e := &b.Endpoints[i]
+		if e.Listener == "" || strings.ContainsAny(e.Listener, ":/") {
+			return b, fmt.Errorf("%w: broker %d: listener name %q", ErrInvalid, b.ID, e.Listener)
+		}
+		if e.SecurityProtocol == "" {
+			e.SecurityProtocol = e.Listener
+		}
+		if e.Port < 0 || e.Port > 65535 {
+			return b, fmt.Errorf("%w: broker %d: port %d", ErrInvalid, b.ID, e.Port)
+		}
+	}
+	if b.Host == "" && b.Port == 0 {
+		b.Host, b.Port = b.Endpoints[0].Host, b.Endpoints[0].Port
+	}
+	return b, nil
+}
+
+func encodeBroker(b BrokerInfo) ([]byte, error) {
+	v := brokerValue{
+		Version:     5,
+		Host:        b.Host,
+		Port:        b.Port,
+		JMXPort:     -1,
+		Timestamp:   strconv.FormatInt(time.Now().UnixMilli(), 10),
+		ProtocolMap: make(map[string]string, len(b.Endpoints)),
+		Features:    map[string]any{},
+	}
+	for _, e := range b.Endpoints {
+		v.Endpoints = append(v.Endpoints, e.Listener+"://"+net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))))
+		v.ProtocolMap[e.Listener] = e.SecurityProtocol
+	}
+	if b.Rack != "" {
+		v.Rack = &b.Rack
+	}
+	return json.Marshal(v)
+}
+
+func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
+	var v brokerValue
+	if err := json.Unmarshal(data, &v); err != nil {
+		return BrokerInfo{}, err
+	}
+	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port}
+	if v.Rack != nil {
+		b.Rack = *v.Rack
+	}
+	for _, s := range v.Endpoints {
+		name, hostport, ok := strings.Cut(s, "://")
+		if !ok {
+			return BrokerInfo{}, fmt.Errorf("endpoint %q", s)
+		}
+		host, port, err := net.SplitHostPort(hostport)
+		if err != nil {
+			return BrokerInfo{}, fmt.Errorf("endpoint %q: %v", s, err)
+		}
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return BrokerInfo{}, fmt.Errorf("endpoint %q: %v", s, err)
+		}
+		proto := v.ProtocolMap[name]
+		if proto == "" {
+			proto = name
+		}
+		b.Endpoints = append(b.Endpoints, Endpoint{Listener: name, SecurityProtocol: proto, Host: host, Port: int32(p)})
+	}
+	return b, nil
+}
+
+// RegisterBroker writes info under /brokers/ids/<id>, bound to this store's
+// lease: it disappears when the store is closed, or within the session TTL
+// when the process dies. info.ID must be Config.NodeID. Registering again
+// replaces the value. If another live broker holds the id it returns
+// ErrBrokerIDInUse. After a lost lease the store registers again by itself.
+func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
+	if info.ID != s.cfg.NodeID {
+		return fmt.Errorf("%w: broker id %d is not this store's node id %d", ErrInvalid, info.ID, s.cfg.NodeID)
+	}
+	info, err := info.normalized()
+	if err != nil {
+		return err
+	}
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	if err := s.register(ctx, info); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.broker = &info
+	s.mu.Unlock()
+	return nil
+}
+
+// reregister writes the last registered info again with the current lease.
+func (s *Store) reregister(ctx context.Context) error {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	s.mu.Lock()
+	info := s.broker
+	s.mu.Unlock()
+	if info == nil {
+		return nil
+	}
+	return s.register(ctx, *info)
+}
+
+func (s *Store) register(ctx context.Context, info BrokerInfo) error {
+	sess, err := s.session()
+	if err != nil {
+		return err
+	}
+	lease := sess.Lease()
+	val, err := encodeBroker(info)
+	if err != nil {
+		return err
+	}
+	key := s.brokerKey(info.ID)
+	for {
+		resp, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease))).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
+		}
+		if resp.Succeeded {
+			return nil
+		}
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			continue // gone in between
+		}
+		if clientv3.LeaseID(kvs[0].Lease) != lease {
+			return fmt.Errorf("%w: %d", ErrBrokerIDInUse, info.ID)
+		}
+		// Ours: update in place, unless it changed meanwhile.
+		resp, err = s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision)).
+			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease))).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
+		}
+		if resp.Succeeded {
+			return nil
+		}
+	}
+}
+
+// Brokers returns the live brokers, sorted by id.
+func (s *Store) Brokers(ctx context.Context) ([]BrokerInfo, error) {
+	bs, _, err := s.brokers(ctx)
+	return bs, err
+}
+
+// BrokersRev is Brokers with the etcd revision of the read, to pass to
+// WatchBrokers.
+func (s *Store) BrokersRev(ctx context.Context) ([]BrokerInfo, int64, error) {
+	return s.brokers(ctx)
+}
+
+func (s *Store) brokers(ctx context.Context) ([]BrokerInfo, int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, 0, err
+	}
+	pfx := s.brokersPrefix()
+	resp, err := s.cli.Get(ctx, pfx, clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, fmt.Errorf("controller: reading brokers: %w", err)
+	}
+	out := make([]BrokerInfo, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		key := string(kv.Key)
+		id, err := strconv.ParseInt(strings.TrimPrefix(key, pfx), 10, 32)
+		if err != nil || id < 0 {
+			s.log.Warn("etcd: skipping malformed broker key", "key", key)
+			continue
+		}
+		b, err := decodeBroker(int32(id), kv.Value)
+		if err != nil {
+			s.log.Warn("etcd: skipping malformed broker registration", "key", key, "err", err)
+			continue
+		}
+		b.Epoch = kv.CreateRevision
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b BrokerInfo) int { return int(a.ID) - int(b.ID) })
+	return out, resp.Header.Revision, nil
+}
