@@ -81,4 +81,3 @@ func (s *Store) AllocateProducerIDBlock(ctx context.Context, size int64) (int64,
 		}
 	}
 }
-
