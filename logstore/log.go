@@ -397,7 +397,7 @@ func (l *Log) shouldRoll(cfg *Config, size, lastOffset, ts int64, now time.Time)
 	}
 	s.mu.RLock()
 	full := int64(s.idx.count()+1)*offsetIndexEntrySize > int64(cfg.SegmentIndexBytes) ||
-		int64(s.tidx.count()+1)*timeIndexEntrySize > int64(cfg.SegmentIndexBytes)
+		int64(s.tidx.count()+2)*timeIndexEntrySize > int64(cfg.SegmentIndexBytes) // room for the final entry
 	s.mu.RUnlock()
 	if full {
 		return true
