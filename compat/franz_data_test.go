@@ -1,0 +1,1056 @@
+package compat
+
+// Data-path compatibility through franz-go (kgo, kadm): produce and
+// consume with every codec, ListOffsets, DeleteRecords, max.message.bytes,
+// restart and torn-tail recovery, retention, the zero-copy fetch path, the
+// fetch long poll and the idempotent producer.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// codecRecords is how many records TestFranzCodecRoundTrip produces per codec.
+const codecRecords = 100_000
+
+// genRecord is record i of a deterministic data set spread round-robin
+// over parts partitions: distinct keys (every 10th nil, every 10th+5
+// empty), 100-byte binary values, two headers and a timestamp.
+func genRecord(topic string, i, parts int, baseTs time.Time) *kgo.Record {
+	var key []byte
+	switch i % 10 {
+	case 0:
+		key = nil
+	case 5:
+		key = []byte{}
+	default:
+		key = []byte("key-" + strconv.Itoa(i))
+	}
+	val := make([]byte, 100)
+	copy(val, "v"+strconv.Itoa(i)+"|")
+	for j := 12; j < len(val); j++ {
+		val[j] = byte(i*31 + j*7)
+	}
+	return &kgo.Record{
+		Topic:     topic,
+		Partition: int32(i % parts),
+		Key:       key,
+		Value:     val,
+		Timestamp: baseTs.Add(time.Duration(i) * time.Millisecond),
+		Headers: []kgo.RecordHeader{
+			{Key: "idx", Value: []byte(strconv.Itoa(i))},
+			{Key: "bin", Value: []byte{0, byte(i), 0xff, byte(i >> 8)}},
+		},
+	}
+}
+
+// sameRecord reports how got differs from want (key, value, headers,
+// timestamp), or "" if it does not.
+func sameRecord(got, want *kgo.Record) string {
+	switch {
+	case (want.Key == nil) != (got.Key == nil):
+		return fmt.Sprintf("key nil-ness: got %q (nil %v), want %q (nil %v)", got.Key, got.Key == nil, want.Key, want.Key == nil)
+	case !bytes.Equal(got.Key, want.Key):
+		return fmt.Sprintf("key %q, want %q", got.Key, want.Key)
+	case !bytes.Equal(got.Value, want.Value):
+		return fmt.Sprintf("value %x, want %x", got.Value, want.Value)
+	case !want.Timestamp.IsZero() && got.Timestamp.UnixMilli() != want.Timestamp.UnixMilli():
+		return fmt.Sprintf("timestamp %d, want %d", got.Timestamp.UnixMilli(), want.Timestamp.UnixMilli())
+	case len(got.Headers) != len(want.Headers):
+		return fmt.Sprintf("%d headers, want %d", len(got.Headers), len(want.Headers))
+	}
+	for i := range want.Headers {
+		g, w := got.Headers[i], want.Headers[i]
+		if g.Key != w.Key || !bytes.Equal(g.Value, w.Value) {
+			return fmt.Sprintf("header %d = %q:%x, want %q:%x", i, g.Key, g.Value, w.Key, w.Value)
+		}
+	}
+	return ""
+}
+
+func TestFranzCodecRoundTrip(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const parts = 4
+	codecs := []struct {
+		name  string
+		codec kgo.CompressionCodec
+		attr  int16 // compression bits of the stored batches
+	}{
+		{"none", kgo.NoCompression(), 0},
+		{"gzip", kgo.GzipCompression(), 1},
+		{"snappy", kgo.SnappyCompression(), 2},
+		{"lz4", kgo.Lz4Compression(), 3},
+		{"zstd", kgo.ZstdCompression(), 4},
+	}
+	for _, c := range codecs {
+		t.Run(c.name, func(t *testing.T) {
+			topic := "codec-" + c.name
+			createTopic(t, adm, topic, parts, nil)
+			base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+			want := make([]*kgo.Record, codecRecords)
+			for i := range want {
+				want[i] = genRecord(topic, i, parts, base)
+			}
+			// Copies go to the producer: kgo writes into the records it sends.
+			send := make([]*kgo.Record, codecRecords)
+			for i, r := range want {
+				cp := *r
+				send[i] = &cp
+			}
+			prod := newKgo(t, n.Addr(),
+				kgo.ProducerBatchCompression(c.codec),
+				kgo.RecordPartitioner(kgo.ManualPartitioner()),
+				kgo.ProducerLinger(5*time.Millisecond))
+			start := time.Now()
+			produceAll(t, prod, send...)
+			produced := time.Since(start)
+			for i, r := range send {
+				if r.Offset != int64(i/parts) {
+					t.Fatalf("record %d produced at %d/%d, want offset %d", i, r.Partition, r.Offset, i/parts)
+				}
+			}
+			prod.Close()
+
+			// The batches are stored as the producer compressed them.
+			segs := segmentLogs(t, n.PartitionDir(topic, 0))
+			if len(segs) == 0 {
+				t.Fatalf("no segment in %s", n.PartitionDir(topic, 0))
+			}
+			data, err := os.ReadFile(segs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs := scanBatches(data)
+			if len(bs) == 0 {
+				t.Fatalf("no batch in %s", segs[0])
+			}
+			for _, b := range bs {
+				if b.attrs&7 != c.attr {
+					t.Fatalf("stored batch at offset %d has compression %d, want %d", b.baseOffset, b.attrs&7, c.attr)
+				}
+			}
+
+			ends, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := int32(0); p < parts; p++ {
+				lo, ok := ends.Lookup(topic, p)
+				if !ok || lo.Err != nil || lo.Offset != codecRecords/parts {
+					t.Fatalf("end offset of %s/%d = %+v, want %d", topic, p, lo, codecRecords/parts)
+				}
+			}
+
+			start = time.Now()
+			from := map[int32]int64{0: 0, 1: 0, 2: 0, 3: 0}
+			got := consumeExact(t, n.Addr(), topic, from, codecRecords, 90*time.Second)
+			consumed := time.Since(start)
+			next := make([]int64, parts)
+			for _, r := range got {
+				if r.Partition < 0 || r.Partition >= parts {
+					t.Fatalf("record from partition %d", r.Partition)
+				}
+				if r.Offset != next[r.Partition] {
+					t.Fatalf("partition %d: offset %d after %d (gap, repeat or reorder)", r.Partition, r.Offset, next[r.Partition]-1)
+				}
+				next[r.Partition]++
+				i := int(r.Offset)*parts + int(r.Partition)
+				if diff := sameRecord(r, want[i]); diff != "" {
+					t.Fatalf("record %d (%d/%d): %s", i, r.Partition, r.Offset, diff)
+				}
+			}
+			for p, o := range next {
+				if o != codecRecords/parts {
+					t.Fatalf("partition %d: read up to %d, want %d", p, o, codecRecords/parts)
+				}
+			}
+			t.Logf("%s: produced %d records in %v, consumed in %v, %d batches in the first segment of partition 0",
+				c.name, codecRecords, produced, consumed, len(bs))
+		})
+	}
+}
+
+func TestFranzListOffsets(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	cl := newKgo(t, n.Addr())
+	const topic = "listoffsets"
+	createTopic(t, adm, topic, 1, nil)
+
+	// An empty partition.
+	for _, c := range []struct {
+		ts, off, rts int64
+	}{{-2, 0, -1}, {-1, 0, -1}, {-3, -1, -1}, {0, -1, -1}} {
+		sp := listOffsetRaw(t, cl, topic, 0, c.ts)
+		wantCode(t, fmt.Sprintf("empty ListOffsets ts %d", c.ts), sp.ErrorCode, nil)
+		if sp.Offset != c.off || sp.Timestamp != c.rts {
+			t.Fatalf("empty ListOffsets ts %d: offset %d timestamp %d, want %d %d", c.ts, sp.Offset, sp.Timestamp, c.off, c.rts)
+		}
+	}
+
+	// Ten records one second apart, except record 6, which carries the
+	// largest timestamp. Records 0-4 go one per batch, 5-9 in one gzip batch.
+	base := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond).UnixMilli()
+	ts := make([]int64, 10)
+	for i := range ts {
+		ts[i] = base + int64(i)*1000
+	}
+	ts[6] = base + 60_000
+	rec := func(i int) *kgo.Record {
+		return &kgo.Record{Topic: topic, Value: []byte("r" + strconv.Itoa(i)), Timestamp: time.UnixMilli(ts[i])}
+	}
+	single := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for i := 0; i < 5; i++ {
+		produceAll(t, single, rec(i))
+	}
+	batched := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.GzipCompression()), kgo.ProducerLinger(time.Minute))
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	offs := make([]int64, 10)
+	for i := 5; i < 10; i++ {
+		wg.Add(1)
+		batched.Produce(testCtx(t, 20*time.Second), rec(i), func(r *kgo.Record, err error) {
+			defer wg.Done()
+			errs[i], offs[i] = err, r.Offset
+		})
+	}
+	if err := batched.Flush(testCtx(t, 20*time.Second)); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	wg.Wait()
+	for i := 5; i < 10; i++ {
+		if errs[i] != nil || offs[i] != int64(i) {
+			t.Fatalf("record %d: offset %d err %v, want offset %d", i, offs[i], errs[i], i)
+		}
+	}
+	data, err := os.ReadFile(segmentLogs(t, n.PartitionDir(topic, 0))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := scanBatches(data); len(bs) != 6 || bs[5].count != 5 || bs[5].attrs&7 != 1 {
+		t.Fatalf("test setup: stored batches %+v, want 5 single-record batches and one gzip batch of 5", bs)
+	}
+
+	cases := []struct {
+		name    string
+		ts      int64
+		off     int64
+		wantTs  int64
+		kadmOff int64 // what kadm's ListOffsetsAfterMilli reports
+	}{
+		{"before all", base - 5000, 0, ts[0], 0},
+		{"exact first", base, 0, ts[0], 0},
+		{"between batches", base + 2500, 3, ts[3], 3},
+		{"exact", base + 3000, 3, ts[3], 3},
+		{"first of compressed batch", base + 5000, 5, ts[5], 5},
+		{"inside compressed batch, first record >= ts in offset order", base + 5500, 6, ts[6], 6},
+		{"later records smaller than an earlier max", base + 7000, 6, ts[6], 6},
+		{"exact max", base + 60_000, 6, ts[6], 6},
+		{"past the end", base + 60_001, -1, -1, 10},
+	}
+	for _, c := range cases {
+		sp := listOffsetRaw(t, cl, topic, 0, c.ts)
+		wantCode(t, "ListOffsets "+c.name, sp.ErrorCode, nil)
+		if sp.Offset != c.off || sp.Timestamp != c.wantTs {
+			t.Errorf("ListOffsets %s (ts %d): offset %d timestamp %d, want offset %d timestamp %d",
+				c.name, c.ts-base, sp.Offset, sp.Timestamp-base, c.off, c.wantTs-base)
+		}
+		lo, err := adm.ListOffsetsAfterMilli(testCtx(t, 10*time.Second), c.ts, topic)
+		if err != nil {
+			t.Fatalf("kadm ListOffsetsAfterMilli: %v", err)
+		}
+		if o, ok := lo.Lookup(topic, 0); !ok || o.Err != nil || o.Offset != c.kadmOff {
+			t.Errorf("kadm ListOffsetsAfterMilli %s: %+v, want offset %d", c.name, o, c.kadmOff)
+		}
+	}
+
+	for _, c := range []struct {
+		name        string
+		ts, off, rt int64
+	}{
+		{"earliest", -2, 0, -1},
+		{"latest", -1, 10, -1},
+		{"max timestamp", -3, 6, ts[6]},
+	} {
+		sp := listOffsetRaw(t, cl, topic, 0, c.ts)
+		wantCode(t, "ListOffsets "+c.name, sp.ErrorCode, nil)
+		if sp.Offset != c.off || sp.Timestamp != c.rt {
+			t.Errorf("ListOffsets %s: offset %d timestamp %d, want %d %d", c.name, sp.Offset, sp.Timestamp, c.off, c.rt)
+		}
+	}
+	ctx := testCtx(t, 10*time.Second)
+	for _, c := range []struct {
+		name string
+		list func() (kadm.ListedOffsets, error)
+		off  int64
+	}{
+		{"start", func() (kadm.ListedOffsets, error) { return adm.ListStartOffsets(ctx, topic) }, 0},
+		{"end", func() (kadm.ListedOffsets, error) { return adm.ListEndOffsets(ctx, topic) }, 10},
+		{"max timestamp", func() (kadm.ListedOffsets, error) { return adm.ListMaxTimestampOffsets(ctx, topic) }, 6},
+	} {
+		lo, err := c.list()
+		if err != nil {
+			t.Fatalf("kadm %s: %v", c.name, err)
+		}
+		if o, ok := lo.Lookup(topic, 0); !ok || o.Err != nil || o.Offset != c.off {
+			t.Errorf("kadm %s offsets: %+v, want offset %d", c.name, o, c.off)
+		}
+	}
+
+	// Unknown partition and topic.
+	wantCode(t, "ListOffsets unknown partition", listOffsetRaw(t, cl, topic, 7, -1).ErrorCode, kerr.UnknownTopicOrPartition)
+}
+
+func TestFranzDeleteRecords(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	cl := newKgo(t, n.Addr())
+	const topic = "deleterecords"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+
+	// Four batches of five records: offsets 0-4, 5-9, 10-14, 15-19.
+	now := time.Now().UnixMilli()
+	for b := 0; b < 4; b++ {
+		var vals [][]byte
+		for i := 0; i < 5; i++ {
+			vals = append(vals, []byte("d"+strconv.Itoa(b*5+i)))
+		}
+		sp := produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, now, vals...))
+		wantCode(t, "produce", sp.ErrorCode, nil)
+		if sp.BaseOffset != int64(b*5) {
+			t.Fatalf("batch %d at offset %d, want %d", b, sp.BaseOffset, b*5)
+		}
+	}
+
+	deleteTo := func(off int64) kadm.DeleteRecordsResponse {
+		t.Helper()
+		var offs kadm.Offsets
+		offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: off})
+		resp, err := adm.DeleteRecords(testCtx(t, 10*time.Second), offs)
+		if err != nil {
+			t.Fatalf("DeleteRecords %d: %v", off, err)
+		}
+		r, err := resp.On(topic, 0, nil)
+		if err != nil {
+			t.Fatalf("DeleteRecords %d: no answer for the partition: %v", off, err)
+		}
+		return r
+	}
+	startOffset := func() int64 {
+		t.Helper()
+		lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := lo.Lookup(topic, 0)
+		if !ok || o.Err != nil {
+			t.Fatalf("ListStartOffsets: %+v", o)
+		}
+		return o.Offset
+	}
+
+	// Delete up to the middle of the third batch.
+	if r := deleteTo(12); r.Err != nil || r.LowWatermark != 12 {
+		t.Fatalf("DeleteRecords 12: low watermark %d err %v, want 12", r.LowWatermark, r.Err)
+	}
+	if s := startOffset(); s != 12 {
+		t.Fatalf("start offset after DeleteRecords 12: %d", s)
+	}
+	for _, off := range []int64{0, 5, 11, 21} {
+		sp := fetchRaw(t, cl, topic, id, 0, off)
+		wantCode(t, fmt.Sprintf("fetch at %d", off), sp.ErrorCode, kerr.OffsetOutOfRange)
+	}
+	sp := fetchRaw(t, cl, topic, id, 0, 12)
+	wantCode(t, "fetch at 12", sp.ErrorCode, nil)
+	if sp.LogStartOffset != 12 || sp.HighWatermark != 20 {
+		t.Fatalf("fetch at 12: log start %d high watermark %d, want 12 and 20", sp.LogStartOffset, sp.HighWatermark)
+	}
+	if bs := scanBatches(sp.RecordBatches); len(bs) == 0 || bs[0].baseOffset != 10 {
+		t.Fatalf("fetch at 12: batches %+v, want the whole batch at 10 first", bs)
+	}
+	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 12}, 8, 20*time.Second)
+	for i, r := range got {
+		if r.Offset != int64(12+i) || string(r.Value) != "d"+strconv.Itoa(12+i) {
+			t.Fatalf("record %d: offset %d value %q, want %d %q", i, r.Offset, r.Value, 12+i, "d"+strconv.Itoa(12+i))
+		}
+	}
+
+	// kgo without a reset policy surfaces the error.
+	nr := newKgo(t, n.Addr(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(3)}}),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+	ctx := testCtx(t, 20*time.Second)
+	for {
+		fs := nr.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("kgo with NoResetOffset at 3: no error before the deadline")
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			if !errors.Is(errs[0].Err, kerr.OffsetOutOfRange) {
+				t.Fatalf("kgo with NoResetOffset at 3: %v, want OFFSET_OUT_OF_RANGE", errs[0].Err)
+			}
+			break
+		}
+		if recs := fs.Records(); len(recs) > 0 {
+			t.Fatalf("kgo at deleted offset 3 got records from %d", recs[0].Offset)
+		}
+	}
+	nr.Close()
+
+	// Below the start: nothing changes; past the high watermark: error.
+	if r := deleteTo(3); r.Err != nil || r.LowWatermark != 12 {
+		t.Fatalf("DeleteRecords 3 (below start): low watermark %d err %v, want 12 and no error", r.LowWatermark, r.Err)
+	}
+	if r := deleteTo(25); !errors.Is(r.Err, kerr.OffsetOutOfRange) {
+		t.Fatalf("DeleteRecords 25 (past the end): err %v, want OFFSET_OUT_OF_RANGE", r.Err)
+	}
+
+	// The start offset survives a restart.
+	n.Restart()
+	cl = newKgo(t, n.Addr())
+	if s := startOffset(); s != 12 {
+		t.Fatalf("start offset after restart: %d, want 12", s)
+	}
+	wantCode(t, "fetch at 11 after restart", fetchRaw(t, cl, topic, id, 0, 11).ErrorCode, kerr.OffsetOutOfRange)
+
+	// -1 means the high watermark.
+	if r := deleteTo(-1); r.Err != nil || r.LowWatermark != 20 {
+		t.Fatalf("DeleteRecords -1: low watermark %d err %v, want 20", r.LowWatermark, r.Err)
+	}
+	wantCode(t, "fetch at 19", fetchRaw(t, cl, topic, id, 0, 19).ErrorCode, kerr.OffsetOutOfRange)
+	r := &kgo.Record{Topic: topic, Value: []byte("after")}
+	produceAll(t, cl, r)
+	if r.Offset != 20 {
+		t.Fatalf("produce after DeleteRecords -1: offset %d, want 20", r.Offset)
+	}
+	if s := startOffset(); s != 20 {
+		t.Fatalf("start offset: %d, want 20", s)
+	}
+}
+
+func TestFranzMaxMessageBytes(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"message.max.bytes": "3000"})
+	adm := newAdmin(t, n.Addr())
+	raw := newKgo(t, n.Addr())
+	createTopic(t, adm, "capped", 1, map[string]*string{"max.message.bytes": strp("2000")})
+	createTopic(t, adm, "brokerdefault", 1, nil)
+
+	// valueFor is the value size that makes a one-record uncompressed
+	// batch (no key, no headers) exactly size bytes.
+	valueFor := func(size int) int {
+		for v := 0; v < size; v++ {
+			if len(rawBatch(0, 0, 0, 0, make([]byte, v))) == size {
+				return v
+			}
+		}
+		t.Fatalf("no value size gives a %d-byte batch", size)
+		return 0
+	}
+	for _, c := range []struct {
+		topic string
+		limit int
+	}{{"capped", 2000}, {"brokerdefault", 3000}} {
+		id := topicID(t, adm, c.topic)
+		v := valueFor(c.limit)
+		ts := time.Now().UnixMilli()
+
+		// Raw batches: exactly at the limit is accepted, one byte over is not.
+		over := produceRaw(t, raw, c.topic, id, 0, rawBatch(-1, -1, -1, ts, bytes.Repeat([]byte{'o'}, v+1)))
+		wantCode(t, c.topic+": batch of limit+1 bytes", over.ErrorCode, kerr.MessageTooLarge)
+		at := produceRaw(t, raw, c.topic, id, 0, rawBatch(-1, -1, -1, ts, bytes.Repeat([]byte{'a'}, v)))
+		wantCode(t, c.topic+": batch of limit bytes", at.ErrorCode, nil)
+		if at.BaseOffset != 0 {
+			t.Fatalf("%s: batch at the limit stored at %d, want 0", c.topic, at.BaseOffset)
+		}
+
+		// Through kgo (one record per batch, no compression).
+		prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DisableIdempotentWrite())
+		big := &kgo.Record{Topic: c.topic, Value: bytes.Repeat([]byte{'b'}, v+1)}
+		err := prod.ProduceSync(testCtx(t, 20*time.Second), big).FirstErr()
+		if !errors.Is(err, kerr.MessageTooLarge) {
+			t.Fatalf("%s: kgo record over the limit: %v, want MESSAGE_TOO_LARGE", c.topic, err)
+		}
+		ok := &kgo.Record{Topic: c.topic, Value: bytes.Repeat([]byte{'k'}, v)}
+		produceAll(t, prod, ok)
+		if ok.Offset != 1 {
+			t.Fatalf("%s: kgo record at the limit stored at %d, want 1", c.topic, ok.Offset)
+		}
+		data, err := os.ReadFile(segmentLogs(t, n.PartitionDir(c.topic, 0))[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs := scanBatches(data)
+		if len(bs) != 2 || bs[0].size != c.limit || bs[1].size != c.limit {
+			t.Fatalf("%s: stored batches %+v, want two of %d bytes", c.topic, bs, c.limit)
+		}
+		got := consumeExact(t, n.Addr(), c.topic, map[int32]int64{0: 0}, 2, 20*time.Second)
+		if !bytes.Equal(got[0].Value, bytes.Repeat([]byte{'a'}, v)) || !bytes.Equal(got[1].Value, ok.Value) {
+			t.Fatalf("%s: read back different values", c.topic)
+		}
+	}
+}
+
+func TestFranzRestart(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const topic, parts, per = "restart", 2, 500
+	createTopic(t, adm, topic, parts, nil)
+	id := topicID(t, adm, topic)
+	base := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	var want []*kgo.Record
+	for i := 0; i < parts*per; i++ {
+		want = append(want, genRecord(topic, i, parts, base))
+	}
+	prod := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	send := make([]*kgo.Record, len(want))
+	for i, r := range want {
+		cp := *r
+		send[i] = &cp
+	}
+	produceAll(t, prod, send...)
+
+	n.Restart()
+
+	if got := topicID(t, adm, topic); got != id {
+		t.Fatalf("topic id changed across restart: %x, was %x", got, id)
+	}
+	check := func(extra int) {
+		t.Helper()
+		got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0, 1: 0}, len(want)+extra*parts, 60*time.Second)
+		next := make([]int64, parts)
+		for _, r := range got {
+			if r.Offset != next[r.Partition] {
+				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+			}
+			next[r.Partition]++
+			if r.Offset < per {
+				if diff := sameRecord(r, want[int(r.Offset)*parts+int(r.Partition)]); diff != "" {
+					t.Fatalf("%d/%d: %s", r.Partition, r.Offset, diff)
+				}
+			}
+		}
+	}
+	check(0)
+
+	// The producer from before the restart continues, then a new one.
+	for round, cl := range []*kgo.Client{prod, newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))} {
+		for p := int32(0); p < parts; p++ {
+			r := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("after-%d-%d", round, p))}
+			produceAll(t, cl, r)
+			if r.Offset != int64(per+round) {
+				t.Fatalf("round %d partition %d: produced at %d, want %d", round, p, r.Offset, per+round)
+			}
+		}
+	}
+	check(2)
+}
+
+// produceSingles produces n one-record uncompressed batches with values of
+// different sizes and returns the values.
+func produceSingles(t *testing.T, addr, topic string, count int) [][]byte {
+	t.Helper()
+	cl := newKgo(t, addr, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	defer cl.Close()
+	var vals [][]byte
+	for i := 0; i < count; i++ {
+		v := bytes.Repeat([]byte{byte('a' + i)}, 100+10*i)
+		r := &kgo.Record{Topic: topic, Key: []byte("k" + strconv.Itoa(i)), Value: v}
+		produceAll(t, cl, r)
+		if r.Offset != int64(i) {
+			t.Fatalf("single %d at offset %d", i, r.Offset)
+		}
+		vals = append(vals, v)
+	}
+	return vals
+}
+
+func TestFranzTornTail(t *testing.T) {
+	cases := []struct {
+		name    string
+		damage  func(data []byte, bs []batchSpan) []byte
+		wantEnd int64 // offsets before it survive
+	}{
+		{"cut in the middle of the last batch", func(d []byte, bs []batchSpan) []byte {
+			l := bs[len(bs)-1]
+			return d[:l.pos+l.size/2]
+		}, 9},
+		{"cut inside the last batch header", func(d []byte, bs []batchSpan) []byte {
+			return d[:bs[len(bs)-1].pos+30]
+		}, 9},
+		{"bit flip in the last batch's records", func(d []byte, bs []batchSpan) []byte {
+			l := bs[len(bs)-1]
+			d[l.pos+l.size-5] ^= 0x10
+			return d
+		}, 9},
+		{"bit flip in a middle batch drops it and everything after", func(d []byte, bs []batchSpan) []byte {
+			b := bs[5]
+			d[b.pos+b.size-3] ^= 0x01
+			return d
+		}, 5},
+		{"zeroed tail after the last batch", func(d []byte, bs []batchSpan) []byte {
+			return append(d, make([]byte, 4096)...)
+		}, 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			n := testutil.StartBroker(t, nil)
+			adm := newAdmin(t, n.Addr())
+			const topic = "torn"
+			createTopic(t, adm, topic, 1, nil)
+			vals := produceSingles(t, n.Addr(), topic, 10)
+			n.Stop()
+
+			segs := segmentLogs(t, n.PartitionDir(topic, 0))
+			active := segs[len(segs)-1]
+			data, err := os.ReadFile(active)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs := scanBatches(data)
+			if len(bs) != 10 {
+				t.Fatalf("test setup: %d batches in %s, want 10", len(bs), active)
+			}
+			keep := int64(bs[c.wantEnd-1].pos + bs[c.wantEnd-1].size) // bytes that must survive
+			if err := os.WriteFile(active, c.damage(data, bs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if removeCleanShutdownMarkers(t, n.Dir) == 0 {
+				t.Logf("no .clean-shutdown marker found under %s", n.Dir)
+			}
+			n.Restart()
+
+			ends, err := adm.ListEndOffsets(testCtx(t, 20*time.Second), topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, _ := ends.Lookup(topic, 0); o.Err != nil || o.Offset != c.wantEnd {
+				t.Fatalf("end offset after recovery: %+v, want %d", o, c.wantEnd)
+			}
+			got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, int(c.wantEnd), 20*time.Second)
+			for i, r := range got {
+				if r.Offset != int64(i) || !bytes.Equal(r.Value, vals[i]) || string(r.Key) != "k"+strconv.Itoa(i) {
+					t.Fatalf("record %d after recovery: offset %d key %q value len %d", i, r.Offset, r.Key, len(r.Value))
+				}
+			}
+			prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			r := &kgo.Record{Topic: topic, Value: []byte("after recovery")}
+			produceAll(t, prod, r)
+			if r.Offset != c.wantEnd {
+				t.Fatalf("produce after recovery at offset %d, want %d", r.Offset, c.wantEnd)
+			}
+			got = consumeExact(t, n.Addr(), topic, map[int32]int64{0: c.wantEnd}, 1, 20*time.Second)
+			if got[0].Offset != c.wantEnd || string(got[0].Value) != "after recovery" {
+				t.Fatalf("read back %d %q", got[0].Offset, got[0].Value)
+			}
+
+			// On disk: the whole batches before the damage, then the new one.
+			segs = segmentLogs(t, n.PartitionDir(topic, 0))
+			var all []byte
+			for _, s := range segs {
+				d, err := os.ReadFile(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, d...)
+			}
+			after := scanBatches(all)
+			total := 0
+			for _, b := range after {
+				total += b.size
+			}
+			if len(after) != int(c.wantEnd)+1 || total != len(all) || !bytes.Equal(all[:keep], data[:keep]) {
+				t.Fatalf("segments after recovery: %d batches, %d of %d bytes in batches; want %d batches and no stray bytes",
+					len(after), total, len(all), c.wantEnd+1)
+			}
+		})
+	}
+}
+
+func TestFranzRetention(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"log.retention.check.interval.ms": "100"})
+	adm := newAdmin(t, n.Addr())
+	cl := newKgo(t, n.Addr())
+
+	startOf := func(topic string) int64 {
+		t.Helper()
+		lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := lo.Lookup(topic, 0)
+		if !ok || o.Err != nil {
+			t.Fatalf("ListStartOffsets %s: %+v", topic, o)
+		}
+		return o.Offset
+	}
+	segSizes := func(topic string) (bases, sizes []int64) {
+		for _, s := range segmentLogs(t, n.PartitionDir(topic, 0)) {
+			fi, err := os.Stat(s)
+			if err != nil {
+				continue // deleted meanwhile
+			}
+			bases = append(bases, segmentBase(t, s))
+			sizes = append(sizes, fi.Size())
+		}
+		return bases, sizes
+	}
+
+	t.Run("time", func(t *testing.T) {
+		const topic = "retention-ms"
+		createTopic(t, adm, topic, 1, map[string]*string{
+			"retention.ms": strp("2000"), "segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+		})
+		id := topicID(t, adm, topic)
+		vals := produceSingles(t, n.Addr(), topic, 20)
+		if bases, _ := segSizes(topic); len(bases) < 3 {
+			t.Fatalf("test setup: %d segments, want several", len(bases))
+		}
+		// Every segment expires, the active one included (Kafka rolls it):
+		// the start offset reaches the end and only the new empty segment stays.
+		testutil.Eventually(t, 30*time.Second, func() error {
+			s := startOf(topic)
+			bases, _ := segSizes(topic)
+			if s != int64(len(vals)) || len(bases) != 1 || bases[0] != s {
+				return fmt.Errorf("start offset %d, segments %v; want start %d and one segment at it", s, bases, len(vals))
+			}
+			return nil
+		})
+		for _, off := range []int64{0, 10, 19} {
+			wantCode(t, fmt.Sprintf("fetch at %d", off), fetchRaw(t, cl, topic, id, 0, off).ErrorCode, kerr.OffsetOutOfRange)
+		}
+		sp := fetchRaw(t, cl, topic, id, 0, 20)
+		wantCode(t, "fetch at the start", sp.ErrorCode, nil)
+		if sp.LogStartOffset != 20 || len(sp.RecordBatches) != 0 {
+			t.Fatalf("fetch at 20: log start %d, %d record bytes; want 20 and none", sp.LogStartOffset, len(sp.RecordBatches))
+		}
+		r := &kgo.Record{Topic: topic, Value: []byte("x")}
+		produceAll(t, cl, r)
+		if r.Offset != 20 {
+			t.Fatalf("produce after retention at %d, want 20", r.Offset)
+		}
+	})
+
+	t.Run("bytes", func(t *testing.T) {
+		const topic, limit = "retention-bytes", 1500
+		createTopic(t, adm, topic, 1, map[string]*string{
+			"retention.bytes": strp(strconv.Itoa(limit)), "retention.ms": strp("-1"),
+			"segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+		})
+		id := topicID(t, adm, topic)
+		produceSingles(t, n.Addr(), topic, 30)
+		// Kafka deletes the oldest segments while what remains is still at
+		// least retention.bytes: afterwards the log holds >= limit bytes
+		// and dropping its oldest segment would go below the limit.
+		var start int64
+		testutil.Eventually(t, 30*time.Second, func() error {
+			start = startOf(topic)
+			bases, sizes := segSizes(topic)
+			var total int64
+			for _, s := range sizes {
+				total += s
+			}
+			switch {
+			case start == 0 || len(bases) == 0:
+				return fmt.Errorf("start offset %d, segments %v", start, bases)
+			case bases[0] != start:
+				return fmt.Errorf("start offset %d but oldest segment %d (segments %v)", start, bases[0], bases)
+			case total-sizes[0] >= limit:
+				return fmt.Errorf("%d bytes in segments %v %v: the oldest could go", total, bases, sizes)
+			case total < limit:
+				return fmt.Errorf("only %d bytes left in segments %v %v, below retention.bytes %d", total, bases, sizes, limit)
+			}
+			return nil
+		})
+		wantCode(t, "fetch at 0", fetchRaw(t, cl, topic, id, 0, 0).ErrorCode, kerr.OffsetOutOfRange)
+		wantCode(t, "fetch below start", fetchRaw(t, cl, topic, id, 0, start-1).ErrorCode, kerr.OffsetOutOfRange)
+		got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: start}, int(30-start), 20*time.Second)
+		if got[0].Offset != start || got[len(got)-1].Offset != 29 {
+			t.Fatalf("read %d..%d, want %d..29", got[0].Offset, got[len(got)-1].Offset, start)
+		}
+	})
+}
+
+func TestFranzZeroCopy(t *testing.T) {
+	for _, sendfile := range []bool{true, false} {
+		t.Run("sendfile="+strconv.FormatBool(sendfile), func(t *testing.T) {
+			n := testutil.StartBroker(t, map[string]string{"samsa.fetch.sendfile": strconv.FormatBool(sendfile)})
+			adm := newAdmin(t, n.Addr())
+			const topic, count, size = "zerocopy", 2000, 500
+			createTopic(t, adm, topic, 1, nil)
+			prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			var recs []*kgo.Record
+			for i := 0; i < count; i++ {
+				recs = append(recs, &kgo.Record{Topic: topic, Value: bytes.Repeat([]byte{byte(i)}, size)})
+			}
+			produceAll(t, prod, recs...)
+			var logBytes int64
+			for _, s := range segmentLogs(t, n.PartitionDir(topic, 0)) {
+				fi, err := os.Stat(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logBytes += fi.Size()
+			}
+			if logBytes < count*size {
+				t.Fatalf("test setup: %d bytes of log for %d value bytes", logBytes, count*size)
+			}
+
+			sf0, cp0 := n.SendfileBytes(), n.CopiedFileBytes()
+			got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, count, 30*time.Second)
+			for i, r := range got {
+				if r.Offset != int64(i) || !bytes.Equal(r.Value, recs[i].Value) {
+					t.Fatalf("record %d: offset %d, value differs", i, r.Offset)
+				}
+			}
+			sf, cp := n.SendfileBytes()-sf0, n.CopiedFileBytes()-cp0
+			t.Logf("log %d bytes; consumer read: sendfile %d bytes, copied %d bytes", logBytes, sf, cp)
+			// Every batch reached the consumer at least once.
+			if sendfile && (sf < logBytes || cp != 0) {
+				t.Fatalf("sendfile on: %d bytes sent with sendfile, %d copied; want >= %d and 0", sf, cp, logBytes)
+			}
+			if !sendfile && (cp < logBytes || sf != 0) {
+				t.Fatalf("sendfile off: %d bytes copied, %d with sendfile; want >= %d and 0", cp, sf, logBytes)
+			}
+		})
+	}
+}
+
+func TestFranzFetchLongPoll(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const topic = "longpoll"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	prod := newKgo(t, n.Addr())
+
+	t.Run("kgo consumer wakes on append", func(t *testing.T) {
+		fetchSent := make(chan struct{})
+		var once sync.Once
+		hook := fetchWriteHook(func() { once.Do(func() { close(fetchSent) }) })
+		cons := newKgo(t, n.Addr(), kgo.WithHooks(hook), kgo.FetchMaxWait(5*time.Second),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}))
+		type result struct {
+			recs []*kgo.Record
+			at   time.Time
+			err  error
+		}
+		done := make(chan result, 1)
+		ctx := testCtx(t, 20*time.Second)
+		go func() {
+			for {
+				fs := cons.PollFetches(ctx)
+				if ctx.Err() != nil || len(fs.Errors()) > 0 || len(fs.Records()) > 0 {
+					res := result{recs: fs.Records(), at: time.Now(), err: ctx.Err()}
+					if errs := fs.Errors(); len(errs) > 0 && res.err == nil {
+						res.err = errs[0].Err
+					}
+					done <- res
+					return
+				}
+			}
+		}()
+		select {
+		case <-fetchSent:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the consumer sent no Fetch")
+		}
+		// The consumer's fetch is parked on the empty partition; append
+		// 300 ms later.
+		time.Sleep(300 * time.Millisecond)
+		r := &kgo.Record{Topic: topic, Value: []byte("wake up")}
+		produceAll(t, prod, r)
+		acked := time.Now()
+		res := <-done
+		if res.err != nil || len(res.recs) != 1 || string(res.recs[0].Value) != "wake up" {
+			t.Fatalf("consumer: %d records, err %v", len(res.recs), res.err)
+		}
+		if lat := res.at.Sub(acked); lat > 3*time.Second {
+			t.Fatalf("consumer got the record %v after the produce was acknowledged: the fetch did not wake on the append", lat)
+		} else {
+			t.Logf("consumer got the record %v after the ack", lat)
+		}
+	})
+
+	t.Run("raw fetch waits MaxWait then answers empty", func(t *testing.T) {
+		cl := newKgo(t, n.Addr())
+		start := time.Now()
+		sp := fetchRawWait(t, cl, topic, id, 0, 1, 700, 1)
+		took := time.Since(start)
+		wantCode(t, "fetch at the end", sp.ErrorCode, nil)
+		if len(sp.RecordBatches) != 0 || took < 600*time.Millisecond || took > 5*time.Second {
+			t.Fatalf("fetch at the end with MaxWait 700ms: %d record bytes after %v; want none after about 700ms", len(sp.RecordBatches), took)
+		}
+	})
+
+	t.Run("raw fetch wakes on append", func(t *testing.T) {
+		cl := newKgo(t, n.Addr())
+		type result struct {
+			sp  kmsg.FetchResponseTopicPartition
+			at  time.Time
+			err error
+		}
+		done := make(chan result, 1)
+		ctx := testCtx(t, 20*time.Second)
+		go func() {
+			req := kmsg.NewPtrFetchRequest()
+			req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 5000, 1, 1<<20
+			req.SessionEpoch = -1
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = topic, id
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.FetchOffset, rp.CurrentLeaderEpoch, rp.LogStartOffset, rp.PartitionMaxBytes = 1, -1, -1, 1<<20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			resp, err := req.RequestWith(ctx, cl)
+			res := result{at: time.Now(), err: err}
+			if err == nil && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+				res.sp = resp.Topics[0].Partitions[0]
+			}
+			done <- res
+		}()
+		time.Sleep(300 * time.Millisecond)
+		r := &kgo.Record{Topic: topic, Value: []byte("second")}
+		produceAll(t, prod, r)
+		acked := time.Now()
+		res := <-done
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		wantCode(t, "long-poll fetch", res.sp.ErrorCode, nil)
+		bs := scanBatches(res.sp.RecordBatches)
+		if len(bs) != 1 || bs[0].baseOffset != 1 {
+			t.Fatalf("long-poll fetch returned batches %+v, want the one at offset 1", bs)
+		}
+		if lat := res.at.Sub(acked); lat > 3*time.Second {
+			t.Fatalf("long-poll fetch answered %v after the ack", lat)
+		}
+	})
+}
+
+// fetchWriteHook calls f after each Fetch request is written to a broker.
+type fetchWriteHook func()
+
+func (h fetchWriteHook) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == int16(kmsg.Fetch) && err == nil {
+		h()
+	}
+}
+
+func TestFranzIdempotentProducer(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const topic = "idempotent"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+
+	// Two default (idempotent) kgo producers get different producer ids.
+	for i := 0; i < 2; i++ {
+		produceAll(t, newKgo(t, n.Addr()), &kgo.Record{Topic: topic, Value: []byte("p" + strconv.Itoa(i))})
+	}
+	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 2, 20*time.Second)
+	for _, r := range got {
+		if r.ProducerID < 0 || r.ProducerEpoch < 0 {
+			t.Fatalf("record %d: producer id %d epoch %d, want an idempotent producer", r.Offset, r.ProducerID, r.ProducerEpoch)
+		}
+	}
+	if got[0].ProducerID == got[1].ProducerID {
+		t.Fatalf("two producers share producer id %d", got[0].ProducerID)
+	}
+
+	// Raw InitProducerId.
+	cl := newKgo(t, n.Addr())
+	initPID := func() (int64, int16) {
+		t.Helper()
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis = 60000
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			t.Fatalf("InitProducerId: %v", err)
+		}
+		wantCode(t, "InitProducerId", resp.ErrorCode, nil)
+		return resp.ProducerID, resp.ProducerEpoch
+	}
+	pid, epoch := initPID()
+	pid2, _ := initPID()
+	if pid < 0 || epoch != 0 || pid2 < 0 || pid2 == pid || pid2 == got[0].ProducerID || pid2 == got[1].ProducerID || pid == got[0].ProducerID || pid == got[1].ProducerID {
+		t.Fatalf("InitProducerId: ids %d (epoch %d) and %d, kgo producers %d and %d; want distinct ids, epoch 0",
+			pid, epoch, pid2, got[0].ProducerID, got[1].ProducerID)
+	}
+
+	// Sequences: duplicates get the original offset, gaps are refused.
+	ts := time.Now().UnixMilli()
+	batch := func(seq int32, vals ...string) []byte {
+		var bs [][]byte
+		for _, v := range vals {
+			bs = append(bs, []byte(v))
+		}
+		return rawBatch(pid, epoch, seq, ts, bs...)
+	}
+	produce := func(what string, records []byte, wantErr *kerr.Error, wantOff int64) {
+		t.Helper()
+		sp := produceRaw(t, cl, topic, id, 0, records)
+		wantCode(t, what, sp.ErrorCode, wantErr)
+		if wantErr == nil && sp.BaseOffset != wantOff {
+			t.Fatalf("%s: base offset %d, want %d", what, sp.BaseOffset, wantOff)
+		}
+	}
+	endOffset := func() int64 {
+		t.Helper()
+		lo, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := lo.Lookup(topic, 0)
+		return o.Offset
+	}
+	produce("seq 0", batch(0, "a", "b", "c"), nil, 2)
+	produce("seq 3", batch(3, "d", "e"), nil, 5)
+	produce("seq 3 again", batch(3, "d", "e"), nil, 5)
+	produce("seq 0 again", batch(0, "a", "b", "c"), nil, 2)
+	produce("seq 10 (gap)", batch(10, "x"), kerr.OutOfOrderSequenceNumber, 0)
+	if e := endOffset(); e != 7 {
+		t.Fatalf("end offset %d after duplicates and a gap, want 7", e)
+	}
+
+	// Producer state is rebuilt on restart.
+	n.Restart()
+	cl = newKgo(t, n.Addr())
+	produce("seq 3 after restart", batch(3, "d", "e"), nil, 5)
+	produce("seq 10 after restart", batch(10, "x"), kerr.OutOfOrderSequenceNumber, 0)
+	produce("seq 5 after restart", batch(5, "f"), nil, 7)
+
+	// Kafka keeps the last five batches per producer: after seq 6..10,
+	// seq 6 is still a duplicate, seq 5 is not.
+	for s := int32(6); s <= 10; s++ {
+		produce(fmt.Sprintf("seq %d", s), batch(s, "s"+strconv.Itoa(int(s))), nil, int64(s+2))
+	}
+	produce("seq 6 again (in the window)", batch(6, "s6"), nil, 8)
+	produce("seq 5 again (out of the window)", batch(5, "f"), kerr.OutOfOrderSequenceNumber, 0)
+	if e := endOffset(); e != 13 {
+		t.Fatalf("end offset %d, want 13", e)
+	}
+	recs := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 2}, 11, 20*time.Second)
+	want := []string{"a", "b", "c", "d", "e", "f", "s6", "s7", "s8", "s9", "s10"}
+	for i, r := range recs {
+		if r.Offset != int64(i+2) || string(r.Value) != want[i] || r.ProducerID != pid {
+			t.Fatalf("record %d: offset %d value %q producer %d; want %d %q %d", i, r.Offset, r.Value, r.ProducerID, i+2, want[i], pid)
+		}
+	}
+}
