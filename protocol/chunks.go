@@ -67,11 +67,11 @@ func (k *chunkPiece) isRegion() bool { return k.region.File != nil }
 // use; Reset makes a Chunks reusable without giving up its buffers. A Chunks
 // is not safe for concurrent use.
 type Chunks struct {
-	buf    []byte  // owned in-memory bytes, referenced by chunks and the tail
-	tail   int     // buf[tail:] is pending bytes not yet in chunks
+	buf    []byte       // owned in-memory bytes, referenced by chunks and the tail
+	tail   int          // buf[tail:] is pending bytes not yet in chunks
 	chunks []chunkPiece // completed chunks, in message order
-	n      int64   // total length of chunks (the tail excluded)
-	err    error   // sticky encoding error, reported by WriteTo
+	n      int64        // total length of chunks (the tail excluded)
+	err    error        // sticky encoding error, reported by WriteTo
 
 	iov     [][]byte // scratch for writev
 	scratch []byte   // scratch for tagged-field bodies

@@ -99,7 +99,9 @@ func sendRegion(rc syscall.RawConn, w io.Writer, r FileRegion, st *Stats) (int64
 		}
 	})
 	if ctlErr != nil {
-		return sent, fmt.Errorf("protocol: file region %s: %w", fileRegionString(r), ctlErr)
+		// Control fails only when the file is closed (poll's
+		// ErrFileClosing); report it as os.ErrClosed, as File.ReadAt does.
+		return sent, fmt.Errorf("protocol: file region %s: %w (%v)", fileRegionString(r), os.ErrClosed, ctlErr)
 	}
 	if unsupported {
 		return copyRegion(w, r, st)
