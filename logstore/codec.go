@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -64,6 +65,9 @@ func putBuf(b *[]byte) {
 // with putBuf. Corrupt input is ErrInvalidRecord, output past limit
 // ErrDecompressedTooLarge.
 func decompress(c Codec, src []byte, limit int) (*[]byte, error) {
+	if len(src) == 0 {
+		return nil, fmt.Errorf("%w: empty %s data", ErrInvalidRecord, c)
+	}
 	buf := getBuf()
 	var err error
 	switch c {
@@ -161,20 +165,27 @@ func unlz4(buf *[]byte, src []byte, limit int) error {
 // zstd decoders are expensive to build: keep a pool of single-goroutine
 // decoders (no background goroutines to leak when the pool drops one) and
 // use DecodeAll, which decodes straight into the output without a window
-// ring. Each decoder's max-memory option is set to the call's limit, which
-// bounds the declared frame size, the window and the output.
+// ring, so a frame's declared window costs no memory. The output is capped
+// by the capacity of the destination (WithDecodeAllCapLimit), which starts
+// at the declared content size or a guess from the input size and grows
+// geometrically up to the limit, so memory follows the real output and
+// never passes the limit. The decoder's max-memory option also caps the
+// accepted window; it is never set below zstdMinWindow because producers
+// declare windows of up to 8 MiB (zstd-jni level 19) whatever the batch size.
 type zstdDec struct {
-	d     *zstd.Decoder
-	limit int
+	d   *zstd.Decoder
+	mem int // the decoder's current max-memory setting
 }
+
+const zstdMinWindow = 8 << 20
 
 var zstdPool = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(DefaultMaxUncompressed))
+		zstd.WithDecoderMaxMemory(DefaultMaxUncompressed), zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
 		return nil
 	}
-	return &zstdDec{d: d, limit: DefaultMaxUncompressed}
+	return &zstdDec{d: d, mem: DefaultMaxUncompressed}
 }}
 
 func unzstd(buf *[]byte, src []byte, limit int) error {
@@ -183,24 +194,42 @@ func unzstd(buf *[]byte, src []byte, limit int) error {
 		return errors.New("zstd decoder unavailable")
 	}
 	defer zstdPool.Put(z)
-	if z.limit != limit {
-		if err := z.d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(limit))); err != nil {
+	if mem := max(limit, zstdMinWindow); z.mem != mem {
+		if err := z.d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(mem)), zstd.WithDecodeAllCapLimit(true)); err != nil {
 			return err
 		}
-		z.limit = limit
+		z.mem = mem
 	}
-	out, err := z.d.DecodeAll(src, (*buf)[:0])
-	if err != nil {
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+	size := min(limit, max(4*len(src), 64<<10))
+	var fh zstd.Header
+	if fh.Decode(src) == nil && fh.HasFCS {
+		if fh.FrameContentSize > uint64(limit) {
 			return ErrDecompressedTooLarge
 		}
-		return err
+		size = max(size, int(fh.FrameContentSize))
 	}
-	if len(out) > limit {
-		return ErrDecompressedTooLarge
+	for {
+		b := *buf
+		if cap(b) < size {
+			b = make([]byte, 0, size)
+			*buf = b
+		}
+		out, err := z.d.DecodeAll(src, b[:0:size])
+		switch {
+		case err == nil:
+			*buf = out
+			return nil
+		case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+			if size >= limit {
+				return ErrDecompressedTooLarge
+			}
+			size = min(limit, size*4)
+		case errors.Is(err, zstd.ErrWindowSizeExceeded):
+			return ErrDecompressedTooLarge
+		default:
+			return err
+		}
 	}
-	*buf = out
-	return nil
 }
 
 // xerialMagic starts a snappy stream framed the way the Java client
@@ -230,13 +259,8 @@ func snappyBlock(buf *[]byte, src []byte, limit int) error {
 	if n > limit-len(*buf) {
 		return ErrDecompressedTooLarge
 	}
-	b := *buf
-	start := len(b)
-	if cap(b)-start < n {
-		nb := make([]byte, start, start+n)
-		copy(nb, b)
-		b = nb
-	}
+	start := len(*buf)
+	b := slices.Grow(*buf, n) // amortised growth across xerial blocks
 	out, err := snappy.Decode(b[start:start+n], src)
 	if err != nil {
 		return err
