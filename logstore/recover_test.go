@@ -1,0 +1,434 @@
+package logstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// coreFileBatches returns the start positions and headers of the batches
+// in a segment file.
+func coreFileBatches(t testing.TB, path string) ([]int64, []BatchHeader) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos []int64
+	var hs []BatchHeader
+	for p := int64(0); p < int64(len(b)); {
+		h, err := ParseBatchHeader(b[p:])
+		if err != nil {
+			t.Fatalf("%s at %d: %v", path, p, err)
+		}
+		pos = append(pos, p)
+		hs = append(hs, h)
+		p += h.Size()
+	}
+	return pos, hs
+}
+
+func TestCleanCloseReopenSkipsScan(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 4096
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 30; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), 100)
+	}
+	last := coreBatchP(t, 2, 5000, 10, 7, 0, 0)
+	if _, err := l.Append(bytes.Clone(last), 4, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	end, nsegs := l.EndOffset(), len(l.segments())
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, cleanShutdownName)); err != nil {
+		t.Fatalf("no clean shutdown marker: %v", err)
+	}
+
+	l = coreOpen(t, dir, cfg)
+	if n := l.recoveredSegments.Load(); n != 0 {
+		t.Fatalf("clean reopen scanned %d segments", n)
+	}
+	if n := l.replayedBatches.Load(); n != 0 {
+		t.Fatalf("clean reopen replayed %d batches into producer state", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, cleanShutdownName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("marker not removed by Open: %v", err)
+	}
+	if l.EndOffset() != end || len(l.segments()) != nsegs || l.LatestEpoch() != 4 {
+		t.Fatalf("reopened end %d segs %d epoch %d; want %d %d 4", l.EndOffset(), len(l.segments()), l.LatestEpoch(), end, nsegs)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, end)
+	dup, err := l.Append(bytes.Clone(last), 4, coreT0)
+	if err != nil || !dup.Duplicate || dup.FirstOffset != end-2 {
+		t.Fatalf("retry after clean reopen: %+v %v", dup, err)
+	}
+	coreAppend(t, l, 1, 6000, 10)
+	if off, ts, found, err := l.OffsetForTimestamp(1015); err != nil || !found || off != 29 || ts != 1015 {
+		t.Fatalf("OffsetForTimestamp after reopen: %d %d %v %v", off, ts, found, err)
+	}
+	if off, ts, err := l.MaxTimestamp(); err != nil || off != end || ts != 6000 {
+		t.Fatalf("MaxTimestamp after reopen: %d %d %v", off, ts, err)
+	}
+
+	// A crash now (no marker) makes the next Open scan the active segment.
+	coreCrash(t, l)
+	l = coreOpen(t, dir, cfg)
+	if l.recoveredSegments.Load() == 0 {
+		t.Fatal("reopen after a crash did not recover")
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, end+1)
+}
+
+func TestUncleanReopenRecovers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 4096
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 40; i++ {
+		coreAppend(t, l, 3, 1000+int64(i), 80)
+	}
+	end := l.EndOffset()
+	active := l.active.base
+	coreCrash(t, l)
+
+	l = coreOpen(t, dir, cfg)
+	if l.recoveredSegments.Load() == 0 {
+		t.Fatal("no recovery scan after an unclean shutdown")
+	}
+	if l.EndOffset() != end || l.active.base != active {
+		t.Fatalf("end %d active %d, want %d %d", l.EndOffset(), l.active.base, end, active)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, end)
+	coreAppend(t, l, 2, 5000, 10)
+	if off, _, found, _ := l.OffsetForTimestamp(5000); !found || off != end {
+		t.Fatalf("OffsetForTimestamp(5000) = %d %v", off, found)
+	}
+}
+
+// TestTornTail cuts the active segment inside its last batches (header and
+// body) and checks that every whole batch before the cut survives and
+// appends continue right after it.
+func TestTornTail(t *testing.T) {
+	for _, cut := range []int64{1, 20, BatchHeaderSize - 1, BatchHeaderSize, BatchHeaderSize + 7, -1} {
+		dir := t.TempDir()
+		cfg := coreConfig()
+		cfg.SegmentBytes = 8192
+		l := coreOpen(t, dir, cfg)
+		for i := 0; i < 50; i++ {
+			coreAppend(t, l, 2, 1000+int64(i), 60)
+		}
+		path := segmentName(dir, l.active.base, logSuffix)
+		coreCrash(t, l)
+
+		pos, hs := coreFileBatches(t, path)
+		k := len(hs) - 2 // cut inside the second-to-last batch
+		at := pos[k] + cut
+		if cut < 0 {
+			at = pos[k] + hs[k].Size() + cut // one byte short of whole
+		}
+		if err := os.Truncate(path, at); err != nil {
+			t.Fatal(err)
+		}
+
+		l = coreOpen(t, dir, cfg)
+		want := hs[k].BaseOffset
+		if l.EndOffset() != want {
+			t.Fatalf("cut %d: end %d, want %d", cut, l.EndOffset(), want)
+		}
+		if st, _ := os.Stat(path); st.Size() != pos[k] {
+			t.Fatalf("cut %d: file %d bytes, want truncated to %d", cut, st.Size(), pos[k])
+		}
+		coreCheckContiguous(t, coreReadAll(t, l, 0), 0, want)
+		res := coreAppend(t, l, 3, 9000, 10)
+		if res.FirstOffset != want {
+			t.Fatalf("append after recovery at %d, want %d", res.FirstOffset, want)
+		}
+		coreCheckContiguous(t, coreReadAll(t, l, 0), 0, want+3)
+	}
+}
+
+func TestBitflipTruncatesAtCorruptBatch(t *testing.T) {
+	const k = 12
+	for _, where := range []string{"records", "attributes", "length", "magic", "offset"} {
+		dir := t.TempDir()
+		cfg := coreConfig()
+		l := coreOpen(t, dir, cfg)
+		for i := 0; i < 20; i++ {
+			coreAppend(t, l, 2, 1000+int64(i), 60)
+		}
+		path := segmentName(dir, l.active.base, logSuffix)
+		coreCrash(t, l)
+		pos, hs := coreFileBatches(t, path)
+		b, _ := os.ReadFile(path)
+		at := map[string]int64{"records": hs[k].Size() - 5, "attributes": 22, "length": 9, "magic": 16, "offset": 3}[where]
+		b[pos[k]+at] ^= 0x10
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l = coreOpen(t, dir, cfg)
+		if l.EndOffset() != hs[k].BaseOffset {
+			t.Fatalf("flip in %s: end %d, want %d", where, l.EndOffset(), hs[k].BaseOffset)
+		}
+		coreCheckContiguous(t, coreReadAll(t, l, 0), 0, hs[k].BaseOffset)
+		coreAppend(t, l, 1, 3000, 1)
+	}
+}
+
+func TestCorruptSealedSegmentDropsLaterOnes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 40; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), 100)
+	}
+	bases := coreSegmentBases(l)
+	coreCrash(t, l)
+	// Without a recovery point every segment is checked.
+	if err := os.Remove(filepath.Join(dir, recoveryPointName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	path := segmentName(dir, bases[1], logSuffix)
+	pos, hs := coreFileBatches(t, path)
+	b, _ := os.ReadFile(path)
+	b[pos[2]+BatchHeaderSize+3] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.EndOffset() != hs[2].BaseOffset {
+		t.Fatalf("end %d, want %d", l.EndOffset(), hs[2].BaseOffset)
+	}
+	if got := coreSegmentBases(l); len(got) != 2 {
+		t.Fatalf("segments %v, want the first two only", got)
+	}
+	if _, err := os.Stat(segmentName(dir, bases[2], logSuffix)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("later segment not deleted: %v", err)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, hs[2].BaseOffset)
+	coreAppend(t, l, 1, 1, 1)
+}
+
+func TestRecoveryPointLimitsTheScan(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 40; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), 100)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(l.segments())
+	coreCrash(t, l)
+	l = coreOpen(t, dir, cfg)
+	if got := l.recoveredSegments.Load(); got != 1 {
+		t.Fatalf("recovered %d of %d segments after Flush, want only the active one", got, n)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 80)
+}
+
+func TestIndexRebuild(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 4096
+	cfg.IndexIntervalBytes = 256
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 40; i++ {
+		coreAppend(t, l, 2, 1000+int64(i*2), 100)
+	}
+	bases := coreSegmentBases(l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// sealed: index missing, time index garbage; active: index garbage
+	if err := os.Remove(segmentName(dir, bases[0], indexSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(segmentName(dir, bases[0], timeIndexSuffix), []byte("garbage!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(segmentName(dir, bases[1], indexSuffix))
+	if len(good) < 16 {
+		t.Fatalf("index of segment %d has %d bytes, want entries", bases[1], len(good))
+	}
+	bad := bytes.Clone(good)
+	bad[5] ^= 0x40 // position of the first entry
+	if err := os.WriteFile(segmentName(dir, bases[1], indexSuffix), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := bases[len(bases)-1]
+	if err := os.WriteFile(segmentName(dir, last, indexSuffix), []byte{1, 2, 3}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	l = coreOpen(t, dir, cfg)
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 80)
+	for i := 0; i < 80; i += 7 {
+		res, err := l.Read(int64(i), 1, -1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := regionBatches(t, res)
+		res.Release()
+		if hs[0].BaseOffset > int64(i) || hs[0].LastOffset() < int64(i) {
+			t.Fatalf("Read(%d) returned batch %d..%d", i, hs[0].BaseOffset, hs[0].LastOffset())
+		}
+	}
+	if off, ts, found, err := l.OffsetForTimestamp(1003); err != nil || !found || off != 3 || ts != 1003 {
+		t.Fatalf("OffsetForTimestamp(1003) = %d %d %v %v", off, ts, found, err)
+	}
+	rebuilt, err := os.ReadFile(segmentName(dir, bases[1], indexSuffix))
+	if err != nil || !bytes.Equal(rebuilt, good) {
+		t.Fatalf("index of %d not rebuilt to the original (%v)", bases[1], err)
+	}
+	if _, err := os.Stat(segmentName(dir, bases[0], indexSuffix)); err != nil {
+		t.Fatalf("missing index not rewritten: %v", err)
+	}
+}
+
+func TestProducerStateRebuiltAfterCrash(t *testing.T) {
+	for _, snap := range []string{"kept", "corrupt", "removed"} {
+		dir := t.TempDir()
+		cfg := coreConfig()
+		cfg.SegmentBytes = 2048
+		l := coreOpen(t, dir, cfg)
+		var seq int32
+		var batches [][]byte
+		for i := 0; i < 20; i++ {
+			b := coreBatchP(t, 2, 1000+int64(i), 100, 99, 1, seq)
+			batches = append(batches, bytes.Clone(b))
+			if _, err := l.Append(b, 0, coreT0); err != nil {
+				t.Fatal(err)
+			}
+			seq += 2
+		}
+		if len(l.segments()) < 3 {
+			t.Fatal("want rolls (and snapshots)")
+		}
+		coreCrash(t, l)
+		matches, _ := filepath.Glob(filepath.Join(dir, "*"+snapshotSuffix))
+		for _, m := range matches {
+			switch snap {
+			case "corrupt":
+				if err := os.WriteFile(m, []byte("SPSN broken"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case "removed":
+				if err := os.Remove(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		l = coreOpen(t, dir, cfg)
+		if l.replayedBatches.Load() == 0 {
+			t.Fatalf("%s snapshot: nothing replayed", snap)
+		}
+		dup, err := l.Append(bytes.Clone(batches[19]), 0, coreT0)
+		if err != nil || !dup.Duplicate || dup.FirstOffset != 38 {
+			t.Fatalf("%s snapshot: retry of the last batch: %+v %v", snap, dup, err)
+		}
+		if _, err := l.Append(coreBatchP(t, 1, 1, 1, 99, 1, seq+1), 0, coreT0); !errors.Is(err, ErrOutOfOrderSequence) {
+			t.Fatalf("%s snapshot: sequence gap accepted: %v", snap, err)
+		}
+		if _, err := l.Append(coreBatchP(t, 1, 1, 1, 99, 1, seq), 0, coreT0); err != nil {
+			t.Fatalf("%s snapshot: next sequence: %v", snap, err)
+		}
+	}
+}
+
+func TestEpochCacheTruncatedWithTheTail(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 5; i++ {
+		if _, err := l.Append(coreBatch(t, 2, 1, 10), 1, coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := l.Append(coreBatch(t, 2, 1, 10), 2, coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e, end := l.EndOffsetForEpoch(1); e != 1 || end != 10 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d %d", e, end)
+	}
+	path := segmentName(dir, l.active.base, logSuffix)
+	coreCrash(t, l)
+	pos, _ := coreFileBatches(t, path)
+	if err := os.Truncate(path, pos[5]+10); err != nil { // inside the first epoch-2 batch
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.EndOffset() != 10 || l.LatestEpoch() != 1 {
+		t.Fatalf("end %d latest epoch %d, want 10 and 1", l.EndOffset(), l.LatestEpoch())
+	}
+	if e, end := l.EndOffsetForEpoch(2); e != -1 || end != -1 {
+		t.Fatalf("EndOffsetForEpoch(2) after truncation = %d %d; want unknown (-1 -1)", e, end)
+	}
+	if _, err := l.Append(coreBatch(t, 1, 1, 1), 3, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if e, end := l.EndOffsetForEpoch(1); e != 1 || end != 10 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d %d", e, end)
+	}
+	if e, end := l.EndOffsetForEpoch(3); e != 3 || end != 11 {
+		t.Fatalf("EndOffsetForEpoch(3) = %d %d", e, end)
+	}
+}
+
+func TestCleanMarkerWithTornTailStillRecovers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 10; i++ {
+		coreAppend(t, l, 2, 1, 10)
+	}
+	path := segmentName(dir, l.active.base, logSuffix)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(coreBatch(t, 1, 1, 10)[:30]); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	l = coreOpen(t, dir, cfg)
+	if l.EndOffset() != 20 || l.recoveredSegments.Load() != 1 {
+		t.Fatalf("end %d recovered %d", l.EndOffset(), l.recoveredSegments.Load())
+	}
+	coreAppend(t, l, 1, 1, 1)
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 21)
+}
+
+func TestOpenCleansStrayFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"00000000000000000100.index", "00000000000000000000.log.tmp", "junk.deleted"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, startOffsetName), []byte("nonsense"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := coreOpen(t, dir, coreConfig())
+	if l.StartOffset() != 0 || l.EndOffset() != 0 {
+		t.Fatalf("start %d end %d", l.StartOffset(), l.EndOffset())
+	}
+	for _, name := range []string{"00000000000000000100.index", "00000000000000000000.log.tmp", "junk.deleted"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s not removed", name)
+		}
+	}
+}
