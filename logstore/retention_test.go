@@ -1,0 +1,157 @@
+package logstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestRetentionByTime(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, dir, cfg)
+	day := int64(24 * 3600 * 1000)
+	base := coreT0.UnixMilli()
+	for i := 0; i < 30; i++ { // 10 days of data, 3 batches a day
+		coreAppend(t, l, 2, base+int64(i)*day/3, 150)
+	}
+	now := coreT0.Add(10 * 24 * time.Hour)
+	if n, err := l.EnforceRetention(now); err != nil || n != 0 {
+		t.Fatalf("infinite retention deleted %d: %v", n, err)
+	}
+	cfg.RetentionMs = 5 * day
+	l.SetConfig(cfg)
+	n, err := l.EnforceRetention(now)
+	if err != nil || n == 0 {
+		t.Fatalf("EnforceRetention: %d %v", n, err)
+	}
+	start := l.StartOffset()
+	if start == 0 || start != l.segments()[0].base {
+		t.Fatalf("start %d, first segment %d", start, l.segments()[0].base)
+	}
+	for _, s := range l.segments() {
+		if now.UnixMilli()-s.largestTimestamp() > cfg.RetentionMs {
+			t.Fatalf("segment %d (max ts %d) should have gone", s.base, s.largestTimestamp())
+		}
+	}
+	// The first remaining segment holds data younger than 5 days; the last deleted didn't.
+	if _, err := l.Read(start-1, 100, -1, true); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("read below start: %v", err)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, start), start, 60)
+	if n, _ := l.EnforceRetention(now); n != 0 {
+		t.Fatalf("second pass deleted %d", n)
+	}
+
+	// Everything expired: the active segment goes too, after a roll.
+	end := l.EndOffset()
+	n, err = l.EnforceRetention(now.Add(30 * 24 * time.Hour))
+	if err != nil || n == 0 {
+		t.Fatal(n, err)
+	}
+	if l.StartOffset() != end || l.EndOffset() != end || l.Size() != 0 || len(l.segments()) != 1 {
+		t.Fatalf("after full expiry start %d end %d size %d segs %v", l.StartOffset(), l.EndOffset(), l.Size(), coreSegmentBases(l))
+	}
+	if res, err := l.Read(end, 100, -1, true); err != nil || res.Size != 0 {
+		t.Fatalf("read at end: %v", err)
+	}
+	coreAppend(t, l, 1, base, 10)
+
+	// The start offset survives a restart.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.StartOffset() != end || l.EndOffset() != end+1 {
+		t.Fatalf("reopened start %d end %d, want %d %d", l.StartOffset(), l.EndOffset(), end, end+1)
+	}
+}
+
+func TestRetentionBySize(t *testing.T) {
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, t.TempDir(), cfg)
+	for i := 0; i < 40; i++ {
+		coreAppend(t, l, 2, coreT0.UnixMilli(), 150)
+	}
+	size := l.Size()
+	cfg.RetentionBytes = size / 2
+	l.SetConfig(cfg)
+	n, err := l.EnforceRetention(coreT0)
+	if err != nil || n == 0 {
+		t.Fatalf("EnforceRetention: %d %v", n, err)
+	}
+	if l.Size() > cfg.RetentionBytes+cfg.SegmentBytes || l.Size() < cfg.RetentionBytes-cfg.SegmentBytes {
+		t.Fatalf("size %d after retention.bytes %d", l.Size(), cfg.RetentionBytes)
+	}
+	// Deleting one more segment would take the log below retention.bytes.
+	if l.Size()-l.segments()[0].size.Load() >= cfg.RetentionBytes {
+		t.Fatalf("retention kept too much: %d", l.Size())
+	}
+	if l.StartOffset() != l.segments()[0].base {
+		t.Fatalf("start %d != first base %d", l.StartOffset(), l.segments()[0].base)
+	}
+	for _, b := range []int64{0} {
+		if _, err := os.Stat(segmentName(l.dir, b, logSuffix)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("segment %d still on disk", b)
+		}
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, l.StartOffset()), l.StartOffset(), 80)
+}
+
+func TestDeleteRecordsBefore(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 30; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), 150)
+	}
+	bases := coreSegmentBases(l)
+	if _, err := l.DeleteRecordsBefore(61); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("past the end: %v", err)
+	}
+	mid := bases[2] + 1
+	got, err := l.DeleteRecordsBefore(mid)
+	if err != nil || got != mid || l.StartOffset() != mid {
+		t.Fatalf("DeleteRecordsBefore(%d) = %d, %v (start %d)", mid, got, err, l.StartOffset())
+	}
+	if b := coreSegmentBases(l); b[0] != bases[2] {
+		t.Fatalf("segments %v, want from %d", b, bases[2])
+	}
+	if got, err := l.DeleteRecordsBefore(3); err != nil || got != mid {
+		t.Fatalf("lower offset: %d %v", got, err)
+	}
+	if _, err := l.Read(mid-1, 100, -1, true); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("read below start: %v", err)
+	}
+	res, err := l.Read(mid, 1, -1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := regionBatches(t, res)
+	res.Release()
+	if hs[0].BaseOffset > mid || hs[0].LastOffset() < mid {
+		t.Fatalf("read at start gave %d..%d", hs[0].BaseOffset, hs[0].LastOffset())
+	}
+	// Persisted without a clean shutdown too.
+	coreCrash(t, l)
+	l = coreOpen(t, dir, cfg)
+	if l.StartOffset() != mid {
+		t.Fatalf("start after crash %d, want %d", l.StartOffset(), mid)
+	}
+	// Up to the end: the log is empty but keeps its offsets.
+	if got, err := l.DeleteRecordsBefore(l.EndOffset()); err != nil || got != 60 {
+		t.Fatalf("delete all: %d %v", got, err)
+	}
+	if res, err := l.Read(60, 100, -1, true); err != nil || res.Size != 0 {
+		t.Fatalf("read at end: %v", err)
+	}
+	coreAppend(t, l, 1, 1, 1)
+	if _, err := os.Stat(filepath.Join(dir, startOffsetName)); err != nil {
+		t.Fatal(err)
+	}
+}
