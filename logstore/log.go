@@ -483,6 +483,23 @@ func (l *Log) Flush() error {
 	return l.flushLocked(time.Now())
 }
 
+// FlushIfDue fsyncs the log when flush.ms has passed since the last flush
+// and something was appended since; a periodic task (Kafka's log flusher)
+// calls it so that an idle partition is flushed too. It reports whether it
+// flushed.
+func (l *Log) FlushIfDue(now time.Time) (bool, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return false, ErrClosed
+	}
+	cfg := l.config()
+	if l.unflushed == 0 || cfg.FlushMs == math.MaxInt64 || now.Sub(l.lastFlush) < time.Duration(cfg.FlushMs)*time.Millisecond {
+		return false, nil
+	}
+	return true, l.flushLocked(now)
+}
+
 func (l *Log) flushLocked(now time.Time) error {
 	start := time.Now()
 	for _, s := range l.segments() {

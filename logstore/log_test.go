@@ -440,6 +440,33 @@ func TestFlushMessages(t *testing.T) {
 	}
 }
 
+func TestFlushMs(t *testing.T) {
+	cfg := coreConfig()
+	cfg.FlushMs = 1000
+	l := coreOpen(t, t.TempDir(), cfg)
+	l.lastFlush = coreT0
+	if ok, err := l.FlushIfDue(coreT0.Add(time.Hour)); ok || err != nil {
+		t.Fatalf("flushed with nothing appended: %v %v", ok, err)
+	}
+	coreAppend(t, l, 1, 0, 1) // appended at coreT0: not due yet
+	if l.unflushed != 1 {
+		t.Fatalf("unflushed %d", l.unflushed)
+	}
+	if ok, _ := l.FlushIfDue(coreT0.Add(999 * time.Millisecond)); ok {
+		t.Fatal("flushed before flush.ms")
+	}
+	if ok, err := l.FlushIfDue(coreT0.Add(time.Second)); !ok || err != nil || l.unflushed != 0 {
+		t.Fatalf("not flushed after flush.ms: %v %v", ok, err)
+	}
+	// An append after flush.ms since the last flush flushes by itself.
+	if _, err := l.Append(coreBatch(t, 1, 0, 1), 0, coreT0.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if l.unflushed != 0 {
+		t.Fatalf("append past flush.ms left %d unflushed", l.unflushed)
+	}
+}
+
 func TestClosedLog(t *testing.T) {
 	l := coreOpen(t, t.TempDir(), coreConfig())
 	coreAppend(t, l, 1, 0, 1)
