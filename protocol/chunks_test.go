@@ -242,12 +242,14 @@ func TestChunksWriteToPaths(t *testing.T) {
 	}
 }
 
-// TestChunksWriteToLargeSlowReader sends a 64 MiB region through small
-// socket buffers to a reader taking 16 KiB at a time, so that sendfile meets
-// EAGAIN and partial writes many times.
+// TestChunksWriteToLargeSlowReader sends 3 MiB of in-memory bytes and a
+// 64 MiB region through small socket buffers to a reader taking 16 KiB at a
+// time, so that sendmsg and sendfile meet EAGAIN and partial writes many
+// times.
 func TestChunksWriteToLargeSlowReader(t *testing.T) {
 	const size = 64 << 20
 	data := cwPattern(size + 100)
+	big := data[:3<<20]
 	f := cwTempFile(t, data)
 	for _, useSendfile := range []bool{true, false} {
 		cli, srv := cwTCPPair(t)
@@ -259,6 +261,7 @@ func TestChunksWriteToLargeSlowReader(t *testing.T) {
 		}
 		var c Chunks
 		c.Bytes([]byte("header"))
+		c.Bytes(big) // large in-memory bytes before a region: partial sendmsg
 		c.File(FileRegion{File: f, Offset: 77, Length: size})
 		c.Bytes([]byte("trailer"))
 		type digest struct {
@@ -291,9 +294,10 @@ func TestChunksWriteToLargeSlowReader(t *testing.T) {
 		d := cwRecv(t, got)
 		h := sha256.New()
 		h.Write([]byte("header"))
+		h.Write(big)
 		h.Write(data[77 : 77+size])
 		h.Write([]byte("trailer"))
-		want := int64(len("header") + size + len("trailer"))
+		want := int64(len("header") + len(big) + size + len("trailer"))
 		if n != want || d.n != want || !bytes.Equal(d.sum, h.Sum(nil)) {
 			t.Fatalf("sendfile=%v: wrote %d, peer got %d bytes, want %d (content equal %v)", useSendfile, n, d.n, want, bytes.Equal(d.sum, h.Sum(nil)))
 		}

@@ -33,7 +33,7 @@ func (c *Chunks) sendfileTo(w io.Writer, st *Stats) (written int64, ok bool, err
 			c.iov = append(c.iov, c.bytesOf(k))
 			continue
 		}
-		n, err := c.writeIOV(w)
+		n, err := c.writeIOVMore(rc, w)
 		written += n
 		if err != nil {
 			return written, true, err
@@ -47,6 +47,68 @@ func (c *Chunks) sendfileTo(w io.Writer, st *Stats) (written int64, ok bool, err
 	n, err := c.writeIOV(w)
 	written += n
 	return written, true, err
+}
+
+// maxIOV is Linux's IOV_MAX: more buffers than this go through writeIOV.
+const maxIOV = 1024
+
+// writeIOVMore writes the in-memory chunks collected in c.iov, which a
+// region follows, with sendmsg(MSG_MORE): the kernel holds a short header
+// back to fill one TCP segment with the region's first bytes, instead of
+// sending it alone (sockets are TCP_NODELAY). sendfile clears the hint after
+// its last page, so nothing is held longer than the send itself. Writers that
+// are not sockets (pipes, files) take the plain writeIOV.
+func (c *Chunks) writeIOVMore(rc syscall.RawConn, w io.Writer) (int64, error) {
+	if len(c.iov) == 0 {
+		return 0, nil
+	}
+	if len(c.iov) > maxIOV {
+		return c.writeIOV(w)
+	}
+	var (
+		iov         = c.iov
+		sent        int64
+		sendErr     error
+		unsupported bool
+	)
+	wErr := rc.Write(func(fd uintptr) bool {
+		for len(iov) > 0 {
+			n, err := unix.SendmsgBuffers(int(fd), iov, nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+			if n > 0 {
+				sent += int64(n)
+				for n > 0 {
+					if n < len(iov[0]) {
+						iov[0] = iov[0][n:]
+						break
+					}
+					n -= len(iov[0])
+					iov = iov[1:]
+				}
+			}
+			switch {
+			case err == nil:
+			case errors.Is(err, unix.EAGAIN):
+				return false
+			case errors.Is(err, unix.EINTR):
+			case sent == 0 && (errors.Is(err, unix.ENOTSOCK) || errors.Is(err, unix.EOPNOTSUPP)):
+				unsupported = true
+				return true
+			default:
+				sendErr = os.NewSyscallError("sendmsg", err)
+				return true
+			}
+		}
+		return true
+	})
+	if unsupported {
+		return c.writeIOV(w) // nothing was sent; c.iov is intact
+	}
+	clear(c.iov)
+	c.iov = c.iov[:0]
+	if sendErr == nil {
+		sendErr = wErr
+	}
+	return sent, sendErr
 }
 
 // sendRegion sends r to the socket behind rc with sendfile, from r.Offset
