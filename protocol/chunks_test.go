@@ -365,6 +365,48 @@ func TestChunksWriteToPipeAndFile(t *testing.T) {
 	}
 }
 
+// TestChunksWriteToUnixSocket: sendmsg and sendfile work on a Unix stream
+// socket too.
+func TestChunksWriteToUnixSocket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	data := frRandBytes(rng, 1<<20)
+	f := cwTempFile(t, data)
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	cli, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv := cwRecv(t, accepted)
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+	defer srv.Close()
+	var c Chunks
+	want, regionBytes := cwMixed(rng, &c, f, data, 30)
+	got := cwReadAll(srv, 3000, true)
+	var st Stats
+	if _, err := c.WriteTo(cli, true, &st); err != nil {
+		t.Fatal(err)
+	}
+	cli.(*net.UnixConn).CloseWrite()
+	if b := cwRecv(t, got); !bytes.Equal(b, want) {
+		t.Fatalf("got %d bytes, want %d", len(b), len(want))
+	}
+	if st.SendfileBytes.Load() != regionBytes || st.CopiedFileBytes.Load() != 0 {
+		t.Fatalf("counters %d/%d, want %d/0", st.SendfileBytes.Load(), st.CopiedFileBytes.Load(), regionBytes)
+	}
+}
+
 // TestChunksWriteToShortFile: a region that extends past the end of its
 // file fails on both paths (and over a pipe) instead of hanging or sending
 // garbage.
