@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -83,6 +84,8 @@ type Store struct {
 	ctx    context.Context // cancelled by Close; parent of every goroutine's context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per goroutine started by spawn
+
+	watches atomic.Int32 // running watches (WatchTopics, WatchBrokers)
 
 	regMu sync.Mutex // serialises (re-)registration
 
@@ -294,8 +297,12 @@ func (s *Store) superviseSession(ctx context.Context) {
 		case <-old.Done():
 		}
 		s.log.Warn("etcd lease lost; taking a new one", "node", s.cfg.NodeID, "lease", int64(old.Lease()))
+		// Best effort: the lease may still live on the server, holding the
+		// registration that the new lease needs.
 		rctx, cancel := context.WithTimeout(ctx, time.Duration(s.ttl)*time.Second)
-		_, _ = s.cli.Revoke(rctx, old.Lease()) // best effort: it may still live on the server
+		if ttl, err := s.cli.TimeToLive(rctx, old.Lease()); err == nil && ttl.TTL > 0 {
+			_, _ = s.cli.Revoke(rctx, old.Lease())
+		}
 		cancel()
 		var sess *concurrency.Session
 		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {

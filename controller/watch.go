@@ -37,6 +37,8 @@ func (s *Store) watch(ctx context.Context, fromRevision int64, onChange func(), 
 	// The watchers and the notifier stop when either the caller's ctx or
 	// the store's ends.
 	s.spawn(func(sctx context.Context) {
+		s.watches.Add(1)
+		defer s.watches.Add(-1)
 		wctx, cancel := context.WithCancel(sctx)
 		defer cancel()
 		stop := context.AfterFunc(ctx, cancel)
