@@ -322,8 +322,25 @@ func TestFranzListOffsets(t *testing.T) {
 		}
 	}
 
-	// Unknown partition and topic.
-	wantCode(t, "ListOffsets unknown partition", listOffsetRaw(t, cl, topic, 7, -1).ErrorCode, kerr.UnknownTopicOrPartition)
+	// An unknown partition, sent straight to the broker (kgo's sharding
+	// would refuse it before sending).
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = 7, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kr, err := cl.Broker(1).Request(testCtx(t, 10*time.Second), req)
+	if err != nil {
+		t.Fatalf("ListOffsets unknown partition: %v", err)
+	}
+	resp := kr.(*kmsg.ListOffsetsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("ListOffsets unknown partition: malformed response %+v", resp)
+	}
+	wantCode(t, "ListOffsets unknown partition", resp.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
 }
 
 func TestFranzDeleteRecords(t *testing.T) {
