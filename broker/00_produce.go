@@ -1,0 +1,161 @@
+package broker
+
+// Produce v3-v13 (v0-v2 advertised for librdkafka, refused: KIP-896).
+// v3: record batch v2 only, transactional id. v5: log start offset. v7:
+// zstd allowed. v8: record errors and error message. v9: flexible. v10-11:
+// current leader tag (KIP-951). v12: TV2 transactions. v13: topic ids.
+// acks=0 gets no response; an error then closes the connection, as in Kafka.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/logstore"
+)
+
+func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	now := time.Now()
+	type waiter struct {
+		p    *partition
+		need int64 // HW that acknowledges the write
+		ti   int   // index in resp.Topics
+		pi   int   // index in resp.Topics[ti].Partitions
+	}
+	var waits []waiter
+	failed := false
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var t *topic
+		if req.Version >= 13 {
+			t = b.meta.topicByID(rt.TopicID)
+		} else {
+			t = b.meta.topic(rt.Topic)
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			var p *partition
+			if t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.parts) {
+				p = t.parts[rp.Partition]
+			}
+			var err error
+			var res logstore.AppendResult
+			switch {
+			case !acksValid:
+				err = kerr.InvalidRequiredAcks
+			case t == nil && req.Version >= 13:
+				err = kerr.UnknownTopicID
+			case p == nil:
+				err = kerr.UnknownTopicOrPartition
+			default:
+				res, err = b.produceTo(p, t, req, rp.Records, now)
+			}
+			if err != nil {
+				failed = true
+				sp.ErrorCode = produceErrCode(err)
+				if req.Version >= 8 {
+					sp.ErrorMessage = errMsg(err)
+				}
+			} else {
+				sp.BaseOffset = res.FirstOffset
+				sp.LogAppendTime = res.LogAppendTime
+				sp.LogStartOffset = res.LogStartOffset
+			}
+			st.Partitions = append(st.Partitions, sp)
+			if err == nil && req.Acks == -1 && !res.Duplicate {
+				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, ti: len(resp.Topics), pi: len(st.Partitions) - 1})
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, errors.New("acks=0 produce failed")
+		}
+		return nil, nil
+	}
+	// acks=all: wait until the high watermark covers each write.
+	if len(waits) > 0 {
+		deadline := time.NewTimer(time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond)
+		defer deadline.Stop()
+		expired := false
+		for _, w := range waits {
+			for !expired && w.p.highWatermark() < w.need {
+				ch := w.p.movedCh()
+				if w.p.highWatermark() >= w.need {
+					break
+				}
+				select {
+				case <-ch:
+				case <-deadline.C:
+					expired = true
+				case <-ctx.Done():
+					expired = true
+				}
+			}
+			if w.p.highWatermark() < w.need {
+				rp := &resp.Topics[w.ti].Partitions[w.pi]
+				rp.ErrorCode = kerr.RequestTimedOut.Code
+				rp.BaseOffset = -1
+			}
+		}
+	}
+	return resp, nil
+}
+
+// produceTo appends one partition's records.
+func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
+	l, epoch, err := b.leaderHere(p, -1)
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	if req.Version < 7 {
+		batches, err := logstore.SplitBatches(records)
+		if err != nil {
+			return logstore.AppendResult{}, err
+		}
+		for _, bt := range batches {
+			h, err := logstore.ParseBatchHeader(bt)
+			if err != nil {
+				return logstore.AppendResult{}, err
+			}
+			if h.Codec() == logstore.CodecZstd {
+				return logstore.AppendResult{}, kerr.UnsupportedCompressionType
+			}
+		}
+	}
+	if req.Acks == -1 {
+		_, _, _, isr := p.state()
+		if len(isr) < t.minISR {
+			return logstore.AppendResult{}, kerr.NotEnoughReplicas
+		}
+	}
+	res, err := l.Append(records, epoch, now)
+	if err != nil {
+		return res, err
+	}
+	if !res.Duplicate {
+		p.advanceHW()
+	}
+	return res, nil
+}
+
+// produceErrCode is errCode for Produce, which never answers
+// UNKNOWN_SERVER_ERROR: the Java idempotent producer writes duplicates after
+// it (KAFKA-14034). An unexpected failure is a storage error.
+func produceErrCode(err error) int16 {
+	code := errCode(err)
+	if code == kerr.UnknownServerError.Code {
+		return kerr.KafkaStorageError.Code
+	}
+	return code
+}

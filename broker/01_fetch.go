@@ -1,0 +1,275 @@
+package broker
+
+// Fetch v4-v18. v4: isolation level, last stable offset, aborted
+// transactions. v5: log start offset. v7: sessions (KIP-227). v9: current
+// leader epoch (KIP-320). v11: rack, preferred read replica. v12: flexible,
+// last fetched epoch, diverging epoch. v13: topic ids. v15: replica state.
+// v16: node endpoints. v17: replica directory id. v18: high watermark in
+// replica state.
+//
+// Records leave as file regions (sendfile) through protocol.AppendFetchResponse.
+// The first partition with data returns at least one whole batch even past
+// the byte limits (KIP-74); a fetch offset inside a batch returns that batch.
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/protocol"
+)
+
+// fetchPart is one partition of one fetch, in response order.
+type fetchPart struct {
+	key         fetchKey
+	p           *partition
+	offset      int64
+	maxBytes    int32
+	leaderEpoch int32
+	sp          *sessPart // nil outside sessions
+
+	// result of the latest read
+	err      error
+	hw       int64
+	logStart int64
+	read     logstore.ReadResult
+}
+
+func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	byID := req.Version >= 13
+
+	var (
+		sess        *fetchSession
+		incremental bool
+		parts       []*fetchPart
+	)
+	keyOf := func(topic string, id [16]byte, p int32) fetchKey {
+		if byID {
+			return fetchKey{id: id, part: p}
+		}
+		return fetchKey{topic: topic, part: p}
+	}
+	switch {
+	case req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == -1):
+		// sessionless full fetch
+	case req.SessionEpoch == -1:
+		b.sessions.remove(req.SessionID)
+	case req.SessionEpoch == 0:
+		if req.SessionID != 0 {
+			b.sessions.remove(req.SessionID)
+		}
+		sess = b.sessions.create()
+	default:
+		sess = b.sessions.get(req.SessionID)
+		if sess == nil {
+			resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+			return resp, nil
+		}
+		incremental = true
+	}
+	if sess != nil {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if incremental && sess.epoch != req.SessionEpoch {
+			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			return resp, nil
+		}
+		sess.lastUsed.Store(time.Now().UnixNano())
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				sess.upsert(keyOf(rt.Topic, rt.TopicID, rp.Partition), rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset)
+			}
+		}
+		for _, ft := range req.ForgottenTopics {
+			for _, p := range ft.Partitions {
+				sess.forget(keyOf(ft.Topic, ft.TopicID, p))
+			}
+		}
+		for _, k := range sess.order {
+			sp := sess.parts[k]
+			parts = append(parts, &fetchPart{key: k, offset: sp.fetchOffset, maxBytes: sp.maxBytes, leaderEpoch: sp.leaderEpoch, sp: sp})
+		}
+		sess.epoch = nextEpoch(req.SessionEpoch)
+		resp.SessionID = sess.id
+	} else {
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				parts = append(parts, &fetchPart{key: keyOf(rt.Topic, rt.TopicID, rp.Partition),
+					offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch})
+			}
+		}
+	}
+	for _, fp := range parts {
+		fp.p = b.lookupFetchPartition(fp.key)
+	}
+
+	maxBytes := req.MaxBytes
+	if req.Version < 3 || maxBytes <= 0 {
+		maxBytes = 1<<31 - 1
+	}
+	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
+	for {
+		size, errs := b.readFetch(parts, maxBytes, req.IsolationLevel)
+		if size >= int64(req.MinBytes) || errs || req.MaxWaitMillis <= 0 || !time.Now().Before(deadline) || len(parts) == 0 {
+			break
+		}
+		wait := b.waitFetch(ctx, parts, deadline)
+		releaseFetch(parts)
+		if !wait {
+			b.readFetch(parts, maxBytes, req.IsolationLevel)
+			break
+		}
+	}
+
+	// Build the response: kmsg structs with the records as file regions.
+	var regions [][][]protocol.FileRegion
+	for _, fp := range parts {
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = fp.key.part
+		rp.ErrorCode = errCode(fp.err)
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.hw, fp.logStart
+		rp.PreferredReadReplica = -1
+		rp.RecordBatches = []byte{}
+		if fp.sp != nil {
+			changed := fp.read.Size > 0 || rp.ErrorCode != 0 || fp.hw != fp.sp.sentHW || fp.logStart != fp.sp.sentLogStart
+			fp.sp.sentHW, fp.sp.sentLogStart, fp.sp.sentErr = fp.hw, fp.logStart, rp.ErrorCode
+			if incremental && !changed {
+				continue
+			}
+		}
+		n := len(resp.Topics)
+		if n == 0 || resp.Topics[n-1].Topic != fp.key.topic || resp.Topics[n-1].TopicID != fp.key.id {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = fp.key.topic, fp.key.id
+			resp.Topics = append(resp.Topics, rt)
+			regions = append(regions, nil)
+			n++
+		}
+		resp.Topics[n-1].Partitions = append(resp.Topics[n-1].Partitions, rp)
+		var rs []protocol.FileRegion
+		for _, reg := range fp.read.Regions {
+			rs = append(rs, protocol.FileRegion{File: reg.File, Offset: reg.Offset, Length: reg.Length})
+		}
+		regions[n-1] = append(regions[n-1], rs)
+	}
+	resp.SetVersion(r.hdr.Version)
+	raw := &rawReply{release: func() { releaseFetch(parts) }}
+	raw.frame.Bytes(protocol.AppendResponseHeader([]byte{0, 0, 0, 0}, r.hdr))
+	protocol.AppendFetchResponse(&raw.frame, r.hdr.Version, resp, regions)
+	if err := raw.frame.Err(); err != nil {
+		raw.release()
+		return nil, err
+	}
+	if err := raw.frame.PutInt32At(0, int32(raw.frame.Len()-4)); err != nil {
+		raw.release()
+		return nil, err
+	}
+	r.raw = raw
+	return nil, nil
+}
+
+// nextEpoch is the session epoch after e, wrapping past MaxInt32 to 1.
+func nextEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+func (b *Broker) lookupFetchPartition(k fetchKey) *partition {
+	var t *topic
+	if k.topic == "" {
+		t = b.meta.topicByID(k.id)
+	} else {
+		t = b.meta.topic(k.topic)
+	}
+	if t == nil || k.part < 0 || int(k.part) >= len(t.parts) {
+		return nil
+	}
+	return t.parts[k.part]
+}
+
+// readFetch reads every partition within the byte limits and reports the
+// bytes found and whether any partition has an error.
+func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, isolation int8) (int64, bool) {
+	var total int64
+	errs := false
+	minOne := true
+	for _, fp := range parts {
+		fp.err, fp.hw, fp.logStart, fp.read = nil, -1, -1, logstore.ReadResult{}
+		if fp.p == nil {
+			if fp.key.topic == "" {
+				fp.err = kerr.UnknownTopicID
+			} else {
+				fp.err = kerr.UnknownTopicOrPartition
+			}
+			errs = true
+			continue
+		}
+		l, _, err := b.leaderHere(fp.p, fp.leaderEpoch)
+		if err != nil {
+			fp.err, errs = err, true
+			continue
+		}
+		fp.hw, fp.logStart = fp.p.highWatermark(), l.StartOffset()
+		if fp.offset < fp.logStart || fp.offset > l.EndOffset() {
+			fp.err, errs = logstore.ErrOffsetOutOfRange, true
+			continue
+		}
+		limit := int64(min(fp.maxBytes, maxBytes)) - total
+		if limit <= 0 && !minOne {
+			continue
+		}
+		limit = max(limit, 0)
+		rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), fp.hw, minOne)
+		if err != nil {
+			fp.err, errs = err, true
+			continue
+		}
+		fp.read = rr
+		if rr.Size > 0 {
+			total += rr.Size
+			minOne = false
+		}
+	}
+	return total, errs
+}
+
+// releaseFetch releases every read's file regions.
+func releaseFetch(parts []*fetchPart) {
+	for _, fp := range parts {
+		fp.read.Release()
+		fp.read = logstore.ReadResult{}
+	}
+}
+
+// waitFetch parks until one of the partitions moves, the deadline passes or
+// the broker stops; it reports whether something moved.
+func (b *Broker) waitFetch(ctx context.Context, parts []*fetchPart, deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	cases := []reflect.SelectCase{
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+	}
+	for _, fp := range parts {
+		if fp.p != nil {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fp.p.movedCh())})
+		}
+	}
+	// The channels were taken after the reads: anything since then would be
+	// missed, so re-check the high watermarks first.
+	for _, fp := range parts {
+		if fp.p != nil && fp.err == nil && fp.p.highWatermark() != fp.hw {
+			return true
+		}
+	}
+	chosen, _, _ := reflect.Select(cases)
+	return chosen >= 2
+}

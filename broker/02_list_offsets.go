@@ -1,0 +1,89 @@
+package broker
+
+// ListOffsets v1-v10. v2: isolation level. v4: current leader epoch and
+// the leader epoch of the answer. v6: flexible. v7: max timestamp (-3,
+// KIP-734). v8: earliest local (-4, KIP-405). v9: latest tiered (-5,
+// KIP-1005). v10: timeout.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	tsLatest         = -1
+	tsEarliest       = -2
+	tsMax            = -3
+	tsEarliestLocal  = -4
+	tsLatestTiered   = -5
+	tsEarliestUpload = -6
+)
+
+func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			err := b.listOffset(rt.Topic, rp, &sp)
+			sp.ErrorCode = errCode(err)
+			if err != nil {
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) listOffset(topicName string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) error {
+	p := b.meta.partition(topicName, rp.Partition)
+	if p == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	l, epoch, err := b.leaderHere(p, rp.CurrentLeaderEpoch)
+	if err != nil {
+		return err
+	}
+	hw := p.highWatermark()
+	sp.LeaderEpoch = epoch
+	switch rp.Timestamp {
+	case tsLatest:
+		sp.Offset = hw
+	case tsEarliest, tsEarliestLocal:
+		sp.Offset = l.StartOffset()
+	case tsMax:
+		off, ts, err := l.MaxTimestamp()
+		if err != nil {
+			return err
+		}
+		if off >= hw {
+			off, ts = -1, -1
+		}
+		sp.Offset, sp.Timestamp = off, ts
+	case tsLatestTiered, tsEarliestUpload:
+		// No tiered storage: Kafka answers an unknown offset.
+		sp.Offset, sp.Timestamp = -1, -1
+	default:
+		if rp.Timestamp < 0 {
+			return kerr.InvalidRequest
+		}
+		off, ts, found, err := l.OffsetForTimestamp(rp.Timestamp)
+		if err != nil {
+			return err
+		}
+		if !found || off >= hw {
+			sp.Offset, sp.Timestamp = -1, -1
+			return nil
+		}
+		sp.Offset, sp.Timestamp = off, ts
+	}
+	return nil
+}

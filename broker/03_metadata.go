@@ -1,0 +1,129 @@
+package broker
+
+// Metadata v0-v13. v0: an empty topic list means all topics (v1+: null).
+// v1: controller id, internal flag. v2: cluster id. v4: allow auto topic
+// creation (older versions always allow it). v5: offline replicas. v7:
+// leader epochs. v8-10: authorized operations. v9: flexible. v10: topic ids.
+// v12: lookup by topic id. v13: top-level error code.
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/controller"
+)
+
+func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, bi := range brokers {
+		rb := kmsg.NewMetadataResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = bi.ID, bi.Host, bi.Port
+		if bi.Rack != "" {
+			rb.Rack = &bi.Rack
+		}
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	resp.ClusterID = &b.clusterID
+	resp.ControllerID = b.controllerID(brokers)
+
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		for _, t := range b.meta.topicList() {
+			resp.Topics = append(resp.Topics, b.metadataTopic(t))
+		}
+		return resp, nil
+	}
+	allowCreate := req.Version < 4 || req.AllowAutoTopicCreation
+	for _, rt := range req.Topics {
+		var t *topic
+		switch {
+		case rt.Topic != nil:
+			t = b.meta.topic(*rt.Topic)
+		case rt.TopicID != [16]byte{}:
+			t = b.meta.topicByID(rt.TopicID)
+			if t == nil {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		}
+		if t == nil {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = rt.Topic
+			name := ""
+			if rt.Topic != nil {
+				name = *rt.Topic
+			}
+			switch {
+			case validateTopicName(name) != nil:
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			case b.autoCreate && allowCreate:
+				err := b.createTopic(ctx, topicSpec{name: name, partitions: -1, replication: -1}, false)
+				if err == nil || errCode(err) == kerr.TopicAlreadyExists.Code {
+					if t = b.meta.topic(name); t != nil {
+						resp.Topics = append(resp.Topics, b.metadataTopic(t))
+						continue
+					}
+				}
+				mt.ErrorCode = kerr.LeaderNotAvailable.Code
+				if code := errCode(err); err != nil && code != kerr.TopicAlreadyExists.Code {
+					mt.ErrorCode = code
+				}
+			default:
+				mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.metadataTopic(t))
+	}
+	return resp, nil
+}
+
+// controllerID is the broker named as controller: the lowest live id, which
+// every broker agrees on. Any broker serves admin requests, as they all
+// write to etcd.
+func (b *Broker) controllerID(brokers []controller.BrokerInfo) int32 {
+	if len(brokers) == 0 {
+		return b.nodeID
+	}
+	return brokers[0].ID
+}
+
+func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.name
+	mt.Topic = &name
+	mt.TopicID = t.id
+	mt.IsInternal = isInternalTopic(t.name)
+	for _, p := range t.parts {
+		leader, epoch, replicas, isr := p.state()
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.id
+		mp.Leader = leader
+		mp.LeaderEpoch = epoch
+		mp.Replicas = slices.Clone(replicas)
+		mp.ISR = slices.Clone(isr)
+		mp.OfflineReplicas = []int32{}
+		if leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

@@ -1,0 +1,31 @@
+package broker
+
+// ApiVersions v0-v4. v3: flexible, client software name and version
+// (KIP-511), which must match protocol.ValidClientSoftware or the answer is
+// INVALID_REQUEST. A version above ours is answered in v0 by dispatch. The
+// response header is always v0.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/protocol"
+)
+
+func (b *Broker) handleApiVersions(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ApiVersionsRequest)
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if req.Version >= 3 && (!protocol.ValidClientSoftware(req.ClientSoftwareName) || !protocol.ValidClientSoftware(req.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	for _, v := range b.versions {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = v.Key, v.Min, v.Max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	resp.FinalizedFeaturesEpoch = -1
+	return resp, nil
+}

@@ -1,0 +1,228 @@
+package broker
+
+// CreateTopics v2-v7. v4: -1 partitions / replication factor take the broker
+// defaults (KIP-464). v5: flexible; the response carries the topic's
+// partition count, replication factor and configs. v7: topic ids.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replication: rt.ReplicationFactor, configs: map[string]string{}}
+		var err error
+		if seen[rt.Topic] > 1 {
+			err = kerr.InvalidRequest
+			st.ErrorMessage = kmsg.StringPtr("duplicate topic in request: " + rt.Topic)
+		}
+		for _, c := range rt.Configs {
+			if c.Value == nil {
+				err = errors.Join(err, fmt.Errorf("%w: null value for %s", config.ErrInvalidConfig, c.Name))
+				continue
+			}
+			spec.configs[c.Name] = *c.Value
+		}
+		if len(rt.ReplicaAssignment) > 0 {
+			if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+				err = kerr.InvalidRequest
+				st.ErrorMessage = kmsg.StringPtr("both numPartitions or replicationFactor and replicasAssignments were set")
+			}
+			spec.assignment = make([][]int32, len(rt.ReplicaAssignment))
+			for _, a := range rt.ReplicaAssignment {
+				if a.Partition < 0 || int(a.Partition) >= len(rt.ReplicaAssignment) || spec.assignment[a.Partition] != nil {
+					err = kerr.InvalidReplicaAssignment
+					st.ErrorMessage = kmsg.StringPtr("partitions in the assignment must be consecutive from 0")
+					break
+				}
+				spec.assignment[a.Partition] = a.Replicas
+			}
+		}
+		if err == nil {
+			err = b.createTopic(ctx, spec, req.ValidateOnly)
+		}
+		st.ErrorCode = errCode(err)
+		if err != nil && st.ErrorMessage == nil {
+			st.ErrorMessage = errMsg(err)
+		}
+		if err == nil {
+			if t := b.meta.topic(rt.Topic); t != nil && !req.ValidateOnly {
+				st.TopicID = t.id
+				st.NumPartitions = int32(len(t.parts))
+				st.ReplicationFactor = int16(len(t.parts[0].replicas))
+				for _, e := range b.props.DescribeTopic(t.configs, false, false) {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Source, e.Sensitive
+					st.Configs = append(st.Configs, c)
+				}
+			} else {
+				st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replication
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// topicSpec is a topic to create. partitions and replication of -1 take the
+// broker defaults; assignment, when set, gives the replicas of each partition.
+type topicSpec struct {
+	name        string
+	partitions  int32
+	replication int16
+	assignment  [][]int32
+	configs     map[string]string
+}
+
+// validateTopicName applies Kafka's rules for topic names.
+func validateTopicName(name string) error {
+	if name == "" || name == "." || name == ".." {
+		return kerr.InvalidTopicException
+	}
+	if len(name) > 249 {
+		return kerr.InvalidTopicException
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return kerr.InvalidTopicException
+		}
+	}
+	return nil
+}
+
+// createTopic validates spec, writes the topic to etcd (unless validateOnly)
+// and waits until this broker's cache and logs have it. spec's partitions
+// and replication are filled in from the defaults.
+func (b *Broker) createTopic(ctx context.Context, spec topicSpec, validateOnly bool) error {
+	if err := validateTopicName(spec.name); err != nil {
+		return err
+	}
+	if err := config.ValidateTopicConfigs(spec.configs); err != nil {
+		return err
+	}
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]int32, len(brokers))
+	for i, bi := range brokers {
+		ids[i] = bi.ID
+	}
+	if spec.assignment != nil {
+		if err := validateAssignment(spec.assignment, ids, -1); err != nil {
+			return err
+		}
+	} else {
+		if spec.partitions == -1 {
+			spec.partitions = b.numPartitions
+		}
+		if spec.replication == -1 {
+			spec.replication = b.defaultRF
+		}
+		if spec.partitions <= 0 {
+			return fmt.Errorf("%w: number of partitions must be larger than 0", kerr.InvalidPartitions)
+		}
+		if spec.replication <= 0 {
+			return fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
+		}
+		if int(spec.replication) > len(ids) {
+			return fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
+				kerr.InvalidReplicationFactor, spec.replication, len(ids))
+		}
+		spec.assignment = assignReplicas(ids, int(spec.partitions), int(spec.replication), mrand.IntN(len(ids)))
+	}
+	if b.meta.topic(spec.name) != nil {
+		return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, spec.name)
+	}
+	if validateOnly {
+		return nil
+	}
+	var id [16]byte
+	rand.Read(id[:])
+	if err := b.store.CreateTopic(ctx, spec.name, id, spec.assignment, spec.configs); err != nil {
+		return err
+	}
+	return b.awaitTopic(ctx, spec.name, len(spec.assignment))
+}
+
+// awaitTopic syncs the metadata cache until the topic has n partitions here.
+func (b *Broker) awaitTopic(ctx context.Context, name string, n int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := b.syncMetadata(ctx); err != nil {
+			b.log.Warn("metadata sync", "err", err)
+		}
+		if t := b.meta.topic(name); t != nil && len(t.parts) >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errTimeout
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// assignReplicas spreads partitions over brokers round-robin from start,
+// each partition's replicas on consecutive brokers, as Kafka's rack-unaware
+// assignment does.
+func assignReplicas(brokers []int32, partitions, rf, start int) [][]int32 {
+	out := make([][]int32, partitions)
+	n := len(brokers)
+	for p := range partitions {
+		rs := make([]int32, rf)
+		for r := range rf {
+			rs[r] = brokers[(start+p+r)%n]
+		}
+		out[p] = rs
+	}
+	return out
+}
+
+// validateAssignment checks explicit replica assignments: every replica a
+// live broker, no duplicates, every partition the same replication factor
+// (rf, or that of the first partition when rf is -1).
+func validateAssignment(assignment [][]int32, live []int32, rf int) error {
+	for p, rs := range assignment {
+		if len(rs) == 0 {
+			return fmt.Errorf("%w: partition %d has no replicas", kerr.InvalidReplicaAssignment, p)
+		}
+		if rf == -1 {
+			rf = len(rs)
+		}
+		if len(rs) != rf {
+			return fmt.Errorf("%w: partition %d has %d replicas, want %d", kerr.InvalidReplicaAssignment, p, len(rs), rf)
+		}
+		for i, id := range rs {
+			if !slices.Contains(live, id) {
+				return fmt.Errorf("%w: broker %d in partition %d is not registered", kerr.InvalidReplicaAssignment, id, p)
+			}
+			if slices.Contains(rs[:i], id) {
+				return fmt.Errorf("%w: duplicate replica %d in partition %d", kerr.InvalidReplicaAssignment, id, p)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package broker
+
+// DeleteTopics v1-v6. v4: flexible. v5: error messages. v6: topics by name
+// or by id.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, target{t.Topic, t.TopicID})
+		}
+	} else {
+		for _, n := range req.TopicNames {
+			targets = append(targets, target{name: &n})
+		}
+	}
+	for _, tg := range targets {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID = tg.name, tg.id
+		var t *topic
+		if tg.name != nil {
+			t = b.meta.topic(*tg.name)
+		} else {
+			t = b.meta.topicByID(tg.id)
+		}
+		var err error
+		switch {
+		case !b.deleteEnabled:
+			err = kerr.TopicDeletionDisabled
+		case t == nil && tg.name == nil:
+			err = kerr.UnknownTopicID
+		case t == nil:
+			err = kerr.UnknownTopicOrPartition
+		default:
+			name := t.name
+			rt.Topic, rt.TopicID = &name, t.id
+			if err = b.store.DeleteTopic(ctx, t.name); err == nil {
+				err = b.syncMetadata(ctx)
+			}
+		}
+		rt.ErrorCode = errCode(err)
+		if err != nil && req.Version >= 5 {
+			rt.ErrorMessage = errMsg(err)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

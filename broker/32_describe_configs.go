@@ -1,0 +1,85 @@
+package broker
+
+// DescribeConfigs v1-v4. v1: synonyms and sources. v3: types and
+// documentation. v4: flexible. Topic (2) and broker (4) resources; broker
+// loggers (8) have no entries.
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, rr := range req.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		var entries []config.Entry
+		switch rr.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			if t := b.meta.topic(rr.ResourceName); t == nil {
+				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sr.ErrorMessage = kmsg.StringPtr("topic " + rr.ResourceName + " does not exist")
+			} else {
+				entries = b.props.DescribeTopic(t.configs, req.IncludeSynonyms, req.IncludeDocumentation)
+			}
+		case kmsg.ConfigResourceTypeBroker:
+			if err := b.checkBrokerResource(rr.ResourceName); err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			} else {
+				entries = b.props.DescribeBroker(req.IncludeSynonyms, req.IncludeDocumentation)
+			}
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			if err := b.checkBrokerResource(rr.ResourceName); err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			}
+		default:
+			sr.ErrorCode = kerr.InvalidRequest.Code
+			sr.ErrorMessage = kmsg.StringPtr("unsupported resource type")
+		}
+		for _, e := range entries {
+			if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, e.Name) {
+				continue
+			}
+			c := kmsg.NewDescribeConfigsResponseResourceConfig()
+			c.Name, c.Value, c.ReadOnly, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Sensitive
+			c.Source = kmsg.ConfigSource(e.Source)
+			c.IsDefault = e.Source == int8(kmsg.ConfigSourceDefaultConfig)
+			c.ConfigType = kmsg.ConfigType(e.Type)
+			if req.IncludeDocumentation && e.Doc != "" {
+				c.Documentation = kmsg.StringPtr(e.Doc)
+			}
+			for _, s := range e.Synonyms {
+				cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				cs.Name, cs.Value, cs.Source = s.Name, s.Value, kmsg.ConfigSource(s.Source)
+				c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+			}
+			sr.Configs = append(sr.Configs, c)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp, nil
+}
+
+// checkBrokerResource accepts this broker's id, or "" for the cluster-wide
+// default, as a broker resource name.
+func (b *Broker) checkBrokerResource(name string) error {
+	if name == "" {
+		return nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return kerr.InvalidRequest
+	}
+	if int32(id) != b.nodeID {
+		return kerr.InvalidRequest
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package broker
+
+// CreatePartitions v0-v3. v2: flexible. v3: same as v2 (KIP-599 errors).
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		var err error
+		if seen[rt.Topic] > 1 {
+			err = fmt.Errorf("%w: duplicate topic %s", kerr.InvalidRequest, rt.Topic)
+		} else {
+			err = b.createPartitions(ctx, rt, req.ValidateOnly)
+		}
+		st.ErrorCode = errCode(err)
+		st.ErrorMessage = errMsg(err)
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	t := b.meta.topic(rt.Topic)
+	if t == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	have := int32(len(t.parts))
+	if rt.Count <= have {
+		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, have, rt.Count)
+	}
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]int32, len(brokers))
+	for i, bi := range brokers {
+		ids[i] = bi.ID
+	}
+	rf := len(t.parts[0].replicas)
+	var assignment [][]int32
+	if rt.Assignment != nil {
+		if int32(len(rt.Assignment)) != rt.Count-have {
+			return fmt.Errorf("%w: increasing the number of partitions by %d but %d assignments provided",
+				kerr.InvalidReplicaAssignment, rt.Count-have, len(rt.Assignment))
+		}
+		for _, a := range rt.Assignment {
+			assignment = append(assignment, a.Replicas)
+		}
+		if err := validateAssignment(assignment, ids, rf); err != nil {
+			return err
+		}
+	} else {
+		if rf > len(ids) {
+			return fmt.Errorf("%w: replication factor %d larger than available brokers %d", kerr.InvalidReplicationFactor, rf, len(ids))
+		}
+		assignment = assignReplicas(ids, int(rt.Count), rf, 0)[have:]
+	}
+	if validateOnly {
+		return nil
+	}
+	if err := b.store.AddPartitions(ctx, rt.Topic, assignment); err != nil {
+		return err
+	}
+	return b.awaitTopic(ctx, rt.Topic, int(rt.Count))
+}

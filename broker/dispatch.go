@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/protocol"
+)
+
+// handler is one API key: the versions advertised (min..max), the lowest
+// version actually served (older ones close the connection, as in Kafka 4),
+// and the function that serves it.
+type handler struct {
+	min, max int16
+	serveMin int16
+	serve    func(*Broker, context.Context, *request) (kmsg.Response, error)
+}
+
+// handlers drives both dispatch and ApiVersions.
+//
+// Produce advertises from v0 although v0-2 are refused: librdkafka (<= 2.11)
+// enables compression only if the advertised range contains v0
+// (KAFKA-18659), as Kafka 4.x does.
+var handlers = map[kmsg.Key]handler{
+	kmsg.Produce:                 {0, 13, 3, (*Broker).handleProduce},
+	kmsg.Fetch:                   {4, 18, 4, (*Broker).handleFetch},
+	kmsg.ListOffsets:             {1, 10, 1, (*Broker).handleListOffsets},
+	kmsg.Metadata:                {0, 13, 0, (*Broker).handleMetadata},
+	kmsg.ApiVersions:             {0, 4, 0, (*Broker).handleApiVersions},
+	kmsg.CreateTopics:            {2, 7, 2, (*Broker).handleCreateTopics},
+	kmsg.DeleteTopics:            {1, 6, 1, (*Broker).handleDeleteTopics},
+	kmsg.DeleteRecords:           {0, 2, 0, (*Broker).handleDeleteRecords},
+	kmsg.InitProducerID:          {0, 5, 0, (*Broker).handleInitProducerID},
+	kmsg.OffsetForLeaderEpoch:    {2, 4, 2, (*Broker).handleOffsetForLeaderEpoch},
+	kmsg.DescribeConfigs:         {1, 4, 1, (*Broker).handleDescribeConfigs},
+	kmsg.AlterConfigs:            {0, 2, 0, (*Broker).handleAlterConfigs},
+	kmsg.CreatePartitions:        {0, 3, 0, (*Broker).handleCreatePartitions},
+	kmsg.IncrementalAlterConfigs: {0, 1, 0, (*Broker).handleIncrementalAlterConfigs},
+	kmsg.DescribeCluster:         {0, 2, 0, (*Broker).handleDescribeCluster},
+}
+
+// advertisedVersions is the ApiVersions table, sorted by key. New stores it
+// in the broker, which keeps handlers free of an initialisation cycle.
+func advertisedVersions() []protocol.VersionRange {
+	var vs []protocol.VersionRange
+	for k, h := range handlers {
+		vs = append(vs, protocol.VersionRange{Key: int16(k), Min: h.min, Max: h.max})
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Key < vs[j].Key })
+	return vs
+}
+
+// dispatch decodes the body and runs the handler. An error closes the
+// connection; a nil response with a nil error sends nothing (acks=0).
+func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (kmsg.Response, error) {
+	key := kmsg.Key(r.hdr.Key)
+	h, ok := handlers[key]
+	if !ok {
+		return nil, fmt.Errorf("%w: unsupported api key %d", errCloseConn, r.hdr.Key)
+	}
+	if r.hdr.Version < h.serveMin || r.hdr.Version > h.max {
+		if key == kmsg.ApiVersions && r.hdr.Version > h.max {
+			// Answer in v0, whose response header never has tags.
+			r.hdr.Version, r.hdr.Flexible = 0, false
+			return protocol.UnsupportedApiVersions(protocol.VersionRange{Key: int16(key), Min: h.min, Max: h.max}), nil
+		}
+		return nil, fmt.Errorf("%w: %s v%d outside v%d-v%d", errCloseConn, key.Name(), r.hdr.Version, h.serveMin, h.max)
+	}
+	req, err := protocol.DecodeBody(r.hdr, body)
+	if err != nil {
+		return nil, err
+	}
+	r.body = req
+	resp, err := h.serve(b, ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if resp != nil {
+		resp.SetVersion(r.hdr.Version)
+	}
+	return resp, nil
+}

@@ -1,0 +1,74 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+var (
+	errNotLeader          = errors.New("broker: not the leader of this partition")
+	errUnknownPartition   = errors.New("broker: unknown topic or partition")
+	errFencedLeaderEpoch  = errors.New("broker: fenced leader epoch")
+	errUnknownLeaderEpoch = errors.New("broker: unknown leader epoch")
+	errTimeout            = errors.New("broker: request timed out")
+)
+
+// errCode maps an error from any layer to its Kafka error code.
+func errCode(err error) int16 {
+	var ke *kerr.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ke):
+		return ke.Code
+	case errors.Is(err, errNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, errUnknownPartition):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, errFencedLeaderEpoch):
+		return kerr.FencedLeaderEpoch.Code
+	case errors.Is(err, errUnknownLeaderEpoch):
+		return kerr.UnknownLeaderEpoch.Code
+	case errors.Is(err, errTimeout):
+		return kerr.RequestTimedOut.Code
+	case errors.Is(err, logstore.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, logstore.ErrMessageTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, logstore.ErrRecordListTooLarge):
+		return kerr.RecordListTooLarge.Code
+	case errors.Is(err, logstore.ErrCorruptMessage):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, logstore.ErrInvalidRecord), errors.Is(err, logstore.ErrCorruptBatch):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, logstore.ErrUnsupportedCompression):
+		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, logstore.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, logstore.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, logstore.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, controller.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, controller.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, config.ErrUnknownConfig), errors.Is(err, config.ErrInvalidConfig):
+		return kerr.InvalidConfig.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errMsg is the message sent with an error code, where the API has one.
+func errMsg(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

@@ -1,0 +1,120 @@
+package broker
+
+// Fetch sessions (KIP-227). A client that sends epoch 0 gets a session: the
+// broker remembers the partitions it fetches, later requests name only the
+// partitions that changed (or are forgotten), and responses carry only the
+// partitions with news: records, a moved high watermark or log start offset,
+// or an error.
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// fetchKey names a partition in a session: by topic id from Fetch v13 on,
+// by topic name before.
+type fetchKey struct {
+	topic string
+	id    [16]byte
+	part  int32
+}
+
+// sessPart is one partition of a session: what the client asked for last,
+// and what the broker last told it.
+type sessPart struct {
+	key          fetchKey
+	fetchOffset  int64
+	maxBytes     int32
+	leaderEpoch  int32
+	clientLogSt  int64
+	sentHW       int64
+	sentLogStart int64
+	sentErr      int16
+}
+
+type fetchSession struct {
+	id int32
+
+	mu       sync.Mutex // held for the whole of a fetch that uses the session
+	epoch    int32      // the epoch the next request must carry
+	parts    map[fetchKey]*sessPart
+	order    []fetchKey   // partitions in the order they were added
+	lastUsed atomic.Int64 // unix nanoseconds
+}
+
+func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch int32, logStart int64) {
+	sp := s.parts[k]
+	if sp == nil {
+		sp = &sessPart{key: k, sentHW: -1, sentLogStart: -1}
+		s.parts[k] = sp
+		s.order = append(s.order, k)
+	}
+	sp.fetchOffset, sp.maxBytes, sp.leaderEpoch, sp.clientLogSt = offset, maxBytes, leaderEpoch, logStart
+}
+
+func (s *fetchSession) forget(k fetchKey) {
+	if _, ok := s.parts[k]; !ok {
+		return
+	}
+	delete(s.parts, k)
+	for i, o := range s.order {
+		if o == k {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// fetchSessions is the broker's session cache, bounded like Kafka's
+// max.incremental.fetch.session.cache.slots; when full, the least recently
+// used session goes.
+type fetchSessions struct {
+	mu     sync.Mutex
+	max    int
+	nextID int32
+	m      map[int32]*fetchSession
+}
+
+func newFetchSessions(max int) *fetchSessions {
+	return &fetchSessions{max: max, m: make(map[int32]*fetchSession)}
+}
+
+func (c *fetchSessions) get(id int32) *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id]
+}
+
+func (c *fetchSessions) remove(id int32) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+func (c *fetchSessions) create() *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		var oldest *fetchSession
+		for _, s := range c.m {
+			if oldest == nil || s.lastUsed.Load() < oldest.lastUsed.Load() {
+				oldest = s
+			}
+		}
+		delete(c.m, oldest.id)
+	}
+	for {
+		c.nextID++
+		if c.nextID <= 0 {
+			c.nextID = 1
+		}
+		if _, taken := c.m[c.nextID]; !taken {
+			break
+		}
+	}
+	s := &fetchSession{id: c.nextID, parts: make(map[fetchKey]*sessPart)}
+	s.lastUsed.Store(time.Now().UnixNano())
+	c.m[s.id] = s
+	return s
+}

@@ -1,0 +1,271 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// topic is the cached metadata of one topic.
+type topic struct {
+	name    string
+	id      [16]byte
+	configs map[string]string // overrides, as stored in etcd
+	parts   []*partition      // by partition id
+	minISR  int               // min.insync.replicas in effect
+}
+
+// metadata is the broker's cache of cluster metadata, kept in step with etcd
+// by syncMetadata.
+type metadata struct {
+	syncMu sync.Mutex // serialises syncMetadata
+
+	mu     sync.RWMutex
+	topics map[string]*topic   // guarded by mu
+	byID   map[[16]byte]*topic // guarded by mu
+
+	brokersMu  sync.Mutex
+	brokers    []controller.BrokerInfo // guarded by brokersMu
+	brokersAge time.Time               // guarded by brokersMu
+}
+
+func (m *metadata) init() {
+	m.topics = make(map[string]*topic)
+	m.byID = make(map[[16]byte]*topic)
+}
+
+func (m *metadata) topic(name string) *topic {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.topics[name]
+}
+
+func (m *metadata) topicByID(id [16]byte) *topic {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.byID[id]
+}
+
+// partition returns the partition, or nil.
+func (m *metadata) partition(name string, p int32) *partition {
+	t := m.topic(name)
+	if t == nil || p < 0 || int(p) >= len(t.parts) {
+		return nil
+	}
+	return t.parts[p]
+}
+
+// topicList returns every topic, sorted by name.
+func (m *metadata) topicList() []*topic {
+	m.mu.RLock()
+	ts := slices.Collect(maps.Values(m.topics))
+	m.mu.RUnlock()
+	slices.SortFunc(ts, func(a, b *topic) int {
+		if a.name < b.name {
+			return -1
+		}
+		if a.name > b.name {
+			return 1
+		}
+		return 0
+	})
+	return ts
+}
+
+func (m *metadata) allPartitions() []*partition {
+	var ps []*partition
+	for _, t := range m.topicList() {
+		for _, p := range t.parts {
+			if p.log != nil {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+func (m *metadata) closeAll() error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for _, t := range m.topics {
+		for _, p := range t.parts {
+			if p.log != nil {
+				errs = append(errs, p.log.Close())
+			}
+		}
+	}
+	m.topics = map[string]*topic{}
+	m.byID = map[[16]byte]*topic{}
+	return errors.Join(errs...)
+}
+
+// liveBrokers returns the registered brokers, re-read from etcd at most once
+// a second.
+func (b *Broker) liveBrokers(ctx context.Context) ([]controller.BrokerInfo, error) {
+	m := &b.meta
+	m.brokersMu.Lock()
+	defer m.brokersMu.Unlock()
+	if m.brokers != nil && time.Since(m.brokersAge) < time.Second {
+		return m.brokers, nil
+	}
+	bs, err := b.store.Brokers(ctx)
+	if err != nil {
+		if m.brokers != nil {
+			return m.brokers, nil
+		}
+		return nil, err
+	}
+	slices.SortFunc(bs, func(a, b controller.BrokerInfo) int { return int(a.ID) - int(b.ID) })
+	m.brokers, m.brokersAge = bs, time.Now()
+	return bs, nil
+}
+
+// syncMetadata reads every topic from etcd and brings the cache and the
+// local logs in line: new topics and partitions get their logs opened,
+// deleted (or re-created) topics get theirs deleted, config changes reach
+// the logs.
+func (b *Broker) syncMetadata(ctx context.Context) error {
+	topics, _, err := b.store.Topics(ctx)
+	if err != nil {
+		return err
+	}
+	m := &b.meta
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	m.mu.RLock()
+	old := maps.Clone(m.topics)
+	m.mu.RUnlock()
+
+	next := make(map[string]*topic, len(topics))
+	var errs []error
+	for name, et := range topics {
+		t := old[name]
+		if t != nil && t.id != et.ID {
+			b.dropTopic(t)
+			t = nil
+		}
+		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: 1}
+		if v, err := strconv.Atoi(b.props.TopicConfigs(et.Configs)["min.insync.replicas"]); err == nil {
+			nt.minISR = v
+		}
+		if t != nil {
+			nt.parts = t.parts
+		}
+		cfg, err := b.logConfig(et.Configs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
+		}
+		configChanged := t != nil && !maps.Equal(t.configs, et.Configs)
+		for i, replicas := range et.Assignment {
+			var st controller.PartitionState
+			if i < len(et.Partitions) {
+				st = et.Partitions[i]
+			}
+			if i < len(nt.parts) {
+				p := nt.parts[i]
+				p.setState(st.Leader, st.LeaderEpoch, replicas, st.ISR)
+				if configChanged && p.log != nil {
+					p.log.SetConfig(cfg)
+				}
+				b.becomeLeader(p, st)
+				continue
+			}
+			p := &partition{topic: name, topicID: et.ID, id: int32(i), moved: make(chan struct{})}
+			p.setState(st.Leader, st.LeaderEpoch, replicas, st.ISR)
+			if slices.Contains(replicas, b.nodeID) {
+				l, err := logstore.Open(filepath.Join(b.logDir, logDirName(name, int32(i))), cfg, b.log)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("open %s: %w", p, err))
+				} else {
+					p.log = l
+					p.hw.Store(l.EndOffset())
+					b.becomeLeader(p, st)
+				}
+			}
+			nt.parts = append(nt.parts, p)
+		}
+		next[name] = nt
+	}
+	for name, t := range old {
+		if _, ok := next[name]; !ok {
+			b.dropTopic(t)
+		}
+	}
+	byID := make(map[[16]byte]*topic, len(next))
+	for _, t := range next {
+		byID[t.id] = t
+	}
+	m.mu.Lock()
+	m.topics, m.byID = next, byID
+	m.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// becomeLeader records a new leader epoch in the log of a partition this
+// broker leads.
+func (b *Broker) becomeLeader(p *partition, st controller.PartitionState) {
+	if p.log == nil || st.Leader != b.nodeID {
+		return
+	}
+	if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
+		b.log.Warn("recording leader epoch", "partition", p.String(), "epoch", st.LeaderEpoch, "err", err)
+	}
+}
+
+// dropTopic deletes the local logs of a topic that etcd no longer has.
+func (b *Broker) dropTopic(t *topic) {
+	for _, p := range t.parts {
+		if p.log == nil {
+			continue
+		}
+		if err := p.log.Delete(); err != nil {
+			b.log.Warn("deleting partition log", "partition", p.String(), "err", err)
+			os.RemoveAll(filepath.Join(b.logDir, logDirName(t.name, p.id)))
+		}
+		p.signal()
+	}
+}
+
+// logConfig turns a topic's overrides into the log's settings, through the
+// broker's defaults.
+func (b *Broker) logConfig(overrides map[string]string) (logstore.Config, error) {
+	eff := b.props.TopicConfigs(overrides)
+	var errs []error
+	num := func(key string) int64 {
+		v, err := strconv.ParseInt(eff[key], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", key, eff[key], err))
+		}
+		return v
+	}
+	clamp32 := func(v int64) int32 { return int32(min(max(v, math.MinInt32), math.MaxInt32)) }
+	cfg := logstore.Config{
+		SegmentBytes:       num("segment.bytes"),
+		SegmentMs:          num("segment.ms"),
+		RetentionMs:        num("retention.ms"),
+		RetentionBytes:     num("retention.bytes"),
+		IndexIntervalBytes: clamp32(num("index.interval.bytes")),
+		MaxMessageBytes:    clamp32(num("max.message.bytes")),
+		FlushMessages:      num("flush.messages"),
+		FlushMs:            num("flush.ms"),
+		SegmentIndexBytes:  clamp32(num("segment.index.bytes")),
+	}
+	if eff["message.timestamp.type"] == "LogAppendTime" {
+		cfg.TimestampType = logstore.LogAppendTime
+	}
+	return cfg, errors.Join(errs...)
+}

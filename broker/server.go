@@ -1,0 +1,313 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/protocol"
+)
+
+// Config is what New needs: the Kafka properties and a logger.
+type Config struct {
+	Props  *config.Props
+	Logger *slog.Logger
+}
+
+// Broker is one samsa broker.
+type Broker struct {
+	props  *config.Props
+	log    *slog.Logger
+	nodeID int32
+
+	// Settings read from props once.
+	maxFrame      int32
+	useSendfile   bool
+	autoCreate    bool
+	numPartitions int32
+	defaultRF     int16
+	deleteEnabled bool
+	logDir        string
+	advertised    []config.Listener
+	retentionTick time.Duration
+
+	embedded  *controller.Embedded
+	store     *controller.Store
+	clusterID string
+
+	listeners []net.Listener
+	addrs     []string
+
+	ctx    context.Context // the server's root context; cancelled by Close
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	closing bool                  // guarded by mu
+	wg      sync.WaitGroup        // goroutines started by spawn
+	conns   map[net.Conn]struct{} // guarded by mu
+
+	meta metadata // topics and partitions; see metadata.go
+
+	versions []protocol.VersionRange // advertised by ApiVersions
+	pids     producerIDs
+	sessions *fetchSessions
+
+	stats protocol.Stats
+}
+
+// New validates the configuration; Start brings the broker up.
+func New(cfg Config) (*Broker, error) {
+	if cfg.Props == nil {
+		return nil, errors.New("broker: Config.Props required")
+	}
+	p := cfg.Props
+	l := cfg.Logger
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	b := &Broker{
+		props:         p,
+		log:           l,
+		nodeID:        p.NodeID(),
+		maxFrame:      p.Int32("socket.request.max.bytes"),
+		useSendfile:   p.Bool("samsa.fetch.sendfile"),
+		autoCreate:    p.Bool("auto.create.topics.enable"),
+		numPartitions: p.Int32("num.partitions"),
+		defaultRF:     int16(p.Int32("default.replication.factor")),
+		deleteEnabled: p.Bool("delete.topic.enable"),
+		retentionTick: time.Duration(p.Int64("log.retention.check.interval.ms")) * time.Millisecond,
+		conns:         make(map[net.Conn]struct{}),
+	}
+	dirs := p.LogDirs()
+	if len(dirs) == 0 {
+		return nil, errors.New("broker: log.dirs is empty")
+	}
+	b.logDir = dirs[0]
+	if b.retentionTick <= 0 {
+		b.retentionTick = 5 * time.Minute
+	}
+	b.sessions = newFetchSessions(1000)
+	b.versions = advertisedVersions()
+	b.meta.init()
+	return b, nil
+}
+
+// Start starts (or connects to) etcd, registers the broker, opens the logs
+// of its partitions and binds the listeners.
+func (b *Broker) Start() (err error) {
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
+		return fmt.Errorf("broker: log dir: %w", err)
+	}
+	endpoints := b.props.List("etcd.endpoints")
+	if len(endpoints) == 0 {
+		b.embedded, err = controller.StartEmbedded(controller.EmbeddedConfig{
+			Dir:    filepath.Join(b.logDir, "etcd"),
+			Logger: b.log,
+		})
+		if err != nil {
+			return fmt.Errorf("broker: embedded etcd: %w", err)
+		}
+		endpoints = b.embedded.Endpoints()
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	b.store, err = controller.Open(ctx, controller.Config{
+		Endpoints: endpoints,
+		Prefix:    b.props.String("etcd.prefix"),
+		NodeID:    b.nodeID,
+		Logger:    b.log,
+	})
+	if err != nil {
+		return fmt.Errorf("broker: etcd: %w", err)
+	}
+	if b.clusterID, err = b.store.ClusterID(ctx); err != nil {
+		return fmt.Errorf("broker: cluster id: %w", err)
+	}
+
+	lns, err := b.props.Listeners()
+	if err != nil {
+		return err
+	}
+	if len(lns) == 0 {
+		return errors.New("broker: no listeners")
+	}
+	for _, ln := range lns {
+		l, err := net.Listen("tcp", net.JoinHostPort(ln.Host, strconv.Itoa(int(ln.Port))))
+		if err != nil {
+			return fmt.Errorf("broker: listen %s: %w", ln.Name, err)
+		}
+		b.listeners = append(b.listeners, l)
+		b.addrs = append(b.addrs, l.Addr().String())
+	}
+	// Advertised listeners: configured ones, with a port of 0 replaced by
+	// the bound port (tests listen on :0).
+	adv, err := b.props.AdvertisedListeners()
+	if err != nil {
+		return err
+	}
+	for i := range adv {
+		if adv[i].Port == 0 && i < len(b.listeners) {
+			adv[i].Port = int32(b.listeners[i].Addr().(*net.TCPAddr).Port)
+		}
+	}
+	b.advertised = adv
+
+	first := b.advertised[0]
+	if err := b.store.RegisterBroker(ctx, controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port}); err != nil {
+		return fmt.Errorf("broker: register: %w", err)
+	}
+	if err := b.syncMetadata(ctx); err != nil {
+		return fmt.Errorf("broker: load metadata: %w", err)
+	}
+	b.spawn(func(ctx context.Context) {
+		b.store.WatchTopics(ctx, 0, func() {
+			if err := b.syncMetadata(ctx); err != nil && ctx.Err() == nil {
+				b.log.Warn("metadata sync failed", "err", err)
+			}
+		})
+	})
+	b.spawn(b.retentionLoop)
+	for _, l := range b.listeners {
+		b.spawn(func(ctx context.Context) { b.accept(ctx, l) })
+	}
+	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID)
+	return nil
+}
+
+// Addr is the first listener's bound address.
+func (b *Broker) Addr() string {
+	if len(b.addrs) == 0 {
+		return ""
+	}
+	return b.addrs[0]
+}
+
+// NodeID is this broker's id.
+func (b *Broker) NodeID() int32 { return b.nodeID }
+
+// SendfileBytes is how many record bytes Fetch responses sent with sendfile.
+func (b *Broker) SendfileBytes() int64 { return b.stats.SendfileBytes.Load() }
+
+// CopiedFileBytes is how many record bytes Fetch responses copied through
+// user space (TLS, or samsa.fetch.sendfile=false).
+func (b *Broker) CopiedFileBytes() int64 { return b.stats.CopiedFileBytes.Load() }
+
+// spawn runs f in a goroutine that Close waits for, unless Close has begun.
+func (b *Broker) spawn(f func(ctx context.Context)) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f(b.ctx)
+	}()
+	return true
+}
+
+// Close stops accepting, closes every connection, waits for every goroutine,
+// closes the logs cleanly (so the next start needs no recovery scan), and
+// leaves etcd (revoking the broker's lease).
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	if b.closing {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closing = true
+	for c := range b.conns {
+		c.Close()
+	}
+	b.mu.Unlock()
+	if b.cancel != nil {
+		b.cancel()
+	}
+	for _, l := range b.listeners {
+		l.Close()
+	}
+	b.wg.Wait()
+	errs := []error{b.meta.closeAll()}
+	if b.store != nil {
+		errs = append(errs, b.store.Close())
+	}
+	if b.embedded != nil {
+		errs = append(errs, b.embedded.Close())
+	}
+	b.log.Info("samsa stopped", "node", b.nodeID)
+	return errors.Join(errs...)
+}
+
+func (b *Broker) accept(ctx context.Context, l net.Listener) {
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			b.log.Warn("accept failed", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		b.mu.Lock()
+		if b.closing {
+			b.mu.Unlock()
+			c.Close()
+			return
+		}
+		b.conns[c] = struct{}{}
+		b.mu.Unlock()
+		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c) }) {
+			c.Close()
+		}
+	}
+}
+
+func (b *Broker) forgetConn(c net.Conn) {
+	b.mu.Lock()
+	delete(b.conns, c)
+	b.mu.Unlock()
+}
+
+func (b *Broker) retentionLoop(ctx context.Context) {
+	t := time.NewTicker(b.retentionTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, p := range b.meta.allPartitions() {
+				if n, err := p.log.EnforceRetention(now); err != nil {
+					b.log.Warn("retention failed", "partition", p.String(), "err", err)
+				} else if n > 0 {
+					b.log.Info("retention deleted segments", "partition", p.String(), "segments", n)
+					p.signal()
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,97 @@
+// Package archtest checks the direction of imports between the project's
+// packages (DESIGN.md): cmd → broker → {groups, replication, controller} →
+// {logstore, protocol}; logstore and protocol import no project package;
+// controller never sees Kafka types; nothing imports broker but cmd and tests.
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/samsa-io/samsa/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+func TestImportDirection(t *testing.T) {
+	// allowed lists, for each package, the project packages it may import.
+	allowed := map[string][]string{
+		"logstore":          {},
+		"protocol":          {},
+		"controller":        {},
+		"internal/config":   {},
+		"replication":       {"logstore", "protocol"},
+		"groups":            {"logstore", "protocol"},
+		"broker":            {"logstore", "protocol", "controller", "replication", "groups", "internal/config"},
+		"internal/testutil": {"broker", "internal/config"},
+	}
+	forbiddenExternal := map[string][]string{
+		"controller": {"github.com/twmb/franz-go"},
+	}
+	pkgs := listPackages(t)
+	if len(pkgs) < 4 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		allow, ok := allowed[name]
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				dep := strings.TrimPrefix(imp, module)
+				if dep == "broker" && !strings.HasPrefix(name, "cmd/") && name != "internal/testutil" {
+					t.Errorf("%s imports broker: only cmd and the test harness may", name)
+				}
+				if ok && !contains(allow, dep) {
+					t.Errorf("%s imports %s, outside its allowed set %v", name, dep, allow)
+				}
+			}
+			for _, bad := range forbiddenExternal[name] {
+				if strings.HasPrefix(imp, bad) {
+					t.Errorf("%s imports %s", name, imp)
+				}
+			}
+		}
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
