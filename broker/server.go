@@ -181,7 +181,7 @@ func (b *Broker) Start() (err error) {
 			}
 		})
 	})
-	b.spawn(b.retentionLoop)
+	b.spawn(b.maintenanceLoop)
 	for _, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l) })
 	}
@@ -292,13 +292,24 @@ func (b *Broker) forgetConn(c net.Conn) {
 	b.mu.Unlock()
 }
 
-func (b *Broker) retentionLoop(ctx context.Context) {
+// maintenanceLoop enforces retention every log.retention.check.interval.ms
+// and, every second, flushes the partitions whose flush.ms has passed (an
+// idle partition gets no append to trigger it).
+func (b *Broker) maintenanceLoop(ctx context.Context) {
 	t := time.NewTicker(b.retentionTick)
 	defer t.Stop()
+	flush := time.NewTicker(time.Second)
+	defer flush.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case now := <-flush.C:
+			for _, p := range b.meta.allPartitions() {
+				if _, err := p.log.FlushIfDue(now); err != nil && ctx.Err() == nil {
+					b.log.Warn("flush failed", "partition", p.String(), "err", err)
+				}
+			}
 		case now := <-t.C:
 			for _, p := range b.meta.allPartitions() {
 				if n, err := p.log.EnforceRetention(now); err != nil {
