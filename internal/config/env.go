@@ -67,9 +67,7 @@ func envKey(name string) (string, bool) {
 		return "", false
 	}
 	rest := strings.TrimPrefix(name, "KAFKA_")
-	if strings.HasPrefix(rest, "CFG_") {
-		rest = strings.TrimPrefix(rest, "CFG_")
-	}
+	rest = strings.TrimPrefix(rest, "CFG_")
 	if rest == "" {
 		return "", false
 	}
