@@ -196,6 +196,13 @@ func (c *epochCache) truncateFromStart(start int64) bool {
 	return true
 }
 
+// clear forgets every epoch.
+func (c *epochCache) clear() {
+	c.mu.Lock()
+	c.entries = nil
+	c.mu.Unlock()
+}
+
 // snapshot returns a copy of the entries (tests, String).
 func (c *epochCache) snapshot() []epochEntry {
 	c.mu.RLock()

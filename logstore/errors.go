@@ -18,6 +18,9 @@ var (
 	// ErrInvalidTimestamp: a CreateTime batch outside
 	// message.timestamp.before.max.ms / after.max.ms (INVALID_TIMESTAMP).
 	ErrInvalidTimestamp = errors.New("logstore: timestamp out of the accepted range")
+	// ErrUnexpectedOffset: a follower append whose batches do not ascend
+	// from the log end offset.
+	ErrUnexpectedOffset = errors.New("logstore: batch offset not above the log end offset")
 	// ErrClosed: the log was closed or deleted.
 	ErrClosed = errors.New("logstore: log closed")
 	// ErrStorage wraps an I/O failure of the log's files (KAFKA_STORAGE_ERROR).

@@ -281,25 +281,8 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 	}
 
 	nowMs := now.UnixMilli()
-	next := l.end.Load()
-	var count int64
-	incomingTs := int64(-1)
-	for i := range hdrs {
-		count += int64(hdrs[i].LastOffsetDelta) + 1
-		ts := hdrs[i].MaxTimestamp
-		if cfg.TimestampType == LogAppendTime {
-			ts = nowMs
-		}
-		incomingTs = max(incomingTs, ts)
-	}
-	if l.shouldRoll(cfg, total, next+count-1, incomingTs, now) {
-		if err := l.rollLocked(now); err != nil {
-			return AppendResult{}, err
-		}
-	}
-	seg := l.active
-
-	first := next
+	first := l.end.Load()
+	next := first
 	for i, b := range batches {
 		h := &hdrs[i]
 		SetBaseOffset(b, next)
@@ -312,52 +295,150 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 		}
 		next += int64(h.LastOffsetDelta) + 1
 	}
+	if err := l.writeLocked(cfg, records, hdrs, total, now); err != nil {
+		return AppendResult{}, err
+	}
+	res := AppendResult{FirstOffset: first, LastOffset: next - 1, LogAppendTime: -1, LogStartOffset: l.start.Load()}
+	if cfg.TimestampType == LogAppendTime {
+		res.LogAppendTime = nowMs
+	}
+	return res, l.maybeFlushLocked(cfg, now)
+}
 
+// AppendAsFollower appends batches copied from the partition leader as
+// they are: offsets, leader epochs and timestamps are kept. Each batch's
+// header and CRC are checked (its records are not decoded again); offsets
+// must ascend from the log end offset (gaps are allowed, as after
+// compaction), else ErrUnexpectedOffset. The leader epochs of the batches
+// feed the epoch cache and idempotent batches the producer state.
+func (l *Log) AppendAsFollower(records []byte, now time.Time) (AppendResult, error) {
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	batches, err := SplitBatches(records)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if len(batches) == 0 {
+		return AppendResult{FirstOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.start.Load()}, nil
+	}
+	hdrs := make([]BatchHeader, 0, len(batches))
+	for _, b := range batches {
+		h, err := ParseBatchHeader(b)
+		if err == nil {
+			err = saneHeader(&h, 0, int64(len(b)))
+		}
+		if err == nil {
+			err = CheckBatchCRC(b)
+		}
+		if err != nil {
+			return AppendResult{}, fmt.Errorf("%w: batch from the leader: %v", ErrCorruptMessage, err)
+		}
+		if n := len(hdrs); n > 0 && h.BaseOffset <= hdrs[n-1].LastOffset() {
+			return AppendResult{}, fmt.Errorf("%w: batch %d after %d", ErrUnexpectedOffset, h.BaseOffset, hdrs[n-1].LastOffset())
+		}
+		hdrs = append(hdrs, h)
+	}
+	cfg := l.config()
+	for i := range hdrs {
+		if hdrs[i].Size() > cfg.SegmentBytes {
+			return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, segment.bytes %d", ErrRecordListTooLarge, hdrs[i].Size(), cfg.SegmentBytes)
+		}
+	}
+
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return AppendResult{}, ErrClosed
+	}
+	if err := l.failure(); err != nil {
+		return AppendResult{}, fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+	}
+	if end := l.end.Load(); hdrs[0].BaseOffset < end {
+		return AppendResult{}, fmt.Errorf("%w: batch %d below the log end offset %d", ErrUnexpectedOffset, hdrs[0].BaseOffset, end)
+	}
+	cfg = l.config()
+	// A fetch may span segments of the leader: write runs that fit one segment.
+	for i, pos := 0, 0; i < len(hdrs); {
+		j, size := i, int64(0)
+		for j < len(hdrs) && (j == i || size+hdrs[j].Size() <= cfg.SegmentBytes) {
+			size += hdrs[j].Size()
+			j++
+		}
+		if err := l.writeLocked(cfg, records[pos:pos+int(size)], hdrs[i:j], size, now); err != nil {
+			return AppendResult{}, err
+		}
+		i, pos = j, pos+int(size)
+	}
+	res := AppendResult{FirstOffset: hdrs[0].BaseOffset, LastOffset: hdrs[len(hdrs)-1].LastOffset(), LogAppendTime: -1,
+		LogStartOffset: l.start.Load()}
+	return res, l.maybeFlushLocked(cfg, now)
+}
+
+// writeLocked writes batches whose headers are final (offsets, epochs,
+// timestamps) to the active segment, rolling first if needed, with one
+// write; then it updates the indexes, the producer state and the epoch
+// cache, and publishes the new end offset. Caller holds appendMu.
+func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total int64, now time.Time) error {
+	first, last := hdrs[0].BaseOffset, hdrs[len(hdrs)-1].LastOffset()
+	maxTs := int64(-1)
+	for i := range hdrs {
+		maxTs = max(maxTs, hdrs[i].MaxTimestamp)
+	}
+	if l.shouldRoll(cfg, total, last, maxTs, now) || first-l.active.base > math.MaxInt32 {
+		if err := l.rollLocked(first, now); err != nil {
+			return err
+		}
+	}
+	seg := l.active
 	pos := seg.size.Load()
 	if _, err := seg.f.WriteAt(records, pos); err != nil {
 		if terr := seg.f.Truncate(pos); terr != nil {
 			err = errors.Join(err, terr)
 		}
-		return AppendResult{}, l.fail(fmt.Errorf("segment %d: write: %w", seg.base, err))
+		return l.fail(fmt.Errorf("segment %d: write: %w", seg.base, err))
 	}
 
-	interval := cfg.IndexIntervalBytes
 	seg.mu.Lock()
 	p := pos
 	for i := range hdrs {
-		seg.noteBatch(&hdrs[i], p, interval)
+		seg.noteBatch(&hdrs[i], p, cfg.IndexIntervalBytes)
 		p += hdrs[i].Size()
 	}
 	seg.mu.Unlock()
 
-	if idempotent >= 0 {
-		h := hdrs[idempotent]
-		l.pstate.update(h, h.BaseOffset, h.MaxTimestamp)
+	epochChanged := false
+	for i := range hdrs {
+		h := &hdrs[i]
+		if h.ProducerID >= 0 {
+			l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)
+		}
+		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
+			epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
+		}
 	}
-	if leaderEpoch >= 0 && leaderEpoch > l.epochs.latest() {
-		if l.epochs.assign(leaderEpoch, first) {
-			if err := l.epochs.persist(); err != nil {
-				l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
-			}
+	if epochChanged {
+		if err := l.epochs.persist(); err != nil {
+			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
 		}
 	}
 
-	seg.next.Store(next)
+	seg.next.Store(last + 1)
 	seg.size.Store(pos + total)
-	l.end.Store(next)
-
-	res := AppendResult{FirstOffset: first, LastOffset: next - 1, LogAppendTime: -1, LogStartOffset: l.start.Load()}
-	if cfg.TimestampType == LogAppendTime {
-		res.LogAppendTime = nowMs
+	l.end.Store(last + 1)
+	for i := range hdrs {
+		l.unflushed += int64(hdrs[i].LastOffsetDelta) + 1
 	}
+	return nil
+}
 
-	l.unflushed += count
-	if l.unflushed >= cfg.FlushMessages || (cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlush) >= time.Duration(cfg.FlushMs)*time.Millisecond) {
-		if err := l.flushLocked(now); err != nil {
-			return res, err
-		}
+// maybeFlushLocked applies flush.messages and flush.ms after an append.
+func (l *Log) maybeFlushLocked(cfg *Config, now time.Time) error {
+	if l.unflushed >= cfg.FlushMessages ||
+		(cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlush) >= time.Duration(cfg.FlushMs)*time.Millisecond) {
+		return l.flushLocked(now)
 	}
-	return res, nil
+	return nil
 }
 
 // checkTimestamps applies message.timestamp.before/after.max.ms to a
@@ -411,18 +492,35 @@ func (l *Log) shouldRoll(cfg *Config, size, lastOffset, ts int64, now time.Time)
 	return waited > cfg.SegmentMs
 }
 
-// rollLocked seals the active segment and starts a new one at the log end
-// offset. The sealed segment is fsynced in the background. Caller holds
-// appendMu.
-func (l *Log) rollLocked(now time.Time) error {
+// rollLocked seals the active segment and starts a new one at base (the
+// log end offset, or a follower's next batch beyond a gap). The sealed
+// segment is fsynced in the background. Caller holds appendMu.
+func (l *Log) rollLocked(base int64, now time.Time) error {
 	old := l.active
 	if old.size.Load() == 0 {
+		if base == old.base {
+			return nil
+		}
+		// An empty active segment cannot be sealed: replace it.
+		segs := l.segments()
+		l.setSegments(append([]*segment(nil), segs[:len(segs)-1]...))
+		if err := old.remove(); err != nil {
+			l.logger.Warn("remove empty segment", "log", l.dir, "segment", old.base, "err", err)
+		}
+		old.unref()
+		ns, err := createSegment(l.dir, base)
+		if err != nil {
+			return l.fail(fmt.Errorf("roll: %w", err))
+		}
+		ns.created = now
+		l.setSegments(append(append([]*segment(nil), l.segments()...), ns))
+		l.active = ns
 		return nil
 	}
 	if err := old.sealIndexes(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: write indexes: %w", old.base, err))
 	}
-	ns, err := createSegment(l.dir, l.end.Load())
+	ns, err := createSegment(l.dir, base)
 	if err != nil {
 		return l.fail(fmt.Errorf("roll: %w", err))
 	}

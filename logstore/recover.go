@@ -417,15 +417,11 @@ func (l *Log) replayProducers(from, end int64) error {
 	return nil
 }
 
-// writeSnapshotFileLocked writes a producer snapshot and prunes old ones.
-// Caller holds ckptMu.
-func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
-	if err := writeFileAtomic(segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
-		return err
-	}
+// listSnapshots returns the offsets of the producer snapshot files.
+func (l *Log) listSnapshots() ([]int64, error) {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var offs []int64
 	for _, e := range entries {
@@ -434,6 +430,19 @@ func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
 		}
 	}
 	slices.Sort(offs)
+	return offs, nil
+}
+
+// writeSnapshotFileLocked writes a producer snapshot and prunes old ones.
+// Caller holds ckptMu.
+func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
+	if err := writeFileAtomic(segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
+		return err
+	}
+	offs, err := l.listSnapshots()
+	if err != nil {
+		return err
+	}
 	for i := 0; i+keepSnapshots < len(offs); i++ {
 		_ = os.Remove(segmentName(l.dir, offs[i], snapshotSuffix))
 	}

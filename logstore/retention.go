@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -95,7 +96,7 @@ func (l *Log) deleteOldestLocked(now time.Time, reason string, pred func(*segmen
 		return 0, nil
 	}
 	if n == len(segs) {
-		if err := l.rollLocked(now); err != nil {
+		if err := l.rollLocked(l.end.Load(), now); err != nil {
 			return 0, err
 		}
 		segs = l.segments()
@@ -160,4 +161,154 @@ func (l *Log) setStartLocked(start int64) error {
 		return l.fail(fmt.Errorf("log start offset checkpoint: %w", err))
 	}
 	return nil
+}
+
+// TruncateTo cuts the log back so that it ends at offset (a follower
+// dropping a divergent tail, KIP-101). The cut falls on a batch boundary:
+// a batch containing offset goes whole, so the new end offset, which is
+// returned, can be below offset. Segments beyond go, the epoch cache and
+// the producer state follow the new end. An offset at or past the end
+// changes nothing; one below the log start empties the log as
+// TruncateFullyAndStartAt does. Outstanding reads of the cut bytes may
+// come back short.
+func (l *Log) TruncateTo(offset int64) (int64, error) {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return -1, ErrClosed
+	}
+	end := l.end.Load()
+	if offset >= end {
+		return end, nil
+	}
+	segs := l.segments()
+	if offset < l.start.Load() || offset < segs[0].base {
+		return offset, l.truncateFullyLocked(max(offset, 0))
+	}
+	i := len(segs) - 1
+	for segs[i].base > offset {
+		i--
+	}
+	s := segs[i]
+	l.setSegments(append([]*segment(nil), segs[:i+1]...))
+	for _, v := range segs[i+1:] {
+		if err := v.remove(); err != nil {
+			l.logger.Warn("truncate: remove segment", "log", l.dir, "segment", v.base, "err", err)
+		}
+		v.unref()
+	}
+	l.active = s
+	interval := l.config().IndexIntervalBytes
+	if err := s.ensureIndexes(interval); err != nil {
+		return -1, l.fail(err)
+	}
+
+	r := newHeaderReader(s.f, s.size.Load())
+	s.mu.RLock()
+	_, pos := s.idx.lookup(offset)
+	s.mu.RUnlock()
+	for {
+		h, err := r.at(pos)
+		if err == io.EOF || (err == nil && h.LastOffset() >= offset) {
+			break
+		}
+		if err != nil {
+			r.free()
+			return -1, l.fail(fmt.Errorf("segment %d: truncate: %w", s.base, err))
+		}
+		pos += h.Size()
+	}
+	r.free()
+	if err := s.f.Truncate(pos); err != nil {
+		return -1, l.fail(fmt.Errorf("segment %d: truncate: %w", s.base, err))
+	}
+	s.mu.Lock()
+	s.size.Store(pos)
+	err := s.rebuildIndexesLocked(interval, false)
+	s.mu.Unlock()
+	if err != nil {
+		return -1, l.fail(err)
+	}
+	s.synced.Store(false)
+	newEnd := s.next.Load()
+	l.end.Store(newEnd)
+	if l.start.Load() > newEnd {
+		if err := l.setStartLocked(newEnd); err != nil {
+			return newEnd, err
+		}
+	}
+	l.logger.Info("truncated log", "log", l.dir, "to", offset, "end", newEnd, "was", end)
+	return newEnd, l.afterTruncateLocked(newEnd)
+}
+
+// TruncateFullyAndStartAt deletes every segment and restarts the log empty
+// at offset, which becomes both its start and end offset (a follower whose
+// fetch offset fell below the leader's log start).
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: %d", ErrOffsetOutOfRange, offset)
+	}
+	return l.truncateFullyLocked(offset)
+}
+
+func (l *Log) truncateFullyLocked(offset int64) error {
+	segs := l.segments()
+	var keep *segment
+	if last := segs[len(segs)-1]; last.base == offset && last.size.Load() == 0 {
+		keep = last
+	}
+	for _, v := range segs {
+		if v == keep {
+			continue
+		}
+		if err := v.remove(); err != nil {
+			l.logger.Warn("truncate: remove segment", "log", l.dir, "segment", v.base, "err", err)
+		}
+		v.unref()
+	}
+	if keep == nil {
+		ns, err := createSegment(l.dir, offset)
+		if err != nil {
+			return l.fail(fmt.Errorf("truncate fully: %w", err))
+		}
+		keep = ns
+	}
+	l.setSegments([]*segment{keep})
+	l.active = keep
+	l.end.Store(offset)
+	if err := l.setStartLocked(offset); err != nil {
+		return err
+	}
+	l.epochs.clear()
+	if err := l.epochs.persist(); err != nil {
+		l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
+	}
+	l.logger.Info("truncated log fully", "log", l.dir, "start", offset)
+	return l.afterTruncateLocked(offset)
+}
+
+// afterTruncateLocked brings the epoch cache, the producer state, the
+// snapshots and the recovery point in line with a new, lower end offset.
+func (l *Log) afterTruncateLocked(end int64) error {
+	if l.epochs.truncateFromEnd(end) {
+		if err := l.epochs.persist(); err != nil {
+			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
+		}
+	}
+	l.wg.Wait() // a snapshot written by a background roll must not land after this
+	l.ckptMu.Lock()
+	defer l.ckptMu.Unlock()
+	snaps, err := l.listSnapshots()
+	if err != nil {
+		return l.fail(err)
+	}
+	if err := l.loadProducerState(snaps, end); err != nil {
+		return l.fail(err)
+	}
+	return l.updateRecoveryPointLocked(-1)
 }

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -153,5 +154,150 @@ func TestDeleteRecordsBefore(t *testing.T) {
 	coreAppend(t, l, 1, 1, 1)
 	if _, err := os.Stat(filepath.Join(dir, startOffsetName)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// coreLeaderBatches appends n batches to a leader log and returns the
+// bytes a follower would fetch (whole batches, offsets assigned).
+func coreLeaderBatches(t *testing.T, leader *Log, n int, epoch int32) []byte {
+	t.Helper()
+	from := leader.EndOffset()
+	for i := 0; i < n; i++ {
+		if _, err := leader.Append(coreBatch(t, 2, 1000+from+int64(i), 100), epoch, coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := leader.ReadBytes(from, 1<<30, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAppendAsFollower(t *testing.T) {
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	leader := coreOpen(t, t.TempDir(), cfg)
+	dir := t.TempDir()
+	f := coreOpen(t, dir, cfg)
+
+	b1 := coreLeaderBatches(t, leader, 10, 1)
+	b2 := coreLeaderBatches(t, leader, 10, 2)
+	res, err := f.AppendAsFollower(b1, coreT0)
+	if err != nil || res.FirstOffset != 0 || res.LastOffset != 19 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// One fetch's worth at a time, as a follower would.
+	for p := b2; len(p) > 0; {
+		bs, _ := SplitBatches(p)
+		if _, err := f.AppendAsFollower(bs[0], coreT0); err != nil {
+			t.Fatal(err)
+		}
+		p = p[len(bs[0]):]
+	}
+	if f.EndOffset() != leader.EndOffset() || f.LatestEpoch() != 2 {
+		t.Fatalf("follower end %d epoch %d", f.EndOffset(), f.LatestEpoch())
+	}
+	if e, o := f.EndOffsetForEpoch(1); e != 1 || o != 20 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d %d", e, o)
+	}
+	lb, _ := leader.ReadBytes(0, 1<<30, -1)
+	fb, _ := f.ReadBytes(0, 1<<30, -1)
+	if !bytes.Equal(lb, fb) {
+		t.Fatal("follower bytes differ from the leader's")
+	}
+	if _, err := f.AppendAsFollower(b1, coreT0); !errors.Is(err, ErrUnexpectedOffset) {
+		t.Fatalf("old batches again: %v", err)
+	}
+	bs1, _ := SplitBatches(b1)
+	bad := bytes.Clone(bs1[0])
+	bad[len(bad)-1] ^= 1
+	SetBaseOffset(bad, 100)
+	if _, err := f.AppendAsFollower(bad, coreT0); !errors.Is(err, ErrCorruptMessage) {
+		t.Fatalf("corrupt batch: %v", err)
+	}
+	// A gap (compacted leader) rolls a segment at the batch's offset.
+	gap := coreBatch(t, 1, 5, 5)
+	SetBaseOffset(gap, 100)
+	SetPartitionLeaderEpoch(gap, 3)
+	if _, err := f.AppendAsFollower(gap, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if f.EndOffset() != 101 {
+		t.Fatalf("end %d after gap", f.EndOffset())
+	}
+	if _, err := f.Read(100, 100, -1, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTruncateTo(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 20; i++ {
+		if _, err := l.Append(coreBatchP(t, 2, 1000+int64(i), 100, 5, 0, int32(i*2)), int32(i/5), coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// epochs: 0@0 1@10 2@20 3@30; 40 records
+	nsegs := len(l.segments())
+	got, err := l.TruncateTo(25) // mid-batch 24..25: cut at 24
+	if err != nil || got != 24 || l.EndOffset() != 24 {
+		t.Fatalf("TruncateTo(25) = %d %v (end %d)", got, err, l.EndOffset())
+	}
+	if len(l.segments()) >= nsegs {
+		t.Fatalf("segments %v not dropped", coreSegmentBases(l))
+	}
+	if l.LatestEpoch() != 2 {
+		t.Fatalf("latest epoch %d", l.LatestEpoch())
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 24)
+	if off, ts, err := l.MaxTimestamp(); err != nil || off != 23 || ts != 1012 {
+		t.Fatalf("MaxTimestamp after truncation %d %d %v", off, ts, err)
+	}
+	// Producer state follows: the next sequence is 24 again.
+	if _, err := l.Append(coreBatchP(t, 2, 1, 1, 5, 0, 26), 2, coreT0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("sequence after truncation: %v", err)
+	}
+	if _, err := l.Append(coreBatchP(t, 2, 2000, 1, 5, 0, 24), 4, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if e, o := l.EndOffsetForEpoch(2); e != 2 || o != 24 {
+		t.Fatalf("EndOffsetForEpoch(2) = %d %d", e, o)
+	}
+	if got, _ := l.TruncateTo(1000); got != 26 {
+		t.Fatalf("TruncateTo past end = %d", got)
+	}
+	// Survives a crash and a clean restart.
+	coreCrash(t, l)
+	l = coreOpen(t, dir, cfg)
+	if l.EndOffset() != 26 {
+		t.Fatalf("end after reopen %d", l.EndOffset())
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 26)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 26)
+
+	if err := l.TruncateFullyAndStartAt(500); err != nil {
+		t.Fatal(err)
+	}
+	if l.StartOffset() != 500 || l.EndOffset() != 500 || l.LatestEpoch() != -1 || len(l.segments()) != 1 {
+		t.Fatalf("after full truncation start %d end %d epoch %d segs %v", l.StartOffset(), l.EndOffset(), l.LatestEpoch(), coreSegmentBases(l))
+	}
+	res := coreAppend(t, l, 1, 1, 1)
+	if res.FirstOffset != 500 {
+		t.Fatal(res)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.StartOffset() != 500 || l.EndOffset() != 501 {
+		t.Fatalf("reopened start %d end %d", l.StartOffset(), l.EndOffset())
 	}
 }
