@@ -46,9 +46,13 @@
 // proof of being alone (Jepsen, etcd 3.4.3): controller writes must be
 // fenced too.
 //
-// A topic is created in one transaction of partitions+3 operations; an
-// external etcd must allow that many (--max-txn-ops, default 128). The
-// embedded etcd allows 65536 and 10 MiB requests.
+// A topic is created in one transaction of partitions+2 operations. The
+// embedded etcd allows 65536 operations and 10 MiB requests; an external
+// one 128 by default (--max-txn-ops). Past that limit the first transaction
+// holds the topic key and as many states as fit, and the other states
+// follow in transactions fenced on the topic key's create revision:
+// readers may briefly see partitions without a state (Leader -1, Version
+// 0). Running an external etcd with a higher --max-txn-ops avoids that.
 //
 // # Liveness
 //

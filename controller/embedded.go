@@ -29,6 +29,9 @@ type EmbeddedConfig struct {
 	// Logger receives etcd's warnings and errors (info and debug are
 	// dropped). Nil means slog.Default().
 	Logger *slog.Logger
+	// MaxTxnOps is etcd's --max-txn-ops; 0 means 65536, so that a topic
+	// of up to 65534 partitions is created in one transaction.
+	MaxTxnOps uint
 	// StartTimeout bounds how long StartEmbedded waits for the server to
 	// be ready. Zero means 30s.
 	StartTimeout time.Duration
@@ -120,6 +123,9 @@ func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
 	ec.TickMs = 50
 	ec.ElectionMs = 500
 	ec.MaxTxnOps = embeddedMaxTxnOps
+	if cfg.MaxTxnOps > 0 {
+		ec.MaxTxnOps = cfg.MaxTxnOps
+	}
 	ec.MaxRequestBytes = embeddedMaxRequestBytes
 	// Metadata is small but every ISR change or producer-id block is a new
 	// revision: keep one hour of history for watchers.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap/zapcore"
@@ -68,6 +69,9 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.Default()
 	}
 }
+
+// revokeTimeout bounds the lease revoke in Close.
+const revokeTimeout = 3 * time.Second
 
 // Store is one broker's handle on the cluster metadata in etcd. It holds an
 // etcd client and one lease (a concurrency.Session) that carries the
@@ -156,8 +160,13 @@ func (s *Store) Close() error {
 	s.wg.Wait()
 	var errs []error
 	if sess != nil {
-		// Revoke waits at most one TTL: after that the lease is gone anyway.
-		if err := sess.Close(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		// Revoke so that the registration and candidacy vanish now. If etcd
+		// is unreachable, give up soon: the lease expires within its TTL.
+		sess.Orphan()
+		ctx, cancel := context.WithTimeout(context.Background(), min(revokeTimeout, time.Duration(s.ttl)*time.Second))
+		_, err := s.cli.Revoke(ctx, sess.Lease())
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			errs = append(errs, fmt.Errorf("controller: revoking lease: %w", err))
 		}
 	}

@@ -3,11 +3,15 @@ package controller
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 func TestClusterIDStable(t *testing.T) {
@@ -161,4 +165,44 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		n := runtime.NumGoroutine()
 		return errorIf(n > base, "%d goroutines, %d before", n, base)
 	})
+}
+
+func TestZapBridgeTruncatesLongValues(t *testing.T) {
+	var buf strings.Builder
+	l := slog.New(slog.NewTextHandler(&buf, nil))
+	z := zapToSlog(l, zapcore.WarnLevel)
+	z.Info("dropped")
+	z.Warn("kept", zap.String("request", strings.Repeat("x", 10000)), zap.Int("n", 3))
+	out := buf.String()
+	if strings.Contains(out, "dropped") || !strings.Contains(out, "etcd: kept") || !strings.Contains(out, "(10000 bytes)") || len(out) > 1000 {
+		t.Errorf("bridge output %q", out)
+	}
+}
+
+// Close does not hang when etcd is gone: the revoke gives up, the lease
+// would expire by itself.
+func TestCloseWithEtcdDown(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedConfig{Dir: t.TempDir() + "/etcd", Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	s, err := Open(ctx, Config{Endpoints: e.Endpoints(), NodeID: 1, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RegisterBroker(ctx, BrokerInfo{ID: 1, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.WatchTopics(ctx, 0, func() {})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took := time.Since(start); took > revokeTimeout+2*time.Second {
+		t.Errorf("Close took %v with etcd down", took)
+	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -28,6 +30,8 @@ type Topic struct {
 	// Version is the etcd mod revision of /brokers/topics/<topic>;
 	// ConfigVersion that of /config/topics/<topic> (0 when absent).
 	Version, ConfigVersion int64
+
+	created int64 // create revision of /brokers/topics/<topic>
 }
 
 // topicValue is the JSON of /brokers/topics/<topic>, as Kafka wrote it to
@@ -151,14 +155,14 @@ func (s *Store) initialStateOps(name string, from int, assignment [][]int32) ([]
 	return ops, nil
 }
 
-// CreateTopic writes, in one etcd transaction and only if neither the topic
-// nor its deletion marker exists, the topic key (id and assignment), the
-// state of every partition (leader = first replica, leader epoch 0, ISR =
-// all replicas) and the config overrides. Otherwise ErrTopicExists.
+// CreateTopic writes, in one etcd transaction and only if neither the
+// topic nor its deletion marker exists (else ErrTopicExists), the topic key
+// (id and assignment), the state of every partition (leader = first
+// replica, leader epoch 0, ISR = all replicas) and the config overrides.
 //
-// The transaction has len(assignment)+3 operations: an external etcd must
-// allow that many (--max-txn-ops, default 128); the embedded one allows
-// 65536.
+// That is len(assignment)+2 operations. An external etcd allows 128 by
+// default (--max-txn-ops); beyond its limit the states are written in
+// further transactions, fenced on the topic key (see commitChunked).
 func (s *Store) CreateTopic(ctx context.Context, name string, id [16]byte, assignment [][]int32, configs map[string]string) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -187,21 +191,63 @@ func (s *Store) CreateTopic(ctx context.Context, name string, id [16]byte, assig
 	if err != nil {
 		return err
 	}
-	ops = append(ops, clientv3.OpPut(s.topicKey(name), string(tv)), clientv3.OpPut(s.topicConfigKey(name), string(cv)))
-	resp, err := s.cli.Txn(ctx).
-		If(
-			clientv3.Compare(clientv3.CreateRevision(s.topicKey(name)), "=", 0),
-			clientv3.Compare(clientv3.CreateRevision(s.deleteMarkerKey(name)), "=", 0),
-		).
-		Then(ops...).
-		Commit()
+	head := []clientv3.Op{clientv3.OpPut(s.topicKey(name), string(tv)), clientv3.OpPut(s.topicConfigKey(name), string(cv))}
+	ok, err := s.commitChunked(ctx, name, 0, []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(s.topicKey(name)), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(s.deleteMarkerKey(name)), "=", 0),
+	}, head, ops)
 	if err != nil {
 		return fmt.Errorf("controller: creating topic %s: %w", name, err)
 	}
-	if !resp.Succeeded {
+	if !ok {
 		return fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
 	return nil
+}
+
+// txnChunk is the number of operations per transaction when etcd refuses
+// one transaction for all (its --max-txn-ops defaults to 128).
+const txnChunk = 100
+
+// commitChunked commits head and states under cond in one transaction. If
+// etcd refuses that many operations, it commits head with the first states
+// under cond, then the other states in chunks, each conditioned on the
+// topic key still being the one just written (same create revision), so a
+// topic deleted or re-created meanwhile is never given stale states. Until
+// the last chunk lands, readers see some partitions without a state
+// (Leader -1, Version 0). created is the create revision of the topic key,
+// 0 when head creates it. It reports whether cond held.
+func (s *Store) commitChunked(ctx context.Context, name string, created int64, cond []clientv3.Cmp, head, states []clientv3.Op) (bool, error) {
+	resp, err := s.cli.Txn(ctx).If(cond...).Then(append(slices.Clone(head), states...)...).Commit()
+	if err == nil {
+		return resp.Succeeded, nil
+	}
+	if !errors.Is(err, rpctypes.ErrTooManyOps) || len(head) >= txnChunk {
+		return false, err
+	}
+	n := min(txnChunk-len(head), len(states))
+	resp, err = s.cli.Txn(ctx).If(cond...).Then(append(slices.Clone(head), states[:n]...)...).Commit()
+	if err != nil || !resp.Succeeded {
+		return false, err
+	}
+	if created == 0 {
+		created = resp.Header.Revision // head created the topic key
+	}
+	for rest := states[n:]; len(rest) > 0; {
+		k := min(txnChunk, len(rest))
+		r, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(s.topicKey(name)), "=", created)).
+			Then(rest[:k]...).
+			Commit()
+		if err != nil {
+			return true, err
+		}
+		if !r.Succeeded {
+			return true, fmt.Errorf("%w: %s deleted or re-created while its partitions were written", ErrStale, name)
+		}
+		rest = rest[k:]
+	}
+	return true, nil
 }
 
 // DeleteTopic removes every key of the topic (topic, partition states,
@@ -260,15 +306,13 @@ func (s *Store) AddPartitions(ctx context.Context, name string, newAssignment []
 	if err != nil {
 		return err
 	}
-	ops = append(ops, clientv3.OpPut(s.topicKey(name), string(tv)))
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(s.topicKey(name)), "=", t.Version)).
-		Then(ops...).
-		Commit()
+	ok, err := s.commitChunked(ctx, name, t.created,
+		[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.topicKey(name)), "=", t.Version)},
+		[]clientv3.Op{clientv3.OpPut(s.topicKey(name), string(tv))}, ops)
 	if err != nil {
 		return fmt.Errorf("controller: adding partitions to %s: %w", name, err)
 	}
-	if !resp.Succeeded {
+	if !ok {
 		return fmt.Errorf("%w: topic %s changed while adding partitions", ErrStale, name)
 	}
 	return nil
@@ -403,7 +447,7 @@ func (s *Store) parseTopics(topicKVs, configKVs []*mvccpb.KeyValue) map[string]*
 			s.log.Warn("etcd: skipping malformed topic", "key", string(kv.Key), "err", err)
 			continue
 		}
-		t.Version = kv.ModRevision
+		t.Version, t.created = kv.ModRevision, kv.CreateRevision
 		topics[rest] = t
 	}
 	for _, kv := range states {

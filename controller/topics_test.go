@@ -133,13 +133,13 @@ func TestCreateTopicInvalid(t *testing.T) {
 func TestCreateTopicManyPartitions(t *testing.T) {
 	e := startEtcd(t)
 	s := openStore(t, e, 1)
-	asg := make([][]int32, 2000)
+	asg := make([][]int32, 1000)
 	for p := range asg {
 		asg[p] = []int32{int32(p % 3), int32(p%3 + 1)}
 	}
 	mustCreate(t, s, "big", asg, nil)
 	tp := mustTopic(t, s, "big")
-	if len(tp.Partitions) != 2000 {
+	if len(tp.Partitions) != 1000 {
 		t.Fatalf("%d partitions", len(tp.Partitions))
 	}
 	for p, st := range tp.Partitions {
@@ -288,5 +288,48 @@ func TestTopicConfigCAS(t *testing.T) {
 	c := mustTopic(t, stores[0], "t").Configs
 	if c["n"] != strconv.Itoa(6*perWorker) || len(c) != 7 {
 		t.Fatalf("configs after concurrent updates: %v", c)
+	}
+}
+
+// With etcd's default --max-txn-ops (128), big topics are written in
+// several fenced transactions and still come out whole.
+func TestBigTopicsOnDefaultTxnLimit(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedConfig{Dir: t.TempDir() + "/etcd", MaxTxnOps: 128, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	asg := make([][]int32, 300)
+	for p := range asg {
+		asg[p] = []int32{int32(p % 5), int32(p%5 + 1)}
+	}
+	id := mustCreate(t, s, "big", asg, map[string]string{"a": "1"})
+	if err := s.CreateTopic(ctx, "big", NewUUID(), asg, nil); !errors.Is(err, ErrTopicExists) {
+		t.Errorf("duplicate: %v", err)
+	}
+	more := make([][]int32, 250)
+	for p := range more {
+		more[p] = []int32{7}
+	}
+	if err := s.AddPartitions(ctx, "big", more); err != nil {
+		t.Fatal(err)
+	}
+	tp := mustTopic(t, s, "big")
+	if tp.ID != id || len(tp.Partitions) != 550 || tp.Configs["a"] != "1" {
+		t.Fatalf("topic: id %x, %d partitions, configs %v", tp.ID, len(tp.Partitions), tp.Configs)
+	}
+	for p, st := range tp.Partitions {
+		if st.Version == 0 || st.Leader != tp.Assignment[p][0] {
+			t.Fatalf("partition %d: %+v", p, st)
+		}
+	}
+	if err := s.DeleteTopic(ctx, "big"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.cli.Get(ctx, s.topicsPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || r.Count != 0 {
+		t.Errorf("keys left after delete: %d %v", r.Count, err)
 	}
 }

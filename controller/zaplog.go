@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"go.uber.org/zap"
@@ -55,6 +56,11 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 		attrs = append(attrs, slog.String("logger", e.LoggerName))
 	}
 	for k, v := range enc.Fields {
+		// etcd's slow-request warnings quote whole requests: a big
+		// transaction would fill the log.
+		if str, ok := v.(string); ok && len(str) > maxLogValue {
+			v = fmt.Sprintf("%s…(%d bytes)", str[:maxLogValue], len(str))
+		}
 		attrs = append(attrs, slog.Any(k, v))
 	}
 	c.l.LogAttrs(context.Background(), slogLevel(e.Level), "etcd: "+e.Message, attrs...)
@@ -62,6 +68,8 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 }
 
 func (c *slogCore) Sync() error { return nil }
+
+const maxLogValue = 512
 
 func slogLevel(l zapcore.Level) slog.Level {
 	switch {
