@@ -204,6 +204,11 @@ type BatchInfo struct {
 	// MaxTimestamp for CreateTime topics (see SetMaxTimestamp).
 	MaxRecordTimestamp int64
 	MaxTimestampDelta  int32
+	// MinRecordTimestamp is the smallest record timestamp (deltas may be
+	// negative, so it can be below BaseTimestamp): with MaxRecordTimestamp,
+	// the range to check against message.timestamp.before/after.max.ms,
+	// which Kafka checks per record.
+	MinRecordTimestamp int64
 }
 
 // ValidateBatchInfo is ValidateBatch that also reports the record-level
@@ -257,7 +262,7 @@ func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchInfo, error) {
 
 // checkRecords walks the records of a client batch without allocating.
 func checkRecords(info *BatchInfo, data []byte, h BatchHeader) error {
-	info.MaxRecordTimestamp = -1
+	info.MaxRecordTimestamp, info.MinRecordTimestamp = -1, -1
 	info.MaxTimestampDelta = 0
 	for i := int32(0); i < h.NumRecords; i++ {
 		r, rest, err := nextRecord(data)
@@ -271,6 +276,9 @@ func checkRecords(info *BatchInfo, data []byte, h BatchHeader) error {
 		if i == 0 || ts > info.MaxRecordTimestamp {
 			info.MaxRecordTimestamp = ts
 			info.MaxTimestampDelta = i
+		}
+		if i == 0 || ts < info.MinRecordTimestamp {
+			info.MinRecordTimestamp = ts
 		}
 		data = rest
 	}

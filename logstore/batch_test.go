@@ -108,7 +108,7 @@ type testRec struct {
 func sampleRecords(n int) []testRec {
 	recs := make([]testRec, n)
 	for i := range recs {
-		r := testRec{ts: 1_700_000_000_000 + int64(i%7)*3 - 5, value: []byte(fmt.Sprintf("value-%d-%s", i, bytes.Repeat([]byte("x"), i%50)))}
+		r := testRec{ts: 1_700_000_000_000 + int64((i+3)%7)*3 - 5, value: []byte(fmt.Sprintf("value-%d-%s", i, bytes.Repeat([]byte("x"), i%50)))}
 		switch i % 4 {
 		case 0:
 			r.key = []byte(fmt.Sprintf("key-%d", i))
@@ -262,6 +262,13 @@ func TestValidateBatchReference(t *testing.T) {
 				}
 				if info.MaxRecordTimestamp != rb.maxTimestamp {
 					t.Fatalf("MaxRecordTimestamp = %d, want %d", info.MaxRecordTimestamp, rb.maxTimestamp)
+				}
+				minTs := recs[0].ts
+				for _, r := range recs {
+					minTs = min(minTs, r.ts)
+				}
+				if info.MinRecordTimestamp != minTs || (n >= 5 && minTs >= rb.baseTimestamp) {
+					t.Fatalf("MinRecordTimestamp = %d, want %d (below base %d)", info.MinRecordTimestamp, minTs, rb.baseTimestamp)
 				}
 				if got := recs[info.MaxTimestampDelta].ts; got != rb.maxTimestamp {
 					t.Fatalf("MaxTimestampDelta %d points at ts %d", info.MaxTimestampDelta, got)
@@ -520,5 +527,43 @@ func TestCheckBatchCRC(t *testing.T) {
 	}
 	if err := CheckBatchCRC(b[:30]); !errors.Is(err, ErrCorruptBatch) {
 		t.Fatalf("torn header: err = %v", err)
+	}
+}
+
+func benchBatch(b *testing.B, c Codec) []byte {
+	recs := make([]Record, 64)
+	for i := range recs {
+		recs[i] = Record{Timestamp: int64(i), Key: []byte(fmt.Sprintf("key-%d", i)), Value: testPayload(1024, uint64(i))}
+	}
+	batch, err := BuildBatch(0, c, recs, 1, 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return batch
+}
+
+func BenchmarkValidateBatch(b *testing.B) {
+	for _, c := range allCodecs {
+		b.Run(c.String(), func(b *testing.B) {
+			batch := benchBatch(b, c)
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ValidateBatch(batch, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateBatchUncompressedAllocs(t *testing.T) {
+	batch := benchBatch(&testing.B{}, CodecNone)
+	if n := testing.AllocsPerRun(50, func() {
+		if _, err := ValidateBatch(batch, 0); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("ValidateBatch of an uncompressed batch allocates %.1f times", n)
 	}
 }
