@@ -56,7 +56,13 @@ func (p pacing) linger() time.Duration {
 }
 
 // createTopic creates topic with the given partition count and replication
-// factor 1, and waits until every partition has a leader.
+// factor 1, and waits until every partition has a leader that serves it.
+// Metadata alone is not enough: a KRaft broker can list a leader before its
+// replica manager has the partition, and a producer that meets
+// NOT_LEADER_OR_FOLLOWER there waits for kgo's next metadata refresh (at least
+// 5 s later), which showed up as multi-second p99 latencies. ListOffsets is
+// answered by the partition itself, so all partitions answering it means
+// the topic is ready.
 func createTopic(ctx context.Context, addr, topic string, partitions int32) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -85,7 +91,7 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 						ready = false
 					}
 				}
-				if ready {
+				if ready && endOffsetsServed(ctx, adm, topic, partitions) {
 					return nil
 				}
 			}
@@ -96,6 +102,27 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// endOffsetsServed reports whether every partition of topic answers
+// ListOffsets without an error.
+func endOffsetsServed(ctx context.Context, adm *kadm.Client, topic string, partitions int32) bool {
+	offs, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return false
+	}
+	n := int32(0)
+	ok := true
+	offs.Each(func(o kadm.ListedOffset) {
+		if o.Topic != topic {
+			return
+		}
+		n++
+		if o.Err != nil {
+			ok = false
+		}
+	})
+	return ok && n == partitions
 }
 
 // produceResult is one produce run.

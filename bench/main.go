@@ -112,7 +112,9 @@ func run() int {
 	if *verbose {
 		level = kgo.LogLevelInfo
 	}
-	clientLog = kgo.BasicLogger(os.Stderr, level, func() string { return "# kgo " })
+	clientLog = kgo.BasicLogger(os.Stderr, level, func() string {
+		return fmt.Sprintf("# %6.2fs kgo ", time.Since(benchStart).Seconds())
+	})
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q\n", flag.Args())
 		return 2
@@ -480,8 +482,11 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+var benchStart = time.Now()
+
+// progress reports what bench is doing, on stderr, with the seconds since start.
 func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "# "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "# %6.2fs %s\n", time.Since(benchStart).Seconds(), fmt.Sprintf(format, args...))
 }
 
 // moduleRoot finds the directory of the samsa module's go.mod at or above
