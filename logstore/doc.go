@@ -60,9 +60,10 @@
 //	| timestamp int64 (BE)     | relativeOffset uint32 (BE) |   base of the batch that first reached it
 //	+--------------------------+---------------------------+
 //
-// Index files are written when a segment is sealed, on Flush and on Close;
-// while a segment is active its index lives in memory. A crash therefore
-// loses only index entries that recovery rebuilds anyway.
+// Index files are written when a segment is sealed and on Close; while a
+// segment is active its index lives in memory. A crash therefore loses only
+// index entries that recovery rebuilds anyway. Indexes of older segments
+// are read into memory on first use.
 //
 // # Recovery
 //

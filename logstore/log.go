@@ -504,6 +504,11 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 		// An empty active segment cannot be sealed: replace it.
 		segs := l.segments()
 		l.setSegments(append([]*segment(nil), segs[:len(segs)-1]...))
+		if len(segs) == 1 && l.start.Load() < base {
+			if err := l.setStartLocked(base); err != nil {
+				return err
+			}
+		}
 		if err := old.remove(); err != nil {
 			l.logger.Warn("remove empty segment", "log", l.dir, "segment", old.base, "err", err)
 		}
@@ -534,7 +539,8 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 		l.logger.Warn("producer snapshot", "log", l.dir, "offset", ns.base, "err", err)
 		snap.Reset()
 	}
-	old.tryRef() // held by the goroutine
+	old.synced.Store(false) // until syncSealed has run
+	old.tryRef()            // held by the goroutine
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -627,6 +633,14 @@ func (l *Log) flushLocked(now time.Time) error {
 // released. Close is idempotent.
 func (l *Log) Close() error {
 	return l.close(true)
+}
+
+// Abandon closes the log's files the way a killed process leaves them:
+// nothing is flushed and no index file, snapshot, checkpoint or
+// clean-shutdown marker is written, so the next Open recovers. It exists
+// for crash tests (kill -9 of a broker in-process).
+func (l *Log) Abandon() error {
+	return l.close(false)
 }
 
 // Delete closes the log and removes its directory.

@@ -38,8 +38,8 @@ func coreOpen(t testing.TB, dir string, cfg Config) *Log {
 // index files, snapshot, checkpoints or marker written.
 func coreCrash(t testing.TB, l *Log) {
 	t.Helper()
-	if err := l.close(false); err != nil {
-		t.Fatalf("crash close: %v", err)
+	if err := l.Abandon(); err != nil {
+		t.Fatalf("Abandon: %v", err)
 	}
 }
 

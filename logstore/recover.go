@@ -148,8 +148,8 @@ func (l *Log) load() error {
 			}
 		}
 	}
-	for i := 0; i < recoverFrom && i < len(segs); i++ {
-		segs[i].synced.Store(true)
+	for i := 0; i < recoverFrom && i < last; i++ {
+		segs[i].synced.Store(true) // below the recovery point: fsynced before
 	}
 	for i := recoverFrom; i < len(segs); i++ {
 		s := segs[i]
@@ -265,6 +265,10 @@ func (s *segment) loadActiveClean(interval int32) error {
 		next = h.LastOffset() + 1
 	}
 	s.next.Store(next)
+	if _, off, ok := s.tidx.last(); ok && off >= next {
+		// The file lost batches the time index knows (cut after Close).
+		return s.rebuildIndexesLocked(interval, false)
+	}
 	return nil
 }
 

@@ -412,6 +412,39 @@ func TestCleanMarkerWithTornTailStillRecovers(t *testing.T) {
 	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 21)
 }
 
+// TestCutAtBatchBoundaryAfterClose: the active segment loses whole batches
+// after a clean Close (e.g. restored from an older copy); the indexes that
+// point past the end are rebuilt and nothing refers to the lost batches.
+func TestCutAtBatchBoundaryAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.IndexIntervalBytes = 100
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 20; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), 60)
+	}
+	path := segmentName(dir, l.active.base, logSuffix)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pos, hs := coreFileBatches(t, path)
+	if err := os.Truncate(path, pos[15]); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.EndOffset() != hs[15].BaseOffset {
+		t.Fatalf("end %d, want %d", l.EndOffset(), hs[15].BaseOffset)
+	}
+	if off, ts, err := l.MaxTimestamp(); err != nil || off != 29 || ts != 1015 {
+		t.Fatalf("MaxTimestamp %d %d %v", off, ts, err)
+	}
+	if _, _, found, _ := l.OffsetForTimestamp(1016); found {
+		t.Fatal("found a timestamp of a lost batch")
+	}
+	coreAppend(t, l, 1, 5000, 1)
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 31)
+}
+
 func TestOpenCleansStrayFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"00000000000000000100.index", "00000000000000000000.log.tmp", "junk.deleted"} {
