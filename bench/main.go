@@ -214,7 +214,7 @@ func benchSamsa(ctx context.Context, cfg config) brokerResult {
 		return res
 	}
 	progress("building samsa")
-	bin, err := buildSamsa(ctx, cfg.root, cfg.tmp)
+	bin, err := buildSamsa(ctx, cfg.root, filepath.Join(cfg.tmp, "bin"))
 	if err != nil {
 		res.err = err
 		return res
@@ -381,7 +381,7 @@ func printResults(w io.Writer, cfg config, results []brokerResult) {
 // sendfileComparison runs samsa once per fetch path, produces one 8-partition
 // topic, and reads it cfg.passes times with fresh consumers.
 func sendfileComparison(ctx context.Context, cfg config, w io.Writer) error {
-	bin := filepath.Join(cfg.tmp, "samsa")
+	bin := filepath.Join(cfg.tmp, "bin", "samsa")
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("samsa binary not built: %w", err)
 	}

@@ -14,6 +14,9 @@ func buildSamsa(ctx context.Context, root, dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(root, "cmd", "samsa")); err != nil {
 		return "", fmt.Errorf("no cmd/samsa in %s: %w", root, err)
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	bin := filepath.Join(dir, "samsa")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
