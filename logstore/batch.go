@@ -178,9 +178,10 @@ func SplitBatches(b []byte) ([][]byte, error) {
 
 // ValidateBatch fully checks one batch sent by a client, before it is
 // appended:
-//   - magic 2, batchLength consistent with len(b) (ErrInvalidRecord);
+//   - magic 2, batchLength consistent with len(b), base offset 0
+//     (ErrInvalidRecord);
 //   - CRC32C over attributes..end (ErrCorruptMessage);
-//   - base offset 0, NumRecords == LastOffsetDelta+1 > 0, not a control
+//   - NumRecords == LastOffsetDelta+1 > 0, not a control
 //     batch, a non-negative base sequence when a producer id is set
 //     (ErrInvalidRecord);
 //   - a known codec (ErrUnsupportedCompression for 5..7);
@@ -226,11 +227,12 @@ func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchInfo, error) {
 	if h.Length < batchLengthMin || h.Size() != int64(len(b)) {
 		return info, invalidf("batch length %d does not match %d bytes", h.Length, len(b))
 	}
-	if BatchCRC(b) != h.CRC {
-		return info, ErrCorruptMessage
-	}
+	// Kafka checks the base offset before the CRC (UnifiedLog.analyzeAndValidateRecords).
 	if h.BaseOffset != 0 {
 		return info, invalidf("base offset of a produced batch must be 0, got %d", h.BaseOffset)
+	}
+	if BatchCRC(b) != h.CRC {
+		return info, ErrCorruptMessage
 	}
 	if h.LastOffsetDelta < 0 || h.NumRecords <= 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
 		return info, invalidf("record count %d inconsistent with last offset delta %d", h.NumRecords, h.LastOffsetDelta)
