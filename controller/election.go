@@ -73,7 +73,7 @@ func (s *Store) Campaign(ctx context.Context) (int32, error) {
 				s.mu.Unlock()
 				return 0, ErrNotController
 			}
-			s.election, s.epoch = e, next
+			s.election, s.leadSess, s.epoch = e, sess, next
 			s.mu.Unlock()
 			return next, nil
 		}
@@ -93,7 +93,7 @@ func (s *Store) resignAfter(e *concurrency.Election, err error) error {
 func (s *Store) Resign(ctx context.Context) error {
 	s.mu.Lock()
 	e := s.election
-	s.election, s.epoch = nil, 0
+	s.election, s.leadSess, s.epoch = nil, nil, 0
 	s.mu.Unlock()
 	if e == nil {
 		return nil
@@ -103,14 +103,15 @@ func (s *Store) Resign(ctx context.Context) error {
 
 // ControllerDone returns a channel closed when the controllership won by
 // the last Campaign ends through the loss of the store's lease (or Close).
-// Nil when this store is not the controller.
+// Nil when this store is not the controller (never won, resigned, or lost
+// the lease and took a new one).
 func (s *Store) ControllerDone() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.election == nil {
 		return nil
 	}
-	return s.sess.Done()
+	return s.leadSess.Done()
 }
 
 // controllerEpoch is the epoch of this store's controllership, 0 if none.

@@ -116,4 +116,12 @@ func TestControllerDoneOnLeaseLoss(t *testing.T) {
 	if _, err := other.Controller(ctx); !errors.Is(err, ErrNoController) {
 		t.Errorf("controller after lease loss: %v", err)
 	}
+	// Once the store has a new lease it is no longer the controller, and
+	// can win again with the next epoch.
+	eventually(t, 10*time.Second, func() error {
+		return errorIf(s.ControllerDone() != nil, "still the controller")
+	})
+	if ep, err := s.Campaign(ctx); err != nil || ep != 2 {
+		t.Errorf("campaign after lease loss: %d %v", ep, err)
+	}
 }

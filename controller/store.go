@@ -98,6 +98,7 @@ type Store struct {
 	sess     *concurrency.Session  // guarded by mu; replaced when its lease is lost
 	broker   *BrokerInfo           // guarded by mu; what RegisterBroker last wrote
 	election *concurrency.Election // guarded by mu; set by a won Campaign
+	leadSess *concurrency.Session  // guarded by mu; the session that election was won in
 	epoch    int32                 // guarded by mu; controller epoch of that win
 }
 
@@ -331,6 +332,10 @@ func (s *Store) superviseSession(ctx context.Context) {
 			return
 		}
 		s.sess = sess
+		if s.leadSess == old {
+			// The election key died with the old lease.
+			s.election, s.leadSess, s.epoch = nil, nil, 0
+		}
 		s.mu.Unlock()
 		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 			err := s.reregister(ctx)
