@@ -1,9 +1,9 @@
 package compat
 
 // Data-path compatibility through franz-go (kgo, kadm): produce and
-// consume with every codec, ListOffsets, DeleteRecords, max.message.bytes,
-// restart and torn-tail recovery, retention, the zero-copy fetch path, the
-// fetch long poll and the idempotent producer.
+// consume with every codec, ListOffsets, DeleteRecords,
+// fetch limits, the fetch long poll and the zero-copy fetch path. Produce
+// semantics are in franz_produce_test.go, durability in franz_log_test.go.
 
 import (
 	"bytes"
@@ -471,349 +471,6 @@ func TestFranzDeleteRecords(t *testing.T) {
 	}
 }
 
-func TestFranzMaxMessageBytes(t *testing.T) {
-	n := testutil.StartBroker(t, map[string]string{"message.max.bytes": "3000"})
-	adm := newAdmin(t, n.Addr())
-	raw := newKgo(t, n.Addr())
-	createTopic(t, adm, "capped", 1, map[string]*string{"max.message.bytes": strp("2000")})
-	createTopic(t, adm, "brokerdefault", 1, nil)
-
-	// valueFor is the value size that makes a one-record uncompressed
-	// batch (no key, no headers) exactly size bytes.
-	valueFor := func(size int) int {
-		for v := 0; v < size; v++ {
-			if len(rawBatch(0, 0, 0, 0, make([]byte, v))) == size {
-				return v
-			}
-		}
-		t.Fatalf("no value size gives a %d-byte batch", size)
-		return 0
-	}
-	for _, c := range []struct {
-		topic string
-		limit int
-	}{{"capped", 2000}, {"brokerdefault", 3000}} {
-		id := topicID(t, adm, c.topic)
-		v := valueFor(c.limit)
-		ts := time.Now().UnixMilli()
-
-		// Raw batches: exactly at the limit is accepted, one byte over is not.
-		over := produceRaw(t, raw, c.topic, id, 0, rawBatch(-1, -1, -1, ts, bytes.Repeat([]byte{'o'}, v+1)))
-		wantCode(t, c.topic+": batch of limit+1 bytes", over.ErrorCode, kerr.MessageTooLarge)
-		at := produceRaw(t, raw, c.topic, id, 0, rawBatch(-1, -1, -1, ts, bytes.Repeat([]byte{'a'}, v)))
-		wantCode(t, c.topic+": batch of limit bytes", at.ErrorCode, nil)
-		if at.BaseOffset != 0 {
-			t.Fatalf("%s: batch at the limit stored at %d, want 0", c.topic, at.BaseOffset)
-		}
-
-		// Through kgo (one record per batch, no compression).
-		prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DisableIdempotentWrite())
-		big := &kgo.Record{Topic: c.topic, Value: bytes.Repeat([]byte{'b'}, v+1)}
-		err := prod.ProduceSync(testCtx(t, 20*time.Second), big).FirstErr()
-		if !errors.Is(err, kerr.MessageTooLarge) {
-			t.Fatalf("%s: kgo record over the limit: %v, want MESSAGE_TOO_LARGE", c.topic, err)
-		}
-		ok := &kgo.Record{Topic: c.topic, Value: bytes.Repeat([]byte{'k'}, v)}
-		produceAll(t, prod, ok)
-		if ok.Offset != 1 {
-			t.Fatalf("%s: kgo record at the limit stored at %d, want 1", c.topic, ok.Offset)
-		}
-		data, err := os.ReadFile(segmentLogs(t, n.PartitionDir(c.topic, 0))[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bs := scanBatches(data)
-		if len(bs) != 2 || bs[0].size != c.limit || bs[1].size != c.limit {
-			t.Fatalf("%s: stored batches %+v, want two of %d bytes", c.topic, bs, c.limit)
-		}
-		got := consumeExact(t, n.Addr(), c.topic, map[int32]int64{0: 0}, 2, 20*time.Second)
-		if !bytes.Equal(got[0].Value, bytes.Repeat([]byte{'a'}, v)) || !bytes.Equal(got[1].Value, ok.Value) {
-			t.Fatalf("%s: read back different values", c.topic)
-		}
-	}
-}
-
-func TestFranzRestart(t *testing.T) {
-	n := testutil.StartBroker(t, nil)
-	adm := newAdmin(t, n.Addr())
-	const topic, parts, per = "restart", 2, 500
-	createTopic(t, adm, topic, parts, nil)
-	id := topicID(t, adm, topic)
-	base := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
-	var want []*kgo.Record
-	for i := 0; i < parts*per; i++ {
-		want = append(want, genRecord(topic, i, parts, base))
-	}
-	prod := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	send := make([]*kgo.Record, len(want))
-	for i, r := range want {
-		cp := *r
-		send[i] = &cp
-	}
-	produceAll(t, prod, send...)
-
-	n.Restart()
-
-	if got := topicID(t, adm, topic); got != id {
-		t.Fatalf("topic id changed across restart: %x, was %x", got, id)
-	}
-	check := func(extra int) {
-		t.Helper()
-		got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0, 1: 0}, len(want)+extra*parts, 60*time.Second)
-		next := make([]int64, parts)
-		for _, r := range got {
-			if r.Offset != next[r.Partition] {
-				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
-			}
-			next[r.Partition]++
-			if r.Offset < per {
-				if diff := sameRecord(r, want[int(r.Offset)*parts+int(r.Partition)]); diff != "" {
-					t.Fatalf("%d/%d: %s", r.Partition, r.Offset, diff)
-				}
-			}
-		}
-	}
-	check(0)
-
-	// The producer from before the restart continues, then a new one.
-	for round, cl := range []*kgo.Client{prod, newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))} {
-		for p := int32(0); p < parts; p++ {
-			r := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("after-%d-%d", round, p))}
-			produceAll(t, cl, r)
-			if r.Offset != int64(per+round) {
-				t.Fatalf("round %d partition %d: produced at %d, want %d", round, p, r.Offset, per+round)
-			}
-		}
-	}
-	check(2)
-}
-
-// produceSingles produces n one-record uncompressed batches with values of
-// different sizes and returns the values.
-func produceSingles(t *testing.T, addr, topic string, count int) [][]byte {
-	t.Helper()
-	cl := newKgo(t, addr, kgo.ProducerBatchCompression(kgo.NoCompression()))
-	defer cl.Close()
-	var vals [][]byte
-	for i := 0; i < count; i++ {
-		v := bytes.Repeat([]byte{byte('a' + i)}, 100+10*i)
-		r := &kgo.Record{Topic: topic, Key: []byte("k" + strconv.Itoa(i)), Value: v}
-		produceAll(t, cl, r)
-		if r.Offset != int64(i) {
-			t.Fatalf("single %d at offset %d", i, r.Offset)
-		}
-		vals = append(vals, v)
-	}
-	return vals
-}
-
-func TestFranzTornTail(t *testing.T) {
-	cases := []struct {
-		name    string
-		damage  func(data []byte, bs []batchSpan) []byte
-		wantEnd int64 // offsets before it survive
-	}{
-		{"cut in the middle of the last batch", func(d []byte, bs []batchSpan) []byte {
-			l := bs[len(bs)-1]
-			return d[:l.pos+l.size/2]
-		}, 9},
-		{"cut inside the last batch header", func(d []byte, bs []batchSpan) []byte {
-			return d[:bs[len(bs)-1].pos+30]
-		}, 9},
-		{"bit flip in the last batch's records", func(d []byte, bs []batchSpan) []byte {
-			l := bs[len(bs)-1]
-			d[l.pos+l.size-5] ^= 0x10
-			return d
-		}, 9},
-		{"bit flip in a middle batch drops it and everything after", func(d []byte, bs []batchSpan) []byte {
-			b := bs[5]
-			d[b.pos+b.size-3] ^= 0x01
-			return d
-		}, 5},
-		{"zeroed tail after the last batch", func(d []byte, bs []batchSpan) []byte {
-			return append(d, make([]byte, 4096)...)
-		}, 10},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			n := testutil.StartBroker(t, nil)
-			adm := newAdmin(t, n.Addr())
-			const topic = "torn"
-			createTopic(t, adm, topic, 1, nil)
-			vals := produceSingles(t, n.Addr(), topic, 10)
-			n.Stop()
-
-			segs := segmentLogs(t, n.PartitionDir(topic, 0))
-			active := segs[len(segs)-1]
-			data, err := os.ReadFile(active)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bs := scanBatches(data)
-			if len(bs) != 10 {
-				t.Fatalf("test setup: %d batches in %s, want 10", len(bs), active)
-			}
-			keep := int64(bs[c.wantEnd-1].pos + bs[c.wantEnd-1].size) // bytes that must survive
-			if err := os.WriteFile(active, c.damage(data, bs), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if removeCleanShutdownMarkers(t, n.Dir) == 0 {
-				t.Logf("no .clean-shutdown marker found under %s", n.Dir)
-			}
-			n.Restart()
-
-			ends, err := adm.ListEndOffsets(testCtx(t, 20*time.Second), topic)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o, _ := ends.Lookup(topic, 0); o.Err != nil || o.Offset != c.wantEnd {
-				t.Fatalf("end offset after recovery: %+v, want %d", o, c.wantEnd)
-			}
-			got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, int(c.wantEnd), 20*time.Second)
-			for i, r := range got {
-				if r.Offset != int64(i) || !bytes.Equal(r.Value, vals[i]) || string(r.Key) != "k"+strconv.Itoa(i) {
-					t.Fatalf("record %d after recovery: offset %d key %q value len %d", i, r.Offset, r.Key, len(r.Value))
-				}
-			}
-			prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()))
-			r := &kgo.Record{Topic: topic, Value: []byte("after recovery")}
-			produceAll(t, prod, r)
-			if r.Offset != c.wantEnd {
-				t.Fatalf("produce after recovery at offset %d, want %d", r.Offset, c.wantEnd)
-			}
-			got = consumeExact(t, n.Addr(), topic, map[int32]int64{0: c.wantEnd}, 1, 20*time.Second)
-			if got[0].Offset != c.wantEnd || string(got[0].Value) != "after recovery" {
-				t.Fatalf("read back %d %q", got[0].Offset, got[0].Value)
-			}
-
-			// On disk: the whole batches before the damage, then the new one.
-			segs = segmentLogs(t, n.PartitionDir(topic, 0))
-			var all []byte
-			for _, s := range segs {
-				d, err := os.ReadFile(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				all = append(all, d...)
-			}
-			after := scanBatches(all)
-			total := 0
-			for _, b := range after {
-				total += b.size
-			}
-			if len(after) != int(c.wantEnd)+1 || total != len(all) || !bytes.Equal(all[:keep], data[:keep]) {
-				t.Fatalf("segments after recovery: %d batches, %d of %d bytes in batches; want %d batches and no stray bytes",
-					len(after), total, len(all), c.wantEnd+1)
-			}
-		})
-	}
-}
-
-func TestFranzRetention(t *testing.T) {
-	n := testutil.StartBroker(t, map[string]string{"log.retention.check.interval.ms": "100"})
-	adm := newAdmin(t, n.Addr())
-	cl := newKgo(t, n.Addr())
-
-	startOf := func(topic string) int64 {
-		t.Helper()
-		lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, ok := lo.Lookup(topic, 0)
-		if !ok || o.Err != nil {
-			t.Fatalf("ListStartOffsets %s: %+v", topic, o)
-		}
-		return o.Offset
-	}
-	segSizes := func(topic string) (bases, sizes []int64) {
-		for _, s := range segmentLogs(t, n.PartitionDir(topic, 0)) {
-			fi, err := os.Stat(s)
-			if err != nil {
-				continue // deleted meanwhile
-			}
-			bases = append(bases, segmentBase(t, s))
-			sizes = append(sizes, fi.Size())
-		}
-		return bases, sizes
-	}
-
-	t.Run("time", func(t *testing.T) {
-		const topic = "retention-ms"
-		createTopic(t, adm, topic, 1, map[string]*string{
-			"retention.ms": strp("2000"), "segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
-		})
-		id := topicID(t, adm, topic)
-		vals := produceSingles(t, n.Addr(), topic, 20)
-		if bases, _ := segSizes(topic); len(bases) < 3 {
-			t.Fatalf("test setup: %d segments, want several", len(bases))
-		}
-		// Every segment expires, the active one included (Kafka rolls it):
-		// the start offset reaches the end and only the new empty segment stays.
-		testutil.Eventually(t, 30*time.Second, func() error {
-			s := startOf(topic)
-			bases, _ := segSizes(topic)
-			if s != int64(len(vals)) || len(bases) != 1 || bases[0] != s {
-				return fmt.Errorf("start offset %d, segments %v; want start %d and one segment at it", s, bases, len(vals))
-			}
-			return nil
-		})
-		for _, off := range []int64{0, 10, 19} {
-			wantCode(t, fmt.Sprintf("fetch at %d", off), fetchRaw(t, cl, topic, id, 0, off).ErrorCode, kerr.OffsetOutOfRange)
-		}
-		sp := fetchRaw(t, cl, topic, id, 0, 20)
-		wantCode(t, "fetch at the start", sp.ErrorCode, nil)
-		if sp.LogStartOffset != 20 || len(sp.RecordBatches) != 0 {
-			t.Fatalf("fetch at 20: log start %d, %d record bytes; want 20 and none", sp.LogStartOffset, len(sp.RecordBatches))
-		}
-		r := &kgo.Record{Topic: topic, Value: []byte("x")}
-		produceAll(t, cl, r)
-		if r.Offset != 20 {
-			t.Fatalf("produce after retention at %d, want 20", r.Offset)
-		}
-	})
-
-	t.Run("bytes", func(t *testing.T) {
-		const topic, limit = "retention-bytes", 1500
-		createTopic(t, adm, topic, 1, map[string]*string{
-			"retention.bytes": strp(strconv.Itoa(limit)), "retention.ms": strp("-1"),
-			"segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
-		})
-		id := topicID(t, adm, topic)
-		produceSingles(t, n.Addr(), topic, 30)
-		// Kafka deletes the oldest segments while what remains is still at
-		// least retention.bytes: afterwards the log holds >= limit bytes
-		// and dropping its oldest segment would go below the limit.
-		var start int64
-		testutil.Eventually(t, 30*time.Second, func() error {
-			start = startOf(topic)
-			bases, sizes := segSizes(topic)
-			var total int64
-			for _, s := range sizes {
-				total += s
-			}
-			switch {
-			case start == 0 || len(bases) == 0:
-				return fmt.Errorf("start offset %d, segments %v", start, bases)
-			case bases[0] != start:
-				return fmt.Errorf("start offset %d but oldest segment %d (segments %v)", start, bases[0], bases)
-			case total-sizes[0] >= limit:
-				return fmt.Errorf("%d bytes in segments %v %v: the oldest could go", total, bases, sizes)
-			case total < limit:
-				return fmt.Errorf("only %d bytes left in segments %v %v, below retention.bytes %d", total, bases, sizes, limit)
-			}
-			return nil
-		})
-		wantCode(t, "fetch at 0", fetchRaw(t, cl, topic, id, 0, 0).ErrorCode, kerr.OffsetOutOfRange)
-		wantCode(t, "fetch below start", fetchRaw(t, cl, topic, id, 0, start-1).ErrorCode, kerr.OffsetOutOfRange)
-		got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: start}, int(30-start), 20*time.Second)
-		if got[0].Offset != start || got[len(got)-1].Offset != 29 {
-			t.Fatalf("read %d..%d, want %d..29", got[0].Offset, got[len(got)-1].Offset, start)
-		}
-	})
-}
-
 func TestFranzZeroCopy(t *testing.T) {
 	for _, sendfile := range []bool{true, false} {
 		t.Run("sendfile="+strconv.FormatBool(sendfile), func(t *testing.T) {
@@ -980,105 +637,86 @@ func (h fetchWriteHook) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _,
 	}
 }
 
-func TestFranzIdempotentProducer(t *testing.T) {
+func TestFranzFetchLimits(t *testing.T) {
 	n := testutil.StartBroker(t, nil)
 	adm := newAdmin(t, n.Addr())
-	const topic = "idempotent"
-	createTopic(t, adm, topic, 1, nil)
-	id := topicID(t, adm, topic)
-
-	// Two default (idempotent) kgo producers get different producer ids.
-	for i := 0; i < 2; i++ {
-		produceAll(t, newKgo(t, n.Addr()), &kgo.Record{Topic: topic, Value: []byte("p" + strconv.Itoa(i))})
-	}
-	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 2, 20*time.Second)
-	for _, r := range got {
-		if r.ProducerID < 0 || r.ProducerEpoch < 0 {
-			t.Fatalf("record %d: producer id %d epoch %d, want an idempotent producer", r.Offset, r.ProducerID, r.ProducerEpoch)
-		}
-	}
-	if got[0].ProducerID == got[1].ProducerID {
-		t.Fatalf("two producers share producer id %d", got[0].ProducerID)
-	}
-
-	// Raw InitProducerId.
 	cl := newKgo(t, n.Addr())
-	initPID := func() (int64, int16) {
-		t.Helper()
-		req := kmsg.NewPtrInitProducerIDRequest()
-		req.TransactionTimeoutMillis = 60000
-		req.ProducerID, req.ProducerEpoch = -1, -1
-		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
-		if err != nil {
-			t.Fatalf("InitProducerId: %v", err)
-		}
-		wantCode(t, "InitProducerId", resp.ErrorCode, nil)
-		return resp.ProducerID, resp.ProducerEpoch
-	}
-	pid, epoch := initPID()
-	pid2, _ := initPID()
-	if pid < 0 || epoch != 0 || pid2 < 0 || pid2 == pid || pid2 == got[0].ProducerID || pid2 == got[1].ProducerID || pid == got[0].ProducerID || pid == got[1].ProducerID {
-		t.Fatalf("InitProducerId: ids %d (epoch %d) and %d, kgo producers %d and %d; want distinct ids, epoch 0",
-			pid, epoch, pid2, got[0].ProducerID, got[1].ProducerID)
-	}
-
-	// Sequences: duplicates get the original offset, gaps are refused.
+	const topic = "fetchlimits"
+	createTopic(t, adm, topic, 2, nil)
+	id := topicID(t, adm, topic)
 	ts := time.Now().UnixMilli()
-	batch := func(seq int32, vals ...string) []byte {
-		var bs [][]byte
-		for _, v := range vals {
-			bs = append(bs, []byte(v))
-		}
-		return rawBatch(pid, epoch, seq, ts, bs...)
-	}
-	produce := func(what string, records []byte, wantErr *kerr.Error, wantOff int64) {
-		t.Helper()
-		sp := produceRaw(t, cl, topic, id, 0, records)
-		wantCode(t, what, sp.ErrorCode, wantErr)
-		if wantErr == nil && sp.BaseOffset != wantOff {
-			t.Fatalf("%s: base offset %d, want %d", what, sp.BaseOffset, wantOff)
+	var size int
+	for p := int32(0); p < 2; p++ {
+		for i := 0; i < 5; i++ {
+			b := rawBatch(-1, -1, -1, ts, bytes.Repeat([]byte{byte('0' + i)}, 1000))
+			size = len(b)
+			sp := produceRaw(t, cl, topic, id, p, b)
+			wantCode(t, "produce", sp.ErrorCode, nil)
 		}
 	}
-	endOffset := func() int64 {
+	fetch := func(maxBytes int32, parts map[int32][2]int64) map[int32]kmsg.FetchResponseTopicPartition {
 		t.Helper()
-		lo, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, maxBytes, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, id
+		for p := int32(0); p < 2; p++ {
+			v, ok := parts[p]
+			if !ok {
+				continue
+			}
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, v[0], int32(v[1])
+			rp.CurrentLeaderEpoch, rp.LogStartOffset = -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, _ := lo.Lookup(topic, 0)
-		return o.Offset
-	}
-	produce("seq 0", batch(0, "a", "b", "c"), nil, 2)
-	produce("seq 3", batch(3, "d", "e"), nil, 5)
-	produce("seq 3 again", batch(3, "d", "e"), nil, 5)
-	produce("seq 0 again", batch(0, "a", "b", "c"), nil, 2)
-	produce("seq 10 (gap)", batch(10, "x"), kerr.OutOfOrderSequenceNumber, 0)
-	if e := endOffset(); e != 7 {
-		t.Fatalf("end offset %d after duplicates and a gap, want 7", e)
-	}
-
-	// Producer state is rebuilt on restart.
-	n.Restart()
-	cl = newKgo(t, n.Addr())
-	produce("seq 3 after restart", batch(3, "d", "e"), nil, 5)
-	produce("seq 10 after restart", batch(10, "x"), kerr.OutOfOrderSequenceNumber, 0)
-	produce("seq 5 after restart", batch(5, "f"), nil, 7)
-
-	// Kafka keeps the last five batches per producer: after seq 6..10,
-	// seq 6 is still a duplicate, seq 5 is not.
-	for s := int32(6); s <= 10; s++ {
-		produce(fmt.Sprintf("seq %d", s), batch(s, "s"+strconv.Itoa(int(s))), nil, int64(s+2))
-	}
-	produce("seq 6 again (in the window)", batch(6, "s6"), nil, 8)
-	produce("seq 5 again (out of the window)", batch(5, "f"), kerr.OutOfOrderSequenceNumber, 0)
-	if e := endOffset(); e != 13 {
-		t.Fatalf("end offset %d, want 13", e)
-	}
-	recs := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 2}, 11, 20*time.Second)
-	want := []string{"a", "b", "c", "d", "e", "f", "s6", "s7", "s8", "s9", "s10"}
-	for i, r := range recs {
-		if r.Offset != int64(i+2) || string(r.Value) != want[i] || r.ProducerID != pid {
-			t.Fatalf("record %d: offset %d value %q producer %d; want %d %q %d", i, r.Offset, r.Value, r.ProducerID, i+2, want[i], pid)
+		out := map[int32]kmsg.FetchResponseTopicPartition{}
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				wantCode(t, fmt.Sprintf("fetch partition %d", rp.Partition), rp.ErrorCode, nil)
+				out[rp.Partition] = rp
+			}
 		}
+		if len(out) != len(parts) {
+			t.Fatalf("fetch of %d partitions answered %d", len(parts), len(out))
+		}
+		return out
+	}
+
+	// KIP-74: the first batch comes whole even past the partition limit.
+	r := fetch(50<<20, map[int32][2]int64{0: {0, 1}})[0]
+	if bs := scanBatches(r.RecordBatches); len(bs) != 1 || bs[0].baseOffset != 0 || len(r.RecordBatches) != size {
+		t.Fatalf("partition max 1 byte: %d bytes, batches %+v; want exactly the first batch (%d bytes)", len(r.RecordBatches), bs, size)
+	}
+	// Otherwise the partition limit holds (Kafka may add a partial batch).
+	r = fetch(50<<20, map[int32][2]int64{0: {0, int64(size * 5 / 2)}})[0]
+	if bs := scanBatches(r.RecordBatches); len(bs) != 2 || len(r.RecordBatches) > size*5/2 {
+		t.Fatalf("partition max %d bytes: %d bytes, %d whole batches; want 2 whole batches within the limit", size*5/2, len(r.RecordBatches), len(bs))
+	}
+	// A fetch offset inside the log starts at that offset's batch.
+	r = fetch(50<<20, map[int32][2]int64{0: {3, 1 << 20}})[0]
+	if bs := scanBatches(r.RecordBatches); len(bs) != 2 || bs[0].baseOffset != 3 || r.HighWatermark != 5 {
+		t.Fatalf("fetch at 3: batches %+v hw %d; want batches 3 and 4, hw 5", bs, r.HighWatermark)
+	}
+	// The request limit: the first partition gets one whole batch, the
+	// next nothing.
+	rs := fetch(1, map[int32][2]int64{0: {0, 1 << 20}, 1: {0, 1 << 20}})
+	if bs := scanBatches(rs[0].RecordBatches); len(bs) != 1 || len(rs[0].RecordBatches) != size {
+		t.Fatalf("request max 1 byte: partition 0 got %d bytes (%d batches), want one batch of %d", len(rs[0].RecordBatches), len(bs), size)
+	}
+	if len(rs[1].RecordBatches) != 0 || rs[1].HighWatermark != 5 {
+		t.Fatalf("request max 1 byte: partition 1 got %d bytes, hw %d; want none, hw 5", len(rs[1].RecordBatches), rs[1].HighWatermark)
+	}
+	// Request limit of three batches over two partitions.
+	rs = fetch(int32(size*3), map[int32][2]int64{0: {0, 1 << 20}, 1: {0, 1 << 20}})
+	got := len(rs[0].RecordBatches) + len(rs[1].RecordBatches)
+	if got > size*3 || len(scanBatches(rs[0].RecordBatches)) != 3 {
+		t.Fatalf("request max %d: partitions got %d and %d bytes; want 3 batches from partition 0 and no more than the limit",
+			size*3, len(rs[0].RecordBatches), len(rs[1].RecordBatches))
 	}
 }
