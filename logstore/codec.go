@@ -106,7 +106,7 @@ func readLimited(buf *[]byte, r io.Reader, limit int) error {
 			grow := max(cap(b), 32<<10)
 			// Allow at most one byte past the limit to detect overflow.
 			grow = min(grow, limit+1-len(b))
-			b = append(b, make([]byte, grow)...)[:len(b)]
+			b = slices.Grow(b, grow)
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
