@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -168,6 +169,7 @@ func run() int {
 	fmt.Printf("saturated run (client queueing included) and in a paced run of %d records at %.0f records/s.\n", pacedRecords(cfg), cfg.rate)
 	fmt.Println("broker CPU = user+sys seconds the broker process used during the phase (client shares the same cores).")
 	fmt.Println("Each broker first takes an unmeasured warm-up (produce and read back 10% of -records).")
+	fmt.Printf("load average at start: %s (figures from a busy machine are noisy)\n", loadAvg())
 	fmt.Println()
 
 	exit := 0
@@ -190,6 +192,7 @@ func run() int {
 			exit = 1
 		}
 	}
+	fmt.Printf("\nload average at end: %s; total %.0fs\n", loadAvg(), time.Since(benchStart).Seconds())
 	if ctx.Err() != nil {
 		fmt.Println("interrupted")
 		return 130
@@ -207,7 +210,7 @@ func caseFailed(r brokerResult) bool {
 }
 
 func benchSamsa(ctx context.Context, cfg config) brokerResult {
-	res := brokerResult{name: "samsa", version: "HEAD"}
+	res := brokerResult{name: "samsa", version: gitVersion(ctx, cfg.root)}
 	dir := filepath.Join(cfg.tmp, "samsa")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		res.err = err
@@ -320,6 +323,17 @@ func benchBroker(ctx context.Context, cfg config, base brokerResult, start func(
 }
 
 func printResults(w io.Writer, cfg config, results []brokerResult) {
+	n := 0
+	for _, r := range results {
+		n += len(r.cases)
+	}
+	if n > 0 {
+		printTables(w, cfg, results)
+	}
+	printBrokerNotes(w, results)
+}
+
+func printTables(w io.Writer, cfg config, results []brokerResult) {
 	fmt.Fprintln(w, "PRODUCE")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "broker\tacks\tparts\tMB/s\trecords/s\tp50 ms\tp99 ms\tbroker CPU s\tp50 ms @%.0f/s\tp99 ms @%.0f/s\t\n", cfg.rate, cfg.rate)
@@ -352,6 +366,9 @@ func printResults(w io.Writer, cfg config, results []brokerResult) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+func printBrokerNotes(w io.Writer, results []brokerResult) {
 	for _, r := range results {
 		name := r.name
 		if r.version != "" {
@@ -507,6 +524,29 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// gitVersion names the samsa commit being measured ("abc1234", with
+// "-dirty" when the work tree has changes), or "HEAD" without git.
+func gitVersion(ctx context.Context, root string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--always", "--dirty").Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return "HEAD"
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fs := strings.Fields(string(b))
+	if len(fs) < 3 {
+		return "unknown"
+	}
+	return strings.Join(fs[:3], " ")
 }
 
 func kgoVersion() string {
