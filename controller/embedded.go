@@ -222,7 +222,6 @@ var etcdNoise = []string{
 	"Running http and grpc server on single port",
 	"simple token is not cryptographically signed",
 	"since there are still pending configuration changes to apply", // first election of a new member
-	"missing term information",                                     // schema check racing the first apply
 }
 
 func newDropHandler(h slog.Handler) *dropHandler {
@@ -236,6 +235,19 @@ func (d *dropHandler) Handle(ctx context.Context, r slog.Record) error {
 		if strings.Contains(r.Message, p) {
 			return nil
 		}
+	}
+	noise := false
+	r.Attrs(func(a slog.Attr) bool {
+		// The storage-version check runs before the first apply of a new
+		// member and fails harmlessly; it is retried.
+		if a.Key == "error" && strings.Contains(a.Value.String(), "missing term information") {
+			noise = true
+			return false
+		}
+		return true
+	})
+	if noise {
+		return nil
 	}
 	if d.closing.Load() && r.Level > slog.LevelDebug {
 		r.Level = slog.LevelDebug
