@@ -720,3 +720,97 @@ func TestFranzFetchLimits(t *testing.T) {
 			size*3, len(rs[0].RecordBatches), len(rs[1].RecordBatches))
 	}
 }
+
+func TestFranzConsumeWhileProducing(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"log.segment.bytes": "65536"})
+	adm := newAdmin(t, n.Addr())
+	const topic, parts, producers, per = "concurrent", 2, 3, 4000
+	createTopic(t, adm, topic, parts, nil)
+
+	// A consumer follows the log from the start while three producers
+	// append to both partitions (segments roll underneath it).
+	type seen struct {
+		recs []*kgo.Record
+		err  error
+	}
+	done := make(chan seen, 1)
+	ctx := testCtx(t, 120*time.Second)
+	cons := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0), 1: kgo.NewOffset().At(0)}}))
+	go func() {
+		var out seen
+		for len(out.recs) < producers*per && ctx.Err() == nil {
+			fs := cons.PollFetches(ctx)
+			if errs := fs.Errors(); len(errs) > 0 && ctx.Err() == nil {
+				out.err = fmt.Errorf("partition %d: %w", errs[0].Partition, errs[0].Err)
+				break
+			}
+			out.recs = append(out.recs, fs.Records()...)
+		}
+		if out.err == nil {
+			out.err = ctx.Err()
+		}
+		done <- out
+	}()
+
+	var wg sync.WaitGroup
+	perr := make([]error, producers)
+	for w := 0; w < producers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ProducerLinger(time.Millisecond),
+				kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+			if err != nil {
+				perr[w] = err
+				return
+			}
+			defer cl.Close()
+			for i := 0; i < per; i += 100 {
+				var recs []*kgo.Record
+				for j := i; j < i+100; j++ {
+					recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % parts),
+						Key: []byte(strconv.Itoa(w)), Value: []byte(fmt.Sprintf("%d-%06d-%040d", w, j, j))})
+				}
+				if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+					perr[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w, err := range perr {
+		if err != nil {
+			t.Fatalf("producer %d: %v", w, err)
+		}
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("consumer: %v after %d records", res.err, len(res.recs))
+	}
+	if len(res.recs) != producers*per {
+		t.Fatalf("consumer read %d records, want %d", len(res.recs), producers*per)
+	}
+	next := make([]int64, parts)
+	last := map[[2]int]int{} // (producer, partition) -> last index seen
+	for _, r := range res.recs {
+		if r.Offset != next[r.Partition] {
+			t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+		}
+		next[r.Partition]++
+		var w, j int
+		if _, err := fmt.Sscanf(string(r.Value), "%d-%d", &w, &j); err != nil || string(r.Key) != strconv.Itoa(w) || j%parts != int(r.Partition) {
+			t.Fatalf("record %d/%d: key %q value %q", r.Partition, r.Offset, r.Key, r.Value)
+		}
+		k := [2]int{w, int(r.Partition)}
+		if prev, ok := last[k]; ok && j != prev+parts {
+			t.Fatalf("producer %d partition %d: record %d after %d", w, r.Partition, j, prev)
+		} else if !ok && j != int(r.Partition) {
+			t.Fatalf("producer %d partition %d: first record %d", w, r.Partition, j)
+		}
+		last[k] = j
+	}
+	if segs := segmentLogs(t, n.PartitionDir(topic, 0)); len(segs) < 2 {
+		t.Fatalf("test setup: %d segments, want the log to roll", len(segs))
+	}
+}

@@ -59,6 +59,24 @@ func TestFranzRestart(t *testing.T) {
 	}
 	check(0)
 
+	// The time indexes answer as before.
+	lookup := newKgo(t, n.Addr())
+	for _, c := range []struct {
+		p           int32
+		ts, off, rt int64
+	}{
+		{0, base.UnixMilli() + 501, 251, base.UnixMilli() + 502},
+		{1, base.UnixMilli() + 501, 250, base.UnixMilli() + 501},
+		{0, -3, per - 1, base.UnixMilli() + 2*per - 2},
+		{1, -3, per - 1, base.UnixMilli() + 2*per - 1},
+	} {
+		sp := listOffsetRaw(t, lookup, topic, c.p, c.ts)
+		wantCode(t, "ListOffsets after restart", sp.ErrorCode, nil)
+		if sp.Offset != c.off || sp.Timestamp != c.rt {
+			t.Errorf("ListOffsets %d/ts %d after restart: offset %d timestamp %d, want %d %d", c.p, c.ts, sp.Offset, sp.Timestamp, c.off, c.rt)
+		}
+	}
+
 	// The producer from before the restart continues, then a new one.
 	for round, cl := range []*kgo.Client{prod, newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))} {
 		for p := int32(0); p < parts; p++ {
@@ -91,32 +109,56 @@ func produceSingles(t *testing.T, addr, topic string, count int) [][]byte {
 	return vals
 }
 
+// readSegments returns the concatenated .log files of a partition.
+func readSegments(t *testing.T, dir string) []byte {
+	t.Helper()
+	var all []byte
+	for _, s := range segmentLogs(t, dir) {
+		d, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, d...)
+	}
+	return all
+}
+
 func TestFranzTornTail(t *testing.T) {
 	cases := []struct {
-		name    string
+		name         string
+		segmentBytes string // topic segment.bytes; "" for the default
+		// damage changes the active (last) segment, given its bytes and
+		// batches, and returns its new content.
 		damage  func(data []byte, bs []batchSpan) []byte
 		wantEnd int64 // offsets before it survive
 	}{
-		{"cut in the middle of the last batch", func(d []byte, bs []batchSpan) []byte {
+		{"cut in the middle of the last batch", "", func(d []byte, bs []batchSpan) []byte {
 			l := bs[len(bs)-1]
 			return d[:l.pos+l.size/2]
 		}, 9},
-		{"cut inside the last batch header", func(d []byte, bs []batchSpan) []byte {
+		{"cut inside the last batch header", "", func(d []byte, bs []batchSpan) []byte {
 			return d[:bs[len(bs)-1].pos+30]
 		}, 9},
-		{"bit flip in the last batch's records", func(d []byte, bs []batchSpan) []byte {
+		{"bit flip in the last batch's records", "", func(d []byte, bs []batchSpan) []byte {
 			l := bs[len(bs)-1]
 			d[l.pos+l.size-5] ^= 0x10
 			return d
 		}, 9},
-		{"bit flip in a middle batch drops it and everything after", func(d []byte, bs []batchSpan) []byte {
+		{"bit flip in a middle batch drops it and everything after", "", func(d []byte, bs []batchSpan) []byte {
 			b := bs[5]
 			d[b.pos+b.size-3] ^= 0x01
 			return d
 		}, 5},
-		{"zeroed tail after the last batch", func(d []byte, bs []batchSpan) []byte {
+		{"zeroed tail after the last batch", "", func(d []byte, bs []batchSpan) []byte {
 			return append(d, make([]byte, 4096)...)
 		}, 10},
+		{"no damage: recovery keeps everything", "", func(d []byte, bs []batchSpan) []byte {
+			return d
+		}, 10},
+		{"cut in the last of several segments", "700", func(d []byte, bs []batchSpan) []byte {
+			l := bs[len(bs)-1]
+			return d[:l.pos+l.size-1]
+		}, 9},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,22 +166,31 @@ func TestFranzTornTail(t *testing.T) {
 			n := testutil.StartBroker(t, nil)
 			adm := newAdmin(t, n.Addr())
 			const topic = "torn"
-			createTopic(t, adm, topic, 1, nil)
+			var cfg map[string]*string
+			if c.segmentBytes != "" {
+				cfg = map[string]*string{"segment.bytes": strp(c.segmentBytes)}
+			}
+			createTopic(t, adm, topic, 1, cfg)
 			vals := produceSingles(t, n.Addr(), topic, 10)
 			n.Stop()
 
-			segs := segmentLogs(t, n.PartitionDir(topic, 0))
+			dir := n.PartitionDir(topic, 0)
+			before := readSegments(t, dir)
+			allBs := scanBatches(before)
+			if len(allBs) != 10 {
+				t.Fatalf("test setup: %d batches in %s, want 10", len(allBs), dir)
+			}
+			keep := allBs[c.wantEnd-1].pos + allBs[c.wantEnd-1].size // bytes that must survive
+			segs := segmentLogs(t, dir)
+			if c.segmentBytes != "" && len(segs) < 3 {
+				t.Fatalf("test setup: %d segments, want several", len(segs))
+			}
 			active := segs[len(segs)-1]
 			data, err := os.ReadFile(active)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bs := scanBatches(data)
-			if len(bs) != 10 {
-				t.Fatalf("test setup: %d batches in %s, want 10", len(bs), active)
-			}
-			keep := int64(bs[c.wantEnd-1].pos + bs[c.wantEnd-1].size) // bytes that must survive
-			if err := os.WriteFile(active, c.damage(data, bs), 0o644); err != nil {
+			if err := os.WriteFile(active, c.damage(data, scanBatches(data)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if removeCleanShutdownMarkers(t, n.Dir) == 0 {
@@ -172,23 +223,15 @@ func TestFranzTornTail(t *testing.T) {
 			}
 
 			// On disk: the whole batches before the damage, then the new one.
-			segs = segmentLogs(t, n.PartitionDir(topic, 0))
-			var all []byte
-			for _, s := range segs {
-				d, err := os.ReadFile(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				all = append(all, d...)
-			}
+			all := readSegments(t, dir)
 			after := scanBatches(all)
 			total := 0
 			for _, b := range after {
 				total += b.size
 			}
-			if len(after) != int(c.wantEnd)+1 || total != len(all) || !bytes.Equal(all[:keep], data[:keep]) {
-				t.Fatalf("segments after recovery: %d batches, %d of %d bytes in batches; want %d batches and no stray bytes",
-					len(after), total, len(all), c.wantEnd+1)
+			if len(after) != int(c.wantEnd)+1 || total != len(all) || len(all) < keep || !bytes.Equal(all[:keep], before[:keep]) {
+				t.Fatalf("segments after recovery: %d batches, %d of %d bytes in batches; want %d batches, the first %d bytes kept, no stray bytes",
+					len(after), total, len(all), c.wantEnd+1, keep)
 			}
 		})
 	}
