@@ -33,7 +33,7 @@ RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env 
 
 ## build: bin/samsa
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/samsa ./cmd/samsa
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/samsa ./cmd/samsa
 
 ## run: a single broker on 127.0.0.1:9092 with an embedded etcd, data in $(DATA)
 run: build
