@@ -1126,7 +1126,7 @@ func TestAdminConcurrentCreates(t *testing.T) {
 	t.Parallel()
 	n := admBroker(t, map[string]string{"auto.create.topics.enable": "false"})
 	addr := n.Addr()
-	const workers, perWorker = 4, 5
+	const workers, perWorker = 8, 5
 	var (
 		mu      sync.Mutex
 		created []string
