@@ -9,6 +9,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -118,19 +119,29 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 	if err != nil {
 		return logstore.AppendResult{}, err
 	}
-	if req.Version < 7 {
-		batches, err := logstore.SplitBatches(records)
-		if err != nil {
+	// Produce v3+ carries exactly one batch per partition (Kafka's
+	// ProduceRequest.validateRecords); zstd needs v7+.
+	batches, err := logstore.SplitBatches(records)
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	if len(batches) != 1 {
+		return logstore.AppendResult{}, fmt.Errorf("%w: produce requests must carry exactly one record batch, got %d", logstore.ErrInvalidRecord, len(batches))
+	}
+	h, err := logstore.ParseBatchHeader(batches[0])
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	codec := h.Codec()
+	if t.codec >= 0 && codec != t.codec {
+		codec = t.codec
+	}
+	if req.Version < 7 && codec == logstore.CodecZstd {
+		return logstore.AppendResult{}, kerr.UnsupportedCompressionType
+	}
+	if codec != h.Codec() {
+		if records, err = recompress(batches[0], h, codec); err != nil {
 			return logstore.AppendResult{}, err
-		}
-		for _, bt := range batches {
-			h, err := logstore.ParseBatchHeader(bt)
-			if err != nil {
-				return logstore.AppendResult{}, err
-			}
-			if h.Codec() == logstore.CodecZstd {
-				return logstore.AppendResult{}, kerr.UnsupportedCompressionType
-			}
 		}
 	}
 	if req.Acks == -1 {
@@ -147,6 +158,27 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 		p.advanceHW()
 	}
 	return res, nil
+}
+
+// recompress re-encodes a client batch with the topic's codec, as Kafka
+// does when compression.type names one; producer id, epoch, sequence and
+// timestamps are kept.
+func recompress(batch []byte, h logstore.BatchHeader, codec logstore.Codec) ([]byte, error) {
+	if err := logstore.CheckBatchCRC(batch); err != nil {
+		return nil, err
+	}
+	recs, err := logstore.DecodeRecords(batch)
+	if err != nil {
+		return nil, err
+	}
+	return logstore.EncodeBatch(logstore.BatchSpec{
+		PartitionLeaderEpoch: -1,
+		Codec:                codec,
+		ProducerID:           h.ProducerID,
+		ProducerEpoch:        h.ProducerEpoch,
+		BaseSequence:         h.BaseSequence,
+		Transactional:        h.IsTransactional(),
+	}, recs)
 }
 
 // produceErrCode is errCode for Produce, which never answers

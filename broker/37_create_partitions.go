@@ -34,6 +34,10 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.R
 }
 
 func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	// Decide on the partition count etcd has now, not a stale cache.
+	if err := b.syncMetadata(ctx); err != nil {
+		return err
+	}
 	t := b.meta.topic(rt.Topic)
 	if t == nil {
 		return kerr.UnknownTopicOrPartition

@@ -56,8 +56,12 @@ func errCode(err error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, controller.ErrTopicExists):
 		return kerr.TopicAlreadyExists.Code
-	case errors.Is(err, controller.ErrUnknownTopic):
+	case errors.Is(err, controller.ErrUnknownTopic), errors.Is(err, controller.ErrUnknownPartition):
 		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, controller.ErrInvalid):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, controller.ErrStale):
+		return kerr.RequestTimedOut.Code
 	case errors.Is(err, config.ErrUnknownConfig), errors.Is(err, config.ErrInvalidConfig):
 		return kerr.InvalidConfig.Code
 	}

@@ -24,6 +24,13 @@ type topic struct {
 	configs map[string]string // overrides, as stored in etcd
 	parts   []*partition      // by partition id
 	minISR  int               // min.insync.replicas in effect
+	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
+}
+
+// topicCodecs maps compression.type to the codec batches are stored with.
+var topicCodecs = map[string]logstore.Codec{
+	"producer": -1, "uncompressed": logstore.CodecNone, "gzip": logstore.CodecGzip,
+	"snappy": logstore.CodecSnappy, "lz4": logstore.CodecLZ4, "zstd": logstore.CodecZstd,
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -139,9 +146,15 @@ func (b *Broker) liveBrokers(ctx context.Context) ([]controller.BrokerInfo, erro
 // deleted (or re-created) topics get theirs deleted, config changes reach
 // the logs.
 func (b *Broker) syncMetadata(ctx context.Context) error {
-	topics, _, err := b.store.Topics(ctx)
+	_, err := b.syncMetadataRev(ctx)
+	return err
+}
+
+// syncMetadataRev is syncMetadata, returning the etcd revision it read at.
+func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
+	topics, rev, err := b.store.Topics(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	m := &b.meta
 	m.syncMu.Lock()
@@ -158,9 +171,13 @@ func (b *Broker) syncMetadata(ctx context.Context) error {
 			b.dropTopic(t)
 			t = nil
 		}
-		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: 1}
-		if v, err := strconv.Atoi(b.props.TopicConfigs(et.Configs)["min.insync.replicas"]); err == nil {
+		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: 1, codec: -1}
+		eff := b.props.TopicConfigs(et.Configs)
+		if v, err := strconv.Atoi(eff["min.insync.replicas"]); err == nil {
 			nt.minISR = v
+		}
+		if c, ok := topicCodecs[eff["compression.type"]]; ok {
+			nt.codec = c
 		}
 		if t != nil {
 			nt.parts = t.parts
@@ -212,7 +229,14 @@ func (b *Broker) syncMetadata(ctx context.Context) error {
 	m.mu.Lock()
 	m.topics, m.byID = next, byID
 	m.mu.Unlock()
-	return errors.Join(errs...)
+	return rev, errors.Join(errs...)
+}
+
+// forgetBrokers drops the cached broker list, so the next request re-reads it.
+func (m *metadata) forgetBrokers() {
+	m.brokersMu.Lock()
+	m.brokers = nil
+	m.brokersMu.Unlock()
 }
 
 // becomeLeader records a new leader epoch in the log of a partition this

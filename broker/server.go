@@ -171,16 +171,17 @@ func (b *Broker) Start() (err error) {
 	if err := b.store.RegisterBroker(ctx, controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port}); err != nil {
 		return fmt.Errorf("broker: register: %w", err)
 	}
-	if err := b.syncMetadata(ctx); err != nil {
+	rev, err := b.syncMetadataRev(ctx)
+	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
 	}
-	b.spawn(func(ctx context.Context) {
-		b.store.WatchTopics(ctx, 0, func() {
-			if err := b.syncMetadata(ctx); err != nil && ctx.Err() == nil {
-				b.log.Warn("metadata sync failed", "err", err)
-			}
-		})
+	// The watches run until b.ctx ends; the store's Close waits for them.
+	b.store.WatchTopics(b.ctx, rev, func() {
+		if err := b.syncMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
+			b.log.Warn("metadata sync failed", "err", err)
+		}
 	})
+	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
 	b.spawn(b.maintenanceLoop)
 	for _, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l) })
