@@ -47,6 +47,7 @@ func TestAdmin(t *testing.T) {
 		{"CreateTopicsErrors", admTestCreateTopicsErrors},
 		{"CreateTopicsAssignment", admTestCreateTopicsAssignment},
 		{"DeleteAndRecreate", admTestDeleteAndRecreate},
+		{"TopicIDs", admTestTopicIDs},
 		{"CreatePartitions", admTestCreatePartitions},
 		{"DescribeConfigsTopic", admTestDescribeConfigsTopic},
 		{"DescribeConfigsBroker", admTestDescribeConfigsBroker},
@@ -381,6 +382,64 @@ func admTestDeleteAndRecreate(t *testing.T, addr string) {
 	}
 }
 
+// admTestTopicIDs looks a topic up and deletes it by id (Metadata v12,
+// DeleteTopics v6).
+func admTestTopicIDs(t *testing.T, addr string) {
+	adm, cl := admAdmin(t, addr)
+	topic := admTopic("adm-ids")
+	id := admCreate(t, adm, topic, 1, 1, nil).ID
+	c := admDial(t, addr)
+
+	lookup := func(id [16]byte) kmsg.MetadataResponseTopic {
+		t.Helper()
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.TopicID = id
+		req.Topics = append(req.Topics, rt)
+		resp := c.roundTrip(req, 12).(*kmsg.MetadataResponse)
+		if len(resp.Topics) != 1 {
+			t.Fatalf("Metadata v12 by id: %d topics", len(resp.Topics))
+		}
+		return resp.Topics[0]
+	}
+	mt := lookup(id)
+	if mt.ErrorCode != 0 || mt.Topic == nil || *mt.Topic != topic || mt.TopicID != id {
+		t.Errorf("Metadata v12 by id: err %d name %v id %x, want %s", mt.ErrorCode, mt.Topic, mt.TopicID, topic)
+	}
+	unknown := [16]byte{0xde, 0xad, 0xbe, 0xef, 1}
+	if mt := lookup(unknown); mt.ErrorCode != kerr.UnknownTopicID.Code {
+		t.Errorf("Metadata v12 by an unknown id: %v, want UNKNOWN_TOPIC_ID", kerr.ErrorForCode(mt.ErrorCode))
+	}
+
+	del := func(id [16]byte) kmsg.DeleteTopicsResponseTopic {
+		t.Helper()
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewDeleteTopicsRequestTopic()
+		rt.TopicID = id
+		req.Topics = append(req.Topics, rt)
+		resp := c.roundTrip(req, 6).(*kmsg.DeleteTopicsResponse)
+		if len(resp.Topics) != 1 {
+			t.Fatalf("DeleteTopics v6: %d topics", len(resp.Topics))
+		}
+		return resp.Topics[0]
+	}
+	if dt := del(unknown); dt.ErrorCode != kerr.UnknownTopicID.Code {
+		t.Errorf("DeleteTopics v6 of an unknown id: %v, want UNKNOWN_TOPIC_ID", kerr.ErrorForCode(dt.ErrorCode))
+	}
+	dt := del(id)
+	if dt.ErrorCode != 0 || dt.TopicID != id || dt.Topic == nil || *dt.Topic != topic {
+		t.Errorf("DeleteTopics v6 by id: err %v name %v id %x, want %s deleted", kerr.ErrorForCode(dt.ErrorCode), dt.Topic, dt.TopicID, topic)
+	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		md := admMetadata(t, cl, topic)
+		if mt, ok := admMetaTopic(md, topic); !ok || mt.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+			return fmt.Errorf("metadata after delete by id: %+v", mt)
+		}
+		return nil
+	})
+}
+
 func admDeleteOne(t *testing.T, adm *kadm.Client, topic string) error {
 	t.Helper()
 	dr, err := adm.DeleteTopics(admCtx(t, admTimeout), topic)
@@ -628,6 +687,19 @@ func admTestDescribeConfigsBroker(t *testing.T, addr string) {
 	c := cfgs["log.segment.bytes"]
 	if !admHasSynonym(c, "log.segment.bytes", "1073741824", kmsg.ConfigSourceDefaultConfig) {
 		t.Errorf("broker log.segment.bytes synonyms %s: want DEFAULT_CONFIG:log.segment.bytes=1073741824", admSynonyms(c))
+	}
+	// Another broker's id, or a name that is no id: INVALID_REQUEST, as
+	// Kafka's ConfigHelper answers.
+	for _, name := range []string{"2", "one"} {
+		conn := admDial(t, addr)
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, name
+		req.Resources = append(req.Resources, rr)
+		resp := conn.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse)
+		if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("DescribeConfigs of broker %q: %+v, want INVALID_REQUEST", name, resp.Resources)
+		}
 	}
 }
 

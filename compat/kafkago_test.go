@@ -14,6 +14,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestKafkaGo(t *testing.T) {
@@ -68,6 +69,10 @@ func admKafkaGoConn(t *testing.T, addr string) {
 	if !errors.Is(err, kafka.InvalidTopic) {
 		t.Errorf("kafka-go CreateTopics with a bad name: %v, want InvalidTopic", err)
 	}
+
+	// The config entry reached the topic.
+	adm, _ := admAdmin(t, addr)
+	admWantConfig(t, admTopicConfigs(t, adm, topic), "retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig)
 
 	parts, err := conn.ReadPartitions(topic)
 	if err != nil {
