@@ -438,3 +438,50 @@ func TestZeroPropsListeners(t *testing.T) {
 		t.Error("IsListTopicConfig")
 	}
 }
+
+// The keys of the server.properties that Kafka 4.x ships for a combined
+// broker+controller load, and give a broker on 9092.
+func TestKafkaServerProperties(t *testing.T) {
+	file := writeFile(t, `
+############################# Server Basics #############################
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+#log.flush.interval.messages=10000
+#log.flush.interval.ms=1000
+log.retention.hours=168
+#log.retention.bytes=1073741824
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+`)
+	p, err := Load(file, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := must(p.Listeners())
+	adv := must(p.AdvertisedListeners())
+	if len(ls) != 1 || ls[0].Addr() != ":9092" || len(adv) != 1 || adv[0].String() != "PLAINTEXT://localhost:9092" {
+		t.Fatalf("listeners %v advertised %v", ls, adv)
+	}
+	if p.NodeID() != 1 || p.LogDirs()[0] != "/tmp/kraft-combined-logs" || p.RetentionMs() != 604800000 {
+		t.Fatal("values")
+	}
+}
