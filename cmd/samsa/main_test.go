@@ -226,3 +226,23 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		}
 	}
 }
+
+// A broker that cannot start (its port is taken) exits with status 2 and
+// "samsa: <error>".
+func TestServeStartupError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"serve", "--log-level", "error",
+		"--override", "listeners=PLAINTEXT://" + l.Addr().String(),
+		"--override", "log.dirs=" + t.TempDir()}, nil, &stdout, &stderr, make(chan os.Signal))
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %q", code, stderr.String())
+	}
+	if !strings.HasPrefix(stderr.String(), "samsa: ") || !strings.Contains(stderr.String(), l.Addr().String()) {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+}
