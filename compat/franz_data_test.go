@@ -28,7 +28,8 @@ const codecRecords = 100_000
 
 // genRecord is record i of a deterministic data set spread round-robin
 // over parts partitions: distinct keys (every 10th nil, every 10th+5
-// empty), 100-byte binary values, two headers and a timestamp.
+// empty), 100-byte binary values (every 20th+3 null, every 20th+13 empty),
+// two headers and a timestamp.
 func genRecord(topic string, i, parts int, baseTs time.Time) *kgo.Record {
 	var key []byte
 	switch i % 10 {
@@ -43,6 +44,12 @@ func genRecord(topic string, i, parts int, baseTs time.Time) *kgo.Record {
 	copy(val, "v"+strconv.Itoa(i)+"|")
 	for j := 12; j < len(val); j++ {
 		val[j] = byte(i*31 + j*7)
+	}
+	switch i % 20 {
+	case 3:
+		val = nil // a tombstone: null, not empty
+	case 13:
+		val = []byte{}
 	}
 	return &kgo.Record{
 		Topic:     topic,
@@ -65,6 +72,8 @@ func sameRecord(got, want *kgo.Record) string {
 		return fmt.Sprintf("key nil-ness: got %q (nil %v), want %q (nil %v)", got.Key, got.Key == nil, want.Key, want.Key == nil)
 	case !bytes.Equal(got.Key, want.Key):
 		return fmt.Sprintf("key %q, want %q", got.Key, want.Key)
+	case (want.Value == nil) != (got.Value == nil):
+		return fmt.Sprintf("value nil-ness: got nil %v, want nil %v", got.Value == nil, want.Value == nil)
 	case !bytes.Equal(got.Value, want.Value):
 		return fmt.Sprintf("value %x, want %x", got.Value, want.Value)
 	case !want.Timestamp.IsZero() && got.Timestamp.UnixMilli() != want.Timestamp.UnixMilli():
@@ -812,5 +821,32 @@ func TestFranzConsumeWhileProducing(t *testing.T) {
 	}
 	if segs := segmentLogs(t, n.PartitionDir(topic, 0)); len(segs) < 2 {
 		t.Fatalf("test setup: %d segments, want the log to roll", len(segs))
+	}
+}
+
+func TestFranzLargeRecords(t *testing.T) {
+	n := testutil.StartBroker(t, nil) // message.max.bytes: Kafka's default 1048588
+	adm := newAdmin(t, n.Addr())
+	const topic, size = "large", 900_000 // kgo's own batch limit is 1000012
+	createTopic(t, adm, topic, 1, nil)
+	prod := newKgo(t, n.Addr(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var want [][]byte
+	for i := 0; i < 3; i++ {
+		v := bytes.Repeat([]byte{byte('A' + i)}, size)
+		want = append(want, v)
+		r := &kgo.Record{Topic: topic, Value: v}
+		produceAll(t, prod, r)
+		if r.Offset != int64(i) {
+			t.Fatalf("large record %d at offset %d", i, r.Offset)
+		}
+	}
+	// Fetch limits far below one record: each fetch still returns a whole
+	// batch (KIP-74), so the consumer makes progress.
+	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 3, 30*time.Second,
+		kgo.FetchMaxBytes(100_000), kgo.FetchMaxPartitionBytes(50_000))
+	for i, r := range got {
+		if r.Offset != int64(i) || !bytes.Equal(r.Value, want[i]) {
+			t.Fatalf("large record %d: offset %d, %d bytes", i, r.Offset, len(r.Value))
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -370,5 +371,72 @@ func TestFranzSegmentRollByTime(t *testing.T) {
 	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, int(last.Offset+1), 20*time.Second)
 	if string(got[0].Value) != "first" {
 		t.Fatalf("first record %q", got[0].Value)
+	}
+}
+
+func TestFranzTornTailProducerState(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const topic = "torn-producer"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	cl := newKgo(t, n.Addr())
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "InitProducerId", resp.ErrorCode, nil)
+	pid, epoch := resp.ProducerID, resp.ProducerEpoch
+	ts := time.Now().UnixMilli()
+	batch := func(seq int32) []byte {
+		return rawBatch(pid, epoch, seq, ts, bytes.Repeat([]byte{byte('a' + seq)}, 200))
+	}
+	for seq := int32(0); seq < 5; seq++ {
+		sp := produceRaw(t, cl, topic, id, 0, batch(seq))
+		wantCode(t, "produce", sp.ErrorCode, nil)
+		if sp.BaseOffset != int64(seq) {
+			t.Fatalf("seq %d at offset %d", seq, sp.BaseOffset)
+		}
+	}
+	n.Stop()
+
+	// Tear the last batch (seq 4): the producer's state must go back to
+	// seq 3, although the clean shutdown wrote a snapshot at offset 5.
+	segs := segmentLogs(t, n.PartitionDir(topic, 0))
+	active := segs[len(segs)-1]
+	data, err := os.ReadFile(active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := scanBatches(data)
+	if len(bs) != 5 {
+		t.Fatalf("test setup: %d batches", len(bs))
+	}
+	if err := os.Truncate(active, int64(bs[4].pos+bs[4].size/2)); err != nil {
+		t.Fatal(err)
+	}
+	removeCleanShutdownMarkers(t, n.Dir)
+	n.Restart()
+	cl = newKgo(t, n.Addr())
+
+	sp := produceRaw(t, cl, topic, id, 0, batch(5))
+	wantCode(t, "seq 5 after losing seq 4", sp.ErrorCode, kerr.OutOfOrderSequenceNumber)
+	sp = produceRaw(t, cl, topic, id, 0, batch(3))
+	wantCode(t, "seq 3 again (duplicate)", sp.ErrorCode, nil)
+	if sp.BaseOffset != 3 {
+		t.Fatalf("duplicate seq 3 answered offset %d, want 3", sp.BaseOffset)
+	}
+	sp = produceRaw(t, cl, topic, id, 0, batch(4))
+	wantCode(t, "seq 4 resent after the tear", sp.ErrorCode, nil)
+	if sp.BaseOffset != 4 {
+		t.Fatalf("resent seq 4 stored at %d, want 4 (a new append, not a duplicate)", sp.BaseOffset)
+	}
+	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 5, 20*time.Second)
+	for i, r := range got {
+		if r.Offset != int64(i) || !bytes.Equal(r.Value, bytes.Repeat([]byte{byte('a' + i)}, 200)) || r.ProducerID != pid {
+			t.Fatalf("record %d: offset %d producer %d", i, r.Offset, r.ProducerID)
+		}
 	}
 }
