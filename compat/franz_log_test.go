@@ -270,7 +270,7 @@ func TestFranzRetention(t *testing.T) {
 	t.Run("time", func(t *testing.T) {
 		const topic = "retention-ms"
 		createTopic(t, adm, topic, 1, map[string]*string{
-			"retention.ms": strp("2000"), "segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+			"retention.ms": strp("3000"), "segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
 		})
 		id := topicID(t, adm, topic)
 		vals := produceSingles(t, n.Addr(), topic, 20)
@@ -348,9 +348,9 @@ func TestFranzSegmentRollByTime(t *testing.T) {
 	const topic = "rollms"
 	createTopic(t, adm, topic, 1, map[string]*string{"segment.ms": strp("300")})
 	cl := newKgo(t, n.Addr())
+	start := time.Now() // before the first record's timestamp
 	first := &kgo.Record{Topic: topic, Value: []byte("first")}
 	produceAll(t, cl, first)
-	start := time.Now()
 	var last *kgo.Record
 	// Appends keep coming; one after segment.ms lands in a new segment.
 	testutil.Eventually(t, 15*time.Second, func() error {
@@ -361,7 +361,7 @@ func TestFranzSegmentRollByTime(t *testing.T) {
 		}
 		return nil
 	})
-	if took := time.Since(start); took < 250*time.Millisecond {
+	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Fatalf("rolled after %v, before segment.ms 300", took)
 	}
 	segs := segmentLogs(t, n.PartitionDir(topic, 0))
