@@ -150,7 +150,7 @@ func (l *Log) readSegment(seg *segment, res *ReadResult, offset int64, budget *i
 		from = pos + h.Size() // the first batch goes whole (KIP-74)
 		*budget = 0
 	}
-	to, err := seg.boundary(r, from, min(limit, from+*budget), maxOffset)
+	to, err := seg.boundary(r, from, min(limit, from+*budget), maxOffset, interval)
 	if err != nil {
 		return false, err
 	}
@@ -169,9 +169,10 @@ func (s *segment) locate(r *headerReader, offset int64, interval int32) (int64, 
 	if err := s.ensureIndexes(interval); err != nil {
 		return 0, BatchHeader{}, false, err
 	}
-	s.mu.RLock()
-	_, pos := s.idx.lookup(offset)
-	s.mu.RUnlock()
+	pos, err := s.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookup(offset) })
+	if err != nil {
+		return 0, BatchHeader{}, false, err
+	}
 	for {
 		h, err := r.at(pos)
 		if err == io.EOF {
@@ -190,11 +191,15 @@ func (s *segment) locate(r *headerReader, offset int64, interval int32) (int64, 
 // boundary returns the end of the longest run of whole batches from the
 // batch start `from` in which every batch ends at or before maxPos and
 // starts below maxOffset. The offset index lets it skip most headers.
-func (s *segment) boundary(r *headerReader, from, maxPos, maxOffset int64) (int64, error) {
-	s.mu.RLock()
-	_, p1 := s.idx.lookupPos(maxPos)
-	_, p2 := s.idx.lookup(maxOffset - 1)
-	s.mu.RUnlock()
+func (s *segment) boundary(r *headerReader, from, maxPos, maxOffset int64, interval int32) (int64, error) {
+	p1, err := s.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookupPos(maxPos) })
+	if err != nil {
+		return from, err
+	}
+	p2, err := s.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookup(maxOffset - 1) })
+	if err != nil {
+		return from, err
+	}
 	pos := max(from, min(p1, p2))
 	for {
 		h, err := r.at(pos)
@@ -267,22 +272,22 @@ func (l *Log) offsetForTimestampIn(seg *segment, ts, startOff, end int64, interv
 		return -1, -1, false, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	seg.mu.RLock()
-	if seg.maxTs < ts {
-		seg.mu.RUnlock()
+	maxTs := seg.maxTs
+	_, below, haveBelow := seg.tidx.lookupBelow(ts)
+	seg.mu.RUnlock()
+	if maxTs < ts {
 		return -1, -1, false, nil
 	}
-	pos := int64(0)
-	if _, o, ok := seg.tidx.lookupBelow(ts); ok {
-		_, pos = seg.idx.lookup(o)
-	}
-	if startOff > seg.base {
-		_, p := seg.idx.lookup(startOff)
-		pos = max(pos, p)
-	}
-	seg.mu.RUnlock()
-
 	r := newHeaderReader(seg.f, seg.size.Load())
 	defer r.free()
+	from := max(startOff, seg.base)
+	if haveBelow {
+		from = max(from, below)
+	}
+	pos, err := seg.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookup(from) })
+	if err != nil {
+		return -1, -1, false, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
 	for {
 		h, err := r.at(pos)
 		if err == io.EOF {

@@ -243,7 +243,7 @@ func (s *segment) loadActiveClean(interval int32) error {
 		}
 		s.firstTs = h.MaxTimestamp
 	}
-	_, lastPos := s.idx.last()
+	lastOff, lastPos := s.idx.last()
 	pos, next := lastPos, s.base
 	for {
 		h, err := r.at(pos)
@@ -252,6 +252,9 @@ func (s *segment) loadActiveClean(interval int32) error {
 		}
 		if err != nil {
 			return err
+		}
+		if pos == lastPos && pos > 0 && h.BaseOffset != lastOff {
+			return fmt.Errorf("segment %d: last index entry %d@%d: %w", s.base, lastOff, pos, errBadIndex)
 		}
 		if pos == lastPos && pos > 0 {
 			s.sinceIndex = h.Size() // indexed already
@@ -390,16 +393,18 @@ func (l *Log) replayProducers(from, end int64) error {
 		if s.next.Load() <= from || s.base >= end {
 			continue
 		}
+		r := newHeaderReader(s.f, s.size.Load())
 		pos := int64(0)
 		if from > s.base {
-			if err := s.ensureIndexes(interval); err != nil {
+			err := s.ensureIndexes(interval)
+			if err == nil {
+				pos, err = s.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookup(from) })
+			}
+			if err != nil {
+				r.free()
 				return err
 			}
-			s.mu.RLock()
-			_, pos = s.idx.lookup(from)
-			s.mu.RUnlock()
 		}
-		r := newHeaderReader(s.f, s.size.Load())
 		for {
 			h, err := r.at(pos)
 			if err == io.EOF {

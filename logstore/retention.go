@@ -204,9 +204,11 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	}
 
 	r := newHeaderReader(s.f, s.size.Load())
-	s.mu.RLock()
-	_, pos := s.idx.lookup(offset)
-	s.mu.RUnlock()
+	pos, err := s.indexPos(r, interval, func(ix *offsetIndex) (int64, int64) { return ix.lookup(offset) })
+	if err != nil {
+		r.free()
+		return -1, l.fail(err)
+	}
 	for {
 		h, err := r.at(pos)
 		if err == io.EOF || (err == nil && h.LastOffset() >= offset) {
@@ -224,7 +226,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	}
 	s.mu.Lock()
 	s.size.Store(pos)
-	err := s.rebuildIndexesLocked(interval, false)
+	err = s.rebuildIndexesLocked(interval, false)
 	s.mu.Unlock()
 	if err != nil {
 		return -1, l.fail(err)

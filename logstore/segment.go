@@ -251,39 +251,96 @@ func (s *segment) ensureIndexes(interval int32) error {
 	return s.rebuildIndexesLocked(interval, true)
 }
 
-// rebuildIndexesLocked rebuilds the indexes from the batch headers (no CRC
-// check: the data below the recovery point was verified before) and writes
-// them when write is set. Caller holds s.mu.
-func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
-	size := s.size.Load()
-	s.idx = &offsetIndex{base: s.base}
-	s.tidx = &timeIndex{base: s.base}
-	s.maxTs, s.maxOff, s.sinceIndex, s.firstTs = -1, -1, 0, -1
+// scanIndexes builds indexes from the batch headers of the first size
+// bytes (no CRC check: that is recovery's job) into a scratch segment.
+func (s *segment) scanIndexes(size int64, interval int32) (*segment, error) {
+	tmp := &segment{base: s.base, maxTs: -1, maxOff: -1, firstTs: -1,
+		idx: &offsetIndex{base: s.base}, tidx: &timeIndex{base: s.base}}
+	next := s.base
 	r := newHeaderReader(s.f, size)
 	defer r.free()
-	pos := int64(0)
-	for {
+	for pos := int64(0); ; {
 		h, err := r.at(pos)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("segment %d: rebuild index at %d: %w", s.base, pos, err)
+			return nil, fmt.Errorf("segment %d: rebuild index at %d: %w", s.base, pos, err)
 		}
-		s.noteBatch(&h, pos, interval)
+		tmp.noteBatch(&h, pos, interval)
 		pos += h.Size()
-		s.next.Store(h.LastOffset() + 1)
+		next = h.LastOffset() + 1
 	}
-	if s.maxTs >= 0 {
-		s.tidx.maybeAdd(s.maxTs, s.maxOff)
+	if tmp.maxTs >= 0 {
+		tmp.tidx.maybeAdd(tmp.maxTs, tmp.maxOff)
 	}
+	tmp.next.Store(next)
+	return tmp, nil
+}
+
+// rebuildIndexesLocked rebuilds the indexes and the appender state from
+// the batch headers, writing the index files when write is set. Caller
+// holds s.mu and owns the segment (append lock, or Open).
+func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
+	tmp, err := s.scanIndexes(s.size.Load(), interval)
+	if err != nil {
+		return err
+	}
+	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
+	s.firstTs, s.sinceIndex = tmp.firstTs, tmp.sinceIndex
+	s.next.Store(tmp.next.Load())
 	if !write {
 		return nil
 	}
+	return s.writeIndexesLocked()
+}
+
+func (s *segment) writeIndexesLocked() error {
 	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
 		return err
 	}
 	return s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+}
+
+// repairIndexes replaces indexes a reader found pointing off batch
+// boundaries. It leaves the appender's state alone, so it is safe on the
+// active segment: an append waits for s.mu and notes its batches (beyond
+// the published size scanned here) into the new index.
+func (s *segment) repairIndexes(interval int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tmp, err := s.scanIndexes(s.size.Load(), interval)
+	if err != nil {
+		return err
+	}
+	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
+	return s.writeIndexesLocked()
+}
+
+// indexPos returns the position of the offset index entry that lookup
+// picks, checked against the batch header there (a sparse index must point
+// at batch starts). An entry that does not makes it rebuild the indexes
+// once. An entry past the reader's limit (a batch appended meanwhile) is
+// returned as is: reading there gives io.EOF.
+func (s *segment) indexPos(r *headerReader, interval int32, lookup func(*offsetIndex) (int64, int64)) (int64, error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.RLock()
+		eo, pos := lookup(s.idx)
+		s.mu.RUnlock()
+		if pos == 0 {
+			return 0, nil
+		}
+		h, err := r.at(pos)
+		if err == io.EOF || (err == nil && h.BaseOffset == eo) {
+			return pos, nil
+		}
+		if attempt > 0 {
+			return 0, fmt.Errorf("segment %d: index entry %d@%d: %w", s.base, eo, pos, errBadIndex)
+		}
+		if err := s.repairIndexes(interval); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // headerReader reads batch headers through a small buffer of preads,
