@@ -226,6 +226,12 @@ func unzstd(buf *[]byte, src []byte, limit int) error {
 			size = min(limit, size*4)
 		case errors.Is(err, zstd.ErrWindowSizeExceeded):
 			return ErrDecompressedTooLarge
+		case size < limit:
+			// A frame without a content size that outgrows the buffer
+			// fails with a generic error ("output bigger than max block
+			// size"), not ErrDecoderSizeExceeded: grow and try again; the
+			// attempt at the limit gives the verdict.
+			size = min(limit, size*4)
 		default:
 			return err
 		}
