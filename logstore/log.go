@@ -44,6 +44,11 @@ type Config struct {
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
 
+	// ProducerIDExpirationMs is producer.id.expiration.ms (1 day): a
+	// producer whose last batch is older is forgotten by EnforceRetention.
+	// 0 = default, -1 = never.
+	ProducerIDExpirationMs int64
+
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
 	// produce for one batch (zip-bomb guard). 0 = max(64 MiB, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
@@ -62,6 +67,8 @@ func DefaultConfig() Config {
 		FlushMessages:      math.MaxInt64,
 		FlushMs:            math.MaxInt64,
 		SegmentIndexBytes:  10 << 20,
+
+		ProducerIDExpirationMs: 24 * 3600 * 1000,
 	}
 }
 
@@ -96,6 +103,9 @@ func (c Config) normalized() Config {
 	}
 	if c.SegmentIndexBytes < offsetIndexEntrySize+timeIndexEntrySize {
 		c.SegmentIndexBytes = d.SegmentIndexBytes
+	}
+	if c.ProducerIDExpirationMs == 0 {
+		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
 	}
 	if c.MaxUncompressedBytes <= 0 {
 		c.MaxUncompressedBytes = max(64<<20, 32*int64(c.MaxMessageBytes))

@@ -37,7 +37,8 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 // above retention.bytes, then the segments entirely below the log start
 // offset, as Kafka's retention task does. The active segment goes too when
 // it qualifies and is not empty (a new one is rolled first). It returns how
-// many segments were deleted.
+// many segments were deleted. It also forgets producers idle for longer
+// than producer.id.expiration.ms.
 func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -74,6 +75,11 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 		}
 	}
 	n, err := l.deleteBelowStartLocked()
+	if cfg.ProducerIDExpirationMs > 0 {
+		if gone := l.pstate.expire(now.UnixMilli(), cfg.ProducerIDExpirationMs); gone > 0 {
+			l.logger.Debug("expired producer ids", "log", l.dir, "count", gone)
+		}
+	}
 	return total + n, err
 }
 

@@ -71,6 +71,30 @@ func TestRetentionByTime(t *testing.T) {
 	}
 }
 
+func TestProducerIDExpiration(t *testing.T) {
+	cfg := coreConfig()
+	cfg.ProducerIDExpirationMs = 60_000
+	l := coreOpen(t, t.TempDir(), cfg)
+	ts := coreT0.UnixMilli()
+	if _, err := l.Append(coreBatchP(t, 1, ts, 1, 11, 0, 0), 0, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(coreBatchP(t, 1, ts+50_000, 1, 12, 0, 0), 0, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.EnforceRetention(coreT0.Add(70 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// 11 is forgotten: any sequence is accepted again (unknown producer);
+	// 12 is still known: a gap is refused.
+	if _, err := l.Append(coreBatchP(t, 1, ts, 1, 11, 0, 7), 0, coreT0); err != nil {
+		t.Fatalf("expired producer: %v", err)
+	}
+	if _, err := l.Append(coreBatchP(t, 1, ts, 1, 12, 0, 7), 0, coreT0); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("live producer: %v", err)
+	}
+}
+
 func TestRetentionBySize(t *testing.T) {
 	cfg := coreConfig()
 	cfg.SegmentBytes = 2048
