@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 )
 
 // Region is a byte range of a segment file holding whole batches. The
@@ -24,7 +25,8 @@ type ReadResult struct {
 	release func()
 }
 
-// Release lets the segments of the result go. It is idempotent.
+// Release lets the segments of the result go. It is idempotent, also
+// across copies of the result.
 func (r *ReadResult) Release() {
 	if f := r.release; f != nil {
 		r.release = nil
@@ -120,7 +122,11 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 		}
 		return ReadResult{}, nil
 	}
+	var released atomic.Bool // copies of the result share it
 	res.release = func() {
+		if released.Swap(true) {
+			return
+		}
 		for _, s := range held {
 			s.unref()
 		}

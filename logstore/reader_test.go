@@ -183,8 +183,10 @@ func TestReadSurvivesSegmentDeletion(t *testing.T) {
 	if len(got) != len(want) || got[0].BaseOffset != 0 {
 		t.Fatalf("outstanding read changed: %d batches", len(got))
 	}
+	cp := res
 	res.Release()
 	res.Release() // idempotent
+	cp.Release()  // a copy too
 	// The background fsync of the sealed segment may hold it a moment longer.
 	coreEventually(t, 5*time.Second, func() error {
 		if n := first.refs.Load(); n != 0 {
