@@ -274,3 +274,31 @@ func TestFranzTopicCompressionType(t *testing.T) {
 		}
 	}
 }
+
+func TestFranzTimestampBounds(t *testing.T) {
+	n := testutil.StartBroker(t, nil) // log.message.timestamp.after.max.ms: 1 hour
+	adm := newAdmin(t, n.Addr())
+	createTopic(t, adm, "ts-default", 1, nil)
+	createTopic(t, adm, "ts-before", 1, map[string]*string{"message.timestamp.before.max.ms": strp("60000")})
+	cl := newKgo(t, n.Addr())
+	now := time.Now()
+	for _, c := range []struct {
+		topic string
+		ts    time.Time
+		want  *kerr.Error
+	}{
+		{"ts-default", now.Add(2 * time.Hour), kerr.InvalidTimestamp},
+		{"ts-default", now.Add(30 * time.Minute), nil},
+		{"ts-default", now.Add(-30 * 24 * time.Hour), nil},
+		{"ts-before", now.Add(-2 * time.Minute), kerr.InvalidTimestamp},
+		{"ts-before", now.Add(-10 * time.Second), nil},
+	} {
+		id := topicID(t, adm, c.topic)
+		sp := produceRaw(t, cl, c.topic, id, 0, rawBatch(-1, -1, -1, c.ts.UnixMilli(), []byte("x")))
+		msg := ""
+		if sp.ErrorMessage != nil {
+			msg = *sp.ErrorMessage
+		}
+		wantCode(t, fmt.Sprintf("%s: timestamp %v from now (broker message %q)", c.topic, c.ts.Sub(now).Round(time.Second), msg), sp.ErrorCode, c.want)
+	}
+}
