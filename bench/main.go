@@ -168,7 +168,7 @@ func run() int {
 	fmt.Println("MB = 10^6 bytes of record values; latency = Produce call to acknowledgement (per record), in the")
 	fmt.Printf("saturated run (client queueing included) and in a paced run of %d records at %.0f records/s.\n", pacedRecords(cfg), cfg.rate)
 	fmt.Println("broker CPU = user+sys seconds the broker process used during the phase (client shares the same cores).")
-	fmt.Println("Each broker first takes an unmeasured warm-up (produce and read back 10% of -records).")
+	fmt.Println("Each broker first takes an unmeasured warm-up (produce 75% of -records to 8 partitions, read it 3 times).")
 	fmt.Printf("load average at start: %s (figures from a busy machine are noisy)\n", loadAvg())
 	fmt.Println()
 
@@ -467,22 +467,38 @@ func pacedRecords(cfg config) int {
 	return max(1000, min(cfg.records/10, int(cfg.rate*4)))
 }
 
-// warmUp produces a tenth of -records (at least 1000) to a one-partition
-// topic and reads it back, so that neither broker is measured cold (the JVM
-// compiles its hot paths; both fill their page cache and buffers).
+const warmUpReads = 3
+
+// warmUp is an unmeasured run so that neither broker is measured cold: the
+// JVM compiles its hot paths only after many calls (a 200k-record case
+// measured first ran at half speed and twice the CPU without it), and both
+// brokers fill their buffers and page cache. It produces half of -records
+// with acks=1 and a quarter with acks=all (the idempotent path) to an
+// 8-partition topic and reads it back warmUpReads times.
 func warmUp(ctx context.Context, cfg config, b *brokerProc, timeout time.Duration) error {
 	const topic = "bench-warmup"
-	n := max(1000, cfg.records/10)
-	progress("%s: warm-up, %d records", b.name, n)
-	if err := createTopic(ctx, b.addr, topic, 1); err != nil {
+	n1 := max(1000, cfg.records/2)
+	n2 := max(1000, cfg.records/4)
+	progress("%s: warm-up, %d + %d records", b.name, n1, n2)
+	if err := createTopic(ctx, b.addr, topic, 8); err != nil {
 		return err
 	}
-	p, err := produce(ctx, b, topic, 1, n, cfg.payload, false, pacing{}, timeout)
+	p1, err := produce(ctx, b, topic, 8, n1, cfg.payload, false, pacing{}, timeout)
 	if err != nil {
-		return fmt.Errorf("produce: %w", err)
+		return fmt.Errorf("produce acks=1: %w", err)
 	}
-	if _, err := consume(ctx, b, topic, p.perPart, cfg.payload, timeout); err != nil {
-		return fmt.Errorf("consume: %w", err)
+	p2, err := produce(ctx, b, topic, 8, n2, cfg.payload, true, pacing{}, timeout)
+	if err != nil {
+		return fmt.Errorf("produce acks=all: %w", err)
+	}
+	want := make([]int64, 8)
+	for i := range want {
+		want[i] = p1.perPart[i] + p2.perPart[i]
+	}
+	for range warmUpReads {
+		if _, err := consume(ctx, b, topic, want, cfg.payload, timeout); err != nil {
+			return fmt.Errorf("consume: %w", err)
+		}
 	}
 	return nil
 }
