@@ -68,7 +68,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 			if t := b.meta.topic(rt.Topic); t != nil && !req.ValidateOnly {
 				st.TopicID = t.id
 				st.NumPartitions = int32(len(t.parts))
-				st.ReplicationFactor = int16(len(t.parts[0].replicas))
+				st.ReplicationFactor = int16(t.parts[0].replicationFactor())
 				for _, e := range b.props.DescribeTopic(t.configs, false, false) {
 					c := kmsg.NewCreateTopicsResponseTopicConfig()
 					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Source, e.Sensitive

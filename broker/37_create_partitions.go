@@ -54,7 +54,7 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	for i, bi := range brokers {
 		ids[i] = bi.ID
 	}
-	rf := len(t.parts[0].replicas)
+	rf := t.parts[0].replicationFactor()
 	var assignment [][]int32
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != rt.Count-have {

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
 )
 
@@ -25,6 +24,8 @@ type topic struct {
 	parts   []*partition      // by partition id
 	minISR  int               // min.insync.replicas in effect
 	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
+	compact bool              // cleanup.policy includes compact: records need keys
+	logTime bool              // message.timestamp.type=LogAppendTime
 }
 
 // topicCodecs maps compression.type to the codec batches are stored with.
@@ -152,13 +153,15 @@ func (b *Broker) syncMetadata(ctx context.Context) error {
 
 // syncMetadataRev is syncMetadata, returning the etcd revision it read at.
 func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
+	m := &b.meta
+	// Read etcd under the lock: an older snapshot applied after a newer one
+	// would drop the logs of a topic created in between.
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
 	topics, rev, err := b.store.Topics(ctx)
 	if err != nil {
 		return 0, err
 	}
-	m := &b.meta
-	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
 	m.mu.RLock()
 	old := maps.Clone(m.topics)
 	m.mu.RUnlock()
@@ -171,20 +174,18 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			b.dropTopic(t)
 			t = nil
 		}
-		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: 1, codec: -1}
-		eff := b.props.TopicConfigs(et.Configs)
-		if v, err := strconv.Atoi(eff["min.insync.replicas"]); err == nil {
-			nt.minISR = v
-		}
-		if c, ok := topicCodecs[eff["compression.type"]]; ok {
-			nt.codec = c
-		}
-		if t != nil {
-			nt.parts = t.parts
-		}
-		cfg, err := b.logConfig(et.Configs)
+		ts, err := b.props.TopicSettings(et.Configs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
+		}
+		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
+			codec: -1, compact: ts.CleanupCompact, logTime: ts.LogAppendTime}
+		if c, ok := topicCodecs[ts.CompressionType]; ok {
+			nt.codec = c
+		}
+		cfg := logConfig(ts)
+		if t != nil {
+			nt.parts = t.parts
 		}
 		configChanged := t != nil && !maps.Equal(t.configs, et.Configs)
 		for i, replicas := range et.Assignment {
@@ -264,32 +265,23 @@ func (b *Broker) dropTopic(t *topic) {
 	}
 }
 
-// logConfig turns a topic's overrides into the log's settings, through the
-// broker's defaults.
-func (b *Broker) logConfig(overrides map[string]string) (logstore.Config, error) {
-	eff := b.props.TopicConfigs(overrides)
-	var errs []error
-	num := func(key string) int64 {
-		v, err := strconv.ParseInt(eff[key], 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", key, eff[key], err))
-		}
-		return v
-	}
-	clamp32 := func(v int64) int32 { return int32(min(max(v, math.MinInt32), math.MaxInt32)) }
+// logConfig turns a topic's settings into the log's.
+func logConfig(ts config.TopicSettings) logstore.Config {
 	cfg := logstore.Config{
-		SegmentBytes:       num("segment.bytes"),
-		SegmentMs:          num("segment.ms"),
-		RetentionMs:        num("retention.ms"),
-		RetentionBytes:     num("retention.bytes"),
-		IndexIntervalBytes: clamp32(num("index.interval.bytes")),
-		MaxMessageBytes:    clamp32(num("max.message.bytes")),
-		FlushMessages:      num("flush.messages"),
-		FlushMs:            num("flush.ms"),
-		SegmentIndexBytes:  clamp32(num("segment.index.bytes")),
+		SegmentBytes:         int64(ts.SegmentBytes),
+		SegmentMs:            ts.SegmentMs,
+		RetentionMs:          ts.RetentionMs,
+		RetentionBytes:       ts.RetentionBytes,
+		IndexIntervalBytes:   ts.IndexIntervalBytes,
+		MaxMessageBytes:      ts.MaxMessageBytes,
+		FlushMessages:        ts.FlushMessages,
+		FlushMs:              ts.FlushMs,
+		SegmentIndexBytes:    ts.SegmentIndexBytes,
+		TimestampBeforeMaxMs: ts.MessageTimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  ts.MessageTimestampAfterMaxMs,
 	}
-	if eff["message.timestamp.type"] == "LogAppendTime" {
+	if ts.LogAppendTime {
 		cfg.TimestampType = logstore.LogAppendTime
 	}
-	return cfg, errors.Join(errs...)
+	return cfg
 }

@@ -95,6 +95,13 @@ func (b *Broker) leaderHere(p *partition, currentEpoch int32) (*logstore.Log, in
 	return p.log, epoch, nil
 }
 
+// replicationFactor is the number of replicas.
+func (p *partition) replicationFactor() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.replicas)
+}
+
 func (p *partition) setState(leader, epoch int32, replicas, isr []int32) {
 	p.mu.Lock()
 	p.leader, p.leaderEpoch = leader, epoch

@@ -47,7 +47,7 @@ const DefaultMaxUncompressed = 128 << 20
 // ErrUnsupportedCompression → UNSUPPORTED_COMPRESSION_TYPE (76). ErrCorruptBatch
 // is a storage-side error (a short or inconsistent batch read back from disk).
 var (
-	ErrCorruptMessage         = errors.New("logstore: corrupt message (CRC mismatch)")
+	ErrCorruptMessage         = errors.New("logstore: corrupt message")
 	ErrInvalidRecord          = errors.New("logstore: invalid record")
 	ErrUnsupportedCompression = errors.New("logstore: unsupported compression type")
 	ErrCorruptBatch           = errors.New("logstore: corrupt batch")
@@ -161,7 +161,8 @@ func SplitBatches(b []byte) ([][]byte, error) {
 		}
 		length := int32(binary.BigEndian.Uint32(b[8:]))
 		if length < batchLengthMin {
-			return nil, invalidf("batch length %d below minimum %d", length, batchLengthMin)
+			// Kafka's log input stream calls this corrupt (CorruptRecordException).
+			return nil, fmt.Errorf("%w: batch length %d below minimum %d", ErrCorruptMessage, length, batchLengthMin)
 		}
 		if m := int8(b[16]); m != 2 {
 			return nil, errMagic(m)

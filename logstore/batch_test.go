@@ -221,19 +221,21 @@ func TestSplitBatches(t *testing.T) {
 	tests := []struct {
 		name string
 		b    []byte
+		want error
 	}{
-		{"truncated header", b1[:60]},
-		{"truncated second header", two[:len(b1)+30]},
-		{"truncated body", b1[:len(b1)-1]},
-		{"length below 49", short},
-		{"length past end", long},
-		{"negative length", negative},
-		{"magic 1", badMagic},
+		{"truncated header", b1[:60], ErrInvalidRecord},
+		{"truncated second header", two[:len(b1)+30], ErrInvalidRecord},
+		{"truncated body", b1[:len(b1)-1], ErrInvalidRecord},
+		// Kafka's log input stream: a size below the overhead is corrupt.
+		{"length below 49", short, ErrCorruptMessage},
+		{"length past end", long, ErrInvalidRecord},
+		{"negative length", negative, ErrCorruptMessage},
+		{"magic 1", badMagic, ErrInvalidRecord},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := SplitBatches(tt.b); !errors.Is(err, ErrInvalidRecord) {
-				t.Fatalf("err = %v, want ErrInvalidRecord", err)
+			if _, err := SplitBatches(tt.b); !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 		})
 	}

@@ -69,6 +69,11 @@ func DecodeBody(h Header, body []byte) (kmsg.Request, error) {
 		return nil, fmt.Errorf("%w: %s v%d unknown to the decoder", ErrMalformed, kmsg.NameForKey(h.Key), h.Version)
 	}
 	req.SetVersion(h.Version)
+	// Metadata v0's topic array is not nullable: Kafka refuses any negative
+	// length, where kmsg would read null ("all topics").
+	if h.Key == int16(kmsg.Metadata) && h.Version == 0 && len(body) >= 4 && int32(binary.BigEndian.Uint32(body)) < 0 {
+		return nil, fmt.Errorf("%w: Metadata v0 with a negative topic count", ErrMalformed)
+	}
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrMalformed, kmsg.NameForKey(h.Key), h.Version, err)
 	}
