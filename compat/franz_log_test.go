@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -437,6 +439,98 @@ func TestFranzTornTailProducerState(t *testing.T) {
 	for i, r := range got {
 		if r.Offset != int64(i) || !bytes.Equal(r.Value, bytes.Repeat([]byte{byte('a' + i)}, 200)) || r.ProducerID != pid {
 			t.Fatalf("record %d: offset %d producer %d", i, r.Offset, r.ProducerID)
+		}
+	}
+}
+
+func TestFranzCrashLikeRestart(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	adm := newAdmin(t, n.Addr())
+	const topic = "crash"
+	createTopic(t, adm, topic, 1, map[string]*string{"segment.bytes": strp("700")})
+	id := topicID(t, adm, topic)
+	cl := newKgo(t, n.Addr())
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "InitProducerId", resp.ErrorCode, nil)
+	pid, epoch := resp.ProducerID, resp.ProducerEpoch
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond).UnixMilli()
+	tsOf := func(i int32) int64 {
+		if i == 7 {
+			return base + 50_000
+		}
+		return base + int64(i)*1000
+	}
+	batch := func(seq int32) []byte {
+		return rawBatch(pid, epoch, seq, tsOf(seq), bytes.Repeat([]byte{byte('a' + seq)}, 200))
+	}
+	for seq := int32(0); seq < 10; seq++ {
+		sp := produceRaw(t, cl, topic, id, 0, batch(seq))
+		wantCode(t, "produce", sp.ErrorCode, nil)
+	}
+	n.Stop()
+
+	// Leave the directory as a crash would: no marker, no index files for
+	// the active segment, no producer snapshots, no recovery point.
+	dir := n.PartitionDir(topic, 0)
+	segs := segmentLogs(t, dir)
+	if len(segs) < 3 {
+		t.Fatalf("test setup: %d segments, want several", len(segs))
+	}
+	removeCleanShutdownMarkers(t, n.Dir)
+	active := strings.TrimSuffix(segs[len(segs)-1], ".log")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if strings.HasSuffix(name, ".snapshot") || name == "recovery-point" || p == active+".index" || p == active+".timeindex" {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n.Restart()
+	cl = newKgo(t, n.Addr())
+
+	for _, c := range []struct {
+		ts, off, rts int64
+	}{
+		{-1, 10, -1},
+		{-2, 0, -1},
+		{-3, 7, base + 50_000},
+		{base + 3500, 4, base + 4000},
+		{base + 7500, 7, base + 50_000},
+		{base + 8000, 7, base + 50_000},
+		{base + 50_001, -1, -1},
+	} {
+		sp := listOffsetRaw(t, cl, topic, 0, c.ts)
+		wantCode(t, "ListOffsets", sp.ErrorCode, nil)
+		if sp.Offset != c.off || sp.Timestamp != c.rts {
+			t.Errorf("ListOffsets ts %d after a crash-like restart: offset %d timestamp %d, want %d %d", c.ts, sp.Offset, sp.Timestamp, c.off, c.rts)
+		}
+	}
+	sp := produceRaw(t, cl, topic, id, 0, batch(9))
+	wantCode(t, "seq 9 again (duplicate)", sp.ErrorCode, nil)
+	if sp.BaseOffset != 9 {
+		t.Fatalf("duplicate seq 9 answered offset %d, want 9", sp.BaseOffset)
+	}
+	wantCode(t, "seq 12 (gap)", produceRaw(t, cl, topic, id, 0, batch(12)).ErrorCode, kerr.OutOfOrderSequenceNumber)
+	sp = produceRaw(t, cl, topic, id, 0, batch(10))
+	wantCode(t, "seq 10", sp.ErrorCode, nil)
+	if sp.BaseOffset != 10 {
+		t.Fatalf("seq 10 stored at %d, want 10", sp.BaseOffset)
+	}
+	got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 11, 20*time.Second)
+	for i, r := range got {
+		if r.Offset != int64(i) || !bytes.Equal(r.Value, bytes.Repeat([]byte{byte('a' + i)}, 200)) || r.Timestamp.UnixMilli() != tsOf(int32(i)) {
+			t.Fatalf("record %d: offset %d timestamp %d", i, r.Offset, r.Timestamp.UnixMilli())
 		}
 	}
 }
