@@ -467,6 +467,46 @@ func TestFlushMs(t *testing.T) {
 	}
 }
 
+// TestWriteFailure: a failed write (a full disk) answers ErrStorage, leaves
+// the published log as it was, refuses later appends, and the next Open
+// recovers.
+func TestWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	l := coreOpen(t, dir, coreConfig())
+	coreAppend(t, l, 3, 1000, 10)
+	seg := l.active
+	ro, err := os.Open(segmentName(dir, seg.base, logSuffix)) // writes fail on it
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := seg.f
+	seg.f = ro
+	_, err = l.Append(coreBatch(t, 2, 1000, 10), 0, coreT0)
+	if !errors.Is(err, ErrStorage) {
+		t.Fatalf("append on a failing file: %v", err)
+	}
+	if l.EndOffset() != 3 {
+		t.Fatalf("end %d after a failed write", l.EndOffset())
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 3)
+	seg.f = rw
+	_ = ro.Close()
+	if _, err := l.Append(coreBatch(t, 1, 1000, 10), 0, coreT0); !errors.Is(err, ErrStorage) {
+		t.Fatalf("append after a storage failure: %v", err)
+	}
+	if err := l.Close(); err != nil { // no clean-shutdown marker after a failure
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, cleanShutdownName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("clean marker written by a failed log: %v", err)
+	}
+	l = coreOpen(t, dir, coreConfig())
+	if l.recoveredSegments.Load() == 0 || l.EndOffset() != 3 {
+		t.Fatalf("reopen: recovered %d end %d", l.recoveredSegments.Load(), l.EndOffset())
+	}
+	coreAppend(t, l, 1, 1000, 10)
+}
+
 func TestClosedLog(t *testing.T) {
 	l := coreOpen(t, t.TempDir(), coreConfig())
 	coreAppend(t, l, 1, 0, 1)
