@@ -4,7 +4,6 @@ package compat
 // starts with "adm" so that it cannot clash with helpers_test.go.
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -377,19 +376,6 @@ func admProducePartition(t testing.TB, resp kmsg.Response) kmsg.ProduceResponseT
 		t.Fatalf("produce response: want one topic with one partition, got %+v", pr.Topics)
 	}
 	return pr.Topics[0].Partitions[0]
-}
-
-// admHeadersEqual compares kgo record headers.
-func admHeadersEqual(a, b []kgo.RecordHeader) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Key != b[i].Key || !bytes.Equal(a[i].Value, b[i].Value) {
-			return false
-		}
-	}
-	return true
 }
 
 // admPayload is a deterministic, non-trivial value for record i.
