@@ -243,6 +243,10 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 	idempotent := -1
 	var total int64
 	for i, b := range batches {
+		// Kafka's order: client base offset, size, then CRC and records.
+		if h, err := ParseBatchHeader(b); err == nil && h.BaseOffset != 0 {
+			return AppendResult{}, fmt.Errorf("%w: client batch base offset %d, want 0", ErrInvalidRecord, h.BaseOffset)
+		}
 		if int64(len(b)) > int64(cfg.MaxMessageBytes) {
 			return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
 		}
