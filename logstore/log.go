@@ -50,7 +50,7 @@ type Config struct {
 	ProducerIDExpirationMs int64
 
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
-	// produce for one batch (zip-bomb guard). 0 = max(64 MiB, 32 × MaxMessageBytes).
+	// produce for one batch (zip-bomb guard). 0 = max(DefaultMaxUncompressed, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
 }
 
@@ -108,7 +108,7 @@ func (c Config) normalized() Config {
 		c.ProducerIDExpirationMs = d.ProducerIDExpirationMs
 	}
 	if c.MaxUncompressedBytes <= 0 {
-		c.MaxUncompressedBytes = max(64<<20, 32*int64(c.MaxMessageBytes))
+		c.MaxUncompressedBytes = max(DefaultMaxUncompressed, 32*int64(c.MaxMessageBytes))
 	}
 	c.MaxUncompressedBytes = min(c.MaxUncompressedBytes, math.MaxInt32)
 	return c
