@@ -5,6 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -324,4 +327,52 @@ func TestTruncateTo(t *testing.T) {
 	if l.StartOffset() != 500 || l.EndOffset() != 501 {
 		t.Fatalf("reopened start %d end %d", l.StartOffset(), l.EndOffset())
 	}
+}
+
+// TestTruncateWhileReading runs readers against a follower that keeps
+// truncating and re-appending, under -race: reads may fail (the bytes they
+// were about to read went away) but never panic or race.
+func TestTruncateWhileReading(t *testing.T) {
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	leader := coreOpen(t, t.TempDir(), cfg)
+	all := coreLeaderBatches(t, leader, 60, 1)
+	f := coreOpen(t, t.TempDir(), cfg)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				res, err := f.Read(f.StartOffset(), 4096, -1, true)
+				if err != nil && !errors.Is(err, ErrOffsetOutOfRange) && !errors.Is(err, ErrStorage) {
+					t.Error(err)
+					return
+				}
+				res.Release()
+				_, _, _, _ = f.OffsetForTimestamp(1010)
+				runtime.Gosched()
+			}
+		}()
+	}
+	for round := 0; round < 30; round++ {
+		from := f.EndOffset()
+		bs, _ := SplitBatches(all)
+		for _, b := range bs {
+			h, _ := ParseBatchHeader(b)
+			if h.BaseOffset < from {
+				continue
+			}
+			if _, err := f.AppendAsFollower(b, coreT0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := f.TruncateTo(int64(round * 3 % 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	coreCheckContiguous(t, coreReadAll(t, f, 0), 0, f.EndOffset())
 }
