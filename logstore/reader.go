@@ -274,16 +274,19 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 }
 
 func (l *Log) offsetForTimestampIn(seg *segment, ts, startOff, end int64, interval int32) (int64, int64, bool, error) {
+	maxTs, _, err := seg.maxTimestamp(interval)
+	if err != nil {
+		return -1, -1, false, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	if maxTs < ts {
+		return -1, -1, false, nil
+	}
 	if err := seg.ensureIndexes(interval); err != nil {
 		return -1, -1, false, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	seg.mu.RLock()
-	maxTs := seg.maxTs
 	_, below, haveBelow := seg.tidx.lookupBelow(ts)
 	seg.mu.RUnlock()
-	if maxTs < ts {
-		return -1, -1, false, nil
-	}
 	r := newHeaderReader(seg.f, seg.size.Load())
 	defer r.free()
 	from := max(startOff, seg.base)
@@ -347,16 +350,14 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 		if !seg.tryRef() {
 			continue
 		}
-		if err := seg.ensureIndexes(interval); err != nil {
+		ts, off, err := seg.maxTimestamp(interval)
+		if err != nil {
 			seg.unref()
 			if best != nil {
 				best.unref()
 			}
 			return -1, -1, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		seg.mu.RLock()
-		ts, off := seg.maxTs, seg.maxOff
-		seg.mu.RUnlock()
 		if ts > bestTs && off < end {
 			if best != nil {
 				best.unref()

@@ -37,6 +37,7 @@ func TestCleanCloseReopenSkipsScan(t *testing.T) {
 	dir := t.TempDir()
 	cfg := coreConfig()
 	cfg.SegmentBytes = 4096
+	cfg.ProducerIDExpirationMs = -1 // the test's timestamps are in 1970
 	l := coreOpen(t, dir, cfg)
 	for i := 0; i < 30; i++ {
 		coreAppend(t, l, 2, 1000+int64(i), 100)
@@ -65,6 +66,21 @@ func TestCleanCloseReopenSkipsScan(t *testing.T) {
 	}
 	if l.EndOffset() != end || len(l.segments()) != nsegs || l.LatestEpoch() != 4 {
 		t.Fatalf("reopened end %d segs %d epoch %d; want %d %d 4", l.EndOffset(), len(l.segments()), l.LatestEpoch(), end, nsegs)
+	}
+	// Time queries and retention read only the last time index entry of a
+	// sealed segment: its indexes stay on disk.
+	if _, _, err := l.MaxTimestamp(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.EnforceRetention(coreT0); err != nil {
+		t.Fatal(err)
+	}
+	first := l.segments()[0]
+	first.mu.RLock()
+	loaded := first.idx != nil
+	first.mu.RUnlock()
+	if loaded {
+		t.Fatal("MaxTimestamp/EnforceRetention loaded a sealed segment's index")
 	}
 	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, end)
 	dup, err := l.Append(bytes.Clone(last), 4, coreT0)

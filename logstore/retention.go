@@ -50,10 +50,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	if cfg.RetentionMs >= 0 {
 		nowMs := now.UnixMilli()
 		n, err := l.deleteOldestLocked(now, "retention.ms", func(s *segment) bool {
-			if err := s.ensureIndexes(cfg.IndexIntervalBytes); err != nil {
-				l.logger.Warn("retention: index", "log", l.dir, "segment", s.base, "err", err)
-			}
-			return nowMs-s.largestTimestamp() > cfg.RetentionMs
+			return nowMs-s.largestTimestamp(cfg.IndexIntervalBytes) > cfg.RetentionMs
 		})
 		total += n
 		if err != nil {

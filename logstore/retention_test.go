@@ -37,8 +37,8 @@ func TestRetentionByTime(t *testing.T) {
 		t.Fatalf("start %d, first segment %d", start, l.segments()[0].base)
 	}
 	for _, s := range l.segments() {
-		if now.UnixMilli()-s.largestTimestamp() > cfg.RetentionMs {
-			t.Fatalf("segment %d (max ts %d) should have gone", s.base, s.largestTimestamp())
+		if now.UnixMilli()-s.largestTimestamp(cfg.IndexIntervalBytes) > cfg.RetentionMs {
+			t.Fatalf("segment %d (max ts %d) should have gone", s.base, s.largestTimestamp(cfg.IndexIntervalBytes))
 		}
 	}
 	// The first remaining segment holds data younger than 5 days; the last deleted didn't.

@@ -60,6 +60,9 @@ type segment struct {
 	tidx   *timeIndex   // guarded by mu; nil until loaded
 	maxTs  int64        // guarded by mu: largest batch MaxTimestamp, -1 when none
 	maxOff int64        // guarded by mu: base offset of the batch that first reached maxTs
+	// maxKnown: maxTs/maxOff were read from the time index's last entry
+	// while the indexes are not loaded. Guarded by mu.
+	maxKnown bool
 
 	// Appender state, guarded by Log.appendMu.
 	sinceIndex int64 // log bytes since the last offset index entry
@@ -141,17 +144,68 @@ func (s *segment) remove() error {
 
 // largestTimestamp is what time retention compares: the largest batch
 // timestamp, or the file's modification time when there is none (Kafka).
-func (s *segment) largestTimestamp() int64 {
-	s.mu.RLock()
-	ts := s.maxTs
-	s.mu.RUnlock()
-	if ts > 0 {
+func (s *segment) largestTimestamp(interval int32) int64 {
+	ts, _, err := s.maxTimestamp(interval)
+	if err == nil && ts > 0 {
 		return ts
 	}
 	if st, err := s.f.Stat(); err == nil {
 		return st.ModTime().UnixMilli()
 	}
 	return s.created.UnixMilli()
+}
+
+// maxTimestamp returns the segment's largest batch timestamp and the base
+// offset of the batch that first reached it (-1, -1 when none). For a
+// sealed segment whose indexes are not in memory it reads only the last
+// time index entry, falling back to loading the indexes.
+func (s *segment) maxTimestamp(interval int32) (int64, int64, error) {
+	s.mu.RLock()
+	if s.idx != nil || s.maxKnown {
+		ts, off := s.maxTs, s.maxOff
+		s.mu.RUnlock()
+		return ts, off, nil
+	}
+	s.mu.RUnlock()
+	if ts, off, ok := s.lastTimeIndexEntry(); ok {
+		s.mu.Lock()
+		if s.idx == nil {
+			s.maxTs, s.maxOff, s.maxKnown = ts, off, true
+		}
+		ts, off = s.maxTs, s.maxOff
+		s.mu.Unlock()
+		return ts, off, nil
+	}
+	if err := s.ensureIndexes(interval); err != nil {
+		return -1, -1, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.maxTs, s.maxOff, nil
+}
+
+// lastTimeIndexEntry reads the last entry of the .timeindex file if it is
+// plausible: whole entries and an offset inside the segment.
+func (s *segment) lastTimeIndexEntry() (int64, int64, bool) {
+	f, err := os.Open(segmentName(s.dir, s.base, timeIndexSuffix))
+	if err != nil {
+		return -1, -1, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 || st.Size()%timeIndexEntrySize != 0 {
+		return -1, -1, false
+	}
+	var b [timeIndexEntrySize]byte
+	if _, err := f.ReadAt(b[:], st.Size()-timeIndexEntrySize); err != nil {
+		return -1, -1, false
+	}
+	ti := timeIndex{base: s.base, buf: b[:]}
+	ts, off := ti.entry(0)
+	if off >= s.next.Load() || ts < 0 {
+		return -1, -1, false
+	}
+	return ts, off, true
 }
 
 // noteBatch records a batch in the in-memory indexes. Caller holds s.mu
@@ -242,7 +296,8 @@ func (s *segment) ensureIndexes(interval int32) error {
 		err = tidx.check(s.next.Load())
 	}
 	if err == nil {
-		s.idx, s.tidx = idx, tidx
+		s.idx, s.tidx, s.maxKnown = idx, tidx, false
+		s.maxTs, s.maxOff = -1, -1
 		if ts, off, ok := tidx.last(); ok {
 			s.maxTs, s.maxOff = ts, off
 		}
