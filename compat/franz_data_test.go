@@ -319,6 +319,7 @@ func TestFranzListOffsets(t *testing.T) {
 		off  int64
 	}{
 		{"start", func() (kadm.ListedOffsets, error) { return adm.ListStartOffsets(ctx, topic) }, 0},
+		{"local start", func() (kadm.ListedOffsets, error) { return adm.ListLocalLogStartOffsets(ctx, topic) }, 0},
 		{"end", func() (kadm.ListedOffsets, error) { return adm.ListEndOffsets(ctx, topic) }, 10},
 		{"max timestamp", func() (kadm.ListedOffsets, error) { return adm.ListMaxTimestampOffsets(ctx, topic) }, 6},
 	} {
@@ -411,6 +412,14 @@ func TestFranzDeleteRecords(t *testing.T) {
 	for _, off := range []int64{0, 5, 11, 21} {
 		sp := fetchRaw(t, cl, topic, id, 0, off)
 		wantCode(t, fmt.Sprintf("fetch at %d", off), sp.ErrorCode, kerr.OffsetOutOfRange)
+	}
+	// A timestamp lookup skips the deleted records of the batch at 10.
+	for _, ts := range []int64{0, now} {
+		lo := listOffsetRaw(t, cl, topic, 0, ts)
+		wantCode(t, "ListOffsets by time after DeleteRecords", lo.ErrorCode, nil)
+		if lo.Offset != 12 || lo.Timestamp != now {
+			t.Errorf("ListOffsets ts %d after DeleteRecords 12: offset %d timestamp %d, want 12 %d", ts, lo.Offset, lo.Timestamp, now)
+		}
 	}
 	sp := fetchRaw(t, cl, topic, id, 0, 12)
 	wantCode(t, "fetch at 12", sp.ErrorCode, nil)
