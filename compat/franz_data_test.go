@@ -332,6 +332,26 @@ func TestFranzListOffsets(t *testing.T) {
 		}
 	}
 
+	// LogAppendTime: lookups use the broker's append time, not the
+	// producer's timestamps.
+	const lat = "listoffsets-appendtime"
+	createTopic(t, adm, lat, 1, map[string]*string{"message.timestamp.type": strp("LogAppendTime")})
+	before := time.Now().UnixMilli()
+	for i := 0; i < 3; i++ {
+		produceAll(t, single, &kgo.Record{Topic: lat, Value: []byte("x"), Timestamp: time.UnixMilli(base + int64(i))})
+	}
+	after := time.Now().UnixMilli()
+	for _, c := range []struct {
+		ts, off int64
+	}{{base + 1, 0}, {before - 1, 0}, {after + 1000, -1}} {
+		sp := listOffsetRaw(t, cl, lat, 0, c.ts)
+		wantCode(t, "ListOffsets LogAppendTime", sp.ErrorCode, nil)
+		if sp.Offset != c.off || (c.off >= 0 && (sp.Timestamp < before || sp.Timestamp > after)) {
+			t.Errorf("LogAppendTime topic, ListOffsets ts %d: offset %d timestamp %d; want offset %d with an append time in [%d, %d]",
+				c.ts, sp.Offset, sp.Timestamp, c.off, before, after)
+		}
+	}
+
 	// An unknown partition, sent straight to the broker (kgo's sharding
 	// would refuse it before sending).
 	req := kmsg.NewPtrListOffsetsRequest()
