@@ -46,6 +46,8 @@ func errCode(err error) int16 {
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, logstore.ErrInvalidRecord), errors.Is(err, logstore.ErrCorruptBatch):
 		return kerr.InvalidRecord.Code
+	case errors.Is(err, logstore.ErrStorage):
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, logstore.ErrInvalidTimestamp):
 		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, logstore.ErrUnsupportedCompression):

@@ -265,6 +265,10 @@ func (b *Broker) dropTopic(t *topic) {
 	}
 }
 
+// producerIDExpirationMs is Kafka's producer.id.expiration.ms default: the
+// producer state of an idle producer id is kept this long.
+const producerIDExpirationMs = 86400000
+
 // logConfig turns a topic's settings into the log's.
 func logConfig(ts config.TopicSettings) logstore.Config {
 	cfg := logstore.Config{
@@ -280,6 +284,7 @@ func logConfig(ts config.TopicSettings) logstore.Config {
 		TimestampBeforeMaxMs: ts.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  ts.MessageTimestampAfterMaxMs,
 	}
+	cfg.ProducerIDExpirationMs = producerIDExpirationMs
 	if ts.LogAppendTime {
 		cfg.TimestampType = logstore.LogAppendTime
 	}

@@ -167,9 +167,8 @@ func (b *Broker) Start() (err error) {
 	}
 	b.advertised = adv
 
-	first := b.advertised[0]
-	if err := b.store.RegisterBroker(ctx, controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port}); err != nil {
-		return fmt.Errorf("broker: register: %w", err)
+	if err := b.register(); err != nil {
+		return err
 	}
 	rev, err := b.syncMetadataRev(ctx)
 	if err != nil {
@@ -188,6 +187,38 @@ func (b *Broker) Start() (err error) {
 	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID)
 	return nil
+}
+
+// register writes this broker's lease-bound registration. After a crash
+// (kill -9) the previous registration lives on until its lease expires, as
+// a ZooKeeper ephemeral node did: wait for that rather than fail.
+func (b *Broker) register() error {
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	first := b.advertised[0]
+	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port}
+	for _, l := range b.advertised {
+		info.Endpoints = append(info.Endpoints, controller.Endpoint{Listener: l.Name, SecurityProtocol: l.Protocol, Host: l.Host, Port: l.Port})
+	}
+	warned := false
+	for {
+		err := b.store.RegisterBroker(ctx, info)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, controller.ErrBrokerIDInUse) {
+			return fmt.Errorf("broker: register: %w", err)
+		}
+		if !warned {
+			b.log.Warn("broker id still registered, waiting for the previous registration's lease to expire", "node", b.nodeID)
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("broker: register: %w (waited %v)", err, 60*time.Second)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Addr is the first listener's bound address.
