@@ -26,7 +26,8 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	}
 	for _, bi := range brokers {
 		rb := kmsg.NewMetadataResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = bi.ID, bi.Host, bi.Port
+		rb.NodeID = bi.ID
+		rb.Host, rb.Port = endpointFor(bi, r.listener)
 		if bi.Rack != "" {
 			rb.Rack = &bi.Rack
 		}
@@ -89,6 +90,19 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 		resp.Topics = append(resp.Topics, b.metadataTopic(t))
 	}
 	return resp, nil
+}
+
+// endpointFor is the advertised address of broker bi on the named listener,
+// so that a client reaches every broker through the listener it came in on
+// (the docker-compose INTERNAL/EXTERNAL split); the first endpoint
+// otherwise.
+func endpointFor(bi controller.BrokerInfo, listener string) (string, int32) {
+	for _, e := range bi.Endpoints {
+		if e.Listener == listener {
+			return e.Host, e.Port
+		}
+	}
+	return bi.Host, bi.Port
 }
 
 // controllerID is the broker named as controller: the lowest live id, which

@@ -27,7 +27,8 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, r *request) (kmsg.Re
 	resp.ControllerID = b.controllerID(brokers)
 	for _, bi := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = bi.ID, bi.Host, bi.Port
+		rb.NodeID = bi.ID
+		rb.Host, rb.Port = endpointFor(bi, r.listener)
 		if bi.Rack != "" {
 			rb.Rack = &bi.Rack
 		}

@@ -14,9 +14,10 @@ import (
 
 // request is one decoded request on a connection.
 type request struct {
-	hdr  protocol.Header
-	body kmsg.Request
-	conn net.Conn
+	hdr      protocol.Header
+	body     kmsg.Request
+	conn     net.Conn
+	listener string // name of the listener the connection came in on
 
 	// raw, when a handler sets it, is sent instead of an encoded kmsg
 	// response: Fetch uses it to send record bytes as file regions.
@@ -36,7 +37,7 @@ var errCloseConn = errors.New("broker: closing connection")
 
 // serveConn serves one connection: one request at a time, so responses leave
 // in request order.
-func (b *Broker) serveConn(ctx context.Context, c net.Conn) {
+func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string) {
 	defer b.forgetConn(c)
 	defer c.Close()
 	idle := time.Duration(b.props.Int64("connections.max.idle.ms")) * time.Millisecond
@@ -65,7 +66,7 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn) {
 			b.log.Info("closing connection: bad request header", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
-		r := &request{hdr: hdr, conn: c}
+		r := &request{hdr: hdr, conn: c, listener: listener}
 		resp, err := b.dispatch(ctx, r, body)
 		if err != nil {
 			b.log.Info("closing connection", "remote", c.RemoteAddr().String(),

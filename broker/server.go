@@ -45,6 +45,7 @@ type Broker struct {
 	clusterID string
 
 	listeners []net.Listener
+	lnNames   []string // listener name of each of listeners
 	addrs     []string
 
 	ctx    context.Context // the server's root context; cancelled by Close
@@ -152,6 +153,7 @@ func (b *Broker) Start() (err error) {
 			return fmt.Errorf("broker: listen %s: %w", ln.Name, err)
 		}
 		b.listeners = append(b.listeners, l)
+		b.lnNames = append(b.lnNames, ln.Name)
 		b.addrs = append(b.addrs, l.Addr().String())
 	}
 	// Advertised listeners: configured ones, with a port of 0 replaced by
@@ -161,8 +163,13 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	for i := range adv {
-		if adv[i].Port == 0 && i < len(b.listeners) {
-			adv[i].Port = int32(b.listeners[i].Addr().(*net.TCPAddr).Port)
+		if adv[i].Port != 0 {
+			continue
+		}
+		for j, name := range b.lnNames {
+			if name == adv[i].Name {
+				adv[i].Port = int32(b.listeners[j].Addr().(*net.TCPAddr).Port)
+			}
 		}
 	}
 	b.advertised = adv
@@ -182,8 +189,8 @@ func (b *Broker) Start() (err error) {
 	})
 	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
 	b.spawn(b.maintenanceLoop)
-	for _, l := range b.listeners {
-		b.spawn(func(ctx context.Context) { b.accept(ctx, l) })
+	for i, l := range b.listeners {
+		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i]) })
 	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID)
 	return nil
@@ -228,6 +235,9 @@ func (b *Broker) Addr() string {
 	}
 	return b.addrs[0]
 }
+
+// Addrs are the bound addresses of every listener, in configuration order.
+func (b *Broker) Addrs() []string { return append([]string(nil), b.addrs...) }
 
 // NodeID is this broker's id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
@@ -286,7 +296,8 @@ func (b *Broker) Close() error {
 	return errors.Join(errs...)
 }
 
-func (b *Broker) accept(ctx context.Context, l net.Listener) {
+// accept serves the connections of listener l, named name.
+func (b *Broker) accept(ctx context.Context, l net.Listener, name string) {
 	var backoff time.Duration
 	for {
 		c, err := l.Accept()
@@ -312,7 +323,7 @@ func (b *Broker) accept(ctx context.Context, l net.Listener) {
 		}
 		b.conns[c] = struct{}{}
 		b.mu.Unlock()
-		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c) }) {
+		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name) }) {
 			c.Close()
 		}
 	}
