@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // testCtx is a context that ends after d or with the test, whichever comes
@@ -74,7 +76,7 @@ func createTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32,
 func topicID(t testing.TB, adm *kadm.Client, topic string) [16]byte {
 	t.Helper()
 	var id [16]byte
-	eventuallyNoErr(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		tds, err := adm.ListTopics(testCtx(t, 10*time.Second), topic)
 		if err != nil {
 			return err
@@ -93,23 +95,6 @@ func topicID(t testing.TB, adm *kadm.Client, topic string) [16]byte {
 		return nil
 	})
 	return id
-}
-
-// eventuallyNoErr polls cond until it returns nil or timeout passes (like
-// testutil.Eventually, kept here so helpers need no broker import).
-func eventuallyNoErr(t testing.TB, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // produceAll produces records synchronously and fails the test on any
