@@ -185,6 +185,9 @@ func (l *Log) load() error {
 	l.active = segs[last]
 	end := l.active.next.Load()
 	l.end.Store(end)
+	if n := l.recoveredSegments.Load(); n > 0 {
+		l.logger.Info("recovered log after an unclean shutdown", "log", l.dir, "segments_scanned", n, "end_offset", end)
+	}
 
 	start := segs[0].base
 	if hasStart {

@@ -205,11 +205,17 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	dataDir := t.TempDir()
 	for round := 0; round < 2; round++ {
 		cmd, addr, log, eof := startChild(t, dataDir)
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		// Write to a topic, so the next start has a log to open.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation())
 		if err != nil {
-			t.Fatalf("round %d: dial %s: %v", round, addr, err)
+			t.Fatal(err)
 		}
-		_ = c.Close()
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "sigterm", Value: []byte{byte(round)}}).FirstErr(); err != nil {
+			t.Fatalf("round %d: produce: %v", round, err)
+		}
+		cl.Close()
+		cancel()
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +233,10 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		<-eof
 		if !strings.Contains(log.String(), `msg=stopped`) {
 			t.Fatalf("round %d: no clean stop in log:\n%s", round, log.String())
+		}
+		// After a clean stop the next start needs no recovery scan.
+		if strings.Contains(log.String(), "recovered log after an unclean shutdown") {
+			t.Fatalf("round %d: a log was recovered after a clean shutdown:\n%s", round, log.String())
 		}
 	}
 }
@@ -279,6 +289,9 @@ func TestServeSIGKILLKeepsAcknowledged(t *testing.T) {
 	<-eof
 
 	_, addr, log, _ = startChild(t, dataDir)
+	if !strings.Contains(log.String(), "recovered log after an unclean shutdown") {
+		t.Errorf("no recovery scan after SIGKILL; log:\n%s", log.String())
+	}
 	cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("killed"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
