@@ -136,6 +136,11 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.hw, fp.logStart
 		rp.PreferredReadReplica = -1
 		rp.RecordBatches = []byte{}
+		if req.IsolationLevel == 1 {
+			// read_committed: Kafka sends an empty (not null) list of
+			// aborted transactions; there are none without transactions.
+			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		}
 		if fp.sp != nil {
 			changed := fp.read.Size > 0 || rp.ErrorCode != 0 || fp.hw != fp.sp.sentHW || fp.logStart != fp.sp.sentLogStart
 			fp.sp.sentHW, fp.sp.sentLogStart, fp.sp.sentErr = fp.hw, fp.logStart, rp.ErrorCode
