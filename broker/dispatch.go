@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,7 +56,15 @@ func advertisedVersions() []protocol.VersionRange {
 
 // dispatch decodes the body and runs the handler. An error closes the
 // connection; a nil response with a nil error sends nothing (acks=0).
-func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (kmsg.Response, error) {
+func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (resp kmsg.Response, err error) {
+	// A bug in a handler must cost one connection, not the broker.
+	defer func() {
+		if p := recover(); p != nil {
+			b.log.Error("handler panic", "api", kmsg.NameForKey(r.hdr.Key), "version", r.hdr.Version,
+				"panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, fmt.Errorf("%w: handler panic: %v", errCloseConn, p)
+		}
+	}()
 	key := kmsg.Key(r.hdr.Key)
 	h, ok := handlers[key]
 	if !ok {
@@ -74,7 +83,7 @@ func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (kmsg.Re
 		return nil, err
 	}
 	r.body = req
-	resp, err := h.serve(b, ctx, r)
+	resp, err = h.serve(b, ctx, r)
 	if err != nil {
 		return nil, err
 	}
