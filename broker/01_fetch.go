@@ -13,6 +13,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -106,23 +107,25 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		}
 	}
 	for _, fp := range parts {
-		fp.p = b.lookupFetchPartition(fp.key)
+		fp.p = b.lookupFetchPartition(fp.key, byID)
 	}
 
-	maxBytes := req.MaxBytes
-	if req.Version < 3 || maxBytes <= 0 {
-		maxBytes = 1<<31 - 1
+	// The response carries at most min(MaxBytes, fetch.max.bytes), and
+	// always one whole batch (KIP-74).
+	maxBytes := b.fetchMaxBytes
+	if req.Version >= 3 {
+		maxBytes = min(max(req.MaxBytes, 0), maxBytes)
 	}
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	for {
-		size, errs := b.readFetch(parts, maxBytes, req.IsolationLevel)
+		size, errs := b.readFetch(parts, maxBytes, byID)
 		if size >= int64(req.MinBytes) || errs || req.MaxWaitMillis <= 0 || !time.Now().Before(deadline) || len(parts) == 0 {
 			break
 		}
 		wait := b.waitFetch(ctx, parts, deadline)
 		releaseFetch(parts)
 		if !wait {
-			b.readFetch(parts, maxBytes, req.IsolationLevel)
+			b.readFetch(parts, maxBytes, byID)
 			break
 		}
 	}
@@ -163,6 +166,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		}
 		regions[n-1] = append(regions[n-1], rs)
 	}
+	if sess != nil {
+		sess.rotate(parts)
+	}
 	resp.SetVersion(r.hdr.Version)
 	raw := &rawReply{release: func() { releaseFetch(parts) }}
 	raw.frame.Bytes(protocol.AppendResponseHeader([]byte{0, 0, 0, 0}, r.hdr))
@@ -170,6 +176,10 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if err := raw.frame.Err(); err != nil {
 		raw.release()
 		return nil, err
+	}
+	if raw.frame.Len()-4 > 1<<31-1 {
+		raw.release()
+		return nil, fmt.Errorf("fetch response of %d bytes", raw.frame.Len())
 	}
 	if err := raw.frame.PutInt32At(0, int32(raw.frame.Len()-4)); err != nil {
 		raw.release()
@@ -187,9 +197,9 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-func (b *Broker) lookupFetchPartition(k fetchKey) *partition {
+func (b *Broker) lookupFetchPartition(k fetchKey, byID bool) *partition {
 	var t *topic
-	if k.topic == "" {
+	if byID {
 		t = b.meta.topicByID(k.id)
 	} else {
 		t = b.meta.topic(k.topic)
@@ -202,14 +212,14 @@ func (b *Broker) lookupFetchPartition(k fetchKey) *partition {
 
 // readFetch reads every partition within the byte limits and reports the
 // bytes found and whether any partition has an error.
-func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, isolation int8) (int64, bool) {
+func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64, bool) {
 	var total int64
 	errs := false
 	minOne := true
 	for _, fp := range parts {
 		fp.err, fp.hw, fp.logStart, fp.read = nil, -1, -1, logstore.ReadResult{}
 		if fp.p == nil {
-			if fp.key.topic == "" {
+			if byID {
 				fp.err = kerr.UnknownTopicID
 			} else {
 				fp.err = kerr.UnknownTopicOrPartition
@@ -227,11 +237,12 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, isolation int8) (
 			fp.err, errs = logstore.ErrOffsetOutOfRange, true
 			continue
 		}
-		limit := int64(min(fp.maxBytes, maxBytes)) - total
-		if limit <= 0 && !minOne {
+		// Each partition gets its own limit, within what the response
+		// has left (ReplicaManager.readFromLog).
+		limit := max(min(int64(fp.maxBytes), int64(maxBytes)-total), 0)
+		if limit == 0 && !minOne {
 			continue
 		}
-		limit = max(limit, 0)
 		rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), fp.hw, minOne)
 		if err != nil {
 			fp.err, errs = err, true

@@ -66,6 +66,33 @@ func (s *fetchSession) forget(k fetchKey) {
 	}
 }
 
+// rotate moves the partitions that returned records to the end of the
+// session's order, keeping their relative order, so that a partition with
+// a backlog cannot take every response's byte budget (Kafka's
+// FetchSession.PartitionIterator does the same).
+func (s *fetchSession) rotate(parts []*fetchPart) {
+	var moved []fetchKey
+	keep := s.order[:0]
+	for _, fp := range parts {
+		if fp.read.Size > 0 {
+			moved = append(moved, fp.key)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	gone := make(map[fetchKey]bool, len(moved))
+	for _, k := range moved {
+		gone[k] = true
+	}
+	for _, k := range s.order {
+		if !gone[k] {
+			keep = append(keep, k)
+		}
+	}
+	s.order = append(keep, moved...)
+}
+
 // fetchSessions is the broker's session cache, bounded like Kafka's
 // max.incremental.fetch.session.cache.slots; when full, the least recently
 // used session goes.

@@ -31,6 +31,7 @@ type Broker struct {
 
 	// Settings read from props once.
 	maxFrame      int32
+	fetchMaxBytes int32
 	useSendfile   bool
 	autoCreate    bool
 	numPartitions int32
@@ -80,6 +81,7 @@ func New(cfg Config) (*Broker, error) {
 		log:           l,
 		nodeID:        p.NodeID(),
 		maxFrame:      p.Int32("socket.request.max.bytes"),
+		fetchMaxBytes: p.Int32("fetch.max.bytes"),
 		useSendfile:   p.Bool("samsa.fetch.sendfile"),
 		autoCreate:    p.Bool("auto.create.topics.enable"),
 		numPartitions: p.Int32("num.partitions"),
