@@ -90,9 +90,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 		defer deadline.Stop()
 		expired := false
 		for _, w := range waits {
+			lost := false
 			for !expired && w.p.highWatermark() < w.need {
 				ch := w.p.movedCh()
 				if w.p.highWatermark() >= w.need {
+					break
+				}
+				if _, _, err := b.leaderHere(w.p, -1); err != nil {
+					lost = true
 					break
 				}
 				select {
@@ -106,6 +111,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			if w.p.highWatermark() < w.need {
 				rp := &resp.Topics[w.ti].Partitions[w.pi]
 				rp.ErrorCode = kerr.RequestTimedOut.Code
+				if lost {
+					rp.ErrorCode = kerr.NotLeaderForPartition.Code
+				}
 				rp.BaseOffset = -1
 			}
 		}
@@ -141,12 +149,12 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 			return logstore.AppendResult{}, err
 		}
 	}
-	codec := h.Codec()
-	if t.codec >= 0 && codec != t.codec {
-		codec = t.codec
-	}
-	if req.Version < 7 && codec == logstore.CodecZstd {
+	if req.Version < 7 && h.Codec() == logstore.CodecZstd {
 		return logstore.AppendResult{}, kerr.UnsupportedCompressionType
+	}
+	codec := h.Codec()
+	if t.codec >= 0 {
+		codec = t.codec
 	}
 	if codec != h.Codec() {
 		if records, err = recompress(batches[0], h, codec); err != nil {

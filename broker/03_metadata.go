@@ -69,8 +69,8 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			switch {
 			case validateTopicName(name) != nil:
 				mt.ErrorCode = kerr.InvalidTopicException.Code
-			case b.autoCreate && allowCreate:
-				err := b.createTopic(ctx, topicSpec{name: name, partitions: -1, replication: -1}, false)
+			case b.autoCreate && allowCreate && !isInternalTopic(name):
+				err := b.createTopic(ctx, &topicSpec{name: name, partitions: -1, replication: -1}, false)
 				if err == nil || errCode(err) == kerr.TopicAlreadyExists.Code {
 					if t = b.meta.topic(name); t != nil {
 						resp.Topics = append(resp.Topics, b.metadataTopic(t))

@@ -58,30 +58,34 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 			}
 		}
 		if err == nil {
-			err = b.createTopic(ctx, spec, req.ValidateOnly)
+			err = b.createTopic(ctx, &spec, req.ValidateOnly)
 		}
 		st.ErrorCode = errCode(err)
 		if err != nil && st.ErrorMessage == nil {
 			st.ErrorMessage = errMsg(err)
 		}
 		if err == nil {
+			overrides := spec.configs
 			if t := b.meta.topic(rt.Topic); t != nil && !req.ValidateOnly {
-				st.TopicID = t.id
-				st.NumPartitions = int32(len(t.parts))
-				st.ReplicationFactor = int16(t.parts[0].replicationFactor())
-				for _, e := range b.props.DescribeTopic(t.configs, false, false) {
-					c := kmsg.NewCreateTopicsResponseTopicConfig()
-					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Source, e.Sensitive
-					st.Configs = append(st.Configs, c)
-				}
-			} else {
-				st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replication
+				st.TopicID, overrides = t.id, t.configs
+			}
+			st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replication
+			for _, e := range b.props.DescribeTopic(overrides, false, false) {
+				c := kmsg.NewCreateTopicsResponseTopicConfig()
+				c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Source, e.Sensitive
+				st.Configs = append(st.Configs, c)
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
 }
+
+// maxReplicasPerRequest bounds the replicas one CreateTopics or
+// CreatePartitions request may add, as Kafka's controller bounds the
+// records of one operation (10000), so that no request can make the
+// broker allocate or open without limit.
+const maxReplicasPerRequest = 10000
 
 // topicSpec is a topic to create. partitions and replication of -1 take the
 // broker defaults; assignment, when set, gives the replicas of each partition.
@@ -112,7 +116,7 @@ func validateTopicName(name string) error {
 // createTopic validates spec, writes the topic to etcd (unless validateOnly)
 // and waits until this broker's cache and logs have it. spec's partitions
 // and replication are filled in from the defaults.
-func (b *Broker) createTopic(ctx context.Context, spec topicSpec, validateOnly bool) error {
+func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly bool) error {
 	if err := validateTopicName(spec.name); err != nil {
 		return err
 	}
@@ -141,6 +145,9 @@ func (b *Broker) createTopic(ctx context.Context, spec topicSpec, validateOnly b
 		if spec.partitions <= 0 {
 			return fmt.Errorf("%w: number of partitions must be larger than 0", kerr.InvalidPartitions)
 		}
+		if spec.partitions > maxReplicasPerRequest {
+			return fmt.Errorf("%w: %d partitions in one request, at most %d", kerr.PolicyViolation, spec.partitions, maxReplicasPerRequest)
+		}
 		if spec.replication <= 0 {
 			return fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
 		}
@@ -150,6 +157,15 @@ func (b *Broker) createTopic(ctx context.Context, spec topicSpec, validateOnly b
 		}
 		spec.assignment = assignReplicas(ids, int(spec.partitions), int(spec.replication), mrand.IntN(len(ids)))
 	}
+	if n := len(spec.assignment) * len(spec.assignment[0]); n > maxReplicasPerRequest {
+		// Kafka's controller refuses such batches (MAX_RECORDS_PER_USER_OP).
+		return fmt.Errorf("%w: %d replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
+	}
+	if len(spec.assignment[0]) > 1 {
+		return fmt.Errorf("%w: replication between brokers is not implemented yet: use replication factor 1",
+			kerr.InvalidReplicationFactor)
+	}
+	spec.partitions, spec.replication = int32(len(spec.assignment)), int16(len(spec.assignment[0]))
 	if b.meta.topic(spec.name) != nil {
 		return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, spec.name)
 	}

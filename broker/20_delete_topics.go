@@ -5,6 +5,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,6 +39,8 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		}
 		var err error
 		switch {
+		case req.Version >= 6 && (tg.name == nil) == (tg.id == [16]byte{}):
+			err = fmt.Errorf("%w: give a topic name or a topic id, not both or neither", kerr.InvalidRequest)
 		case !b.deleteEnabled:
 			err = kerr.TopicDeletionDisabled
 		case t == nil && tg.name == nil:

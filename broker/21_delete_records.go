@@ -35,10 +35,15 @@ func (b *Broker) handleDeleteRecords(_ context.Context, r *request) (kmsg.Respon
 }
 
 func (b *Broker) deleteRecords(topicName string, part int32, offset int64) (int64, error) {
-	p := b.meta.partition(topicName, part)
-	if p == nil {
+	t := b.meta.topic(topicName)
+	if t == nil || part < 0 || int(part) >= len(t.parts) {
 		return -1, kerr.UnknownTopicOrPartition
 	}
+	if !t.deletes {
+		// Kafka: records of a compact-only topic are not deleted by offset.
+		return -1, kerr.PolicyViolation
+	}
+	p := t.parts[part]
 	l, _, err := b.leaderHere(p, -1)
 	if err != nil {
 		return -1, err

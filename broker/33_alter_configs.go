@@ -101,6 +101,9 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 	return resp, nil
 }
 
+// errValidateOnly stops a validate-only alter before it writes.
+var errValidateOnly = errors.New("broker: validate only")
+
 func splitList(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
@@ -132,24 +135,28 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 	default:
 		return fmt.Errorf("%w: unsupported resource type %d", kerr.InvalidRequest, typ)
 	}
-	t := b.meta.topic(name)
-	if t == nil {
+	if b.meta.topic(name) == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	next, err := edit(t.configs)
-	if err != nil {
-		return err
-	}
-	if err := config.ValidateTopicConfigs(next); err != nil {
-		return err
-	}
-	if validateOnly {
-		return nil
-	}
-	if err := b.store.SetTopicConfig(ctx, name, next); err != nil {
-		if errors.Is(err, errUnknownPartition) {
-			return kerr.UnknownTopicOrPartition
+	// Read, edit and write in one compare-and-set on etcd's config key, so
+	// that two concurrent alters never lose one another's change.
+	err := b.store.UpdateTopicConfig(ctx, name, func(cur map[string]string) (map[string]string, error) {
+		next, err := edit(cur)
+		if err != nil {
+			return nil, err
 		}
+		if err := config.ValidateTopicConfigs(next); err != nil {
+			return nil, err
+		}
+		if validateOnly {
+			return nil, errValidateOnly
+		}
+		return next, nil
+	})
+	switch {
+	case errors.Is(err, errValidateOnly):
+		return nil
+	case err != nil:
 		return err
 	}
 	return b.syncMetadata(ctx)

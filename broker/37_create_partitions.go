@@ -46,6 +46,9 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	if rt.Count <= have {
 		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, have, rt.Count)
 	}
+	if n := int(rt.Count-have) * t.parts[0].replicationFactor(); n > maxReplicasPerRequest {
+		return fmt.Errorf("%w: %d new replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
+	}
 	brokers, err := b.liveBrokers(ctx)
 	if err != nil {
 		return err

@@ -73,6 +73,11 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string) {
 				"api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
 			return
 		}
+		if idle > 0 {
+			// A client that stops reading loses its connection after the
+			// idle time instead of pinning it (and its file regions).
+			c.SetWriteDeadline(time.Now().Add(idle))
+		}
 		if r.raw != nil {
 			err = b.writeRaw(c, r.raw)
 		} else if resp != nil {

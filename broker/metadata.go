@@ -25,6 +25,7 @@ type topic struct {
 	minISR  int               // min.insync.replicas in effect
 	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
 	compact bool              // cleanup.policy includes compact: records need keys
+	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
 	logTime bool              // message.timestamp.type=LogAppendTime
 }
 
@@ -43,9 +44,10 @@ type metadata struct {
 	topics map[string]*topic   // guarded by mu
 	byID   map[[16]byte]*topic // guarded by mu
 
-	brokersMu  sync.Mutex
-	brokers    []controller.BrokerInfo // guarded by brokersMu
-	brokersAge time.Time               // guarded by brokersMu
+	brokersMu    sync.Mutex
+	brokers      []controller.BrokerInfo // guarded by brokersMu
+	brokersAge   time.Time               // guarded by brokersMu
+	brokersStale bool                    // guarded by brokersMu; a registration changed
 }
 
 func (m *metadata) init() {
@@ -122,23 +124,31 @@ func (m *metadata) closeAll() error {
 }
 
 // liveBrokers returns the registered brokers, re-read from etcd at most once
-// a second.
+// a second or after a registration changed. etcd is asked outside the lock
+// and with a short timeout: while etcd is unreachable, Metadata answers from
+// the last list it had, as Kafka answers from its metadata cache.
 func (b *Broker) liveBrokers(ctx context.Context) ([]controller.BrokerInfo, error) {
 	m := &b.meta
 	m.brokersMu.Lock()
-	defer m.brokersMu.Unlock()
-	if m.brokers != nil && time.Since(m.brokersAge) < time.Second {
-		return m.brokers, nil
+	cached := m.brokers
+	fresh := cached != nil && !m.brokersStale && time.Since(m.brokersAge) < time.Second
+	m.brokersMu.Unlock()
+	if fresh {
+		return cached, nil
 	}
-	bs, err := b.store.Brokers(ctx)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	bs, err := b.store.Brokers(cctx)
+	cancel()
 	if err != nil {
-		if m.brokers != nil {
-			return m.brokers, nil
+		if cached != nil {
+			return cached, nil
 		}
 		return nil, err
 	}
 	slices.SortFunc(bs, func(a, b controller.BrokerInfo) int { return int(a.ID) - int(b.ID) })
-	m.brokers, m.brokersAge = bs, time.Now()
+	m.brokersMu.Lock()
+	m.brokers, m.brokersAge, m.brokersStale = bs, time.Now(), false
+	m.brokersMu.Unlock()
 	return bs, nil
 }
 
@@ -179,7 +189,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			codec: -1, compact: ts.CleanupCompact, logTime: ts.LogAppendTime}
+			codec: -1, compact: ts.CleanupCompact, deletes: ts.CleanupDelete, logTime: ts.LogAppendTime}
 		if c, ok := topicCodecs[ts.CompressionType]; ok {
 			nt.codec = c
 		}
@@ -233,10 +243,11 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 	return rev, errors.Join(errs...)
 }
 
-// forgetBrokers drops the cached broker list, so the next request re-reads it.
+// forgetBrokers marks the cached broker list stale, so the next request
+// re-reads it (and still has it, should etcd not answer).
 func (m *metadata) forgetBrokers() {
 	m.brokersMu.Lock()
-	m.brokers = nil
+	m.brokersStale = true
 	m.brokersMu.Unlock()
 }
 

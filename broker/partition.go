@@ -102,10 +102,18 @@ func (p *partition) replicationFactor() int {
 	return len(p.replicas)
 }
 
+// setState records the partition's state from etcd. A new leader or
+// epoch wakes the requests parked on the partition, so that they answer
+// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH now, not at their timeout.
 func (p *partition) setState(leader, epoch int32, replicas, isr []int32) {
 	p.mu.Lock()
+	changed := p.leader != leader || p.leaderEpoch != epoch
 	p.leader, p.leaderEpoch = leader, epoch
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
+	if changed && p.moved != nil {
+		close(p.moved)
+		p.moved = make(chan struct{})
+	}
 	p.mu.Unlock()
 }
 
