@@ -55,6 +55,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 				err = kerr.InvalidRequiredAcks
 			case t == nil && req.Version >= 13:
 				err = kerr.UnknownTopicID
+			case t != nil && isInternalTopic(t.name):
+				// Only the broker writes its internal topics.
+				err = kerr.InvalidTopicException
 			case p == nil:
 				err = kerr.UnknownTopicOrPartition
 			default:

@@ -85,5 +85,10 @@ func (b *Broker) listOffset(topicName string, rp kmsg.ListOffsetsRequestTopicPar
 		}
 		sp.Offset, sp.Timestamp = off, ts
 	}
+	// The epoch of the answer is the one the offset was written under
+	// (KIP-320), the current one for the log end.
+	if sp.Offset >= 0 && sp.Offset < hw {
+		sp.LeaderEpoch = l.EpochForOffset(sp.Offset)
+	}
 	return nil
 }

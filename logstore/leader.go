@@ -16,3 +16,24 @@ func (l *Log) AssignEpoch(epoch int32) error {
 	}
 	return nil
 }
+
+// EpochForOffset is the leader epoch under which offset was written: the
+// newest epoch that starts at or before it (Kafka's epochForOffset, used by
+// ListOffsets so that clients can detect truncation, KIP-320); -1 when no
+// epoch is known for it.
+func (l *Log) EpochForOffset(offset int64) int32 {
+	return l.epochs.epochFor(offset)
+}
+
+func (c *epochCache) epochFor(offset int64) int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	epoch := int32(-1)
+	for _, e := range c.entries {
+		if e.start > offset {
+			break
+		}
+		epoch = e.epoch
+	}
+	return epoch
+}

@@ -24,3 +24,18 @@ func TestAssignEpoch(t *testing.T) {
 		t.Fatalf("latest = %d", got)
 	}
 }
+
+func TestEpochForOffset(t *testing.T) {
+	c := &epochCache{entries: []epochEntry{{epoch: 0, start: 0}, {epoch: 3, start: 10}, {epoch: 5, start: 25}}}
+	for _, tt := range []struct {
+		offset int64
+		want   int32
+	}{{0, 0}, {9, 0}, {10, 3}, {24, 3}, {25, 5}, {1000, 5}, {-1, -1}} {
+		if got := c.epochFor(tt.offset); got != tt.want {
+			t.Errorf("epochFor(%d) = %d, want %d", tt.offset, got, tt.want)
+		}
+	}
+	if got := (&epochCache{}).epochFor(3); got != -1 {
+		t.Errorf("empty cache: %d", got)
+	}
+}
