@@ -65,7 +65,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		if req.SessionID != 0 {
 			b.sessions.remove(req.SessionID)
 		}
-		sess = b.sessions.create()
+		if sess = b.sessions.create(); sess != nil {
+			sess.byID = byID
+		}
 	default:
 		sess = b.sessions.get(req.SessionID)
 		if sess == nil {
@@ -79,6 +81,11 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		defer sess.mu.Unlock()
 		if incremental && sess.epoch != req.SessionEpoch {
 			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			return resp, nil
+		}
+		if sess.byID != byID {
+			// A session keeps to topic names or to topic ids (KIP-516).
+			resp.ErrorCode = kerr.FetchSessionTopicIDError.Code
 			return resp, nil
 		}
 		sess.lastUsed.Store(time.Now().UnixNano())

@@ -34,7 +34,8 @@ type sessPart struct {
 }
 
 type fetchSession struct {
-	id int32
+	id   int32
+	byID bool // the session names topics by id (Fetch v13+)
 
 	mu       sync.Mutex // held for the whole of a fetch that uses the session
 	epoch    int32      // the epoch the next request must carry
@@ -119,6 +120,13 @@ func (c *fetchSessions) remove(id int32) {
 	c.mu.Unlock()
 }
 
+// sessionEvictionAge is min.incremental.fetch.session.eviction.ms: a full
+// cache gives up a session only once it has been idle this long.
+const sessionEvictionAge = 120 * time.Second
+
+// create opens a session, or returns nil when the cache is full of sessions
+// in use: the fetch then goes on without one (session id 0), which every
+// client accepts, as Kafka does rather than evict an active consumer.
 func (c *fetchSessions) create() *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -128,6 +136,9 @@ func (c *fetchSessions) create() *fetchSession {
 			if oldest == nil || s.lastUsed.Load() < oldest.lastUsed.Load() {
 				oldest = s
 			}
+		}
+		if time.Since(time.Unix(0, oldest.lastUsed.Load())) < sessionEvictionAge {
+			return nil
 		}
 		delete(c.m, oldest.id)
 	}

@@ -1,6 +1,9 @@
 package broker
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestFetchSessionCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	c := newFetchSessions(2)
@@ -8,8 +11,13 @@ func TestFetchSessionCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	if a.id == b.id || a.id == 0 || b.id == 0 {
 		t.Fatalf("session ids %d and %d", a.id, b.id)
 	}
-	a.lastUsed.Store(2)
-	b.lastUsed.Store(1)
+	// Both in use: no room for a third, and nobody is evicted.
+	if c.create() != nil || c.get(a.id) != a || c.get(b.id) != b {
+		t.Fatal("a full cache of active sessions made room")
+	}
+	long := time.Now().Add(-2 * sessionEvictionAge).UnixNano()
+	a.lastUsed.Store(long + 1)
+	b.lastUsed.Store(long)
 	third := c.create()
 	if c.get(b.id) != nil {
 		t.Fatal("the least recently used session survived")
