@@ -60,6 +60,7 @@ func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (resp km
 	// A bug in a handler must cost one connection, not the broker.
 	defer func() {
 		if p := recover(); p != nil {
+			b.panics.Add(1)
 			b.log.Error("handler panic", "api", kmsg.NameForKey(r.hdr.Key), "version", r.hdr.Version,
 				"panic", p, "stack", string(debug.Stack()))
 			resp, err = nil, fmt.Errorf("%w: handler panic: %v", errCloseConn, p)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
@@ -63,7 +64,8 @@ type Broker struct {
 	pids     producerIDs
 	sessions *fetchSessions
 
-	stats protocol.Stats
+	stats  protocol.Stats
+	panics atomic.Int64 // handler panics recovered by dispatch
 }
 
 // New validates the configuration; Start brings the broker up.
@@ -240,6 +242,10 @@ func (b *Broker) Addr() string {
 
 // Addrs are the bound addresses of every listener, in configuration order.
 func (b *Broker) Addrs() []string { return append([]string(nil), b.addrs...) }
+
+// Panics is how many handler panics dispatch recovered from; tests and
+// fuzzers expect none.
+func (b *Broker) Panics() int64 { return b.panics.Load() }
 
 // NodeID is this broker's id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
