@@ -250,12 +250,20 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 		if int64(len(b)) > int64(cfg.MaxMessageBytes) {
 			return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
 		}
-		h, err := ValidateBatch(b, int(cfg.MaxUncompressedBytes))
+		info, err := ValidateBatchInfo(b, int(cfg.MaxUncompressedBytes))
 		if err != nil {
 			return AppendResult{}, err
 		}
-		if err := checkTimestamps(cfg, &h, now); err != nil {
+		h := info.Header
+		if err := checkTimestamps(cfg, info.MinRecordTimestamp, info.MaxRecordTimestamp, now); err != nil {
 			return AppendResult{}, err
+		}
+		if cfg.TimestampType == CreateTime && (h.MaxTimestamp != info.MaxRecordTimestamp || h.LogAppendTime()) {
+			// Kafka stores the true largest record timestamp as the batch's
+			// (LogValidator): time index, roll and retention rely on it.
+			SetMaxTimestamp(b, info.MaxRecordTimestamp)
+			h.MaxTimestamp = info.MaxRecordTimestamp
+			h.Attributes &^= 0x08
 		}
 		if h.ProducerID >= 0 {
 			idempotent = i
@@ -456,14 +464,13 @@ func (l *Log) maybeFlushLocked(cfg *Config, now time.Time) error {
 }
 
 // checkTimestamps applies message.timestamp.before/after.max.ms to a
-// CreateTime batch. The batch's first and largest timestamps bound its
-// records' timestamps for every producer we know.
-func checkTimestamps(cfg *Config, h *BatchHeader, now time.Time) error {
+// CreateTime batch whose records' timestamps lie in [lo, hi], as Kafka
+// checks every record.
+func checkTimestamps(cfg *Config, lo, hi int64, now time.Time) error {
 	if cfg.TimestampType != CreateTime || (cfg.TimestampBeforeMaxMs <= 0 && cfg.TimestampAfterMaxMs <= 0) {
 		return nil
 	}
 	nowMs := now.UnixMilli()
-	lo, hi := min(h.BaseTimestamp, h.MaxTimestamp), h.MaxTimestamp
 	if lo < 0 && hi < 0 {
 		return nil // no timestamps
 	}
