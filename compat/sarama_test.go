@@ -56,6 +56,10 @@ func TestSarama(t *testing.T) {
 		{"V3_6_0_0-lz4", sarama.V3_6_0_0, sarama.CompressionLZ4},
 		{"V2_8_0_0-gzip", sarama.V2_8_0_0, sarama.CompressionGZIP},
 		{"V3_0_0_0-zstd", sarama.V3_0_0_0, sarama.CompressionZSTD},
+		// The oldest versions that still speak record batches (Produce v3,
+		// Fetch v4): clients configured for Kafka 0.11 and 1.0.
+		{"V0_11_0_0", sarama.V0_11_0_0, sarama.CompressionNone},
+		{"V1_0_0_0-snappy", sarama.V1_0_0_0, sarama.CompressionSnappy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			admSaramaRoundTrip(t, addr, admSaramaConfig(tc.version, tc.codec), 300)
@@ -67,8 +71,16 @@ func admSaramaRoundTrip(t *testing.T, addr string, cfg *sarama.Config, n int) {
 	topic := admTopic("sarama")
 	const partitions = 3
 
-	// Create the topic with sarama's own admin client.
-	admin, err := sarama.NewClusterAdmin([]string{addr}, cfg)
+	// Create the topic with sarama's own admin client. Before Kafka 2.0
+	// its ListTopics sends DescribeConfigs v0, which Kafka 4 no longer
+	// serves (KIP-896): clients configured that old administer with 2.0.
+	adminCfg := cfg
+	if !cfg.Version.IsAtLeast(sarama.V2_0_0_0) {
+		c := *cfg
+		c.Version = sarama.V2_0_0_0
+		adminCfg = &c
+	}
+	admin, err := sarama.NewClusterAdmin([]string{addr}, adminCfg)
 	if err != nil {
 		t.Fatalf("sarama NewClusterAdmin: %v", err)
 	}
