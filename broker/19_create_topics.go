@@ -22,10 +22,7 @@ import (
 func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	seen := map[string]int{}
-	for _, rt := range req.Topics {
-		seen[rt.Topic]++
-	}
+	seen := countNames(req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic })
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -79,6 +76,16 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// countNames counts how often each name occurs in items: a topic named
+// twice in one admin request is INVALID_REQUEST for both, as in Kafka.
+func countNames[T any](items []T, name func(T) string) map[string]int {
+	n := make(map[string]int, len(items))
+	for _, it := range items {
+		n[name(it)]++
+	}
+	return n
 }
 
 // maxReplicasPerRequest bounds the replicas one CreateTopics or

@@ -13,10 +13,7 @@ import (
 func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	seen := map[string]int{}
-	for _, rt := range req.Topics {
-		seen[rt.Topic]++
-	}
+	seen := countNames(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
