@@ -3,8 +3,10 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,65 +37,110 @@ type rawReply struct {
 // Kafka does for requests it refuses to parse or serve.
 var errCloseConn = errors.New("broker: closing connection")
 
+// smallFrame is the largest request a connection reads into its own
+// buffer; larger ones borrow from the broker's frame pool.
+const smallFrame = 64 << 10
+
 // serveConn serves one connection: one request at a time, so responses leave
 // in request order.
 func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string) {
 	defer b.forgetConn(c)
 	defer c.Close()
-	idle := time.Duration(b.props.Int64("connections.max.idle.ms")) * time.Millisecond
-	var (
-		buf []byte
-		out []byte
-	)
+	cs := &connState{c: c, listener: listener, idle: time.Duration(b.props.Int64("connections.max.idle.ms")) * time.Millisecond}
 	for {
-		if idle > 0 {
-			c.SetReadDeadline(time.Now().Add(idle))
-		}
-		frame, err := protocol.ReadFrame(c, buf, b.maxFrame)
-		if err != nil {
+		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				b.log.Info("closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			}
 			return
 		}
-		if cap(frame) <= 1<<20 {
-			buf = frame[:0] // keep small buffers; let big ones go
-		} else {
-			buf = nil
-		}
-		hdr, body, err := protocol.ParseHeader(frame)
-		if err != nil {
-			b.log.Info("closing connection: bad request header", "remote", c.RemoteAddr().String(), "err", err)
-			return
-		}
-		r := &request{hdr: hdr, conn: c, listener: listener}
-		resp, err := b.dispatch(ctx, r, body)
-		if err != nil {
-			b.log.Info("closing connection", "remote", c.RemoteAddr().String(),
-				"api", kmsg.NameForKey(hdr.Key), "version", hdr.Version, "err", err)
-			return
-		}
-		if idle > 0 {
-			// A client that stops reading loses its connection after the
-			// idle time instead of pinning it (and its file regions).
-			c.SetWriteDeadline(time.Now().Add(idle))
-		}
-		if r.raw != nil {
-			err = b.writeRaw(c, r.raw)
-		} else if resp != nil {
-			out = protocol.AppendResponse(out[:0], r.hdr, resp)
-			_, err = c.Write(out)
-			if cap(out) > 1<<20 {
-				out = nil
-			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				b.log.Debug("write failed", "remote", c.RemoteAddr().String(), "err", err)
-			}
-			return
+	}
+}
+
+// connState is what a connection keeps between requests.
+type connState struct {
+	c        net.Conn
+	listener string
+	idle     time.Duration
+	small    []byte // buffer for requests up to smallFrame
+	out      []byte // buffer for encoded responses
+}
+
+// serveOne reads, serves and answers one request. An error closes the
+// connection.
+func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
+	c := cs.c
+	if cs.idle > 0 {
+		c.SetReadDeadline(time.Now().Add(cs.idle))
+	}
+	n, err := protocol.ReadFrameSize(c, b.maxFrame)
+	if err != nil {
+		return err
+	}
+	// Large frames (produce requests) borrow a pooled buffer for as long
+	// as the request is served: idle connections hold none, and busy ones
+	// neither allocate nor clear a buffer per request.
+	buf := cs.small
+	if int(n) > smallFrame {
+		buf = b.frames.get()
+	}
+	frame, err := protocol.ReadFrameBody(c, buf, n)
+	if int(n) > smallFrame {
+		defer func() { b.frames.put(frame) }()
+	} else if err == nil {
+		cs.small = frame[:0]
+	}
+	if err != nil {
+		return err
+	}
+	hdr, body, err := protocol.ParseHeader(frame)
+	if err != nil {
+		return fmt.Errorf("bad request header: %w", err)
+	}
+	r := &request{hdr: hdr, conn: c, listener: cs.listener}
+	resp, err := b.dispatch(ctx, r, body)
+	if err != nil {
+		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
+	}
+	if cs.idle > 0 {
+		// A client that stops reading loses its connection after the
+		// idle time instead of pinning it (and its file regions).
+		c.SetWriteDeadline(time.Now().Add(cs.idle))
+	}
+	switch {
+	case r.raw != nil:
+		err = b.writeRaw(c, r.raw)
+	case resp != nil:
+		cs.out = protocol.AppendResponse(cs.out[:0], r.hdr, resp)
+		_, err = c.Write(cs.out)
+		if cap(cs.out) > smallFrame {
+			cs.out = nil
 		}
 	}
+	if err != nil && ctx.Err() == nil {
+		b.log.Debug("write failed", "remote", c.RemoteAddr().String(), "err", err)
+	}
+	return err
+}
+
+// framePool lends buffers for large request frames.
+type framePool struct{ p sync.Pool }
+
+func (f *framePool) get() []byte {
+	if b, ok := f.p.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// put returns a buffer once nothing refers to it any more. Buffers of the
+// largest frames are let go rather than kept.
+func (f *framePool) put(b []byte) {
+	if b == nil || cap(b) > 16<<20 {
+		return
+	}
+	b = b[:0]
+	f.p.Put(&b)
 }
 
 // writeRaw writes a response frame made of chunks.

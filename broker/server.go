@@ -64,6 +64,7 @@ type Broker struct {
 	pids     producerIDs
 	sessions *fetchSessions
 
+	frames framePool // buffers for large request frames
 	stats  protocol.Stats
 	panics atomic.Int64 // handler panics recovered by dispatch
 }

@@ -20,20 +20,37 @@ const frameChunk = 1 << 20
 // large enough) and returns the frame's bytes. A size below zero or above max
 // is ErrFrameTooLarge, without reading further.
 func ReadFrame(r io.Reader, buf []byte, max int32) ([]byte, error) {
+	n, err := ReadFrameSize(r, max)
+	if err != nil {
+		return nil, err
+	}
+	return ReadFrameBody(r, buf, n)
+}
+
+// ReadFrameSize reads a frame's 4-byte size and checks it against max. A
+// connection waits here between requests, holding no buffer.
+func ReadFrameSize(r io.Reader, max int32) (int32, error) {
 	var sz [4]byte
 	if _, err := io.ReadFull(r, sz[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	n := int32(binary.BigEndian.Uint32(sz[:]))
 	if n < 0 || n > max {
-		return nil, fmt.Errorf("%w: %d (max %d)", ErrFrameTooLarge, n, max)
+		return 0, fmt.Errorf("%w: %d (max %d)", ErrFrameTooLarge, n, max)
 	}
+	return n, nil
+}
+
+// ReadFrameBody reads the n bytes of a frame whose size ReadFrameSize
+// returned, into buf when it is large enough. Otherwise the buffer grows
+// with the bytes that arrive, at most frameChunk ahead of them, so the size
+// field alone never makes it allocate.
+func ReadFrameBody(r io.Reader, buf []byte, n int32) ([]byte, error) {
 	if int(n) <= cap(buf) {
 		buf = buf[:n]
 		_, err := io.ReadFull(r, buf)
 		return buf, noEOF(err)
 	}
-	// Grow with the data: allocate at most frameChunk beyond what has been read.
 	buf = buf[:0]
 	for len(buf) < int(n) {
 		want := min(int(n)-len(buf), frameChunk)

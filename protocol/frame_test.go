@@ -190,3 +190,16 @@ func FuzzReadRequest(f *testing.F) {
 		_, _ = DecodeBody(h, body)
 	})
 }
+
+// A buffer large enough is filled in place: pooled buffers are reused.
+func TestReadFrameBodyReusesBuffer(t *testing.T) {
+	buf := make([]byte, 0, 2<<20)
+	body := bytes.Repeat([]byte{9}, 1<<20+3)
+	got, err := ReadFrameBody(bytes.NewReader(body), buf, int32(len(body)))
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("got %d bytes, err %v", len(got), err)
+	}
+	if &got[0] != &buf[:1][0] {
+		t.Fatal("ReadFrameBody allocated although the buffer was large enough")
+	}
+}
