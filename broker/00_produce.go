@@ -143,15 +143,6 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 	if err != nil {
 		return logstore.AppendResult{}, err
 	}
-	if t.logTime && h.LogAppendTime() {
-		// LogValidator: producers must not set the timestamp type.
-		return logstore.AppendResult{}, fmt.Errorf("%w: producer set the timestamp type to LogAppendTime", kerr.InvalidTimestamp)
-	}
-	if t.compact {
-		if err := requireKeys(batches[0]); err != nil {
-			return logstore.AppendResult{}, err
-		}
-	}
 	if req.Version < 7 && h.Codec() == logstore.CodecZstd {
 		return logstore.AppendResult{}, kerr.UnsupportedCompressionType
 	}
@@ -178,26 +169,6 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 		p.advanceHW()
 	}
 	return res, nil
-}
-
-// requireKeys refuses a batch with a keyless record, which a compacted
-// topic cannot keep (Kafka: INVALID_RECORD).
-func requireKeys(batch []byte) error {
-	if err := logstore.CheckBatchCRC(batch); err != nil {
-		return err
-	}
-	keyless := false
-	err := logstore.ForEachRecord(batch, func(r logstore.Record) bool {
-		keyless = r.Key == nil
-		return !keyless
-	})
-	if err != nil {
-		return err
-	}
-	if keyless {
-		return fmt.Errorf("%w: compacted topic cannot accept a record without a key", logstore.ErrInvalidRecord)
-	}
-	return nil
 }
 
 // recompress re-encodes a client batch with the topic's codec, as Kafka

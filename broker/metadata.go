@@ -24,9 +24,7 @@ type topic struct {
 	parts   []*partition      // by partition id
 	minISR  int               // min.insync.replicas in effect
 	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
-	compact bool              // cleanup.policy includes compact: records need keys
 	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
-	logTime bool              // message.timestamp.type=LogAppendTime
 }
 
 // topicCodecs maps compression.type to the codec batches are stored with.
@@ -189,7 +187,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			codec: -1, compact: ts.CleanupCompact, deletes: ts.CleanupDelete, logTime: ts.LogAppendTime}
+			codec: -1, deletes: ts.CleanupDelete}
 		if c, ok := topicCodecs[ts.CompressionType]; ok {
 			nt.codec = c
 		}
@@ -294,6 +292,7 @@ func logConfig(ts config.TopicSettings) logstore.Config {
 		SegmentIndexBytes:    ts.SegmentIndexBytes,
 		TimestampBeforeMaxMs: ts.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  ts.MessageTimestampAfterMaxMs,
+		Compact:              ts.CleanupCompact,
 	}
 	cfg.ProducerIDExpirationMs = producerIDExpirationMs
 	if ts.LogAppendTime {

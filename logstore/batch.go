@@ -211,6 +211,9 @@ type BatchInfo struct {
 	// the range to check against message.timestamp.before/after.max.ms,
 	// which Kafka checks per record.
 	MinRecordTimestamp int64
+	// Keyless reports a record with a null key, which a compacted topic
+	// refuses.
+	Keyless bool
 }
 
 // ValidateBatchInfo is ValidateBatch that also reports the record-level
@@ -282,6 +285,9 @@ func checkRecords(info *BatchInfo, data []byte, h BatchHeader) error {
 		}
 		if i == 0 || ts < info.MinRecordTimestamp {
 			info.MinRecordTimestamp = ts
+		}
+		if r.key == nil {
+			info.Keyless = true
 		}
 		data = rest
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// 0 = default, -1 = never.
 	ProducerIDExpirationMs int64
 
+	// Compact is cleanup.policy containing compact: every record needs a
+	// key (ErrInvalidRecord otherwise).
+	Compact bool
+
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
 	// produce for one batch (zip-bomb guard). 0 = max(DefaultMaxUncompressed, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
@@ -255,6 +259,13 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 			return AppendResult{}, err
 		}
 		h := info.Header
+		if cfg.Compact && info.Keyless {
+			return AppendResult{}, fmt.Errorf("%w: compacted topic cannot accept a record without a key", ErrInvalidRecord)
+		}
+		if cfg.TimestampType == LogAppendTime && h.LogAppendTime() {
+			// LogValidator: producers must not set the timestamp type.
+			return AppendResult{}, fmt.Errorf("%w: producer set the timestamp type to LogAppendTime", ErrInvalidTimestamp)
+		}
 		if err := checkTimestamps(cfg, info.MinRecordTimestamp, info.MaxRecordTimestamp, now); err != nil {
 			return AppendResult{}, err
 		}

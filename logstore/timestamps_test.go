@@ -56,3 +56,35 @@ func TestAppendTimestampsPerRecord(t *testing.T) {
 		t.Fatalf("MaxTimestamp = %d, %d, %v; want 1, %d", off, ts, err, nowMs)
 	}
 }
+
+// A compacted log refuses records without a key (an empty key is a key),
+// and a LogAppendTime log refuses batches whose producer claimed
+// LogAppendTime, as Kafka's LogValidator does.
+func TestAppendValidatesAgainstTopicPolicy(t *testing.T) {
+	now := time.Now()
+	ts := now.UnixMilli()
+	l, err := Open(t.TempDir(), Config{RetentionMs: -1, RetentionBytes: -1, Compact: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	keyless, _ := BuildBatch(0, CodecLZ4, []Record{{Timestamp: ts, Key: []byte("k"), Value: []byte("a")}, {Timestamp: ts, Value: []byte("b")}}, -1, -1, -1)
+	if _, err := l.Append(keyless, 0, now); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("keyless record on a compacted log: %v, want ErrInvalidRecord", err)
+	}
+	emptyKey, _ := BuildBatch(0, CodecNone, []Record{{Timestamp: ts, Key: []byte{}, Value: []byte("a")}}, -1, -1, -1)
+	if _, err := l.Append(emptyKey, 0, now); err != nil {
+		t.Fatalf("empty key on a compacted log: %v", err)
+	}
+
+	la, err := Open(t.TempDir(), Config{RetentionMs: -1, RetentionBytes: -1, TimestampType: LogAppendTime}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Close()
+	claimed, _ := BuildBatch(0, CodecNone, []Record{{Timestamp: ts, Value: []byte("a")}}, -1, -1, -1)
+	SetLogAppendTime(claimed, ts)
+	if _, err := la.Append(claimed, 0, now); !errors.Is(err, ErrInvalidTimestamp) {
+		t.Fatalf("producer-set LogAppendTime: %v, want ErrInvalidTimestamp", err)
+	}
+}
