@@ -12,7 +12,6 @@ import (
 
 var (
 	errNotLeader          = errors.New("broker: not the leader of this partition")
-	errUnknownPartition   = errors.New("broker: unknown topic or partition")
 	errFencedLeaderEpoch  = errors.New("broker: fenced leader epoch")
 	errUnknownLeaderEpoch = errors.New("broker: unknown leader epoch")
 	errTimeout            = errors.New("broker: request timed out")
@@ -28,8 +27,6 @@ func errCode(err error) int16 {
 		return ke.Code
 	case errors.Is(err, errNotLeader):
 		return kerr.NotLeaderForPartition.Code
-	case errors.Is(err, errUnknownPartition):
-		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, errFencedLeaderEpoch):
 		return kerr.FencedLeaderEpoch.Code
 	case errors.Is(err, errUnknownLeaderEpoch):

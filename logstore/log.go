@@ -289,14 +289,10 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, segment.bytes %d", ErrRecordListTooLarge, total, cfg.SegmentBytes)
 	}
 
-	l.appendMu.Lock()
+	if err := l.lockAppend(); err != nil {
+		return AppendResult{}, err
+	}
 	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return AppendResult{}, ErrClosed
-	}
-	if err := l.failure(); err != nil {
-		return AppendResult{}, fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
-	}
 	cfg = l.config()
 	if idempotent >= 0 {
 		dup, isDup, err := l.pstate.check(hdrs[idempotent])
@@ -379,14 +375,10 @@ func (l *Log) AppendAsFollower(records []byte, now time.Time) (AppendResult, err
 		}
 	}
 
-	l.appendMu.Lock()
+	if err := l.lockAppend(); err != nil {
+		return AppendResult{}, err
+	}
 	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return AppendResult{}, ErrClosed
-	}
-	if err := l.failure(); err != nil {
-		return AppendResult{}, fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
-	}
 	if end := l.end.Load(); hdrs[0].BaseOffset < end {
 		return AppendResult{}, fmt.Errorf("%w: batch %d below the log end offset %d", ErrUnexpectedOffset, hdrs[0].BaseOffset, end)
 	}
@@ -470,6 +462,21 @@ func (l *Log) maybeFlushLocked(cfg *Config, now time.Time) error {
 	if l.unflushed >= cfg.FlushMessages ||
 		(cfg.FlushMs != math.MaxInt64 && now.Sub(l.lastFlush) >= time.Duration(cfg.FlushMs)*time.Millisecond) {
 		return l.flushLocked(now)
+	}
+	return nil
+}
+
+// lockAppend takes the append lock of a log that is open and has not
+// failed; on an error the lock is not held.
+func (l *Log) lockAppend() error {
+	l.appendMu.Lock()
+	if l.closed.Load() {
+		l.appendMu.Unlock()
+		return ErrClosed
+	}
+	if err := l.failure(); err != nil {
+		l.appendMu.Unlock()
+		return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
 	}
 	return nil
 }
