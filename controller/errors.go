@@ -28,6 +28,13 @@ var (
 	ErrCorrupt = errors.New("controller: corrupt value in etcd")
 	// ErrProducerIDsExhausted: no producer id is left below 2^63.
 	ErrProducerIDsExhausted = errors.New("controller: producer ids exhausted")
+	// ErrElectionNotNeeded: ElectLeaders found the wanted leader leading.
+	ErrElectionNotNeeded = errors.New("controller: leader election not needed")
+	// ErrPreferredLeaderNotAvailable: the preferred replica is not live and
+	// in sync.
+	ErrPreferredLeaderNotAvailable = errors.New("controller: preferred leader not available")
+	// ErrEligibleLeadersNotAvailable: no live replica may lead.
+	ErrEligibleLeadersNotAvailable = errors.New("controller: eligible leaders not available")
 	// ErrClosed: the Store was closed.
 	ErrClosed = errors.New("controller: store closed")
 )

@@ -185,6 +185,7 @@ func (s *Store) register(ctx context.Context, info BrokerInfo) error {
 			return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
 		}
 		if resp.Succeeded {
+			s.setBrokerEpoch(resp.Header.Revision)
 			return nil
 		}
 		kvs := resp.Responses[0].GetResponseRange().Kvs
@@ -203,9 +204,26 @@ func (s *Store) register(ctx context.Context, info BrokerInfo) error {
 			return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
 		}
 		if resp.Succeeded {
+			s.setBrokerEpoch(kvs[0].CreateRevision)
 			return nil
 		}
 	}
+}
+
+func (s *Store) setBrokerEpoch(e int64) {
+	s.mu.Lock()
+	s.brokerEpoch = e
+	s.mu.Unlock()
+}
+
+// BrokerEpoch is the epoch of this broker's current registration (the
+// create revision of /brokers/ids/<id>, as Kafka's czxid), 0 before
+// RegisterBroker. Followers send it with their fetches; a leader refuses
+// ISR membership to a fetch from an older registration.
+func (s *Store) BrokerEpoch() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.brokerEpoch
 }
 
 // Brokers returns the live brokers, sorted by id.

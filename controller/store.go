@@ -100,6 +100,8 @@ type Store struct {
 	election *concurrency.Election // guarded by mu; set by a won Campaign
 	leadSess *concurrency.Session  // guarded by mu; the session that election was won in
 	epoch    int32                 // guarded by mu; controller epoch of that win
+
+	brokerEpoch int64 // guarded by mu; create revision of our registration
 }
 
 // Open connects to etcd, reads or creates the cluster id, and takes a

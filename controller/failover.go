@@ -1,0 +1,344 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ControllerConfig configures RunController.
+type ControllerConfig struct {
+	// UncleanElection is the broker default of
+	// unclean.leader.election.enable; a topic's override wins.
+	UncleanElection bool
+	// AutoRebalance moves leadership back to each partition's preferred
+	// replica (the first of its assignment) once it is live and in sync,
+	// every RebalanceInterval (auto.leader.rebalance.enable,
+	// leader.imbalance.check.interval.seconds).
+	AutoRebalance     bool
+	RebalanceInterval time.Duration
+	// Resync is the period of a full check besides the watches; default 1s.
+	Resync time.Duration
+}
+
+// RunController campaigns for the controllership and, while this broker
+// holds it, keeps every partition led: when a leader's registration goes
+// (broker dead or cut off from etcd), a new leader is chosen from the live
+// members of the ISR, the leader epoch bumped and the dead replicas dropped
+// from the ISR; a live leader's dead followers leave the ISR at once.
+// Without a live ISR member the partition stays leaderless (leader -1, ISR
+// kept) unless unclean election is enabled for the topic, which takes any
+// live replica. Every write is a transaction conditioned on the election
+// key (fencing a paused ex-controller) and on the state's revision. It
+// campaigns again after losing the election and returns when ctx ends.
+func (s *Store) RunController(ctx context.Context, cfg ControllerConfig) {
+	if cfg.Resync <= 0 {
+		cfg.Resync = time.Second
+	}
+	if cfg.RebalanceInterval <= 0 {
+		cfg.RebalanceInterval = 300 * time.Second
+	}
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		epoch, err := s.Campaign(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+				return
+			}
+			s.log.Warn("controller: campaign failed", "node", s.cfg.NodeID, "err", err)
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		s.log.Info("elected controller", "node", s.cfg.NodeID, "controller_epoch", epoch)
+		s.lead(ctx, cfg, epoch)
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.Resign(rctx)
+		cancel()
+		s.log.Info("controllership ended", "node", s.cfg.NodeID, "controller_epoch", epoch)
+	}
+}
+
+func (s *Store) lead(ctx context.Context, cfg ControllerConfig, epoch int32) {
+	done := s.ControllerDone()
+	if done == nil {
+		return
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kick := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+	s.WatchBrokers(lctx, 0, notify)
+	s.WatchTopics(lctx, 0, notify)
+	tick := time.NewTicker(cfg.Resync)
+	defer tick.Stop()
+	lastRebalance := time.Now()
+	notify()
+	for {
+		select {
+		case <-lctx.Done():
+			return
+		case <-done:
+			return
+		case <-kick:
+		case <-tick.C:
+		}
+		rebalance := cfg.AutoRebalance && time.Since(lastRebalance) >= cfg.RebalanceInterval
+		err := s.reconcile(lctx, cfg, epoch, rebalance)
+		if errors.Is(err, ErrNotController) {
+			s.log.Warn("controller: fenced: another controller was elected", "node", s.cfg.NodeID, "controller_epoch", epoch)
+			return
+		}
+		if err != nil && lctx.Err() == nil {
+			s.log.Warn("controller: reconcile failed", "err", err)
+			continue
+		}
+		if rebalance {
+			lastRebalance = time.Now()
+		}
+	}
+}
+
+// reconcile reads every broker and topic and writes the partition states
+// that need a new leader or a smaller ISR.
+func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32, rebalance bool) error {
+	brokers, err := s.Brokers(ctx)
+	if err != nil {
+		return err
+	}
+	live := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		live[b.ID] = true
+	}
+	topics, _, err := s.Topics(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(topics))
+	for n := range topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, name := range names {
+		t := topics[name]
+		unclean := cfg.UncleanElection
+		if v, ok := t.Configs["unclean.leader.election.enable"]; ok {
+			unclean = v == "true"
+		}
+		for p, st := range t.Partitions {
+			if st.Version == 0 || p >= len(t.Assignment) {
+				continue // being created
+			}
+			next, ok := decideState(st, t.Assignment[p], live, unclean, rebalance)
+			if !ok {
+				continue
+			}
+			next.ControllerEpoch = epoch
+			if next.Leader != st.Leader {
+				s.log.Info("controller: electing leader", "topic", name, "partition", p,
+					"old_leader", st.Leader, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
+			}
+			_, err := s.writeStateFenced(ctx, name, int32(p), next)
+			switch {
+			case err == nil, errors.Is(err, ErrStale), errors.Is(err, ErrUnknownTopic), errors.Is(err, ErrUnknownPartition):
+				// A lost race is decided again on the next event.
+			case errors.Is(err, ErrNotController):
+				return err
+			default:
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// decideState returns the state partition st should have, and whether it
+// differs: see RunController.
+func decideState(st PartitionState, replicas []int32, live map[int32]bool, unclean, preferred bool) (PartitionState, bool) {
+	var isrLive []int32
+	for _, r := range st.ISR {
+		if live[r] {
+			isrLive = append(isrLive, r)
+		}
+	}
+	next := st
+	next.ISR = slices.Clone(st.ISR)
+	if st.Leader >= 0 && live[st.Leader] {
+		changed := false
+		if len(isrLive) != len(st.ISR) && slices.Contains(isrLive, st.Leader) {
+			next.ISR, changed = isrLive, true
+		}
+		if preferred && len(replicas) > 0 && replicas[0] != st.Leader && live[replicas[0]] && slices.Contains(next.ISR, replicas[0]) {
+			next.Leader, next.LeaderEpoch, changed = replicas[0], st.LeaderEpoch+1, true
+		}
+		return next, changed
+	}
+	for _, r := range replicas {
+		if slices.Contains(isrLive, r) {
+			next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, isrLive
+			return next, true
+		}
+	}
+	if unclean {
+		for _, r := range replicas {
+			if live[r] {
+				next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, []int32{r}
+				return next, true
+			}
+		}
+	}
+	if st.Leader == -1 {
+		return st, false
+	}
+	// No eligible leader: the partition goes offline, keeping its ISR so
+	// that the first of them to return leads again.
+	next.Leader, next.LeaderEpoch = -1, st.LeaderEpoch+1
+	return next, true
+}
+
+// writeStateFenced is UpdatePartitionState for the controller: the
+// transaction also requires this store's election key, so that a controller
+// that lost its lease (paused, cut off) changes nothing.
+func (s *Store) writeStateFenced(ctx context.Context, topic string, p int32, st PartitionState) (int64, error) {
+	s.mu.Lock()
+	e := s.election
+	s.mu.Unlock()
+	if e == nil {
+		return 0, ErrNotController
+	}
+	if st.Version <= 0 {
+		return 0, fmt.Errorf("%w: %s-%d: state version %d", ErrStale, topic, p, st.Version)
+	}
+	val, err := encodeState(st)
+	if err != nil {
+		return 0, err
+	}
+	key := s.stateKey(topic, p)
+	resp, err := s.cli.Txn(ctx).
+		If(
+			clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev()),
+			clientv3.Compare(clientv3.ModRevision(key), "=", st.Version),
+		).
+		Then(clientv3.OpPut(key, string(val))).
+		Else(clientv3.OpGet(e.Key(), clientv3.WithCountOnly())).
+		Commit()
+	if err != nil {
+		return 0, fmt.Errorf("controller: updating %s-%d: %w", topic, p, err)
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil
+	}
+	if resp.Responses[0].GetResponseRange().Count == 0 {
+		return 0, ErrNotController
+	}
+	return 0, fmt.Errorf("%w: %s-%d changed since version %d", ErrStale, topic, p, st.Version)
+}
+
+// IsController reports whether this store holds the controllership.
+func (s *Store) IsController() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.election != nil
+}
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// ElectLeaders runs leader elections for parts (every partition when nil)
+// on behalf of the ElectLeaders API: preferred elections move leadership to
+// the first replica of the assignment when it is live and in the ISR;
+// unclean ones (unclean=true) elect, for a partition without a live
+// leader, a live ISR member or else any live replica. Only the controller
+// runs them (else ErrNotController). Each partition's outcome is nil,
+// ErrElectionNotNeeded, ErrPreferredLeaderNotAvailable,
+// ErrEligibleLeadersNotAvailable, ErrUnknownTopic, ErrUnknownPartition or
+// ErrStale.
+func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPartition) (map[TopicPartition]error, error) {
+	s.mu.Lock()
+	e, epoch := s.election, s.epoch
+	s.mu.Unlock()
+	if e == nil {
+		return nil, ErrNotController
+	}
+	brokers, err := s.Brokers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		live[b.ID] = true
+	}
+	topics, _, err := s.Topics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if parts == nil {
+		for name, t := range topics {
+			for p := range t.Partitions {
+				parts = append(parts, TopicPartition{name, int32(p)})
+			}
+		}
+	}
+	out := make(map[TopicPartition]error, len(parts))
+	for _, tp := range parts {
+		t := topics[tp.Topic]
+		switch {
+		case t == nil:
+			out[tp] = ErrUnknownTopic
+			continue
+		case tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) || int(tp.Partition) >= len(t.Assignment):
+			out[tp] = ErrUnknownPartition
+			continue
+		}
+		st, replicas := t.Partitions[tp.Partition], t.Assignment[tp.Partition]
+		next := st
+		if !unclean {
+			pref := replicas[0]
+			switch {
+			case st.Leader == pref:
+				out[tp] = ErrElectionNotNeeded
+				continue
+			case !live[pref] || !slices.Contains(st.ISR, pref):
+				out[tp] = ErrPreferredLeaderNotAvailable
+				continue
+			}
+			next.Leader = pref
+		} else {
+			if st.Leader >= 0 && live[st.Leader] {
+				out[tp] = ErrElectionNotNeeded
+				continue
+			}
+			cand, ok := decideState(st, replicas, live, true, false)
+			if !ok || cand.Leader < 0 {
+				out[tp] = ErrEligibleLeadersNotAvailable
+				continue
+			}
+			next = cand
+		}
+		next.LeaderEpoch = st.LeaderEpoch + 1
+		next.ControllerEpoch = epoch
+		_, err := s.writeStateFenced(ctx, tp.Topic, tp.Partition, next)
+		if errors.Is(err, ErrNotController) {
+			return nil, err
+		}
+		out[tp] = err
+	}
+	return out, nil
+}
