@@ -1,0 +1,584 @@
+package replication
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/protocol"
+)
+
+// Config configures a Manager.
+type Config struct {
+	// NodeID is this broker's id, sent as the replica id of its fetches.
+	NodeID int32
+	// BrokerEpoch returns this broker's current registration epoch.
+	BrokerEpoch func() int64
+	// Resolve returns the address of a broker's replication listener.
+	Resolve func(id int32) (string, bool)
+	// PartitionMaxBytes is replica.fetch.max.bytes; MaxBytes
+	// replica.fetch.response.max.bytes; MinBytes and MaxWait
+	// replica.fetch.min.bytes and replica.fetch.wait.max.ms.
+	PartitionMaxBytes, MaxBytes, MinBytes int32
+	MaxWait                               time.Duration
+	// Backoff is the pause after a failed fetch (replica.fetch.backoff.ms).
+	Backoff time.Duration
+	// Timeout bounds one request beyond MaxWait (replica.socket.timeout.ms).
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.PartitionMaxBytes <= 0 {
+		c.PartitionMaxBytes = 1 << 20
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 10 << 20
+	}
+	if c.MinBytes <= 0 {
+		c.MinBytes = 1
+	}
+	if c.MaxWait <= 0 {
+		c.MaxWait = 500 * time.Millisecond
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 100 * time.Millisecond
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.BrokerEpoch == nil {
+		c.BrokerEpoch = func() int64 { return -1 }
+	}
+}
+
+// Replica is one partition this broker follows.
+type Replica struct {
+	Topic     string
+	TopicID   [16]byte
+	Partition int32
+	Log       *logstore.Log
+	// OnFetched is called after each fetch answered for this partition
+	// with the leader's high watermark, capped at the local log end offset.
+	// It must not call back into the Manager.
+	OnFetched func(hw int64)
+}
+
+type key struct {
+	topic string
+	part  int32
+}
+
+// Manager runs this broker's fetchers, one per leader broker.
+type Manager struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool               // guarded by mu
+	fetchers map[int32]*fetcher // guarded by mu; by leader id
+	owner    map[key]int32      // guarded by mu; the leader each partition is fetched from
+}
+
+// NewManager returns a Manager; Close stops it.
+func NewManager(cfg Config) *Manager {
+	cfg.setDefaults()
+	m := &Manager{cfg: cfg, fetchers: map[int32]*fetcher{}, owner: map[key]int32{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m
+}
+
+// Follow makes this broker fetch r from leader in leaderEpoch. Following a
+// new leader or epoch first truncates a divergent tail (OffsetForLeaderEpoch);
+// the same leader and epoch again changes nothing.
+func (m *Manager) Follow(r *Replica, leader, leaderEpoch int32) {
+	k := key{r.Topic, r.Partition}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	if old, ok := m.owner[k]; ok && old != leader {
+		m.fetchers[old].remove(k)
+	}
+	f := m.fetchers[leader]
+	if f == nil {
+		f = &fetcher{m: m, leader: leader, parts: map[key]*followed{}, wake: make(chan struct{}, 1)}
+		m.fetchers[leader] = f
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			f.run(m.ctx)
+		}()
+	}
+	m.owner[k] = leader
+	f.add(k, r, leaderEpoch)
+}
+
+// Unfollow stops fetching a partition; it returns once no append of the
+// fetcher to its log is in flight, so the caller may then lead it or
+// close it.
+func (m *Manager) Unfollow(topic string, partition int32) {
+	k := key{topic, partition}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.owner[k]; ok {
+		m.fetchers[old].remove(k)
+		delete(m.owner, k)
+	}
+}
+
+// Close stops every fetcher and waits for them.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+}
+
+// followed is one partition of a fetcher.
+type followed struct {
+	r        *Replica
+	epoch    int32
+	truncate bool      // OffsetForLeaderEpoch pending
+	retryAt  time.Time // after an error, the next attempt
+}
+
+type fetcher struct {
+	m      *Manager
+	leader int32
+	wake   chan struct{}
+
+	mu    sync.Mutex // held while a fetched partition's log is written
+	parts map[key]*followed
+
+	// used by run only
+	conn   net.Conn
+	rd     *bufio.Reader
+	corr   int32
+	buf    []byte
+	format *kmsg.RequestFormatter
+	warned time.Time
+}
+
+func (f *fetcher) add(k key, r *Replica, epoch int32) {
+	f.mu.Lock()
+	if cur := f.parts[k]; cur == nil || cur.r != r || cur.epoch != epoch {
+		f.parts[k] = &followed{r: r, epoch: epoch, truncate: true}
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) remove(k key) {
+	f.mu.Lock()
+	delete(f.parts, k)
+	f.mu.Unlock()
+}
+
+func (f *fetcher) snapshot() []*followed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*followed, 0, len(f.parts))
+	for _, fp := range f.parts {
+		out = append(out, fp)
+	}
+	return out
+}
+
+// current reports whether fp is still what the fetcher follows for k.
+// Caller holds f.mu.
+func (f *fetcher) current(k key, fp *followed) bool { return f.parts[k] == fp }
+
+func (f *fetcher) run(ctx context.Context) {
+	defer f.closeConn()
+	f.format = kmsg.NewRequestFormatter(kmsg.FormatterClientID(fmt.Sprintf("samsa-replica-%d", f.m.cfg.NodeID)))
+	for ctx.Err() == nil {
+		all := f.snapshot()
+		now := time.Now()
+		var ready, trunc []*followed
+		next := time.Time{}
+		f.mu.Lock()
+		for _, fp := range all {
+			if now.Before(fp.retryAt) {
+				if next.IsZero() || fp.retryAt.Before(next) {
+					next = fp.retryAt
+				}
+				continue
+			}
+			if fp.truncate {
+				trunc = append(trunc, fp)
+			} else {
+				ready = append(ready, fp)
+			}
+		}
+		f.mu.Unlock()
+		if len(ready) == 0 && len(trunc) == 0 {
+			if len(all) == 0 {
+				f.closeConn()
+			}
+			wait := time.Hour
+			if !next.IsZero() {
+				wait = time.Until(next)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+			case <-f.wake:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		var err error
+		if err = f.dial(ctx); err == nil {
+			if len(trunc) > 0 {
+				err = f.truncate(ctx, trunc)
+			} else {
+				err = f.fetch(ctx, ready)
+			}
+		}
+		if err != nil {
+			f.closeConn()
+			if ctx.Err() != nil {
+				return
+			}
+			if time.Since(f.warned) > 10*time.Second {
+				f.m.cfg.Logger.Warn("replica fetcher: request to leader failed", "leader", f.leader, "err", err)
+				f.warned = time.Now()
+			}
+			t := time.NewTimer(f.m.cfg.Backoff)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+}
+
+func (f *fetcher) dial(ctx context.Context) error {
+	if f.conn != nil {
+		return nil
+	}
+	addr, ok := f.m.cfg.Resolve(f.leader)
+	if !ok {
+		return fmt.Errorf("broker %d not registered", f.leader)
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	f.conn, f.rd = c, bufio.NewReaderSize(c, 64<<10)
+	return nil
+}
+
+func (f *fetcher) closeConn() {
+	if f.conn != nil {
+		f.conn.Close()
+		f.conn, f.rd = nil, nil
+	}
+}
+
+// roundTrip sends req and decodes the answer into resp.
+func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Response, wait time.Duration) error {
+	f.corr++
+	f.buf = f.format.AppendRequest(f.buf[:0], req, f.corr)
+	deadline := time.Now().Add(wait + f.m.cfg.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	stop := context.AfterFunc(ctx, func() { f.conn.SetDeadline(time.Now()) })
+	defer stop()
+	if err := f.conn.SetDeadline(deadline); err != nil {
+		return err
+	}
+	if _, err := f.conn.Write(f.buf); err != nil {
+		return err
+	}
+	frame, err := protocol.ReadFrame(f.rd, f.buf[:0], f.m.cfg.MaxBytes+(16<<20))
+	if err != nil {
+		return err
+	}
+	if len(frame) < 4 {
+		return errors.New("short response")
+	}
+	if c := int32(binary.BigEndian.Uint32(frame)); c != f.corr {
+		return fmt.Errorf("correlation id %d, want %d", c, f.corr)
+	}
+	body := frame[4:]
+	if req.IsFlexible() {
+		if body, err = skipTags(body); err != nil {
+			return err
+		}
+	}
+	resp.SetVersion(req.GetVersion())
+	return resp.ReadFrom(body)
+}
+
+// skipTags skips the tagged fields of a flexible response header.
+func skipTags(b []byte) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, errors.New("bad response header tags")
+	}
+	b = b[k:]
+	for range n {
+		_, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, errors.New("bad response header tag")
+		}
+		b = b[k:]
+		size, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < size {
+			return nil, errors.New("bad response header tag")
+		}
+		b = b[k+int(size):]
+	}
+	return b, nil
+}
+
+// truncate asks the leader where each partition's latest epoch ends and
+// cuts a divergent tail (KIP-101, KIP-279): to the leader's end offset for
+// our latest epoch when the leader knows it, else to the smaller of the
+// leader's and our own end offsets for the largest epoch both know. Never
+// to the high watermark.
+func (f *fetcher) truncate(ctx context.Context, parts []*followed) error {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 4
+	req.ReplicaID = f.m.cfg.NodeID
+	idx := map[string]int{}
+	type sent struct {
+		fp     *followed
+		latest int32
+	}
+	sents := map[key]sent{}
+	f.mu.Lock()
+	for _, fp := range parts {
+		k := key{fp.r.Topic, fp.r.Partition}
+		if !f.current(k, fp) {
+			continue
+		}
+		latest := fp.r.Log.LatestEpoch()
+		if latest < 0 {
+			fp.truncate = false // nothing written under any epoch: nothing to cut
+			continue
+		}
+		i, ok := idx[k.topic]
+		if !ok {
+			i = len(req.Topics)
+			idx[k.topic] = i
+			t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			t.Topic = k.topic
+			req.Topics = append(req.Topics, t)
+		}
+		p := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		p.Partition, p.CurrentLeaderEpoch, p.LeaderEpoch = k.part, fp.epoch, latest
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		sents[k] = sent{fp, latest}
+	}
+	f.mu.Unlock()
+	if len(sents) == 0 {
+		return nil
+	}
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	if err := f.roundTrip(ctx, req, resp, 0); err != nil {
+		return err
+	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			k := key{t.Topic, p.Partition}
+			s, ok := sents[k]
+			if !ok || !f.current(k, s.fp) {
+				continue
+			}
+			if p.ErrorCode != 0 {
+				s.fp.retryAt = now.Add(f.m.cfg.Backoff)
+				continue
+			}
+			l := s.fp.r.Log
+			leo := l.EndOffset()
+			var target int64
+			switch {
+			case p.LeaderEpoch < 0 || p.EndOffset < 0:
+				// The leader knows no epoch up to ours: its log holds
+				// nothing we have under a known epoch.
+				target = min(leo, l.StartOffset())
+			case p.LeaderEpoch == s.latest:
+				target = min(p.EndOffset, leo)
+			default:
+				_, own := l.EndOffsetForEpoch(p.LeaderEpoch)
+				if own < 0 {
+					own = l.StartOffset()
+				}
+				target = min(p.EndOffset, own, leo)
+			}
+			if target < leo {
+				end, err := l.TruncateTo(target)
+				if err != nil {
+					f.m.cfg.Logger.Error("replica fetcher: truncation failed", "topic", k.topic, "partition", k.part, "err", err)
+					s.fp.retryAt = now.Add(f.m.cfg.Backoff)
+					continue
+				}
+				f.m.cfg.Logger.Info("replica fetcher: truncated divergent tail", "topic", k.topic, "partition", k.part,
+					"leader", f.leader, "leader_epoch", s.fp.epoch, "from", leo, "to", end)
+			}
+			s.fp.truncate = false
+		}
+	}
+	return nil
+}
+
+// fetch sends one Fetch for parts and appends what comes back.
+func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
+	cfg := &f.m.cfg
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 15
+	req.ReplicaID = -1
+	req.ReplicaState.ID = cfg.NodeID
+	req.ReplicaState.Epoch = cfg.BrokerEpoch()
+	req.MaxWaitMillis = int32(cfg.MaxWait / time.Millisecond)
+	req.MinBytes = cfg.MinBytes
+	req.MaxBytes = cfg.MaxBytes
+	req.SessionID, req.SessionEpoch = 0, -1
+	type sent struct {
+		fp     *followed
+		offset int64
+	}
+	sents := map[key]sent{}
+	idx := map[[16]byte]int{}
+	f.mu.Lock()
+	for _, fp := range parts {
+		k := key{fp.r.Topic, fp.r.Partition}
+		if !f.current(k, fp) {
+			continue
+		}
+		i, ok := idx[fp.r.TopicID]
+		if !ok {
+			i = len(req.Topics)
+			idx[fp.r.TopicID] = i
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = fp.r.Topic, fp.r.TopicID
+			req.Topics = append(req.Topics, t)
+		}
+		l := fp.r.Log
+		p := kmsg.NewFetchRequestTopicPartition()
+		p.Partition = k.part
+		p.CurrentLeaderEpoch = fp.epoch
+		p.FetchOffset = l.EndOffset()
+		p.LastFetchedEpoch = l.LatestEpoch()
+		p.LogStartOffset = l.StartOffset()
+		p.PartitionMaxBytes = cfg.PartitionMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		sents[k] = sent{fp, p.FetchOffset}
+	}
+	f.mu.Unlock()
+	if len(sents) == 0 {
+		return nil
+	}
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if err := f.roundTrip(ctx, req, resp, cfg.MaxWait); err != nil {
+		return err
+	}
+	if resp.ErrorCode != 0 {
+		return fmt.Errorf("fetch: %w", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	names := map[[16]byte]string{}
+	for _, t := range req.Topics {
+		names[t.TopicID] = t.Topic
+	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range resp.Topics {
+		name, ok := names[t.TopicID]
+		if !ok {
+			continue
+		}
+		for _, rp := range t.Partitions {
+			k := key{name, rp.Partition}
+			s, ok := sents[k]
+			if !ok || !f.current(k, s.fp) {
+				continue
+			}
+			f.apply(s.fp, s.offset, &rp, now)
+		}
+	}
+	return nil
+}
+
+// apply handles one partition of a fetch response. Caller holds f.mu.
+func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicPartition, now time.Time) {
+	l := fp.r.Log
+	log := f.m.cfg.Logger
+	switch rp.ErrorCode {
+	case 0:
+	case kerr.OffsetOutOfRange.Code:
+		if rp.LogStartOffset >= 0 && offset < rp.LogStartOffset {
+			if err := l.TruncateFullyAndStartAt(rp.LogStartOffset); err != nil {
+				log.Error("replica fetcher: reset failed", "topic", fp.r.Topic, "partition", fp.r.Partition, "err", err)
+				fp.retryAt = now.Add(f.m.cfg.Backoff)
+			}
+			return
+		}
+		fp.truncate = true
+		return
+	default:
+		// Not leader (yet), fenced or unknown epoch: the metadata watch
+		// brings the new state; retry meanwhile.
+		fp.retryAt = now.Add(f.m.cfg.Backoff)
+		return
+	}
+	if l.EndOffset() != offset {
+		return // the log moved meanwhile (truncated); fetch again
+	}
+	if recs := wholeBatches(rp.RecordBatches); len(recs) > 0 {
+		if _, err := l.AppendAsFollower(recs, now); err != nil {
+			log.Warn("replica fetcher: append failed", "topic", fp.r.Topic, "partition", fp.r.Partition, "offset", offset, "err", err)
+			fp.retryAt = now.Add(f.m.cfg.Backoff)
+			if errors.Is(err, logstore.ErrUnexpectedOffset) {
+				fp.truncate = true
+			}
+			return
+		}
+	}
+	if fp.r.OnFetched != nil && rp.HighWatermark >= 0 {
+		fp.r.OnFetched(min(rp.HighWatermark, l.EndOffset()))
+	}
+}
+
+// wholeBatches drops a trailing partial batch (a fetch may end inside one).
+func wholeBatches(b []byte) []byte {
+	n := 0
+	for len(b)-n >= 12 {
+		size := int64(binary.BigEndian.Uint32(b[n+8:]))
+		if int64(len(b)-n) < 12+size {
+			break
+		}
+		n += 12 + int(size)
+	}
+	return b[:n]
+}
