@@ -24,10 +24,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	now := time.Now()
 	type waiter struct {
-		p    *partition
-		need int64 // HW that acknowledges the write
-		ti   int   // index in resp.Topics
-		pi   int   // index in resp.Topics[ti].Partitions
+		p      *partition
+		need   int64 // HW that acknowledges the write
+		minISR int   // min.insync.replicas of the topic
+		ti     int   // index in resp.Topics
+		pi     int   // index in resp.Topics[ti].Partitions
 	}
 	var waits []waiter
 	failed := false
@@ -76,7 +77,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			}
 			st.Partitions = append(st.Partitions, sp)
 			if err == nil && req.Acks == -1 && !res.Duplicate {
-				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, ti: len(resp.Topics), pi: len(st.Partitions) - 1})
+				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, minISR: t.minISR, ti: len(resp.Topics), pi: len(st.Partitions) - 1})
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -111,14 +112,23 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 					expired = true
 				}
 			}
-			if w.p.highWatermark() < w.need {
-				rp := &resp.Topics[w.ti].Partitions[w.pi]
-				rp.ErrorCode = kerr.RequestTimedOut.Code
-				if lost {
-					rp.ErrorCode = kerr.NotLeaderForPartition.Code
+			if w.p.highWatermark() >= w.need {
+				// Replicated to the whole ISR, but the ISR may have shrunk
+				// below min.insync.replicas meanwhile (Kafka's
+				// DelayedProduce check).
+				if _, _, _, isr := w.p.state(); len(isr) < w.minISR {
+					rp := &resp.Topics[w.ti].Partitions[w.pi]
+					rp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+					rp.BaseOffset = -1
 				}
-				rp.BaseOffset = -1
+				continue
 			}
+			rp := &resp.Topics[w.ti].Partitions[w.pi]
+			rp.ErrorCode = kerr.RequestTimedOut.Code
+			if lost {
+				rp.ErrorCode = kerr.NotLeaderForPartition.Code
+			}
+			rp.BaseOffset = -1
 		}
 	}
 	return resp, nil

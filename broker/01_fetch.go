@@ -32,6 +32,7 @@ type fetchPart struct {
 	maxBytes    int32
 	leaderEpoch int32
 	sp          *sessPart // nil outside sessions
+	follower    bool      // a follower's fetch: reads up to the log end, not the HW
 
 	// result of the latest read
 	err      error
@@ -113,8 +114,20 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 			}
 		}
 	}
+	// A follower's fetch carries its broker id (and, v15+, its broker
+	// epoch, KIP-903): its fetch offset is its log end offset.
+	replicaID, replicaEpoch := req.ReplicaID, int64(-1)
+	if req.Version >= 15 {
+		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
+	}
 	for _, fp := range parts {
 		fp.p = b.lookupFetchPartition(fp.key, byID)
+		if replicaID >= 0 && fp.p != nil {
+			fp.follower = true
+			if _, _, err := b.leaderHere(fp.p, fp.leaderEpoch); err == nil && !b.followerFetched(fp.p, replicaID, replicaEpoch, fp.offset) {
+				fp.p = nil // not a replica of this partition
+			}
+		}
 	}
 
 	// The response carries at most min(MaxBytes, fetch.max.bytes), and
@@ -250,7 +263,11 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 		if limit == 0 && !minOne {
 			continue
 		}
-		rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), fp.hw, minOne)
+		maxOffset := fp.hw
+		if fp.follower {
+			maxOffset = l.EndOffset()
+		}
+		rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
 		if err != nil {
 			fp.err, errs = err, true
 			continue
@@ -290,6 +307,9 @@ func (b *Broker) waitFetch(ctx context.Context, parts []*fetchPart, deadline tim
 	// missed, so re-check the high watermarks first.
 	for _, fp := range parts {
 		if fp.p != nil && fp.err == nil && fp.p.highWatermark() != fp.hw {
+			return true
+		}
+		if fp.follower && fp.p != nil && fp.err == nil && fp.p.log != nil && fp.p.log.EndOffset() != fp.offset {
 			return true
 		}
 	}

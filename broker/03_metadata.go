@@ -8,7 +8,10 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -105,10 +108,48 @@ func endpointFor(bi controller.BrokerInfo, listener string) (string, int32) {
 	return bi.Host, bi.Port
 }
 
-// controllerID is the broker named as controller: the lowest live id, which
-// every broker agrees on. Any broker serves admin requests, as they all
-// write to etcd.
+// controllerCache keeps the elected controller's id for a second.
+type controllerCache struct {
+	mu  sync.Mutex
+	id  int32
+	age time.Time
+}
+
+// controllerID is the broker elected controller (ElectLeaders goes there),
+// re-read from etcd at most once a second; while none is known, the lowest
+// live id. Any broker serves the other admin requests, as they all write
+// to etcd.
 func (b *Broker) controllerID(brokers []controller.BrokerInfo) int32 {
+	if b.store != nil && b.store.IsController() {
+		return b.nodeID
+	}
+	c := &b.ctrlID
+	c.mu.Lock()
+	id, fresh := c.id, time.Since(c.age) < time.Second
+	c.mu.Unlock()
+	if !fresh {
+		cctx, cancel := context.WithTimeout(b.ctx, time.Second)
+		got, err := b.store.Controller(cctx)
+		cancel()
+		if err == nil {
+			id = got
+			c.mu.Lock()
+			c.id, c.age = got, time.Now()
+			c.mu.Unlock()
+		} else if !errors.Is(err, controller.ErrNoController) {
+			fresh = c.age != time.Time{}
+		}
+		if !fresh && err != nil {
+			id = -1
+		}
+	}
+	if id >= 0 {
+		for _, bi := range brokers {
+			if bi.ID == id {
+				return id
+			}
+		}
+	}
 	if len(brokers) == 0 {
 		return b.nodeID
 	}
@@ -121,6 +162,7 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 	mt.Topic = &name
 	mt.TopicID = t.id
 	mt.IsInternal = isInternalTopic(t.name)
+	live := b.liveSet()
 	for _, p := range t.parts {
 		leader, epoch, replicas, isr := p.state()
 		mp := kmsg.NewMetadataResponseTopicPartition()
@@ -130,12 +172,33 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 		mp.Replicas = slices.Clone(replicas)
 		mp.ISR = slices.Clone(isr)
 		mp.OfflineReplicas = []int32{}
+		for _, r := range replicas {
+			if live != nil && !live[r] {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
 		if leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// liveSet is the set of registered broker ids as last read (nil when
+// unknown).
+func (b *Broker) liveSet() map[int32]bool {
+	m := &b.meta
+	m.brokersMu.Lock()
+	defer m.brokersMu.Unlock()
+	if m.brokers == nil {
+		return nil
+	}
+	live := make(map[int32]bool, len(m.brokers))
+	for _, bi := range m.brokers {
+		live[bi.ID] = true
+	}
+	return live
 }
 
 func isInternalTopic(name string) bool {

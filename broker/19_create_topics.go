@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
 )
 
@@ -162,15 +163,13 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 			return fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
 				kerr.InvalidReplicationFactor, spec.replication, len(ids))
 		}
-		spec.assignment = assignReplicas(ids, int(spec.partitions), int(spec.replication), mrand.IntN(len(ids)))
+		if spec.assignment, err = placeReplicas(brokers, int(spec.partitions), int(spec.replication), mrand.IntN(len(ids))); err != nil {
+			return err
+		}
 	}
 	if n := len(spec.assignment) * len(spec.assignment[0]); n > maxReplicasPerRequest {
 		// Kafka's controller refuses such batches (MAX_RECORDS_PER_USER_OP).
 		return fmt.Errorf("%w: %d replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
-	}
-	if len(spec.assignment[0]) > 1 {
-		return fmt.Errorf("%w: replication between brokers is not implemented yet: use replication factor 1",
-			kerr.InvalidReplicationFactor)
 	}
 	spec.partitions, spec.replication = int32(len(spec.assignment)), int16(len(spec.assignment[0]))
 	if b.meta.topic(spec.name) != nil {
@@ -222,6 +221,25 @@ func assignReplicas(brokers []int32, partitions, rf, start int) [][]int32 {
 		out[p] = rs
 	}
 	return out
+}
+
+// placeReplicas assigns replicas to brokers: rack-aware when any broker
+// has a rack (controller.AssignReplicas), else as assignReplicas.
+func placeReplicas(brokers []controller.BrokerInfo, partitions, rf, start int) ([][]int32, error) {
+	ids := make([]int32, len(brokers))
+	racks := false
+	for i, bi := range brokers {
+		ids[i] = bi.ID
+		racks = racks || bi.Rack != ""
+	}
+	if !racks {
+		return assignReplicas(ids, partitions, rf, start), nil
+	}
+	a, err := controller.AssignReplicas(brokers, partitions, rf, start)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidReplicationFactor, err)
+	}
+	return a, nil
 }
 
 // validateAssignment checks explicit replica assignments: every replica a

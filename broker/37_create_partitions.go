@@ -71,7 +71,11 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 		if rf > len(ids) {
 			return fmt.Errorf("%w: replication factor %d larger than available brokers %d", kerr.InvalidReplicationFactor, rf, len(ids))
 		}
-		assignment = assignReplicas(ids, int(rt.Count), rf, 0)[have:]
+		all, err := placeReplicas(brokers, int(rt.Count), rf, 0)
+		if err != nil {
+			return err
+		}
+		assignment = all[have:]
 	}
 	if validateOnly {
 		return nil

@@ -103,7 +103,9 @@ func (m *metadata) allPartitions() []*partition {
 	return ps
 }
 
-func (m *metadata) closeAll() error {
+// closeAll closes every log: cleanly, or, with clean false, as a crash
+// would leave it (Kill).
+func (m *metadata) closeAll(clean bool) error {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
 	m.mu.Lock()
@@ -111,8 +113,10 @@ func (m *metadata) closeAll() error {
 	var errs []error
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			if p.log != nil {
+			if p.log != nil && clean {
 				errs = append(errs, p.log.Close())
+			} else if p.log != nil {
+				errs = append(errs, p.log.Abandon())
 			}
 		}
 	}
@@ -203,7 +207,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			}
 			if i < len(nt.parts) {
 				p := nt.parts[i]
-				p.setState(st.Leader, st.LeaderEpoch, replicas, st.ISR)
+				p.setState(st, replicas)
 				if configChanged && p.log != nil {
 					p.log.SetConfig(cfg)
 				}
@@ -211,14 +215,20 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 				continue
 			}
 			p := &partition{topic: name, topicID: et.ID, id: int32(i), moved: make(chan struct{})}
-			p.setState(st.Leader, st.LeaderEpoch, replicas, st.ISR)
+			p.setState(st, replicas)
 			if slices.Contains(replicas, b.nodeID) {
 				l, err := logstore.Open(filepath.Join(b.logDir, logDirName(name, int32(i))), cfg, b.log)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("open %s: %w", p, err))
 				} else {
 					p.log = l
-					p.hw.Store(l.EndOffset())
+					if len(replicas) == 1 {
+						p.hw.Store(l.EndOffset())
+					} else {
+						// Known again once the ISR has fetched (leader)
+						// or from the leader (follower).
+						p.hw.Store(l.StartOffset())
+					}
 					b.becomeLeader(p, st)
 				}
 			}
@@ -238,6 +248,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 	m.mu.Lock()
 	m.topics, m.byID = next, byID
 	m.mu.Unlock()
+	b.syncCoordinator() // leadership of __consumer_offsets partitions may have moved
 	return rev, errors.Join(errs...)
 }
 
@@ -249,15 +260,9 @@ func (m *metadata) forgetBrokers() {
 	m.brokersMu.Unlock()
 }
 
-// becomeLeader records a new leader epoch in the log of a partition this
-// broker leads.
+// becomeLeader leads or follows p as st says (applyRole, partition.go).
 func (b *Broker) becomeLeader(p *partition, st controller.PartitionState) {
-	if p.log == nil || st.Leader != b.nodeID {
-		return
-	}
-	if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
-		b.log.Warn("recording leader epoch", "partition", p.String(), "epoch", st.LeaderEpoch, "err", err)
-	}
+	b.applyRole(p, st)
 }
 
 // dropTopic deletes the local logs of a topic that etcd no longer has.
@@ -265,6 +270,9 @@ func (b *Broker) dropTopic(t *topic) {
 	for _, p := range t.parts {
 		if p.log == nil {
 			continue
+		}
+		if b.fetchers != nil {
+			b.fetchers.Unfollow(t.name, p.id)
 		}
 		if err := p.log.Delete(); err != nil {
 			b.log.Warn("deleting partition log", "partition", p.String(), "err", err)

@@ -1,13 +1,18 @@
 package broker
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/replication"
 )
 
 // partition is one partition of a topic as this broker sees it. log is nil
@@ -21,10 +26,15 @@ type partition struct {
 	hw atomic.Int64 // high watermark, published after the bytes are written
 
 	mu          sync.Mutex
-	replicas    []int32       // guarded by mu
-	isr         []int32       // guarded by mu
-	leader      int32         // guarded by mu
-	leaderEpoch int32         // guarded by mu
+	replicas    []int32             // guarded by mu
+	isr         []int32             // guarded by mu
+	leader      int32               // guarded by mu
+	leaderEpoch int32               // guarded by mu
+	version     int64               // guarded by mu; etcd revision of the state (compare value of ISR writes)
+	ctrlEpoch   int32               // guarded by mu; controller epoch of the state
+	lead        *replication.Leader // guarded by mu; follower tracking while led here
+	leadEpoch   int32               // guarded by mu; the leader epoch lead was made for
+	replica     *replication.Replica
 	moved       chan struct{} // guarded by mu; closed and replaced when the log or HW moves
 }
 
@@ -52,18 +62,33 @@ func (p *partition) signal() {
 	p.mu.Unlock()
 }
 
-// advanceHW moves the high watermark. With no replication yet, the ISR of a
-// partition led here is this broker alone, so the high watermark is the log
-// end offset.
+// advanceHW moves the high watermark of a partition led here to the
+// smallest log end offset over the ISR (the log end offset itself when the
+// ISR is this broker alone), never backwards, and wakes the waiters: a
+// follower's long poll, an acks=all produce.
 func (p *partition) advanceHW() {
-	leo := p.log.EndOffset()
-	for {
-		hw := p.hw.Load()
-		if leo <= hw || p.hw.CompareAndSwap(hw, leo) {
-			break
+	p.mu.Lock()
+	lead, isr := p.lead, p.isr
+	p.mu.Unlock()
+	if lead != nil && p.log != nil {
+		if hw, ok := lead.HighWatermark(isr, p.log.EndOffset()); ok {
+			for {
+				cur := p.hw.Load()
+				if hw <= cur || p.hw.CompareAndSwap(cur, hw) {
+					break
+				}
+			}
 		}
 	}
 	p.signal()
+}
+
+// setFollowerHW records the high watermark a follower learnt from its
+// leader (capped at its own log end offset).
+func (p *partition) setFollowerHW(hw int64) {
+	if p.hw.Swap(hw) != hw {
+		p.signal()
+	}
 }
 
 // highWatermark is the offset below which records are visible to consumers.
@@ -105,11 +130,17 @@ func (p *partition) replicationFactor() int {
 // setState records the partition's state from etcd. A new leader or
 // epoch wakes the requests parked on the partition, so that they answer
 // NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH now, not at their timeout.
-func (p *partition) setState(leader, epoch int32, replicas, isr []int32) {
+func (p *partition) setState(st controller.PartitionState, replicas []int32) {
 	p.mu.Lock()
-	changed := p.leader != leader || p.leaderEpoch != epoch
-	p.leader, p.leaderEpoch = leader, epoch
-	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
+	changed := p.leader != st.Leader || p.leaderEpoch != st.LeaderEpoch || !slices.Equal(p.isr, st.ISR)
+	if st.Version != 0 && st.Version < p.version {
+		// An older read than one already applied (a local ISR write).
+		p.mu.Unlock()
+		return
+	}
+	p.leader, p.leaderEpoch = st.Leader, st.LeaderEpoch
+	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(st.ISR)
+	p.version, p.ctrlEpoch = st.Version, st.ControllerEpoch
 	if changed && p.moved != nil {
 		close(p.moved)
 		p.moved = make(chan struct{})
@@ -117,4 +148,195 @@ func (p *partition) setState(leader, epoch int32, replicas, isr []int32) {
 	p.mu.Unlock()
 }
 
+// leadState returns the follower tracking of a partition led here, or nil.
+func (p *partition) leadState() *replication.Leader {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lead
+}
+
+// applyRole makes this broker lead or follow p as its state says: a new
+// leader stops fetching, records its leader epoch at its log end (the
+// epoch's start offset) and starts tracking its followers; a follower
+// fetches from the leader, truncating first where its log diverged.
+func (b *Broker) applyRole(p *partition, st controller.PartitionState) {
+	if p.log == nil {
+		return
+	}
+	switch {
+	case st.Leader == b.nodeID:
+		p.mu.Lock()
+		same := p.lead != nil && p.leadEpoch == st.LeaderEpoch
+		p.mu.Unlock()
+		if same {
+			p.advanceHW() // the ISR may have changed
+			return
+		}
+		if b.fetchers != nil {
+			b.fetchers.Unfollow(p.topic, p.id)
+		}
+		if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil {
+			b.log.Warn("recording leader epoch", "partition", p.String(), "epoch", st.LeaderEpoch, "err", err)
+		}
+		p.mu.Lock()
+		p.lead = replication.NewLeader(b.nodeID, p.replicas, p.log.EndOffset(), time.Now())
+		p.leadEpoch = st.LeaderEpoch
+		p.mu.Unlock()
+		p.advanceHW()
+	case st.Leader >= 0 && b.fetchers != nil:
+		p.mu.Lock()
+		p.lead = nil
+		if p.replica == nil {
+			p.replica = &replication.Replica{Topic: p.topic, TopicID: p.topicID, Partition: p.id, Log: p.log, OnFetched: p.setFollowerHW}
+		}
+		r := p.replica
+		p.mu.Unlock()
+		b.fetchers.Follow(r, st.Leader, st.LeaderEpoch)
+	default:
+		if b.fetchers != nil {
+			b.fetchers.Unfollow(p.topic, p.id)
+		}
+		p.mu.Lock()
+		p.lead = nil
+		p.mu.Unlock()
+	}
+}
+
+// followerFetched records a follower's fetch of a partition led here: its
+// log end offset moves the high watermark, and a follower that caught up
+// outside the ISR wakes the ISR loop.
+func (b *Broker) followerFetched(p *partition, id int32, brokerEpoch, offset int64) bool {
+	ls := p.leadState()
+	if ls == nil {
+		return false
+	}
+	if !ls.Fetched(id, brokerEpoch, offset, p.log.EndOffset(), time.Now()) {
+		return false
+	}
+	p.advanceHW()
+	_, _, _, isr := p.state()
+	if !slices.Contains(isr, id) && offset >= p.highWatermark() && offset >= ls.EpochStart() {
+		b.kickISR()
+	}
+	return true
+}
+
+// kickISR asks the ISR loop for a pass now.
+func (b *Broker) kickISR() {
+	select {
+	case b.isrKick <- struct{}{}:
+	default:
+	}
+}
+
+// isrLoop shrinks and expands the ISR of the partitions led here, every
+// half replica.lag.time.max.ms (as Kafka's isr-expiration task) and when a
+// follower catches up. Each change is an etcd write conditioned on the
+// state's revision; it is applied here only once written.
+func (b *Broker) isrLoop(ctx context.Context) {
+	lag := time.Duration(b.props.Int64("replica.lag.time.max.ms")) * time.Millisecond
+	if lag <= 0 {
+		lag = 30 * time.Second
+	}
+	t := time.NewTicker(max(lag/2, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-b.isrKick:
+		}
+		for _, p := range b.meta.allPartitions() {
+			b.maybeChangeISR(ctx, p, lag)
+		}
+	}
+}
+
+func (b *Broker) maybeChangeISR(ctx context.Context, p *partition, lag time.Duration) {
+	p.mu.Lock()
+	ls, isr := p.lead, p.isr
+	st := controller.PartitionState{Leader: p.leader, LeaderEpoch: p.leaderEpoch, ControllerEpoch: p.ctrlEpoch, Version: p.version}
+	p.mu.Unlock()
+	if ls == nil || st.Leader != b.nodeID || st.Version == 0 {
+		return
+	}
+	var brokers []controller.BrokerInfo
+	eligible := func(id int32, epoch int64) bool {
+		if brokers == nil {
+			brokers, _ = b.liveBrokers(ctx)
+		}
+		for _, bi := range brokers {
+			if bi.ID == id {
+				return epoch <= 0 || bi.Epoch == epoch
+			}
+		}
+		return false
+	}
+	want, changed := ls.WantISR(isr, p.log.EndOffset(), p.highWatermark(), time.Now(), lag, eligible)
+	if !changed {
+		return
+	}
+	st.ISR = want
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rev, err := b.store.UpdatePartitionState(wctx, p.topic, p.id, st)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			b.log.Info("ISR change not written", "partition", p.String(), "isr", want, "err", err)
+		}
+		return
+	}
+	b.log.Info("ISR changed", "partition", p.String(), "from", isr, "to", want, "leader_epoch", st.LeaderEpoch)
+	p.mu.Lock()
+	if p.version == st.Version && p.leaderEpoch == st.LeaderEpoch {
+		p.isr, p.version = slices.Clone(want), rev
+	}
+	p.mu.Unlock()
+	p.advanceHW()
+}
+
 func logDirName(topic string, p int32) string { return fmt.Sprintf("%s-%d", topic, p) }
+
+// newFetchers returns the follower fetchers, reaching leaders through
+// inter.broker.listener.name (the first listener by default).
+func (b *Broker) newFetchers() *replication.Manager {
+	listener := b.props.String("inter.broker.listener.name")
+	if listener == "" && len(b.lnNames) > 0 {
+		listener = b.lnNames[0]
+	}
+	return replication.NewManager(replication.Config{
+		NodeID:            b.nodeID,
+		BrokerEpoch:       b.store.BrokerEpoch,
+		PartitionMaxBytes: b.props.Int32("replica.fetch.max.bytes"),
+		MinBytes:          b.props.Int32("replica.fetch.min.bytes"),
+		MaxWait:           time.Duration(b.props.Int32("replica.fetch.wait.max.ms")) * time.Millisecond,
+		Timeout:           time.Duration(b.props.Int32("replica.socket.timeout.ms")) * time.Millisecond,
+		Logger:            b.log,
+		Resolve: func(id int32) (string, bool) {
+			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+			defer cancel()
+			brokers, err := b.liveBrokers(ctx)
+			if err != nil {
+				return "", false
+			}
+			for _, bi := range brokers {
+				if bi.ID == id {
+					host, port := endpointFor(bi, listener)
+					return net.JoinHostPort(host, strconv.Itoa(int(port))), true
+				}
+			}
+			return "", false
+		},
+	})
+}
+
+// runController takes part in the controller election and, once elected,
+// keeps partitions led (controller.RunController).
+func (b *Broker) runController(ctx context.Context) {
+	b.store.RunController(ctx, controller.ControllerConfig{
+		UncleanElection:   b.props.Bool("unclean.leader.election.enable"),
+		AutoRebalance:     b.props.Bool("auto.leader.rebalance.enable"),
+		RebalanceInterval: time.Duration(b.props.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
+	})
+}

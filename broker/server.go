@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/protocol"
+	"github.com/samsa-io/samsa/replication"
 )
 
 // Config is what New needs: the Kafka properties and a logger.
@@ -63,6 +65,10 @@ type Broker struct {
 	versions []protocol.VersionRange // advertised by ApiVersions
 	pids     producerIDs
 	sessions *fetchSessions
+	groups   *groups.Coordinator  // set by Start before metadata is first synced
+	fetchers *replication.Manager // follower fetchers; see partition.go
+	isrKick  chan struct{}        // wakes the ISR loop
+	ctrlID   controllerCache      // the elected controller, for Metadata
 
 	frames framePool // buffers for large request frames
 	stats  protocol.Stats
@@ -92,6 +98,7 @@ func New(cfg Config) (*Broker, error) {
 		deleteEnabled: p.Bool("delete.topic.enable"),
 		retentionTick: time.Duration(p.Int64("log.retention.check.interval.ms")) * time.Millisecond,
 		conns:         make(map[net.Conn]struct{}),
+		isrKick:       make(chan struct{}, 1),
 	}
 	dirs := p.LogDirs()
 	if len(dirs) == 0 {
@@ -137,6 +144,8 @@ func (b *Broker) Start() (err error) {
 		Prefix:    b.props.String("etcd.prefix"),
 		NodeID:    b.nodeID,
 		Logger:    b.log,
+		// A broker's registration outlives its death by this much.
+		SessionTTL: time.Duration(b.props.Int32("broker.session.timeout.ms")) * time.Millisecond,
 	})
 	if err != nil {
 		return fmt.Errorf("broker: etcd: %w", err)
@@ -182,6 +191,8 @@ func (b *Broker) Start() (err error) {
 	if err := b.register(); err != nil {
 		return err
 	}
+	b.groups = b.newCoordinator()
+	b.fetchers = b.newFetchers()
 	rev, err := b.syncMetadataRev(ctx)
 	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
@@ -193,6 +204,8 @@ func (b *Broker) Start() (err error) {
 		}
 	})
 	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
+	b.spawn(b.isrLoop)
+	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
 	for i, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i]) })
@@ -276,7 +289,17 @@ func (b *Broker) spawn(f func(ctx context.Context)) bool {
 // Close stops accepting, closes every connection, waits for every goroutine,
 // closes the logs cleanly (so the next start needs no recovery scan), and
 // leaves etcd (revoking the broker's lease).
-func (b *Broker) Close() error {
+func (b *Broker) Close() error { return b.shutdown(true) }
+
+// Kill stops the broker as a crash would, within the process: connections
+// and goroutines stop, but the logs are not closed cleanly (the next start
+// runs a recovery scan) and the etcd lease is not revoked (the
+// registration lives until broker.session.timeout.ms). For tests.
+func (b *Broker) Kill() error { return b.shutdown(false) }
+
+// shutdown is Close; with clean false it is Kill: the logs are left as a
+// crash leaves them and the etcd lease is not revoked.
+func (b *Broker) shutdown(clean bool) error {
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
@@ -294,9 +317,17 @@ func (b *Broker) Close() error {
 		l.Close()
 	}
 	b.wg.Wait()
-	errs := []error{b.meta.closeAll()}
-	if b.store != nil {
+	if b.groups != nil {
+		b.groups.Close()
+	}
+	if b.fetchers != nil {
+		b.fetchers.Close()
+	}
+	errs := []error{b.meta.closeAll(clean)}
+	if b.store != nil && clean {
 		errs = append(errs, b.store.Close())
+	} else if b.store != nil {
+		b.store.Abandon()
 	}
 	if b.embedded != nil {
 		errs = append(errs, b.embedded.Close())

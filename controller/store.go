@@ -179,6 +179,11 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
+// Abandon stops the store as a crash would: no lease revoke, so the
+// registration and the controller candidacy live until the lease's TTL
+// runs out (a broker killed abruptly, in tests).
+func (s *Store) Abandon() { s.abandon() }
+
 // abandon stops the store as a crash would: no lease revoke, so the
 // registration lives until its TTL runs out. For tests.
 func (s *Store) abandon() {
