@@ -1,0 +1,122 @@
+package samsa.compat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * Kafka Streams word count (at_least_once): lines in PREFIX-wc-in, counts out
+ * of PREFIX-wc-out, through the application's repartition and changelog
+ * topics. Passes when the last count of every word is the true count and both
+ * internal topics exist.
+ */
+public final class WordCount {
+    static final String[] WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"};
+
+    public static void run(String bootstrap, String prefix) throws Exception {
+        String in = prefix + "-wc-in", out = prefix + "-wc-out", app = prefix + "-wc";
+        Properties common = new Properties();
+        common.put("bootstrap.servers", bootstrap);
+        try (Admin a = Admin.create(common)) {
+            a.createTopics(List.of(new NewTopic(in, 3, (short) 1), new NewTopic(out, 3, (short) 1))).all().get();
+        }
+
+        Map<String, Long> want = new HashMap<>();
+        Properties pp = new Properties();
+        pp.putAll(common);
+        pp.put("acks", "all");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(pp, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 200; i++) {
+                StringBuilder line = new StringBuilder();
+                for (int j = 0; j <= i % 5; j++) {
+                    String w = WORDS[(i * 3 + j * 5) % WORDS.length];
+                    want.merge(w, 1L, Long::sum);
+                    line.append(j == 0 ? "" : " ").append(w);
+                }
+                p.send(new ProducerRecord<>(in, "line-" + i, line.toString()));
+            }
+            p.flush();
+        }
+
+        StreamsBuilder b = new StreamsBuilder();
+        b.stream(in, Consumed.with(Serdes.String(), Serdes.String()))
+                .flatMapValues(v -> Arrays.asList(v.split(" ")))
+                .groupBy((k, w) -> w, Grouped.with("words", Serdes.String(), Serdes.String()))
+                .count(Materialized.as("counts"))
+                .toStream()
+                .to(out, Produced.with(Serdes.String(), Serdes.Long()));
+
+        Path state = Files.createTempDirectory("samsa-wc");
+        Properties sp = new Properties();
+        sp.putAll(common);
+        sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
+        sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, "at_least_once");
+        sp.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+        sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "200");
+        sp.put("statestore.cache.max.bytes", "0");
+        sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+        sp.put("consumer.auto.offset.reset", "earliest");
+
+        try (KafkaStreams streams = new KafkaStreams(b.build(), sp)) {
+            streams.start();
+            Properties cp = new Properties();
+            cp.putAll(common);
+            try (KafkaConsumer<String, Long> c = new KafkaConsumer<>(cp, new StringDeserializer(), new LongDeserializer())) {
+                List<TopicPartition> tps = List.of(new TopicPartition(out, 0), new TopicPartition(out, 1),
+                        new TopicPartition(out, 2));
+                c.assign(tps);
+                c.seekToBeginning(tps);
+                Map<String, Long> got = new HashMap<>();
+                long deadline = System.currentTimeMillis() + 90_000;
+                while (!got.equals(want)) {
+                    if (System.currentTimeMillis() > deadline) {
+                        throw new IllegalStateException("word counts " + got + ", want " + want + " (streams state "
+                                + streams.state() + ")");
+                    }
+                    for (ConsumerRecord<String, Long> r : c.poll(Duration.ofMillis(200))) {
+                        got.put(r.key(), r.value());
+                    }
+                }
+            }
+            try (Admin a = Admin.create(common)) {
+                Set<String> names = a.listTopics().names().get();
+                for (String t : List.of(app + "-words-repartition", app + "-counts-changelog")) {
+                    if (!names.contains(t)) {
+                        throw new IllegalStateException("internal topic " + t + " missing; topics: " + names);
+                    }
+                }
+            }
+            streams.close(Duration.ofSeconds(20));
+            streams.cleanUp();
+        }
+    }
+
+    private WordCount() {
+    }
+
+}

@@ -1,0 +1,59 @@
+// Command matrix is samsa's compatibility matrix: it starts a broker (samsa,
+// or with -reference Apache Kafka 4.x from Maven through internal/kafkaref),
+// runs the same scenarios through every client below, and prints one table,
+// client × scenario → pass/fail with the error of each failure. It exits 1
+// when any cell fails; a client that cannot be installed or started fails
+// every one of its cells.
+//
+//	go run ./compat/matrix [-reference] [-readme] [-clients re] [-samsa bin/samsa]
+//
+// make compat runs it against samsa, make compat-reference against Kafka,
+// and make test through TestMatrix. -readme rewrites the README's
+// compatibility section (between the compat-matrix markers) from the table.
+//
+// # Clients
+//
+// franz-go, sarama and kafka-go run in this process (franz.go, sarama.go,
+// kafkago.go). The Java clients (kafka-clients 4.x and 3.x, and a Kafka
+// Streams word count) are compat/java, one JVM per client version running
+// all of its scenarios. Kafka's tools (kafka-topics, kafka-console-producer,
+// kafka-console-consumer, kafka-consumer-groups, kafka-configs,
+// kafka-get-offsets) and Connect standalone run from Apache Kafka's jars
+// (cli.go, connect.go). confluent-kafka (librdkafka) and kafka-python are
+// compat/python/clients.py in the virtualenv .venv; kafkajs is
+// compat/node/clients.js. The external programs take the bootstrap address,
+// a name prefix and client:scenario arguments, and print one JSON line per
+// scenario: {"client":..,"scenario":..,"ok":..,"error":..,"ms":..}.
+//
+// # Scenarios
+//
+// Topics and groups are named <prefix>-<scenario>..., the prefix being the
+// client's, so that every client runs against the same broker at once. The
+// broker runs with auto.create.topics.enable=false and
+// group.initial.rebalance.delay.ms=0.
+//
+//  1. create: a topic with 3 partitions (admin API or kafka-topics), then
+//     described with 3 partitions.
+//  2. produce: for every codec the client supports (none, gzip, snappy, lz4,
+//     zstd), a topic of 3 partitions, 1000 records i=0..999 with acks=all,
+//     key "key-<i mod 37>", value 16+(i mod 64) bytes b[j]=(31i+7j) mod 256,
+//     headers i=<decimal i> and bin=[0x00 0xff i mod 256]; read back from the
+//     beginning of each partition: every record once, byte-exact, and i
+//     strictly increasing within each partition.
+//  3. group: 300 records on 3 partitions; two members of one group read them
+//     all, both holding partitions, and commit; then 100 more records, and a
+//     new member of the same group reads those 100 and none of the first 300.
+//  4. admin: 30 records on partition 0 with timestamps base+1000i; list
+//     offsets earliest 0, latest 30, by time base+10500 → 11; a member of a
+//     group reads them and commits; describe the group (one member, three
+//     partitions) and its offsets (30); describe the topic's configs
+//     (cleanup.policy=delete, retention.ms=604800000), alter retention.ms to
+//     3600000 and see it as a dynamic topic config; delete the topic.
+//  5. errors: a produce to a missing topic (auto-creation off) fails the way
+//     Kafka makes that client fail (a metadata timeout or
+//     UNKNOWN_TOPIC_OR_PARTITION) and creates nothing; a 4096-byte record to
+//     a topic with max.message.bytes=2048 fails with MESSAGE_TOO_LARGE.
+//  6. pipeline: Kafka Streams word count (at_least_once, with its
+//     repartition and changelog topics), and Connect standalone FileStream
+//     source → topic → FileStream sink, line for line.
+package main

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/kafkaref"
+)
+
+// brokerProps are set on both brokers: the errors scenario needs
+// auto-creation off, and groups need not wait for more members.
+var brokerProps = map[string]string{
+	"auto.create.topics.enable":        "false",
+	"group.initial.rebalance.delay.ms": "0",
+}
+
+func main() {
+	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var fe failedError
+		if !errors.As(err, &fe) {
+			fmt.Fprintln(os.Stderr, "matrix:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+type failedError int
+
+func (f failedError) Error() string { return strconv.Itoa(int(f)) + " cells failed" }
+
+func mainErr(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	reference := fs.Bool("reference", false, "run against Apache Kafka 4.x (from Maven) instead of samsa")
+	readme := fs.Bool("readme", false, "rewrite the README's compatibility section with the table")
+	clients := fs.String("clients", "", "run only the clients whose name matches this `regexp`")
+	samsaBin := fs.String("samsa", "", "the samsa `binary` to run (default: go build ./cmd/samsa)")
+	bootstrap := fs.String("bootstrap", "", "use a running broker at `host:port` instead of starting one")
+	parallel := fs.Int("parallel", 3, "clients run at once")
+	fetch := fs.Bool("fetch-kafka", false, "only resolve Apache Kafka's jars (make java-deps) and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	if *fetch {
+		libs, err := kafkaref.Libs(ctx, root)
+		if err == nil {
+			fmt.Fprintf(stdout, "matrix: Apache Kafka %s jars in %s\n", kafkaref.Version(libs), libs)
+		}
+		return err
+	}
+	var re *regexp.Regexp
+	if *clients != "" {
+		if re, err = regexp.Compile(*clients); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "samsa-matrix-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	name, addr := "", *bootstrap
+	switch {
+	case addr != "":
+		name = "the broker at " + addr
+	case *reference:
+		libs, err := kafkaref.Libs(ctx, root)
+		if err != nil {
+			return err
+		}
+		b, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: filepath.Join(tmp, "kafka"), HeapMB: 512, Props: brokerProps})
+		if err != nil {
+			return err
+		}
+		defer b.Stop(30 * time.Second)
+		name, addr = "Apache Kafka "+kafkaref.Version(libs), b.Addr
+	default:
+		s, err := startSamsa(ctx, root, *samsaBin, filepath.Join(tmp, "samsa"))
+		if err != nil {
+			return err
+		}
+		defer s.stop()
+		name, addr = "samsa "+s.version, s.addr
+	}
+	fmt.Fprintf(stderr, "matrix: %s at %s\n", name, addr)
+
+	jobs := selectJobs(allJobs(root), re)
+	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, tmp, *reference, jobs), stderr)
+	t.Broker = name
+	pass, fail := t.Counts()
+	fmt.Fprintf(stdout, "\nCompatibility against %s (%v):\n\n%s\n%d passed, %d failed\n", name, t.Took.Round(time.Second), t.Markdown(), pass, fail)
+	if *readme {
+		if re != nil || *bootstrap != "" {
+			return errors.New("-readme records full runs only (no -clients, no -bootstrap)")
+		}
+		body := fmt.Sprintf("Against %s, `make compat` (%s):\n\n%s", name, time.Now().UTC().Format("2006-01-02"), t.Markdown())
+		if err := rewriteReadme(filepath.Join(root, "README.md"), body); err != nil {
+			return err
+		}
+	}
+	if fail > 0 {
+		return failedError(fail)
+	}
+	return nil
+}
+
+// samsaProc is a samsa broker run as a child process.
+type samsaProc struct {
+	cmd     *exec.Cmd
+	addr    string
+	version string
+	exited  chan struct{}
+	log     *tailBuffer
+}
+
+// startSamsa runs `samsa serve` on a free loopback port with data in dir,
+// building the binary first unless bin names one.
+func startSamsa(ctx context.Context, root, bin, dir string) (*samsaProc, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "samsa")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/samsa")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build ./cmd/samsa: %w\n%s", err, out)
+		}
+	}
+	ports, err := kafkaref.FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	p := &samsaProc{addr: "127.0.0.1:" + strconv.Itoa(ports[0]), exited: make(chan struct{}), log: &tailBuffer{}, version: "(dev)"}
+	if out, err := exec.CommandContext(ctx, bin, "version").Output(); err == nil {
+		if f := strings.Fields(string(out)); len(f) > 1 {
+			p.version = f[1] // "samsa VERSION (goX os/arch)"
+		}
+	}
+	args := []string{"serve",
+		"--override", "node.id=1",
+		"--override", "listeners=PLAINTEXT://" + p.addr,
+		"--override", "log.dirs=" + filepath.Join(dir, "data"),
+	}
+	for _, k := range sortedKeys(brokerProps) {
+		args = append(args, "--override", k+"="+brokerProps[k])
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := probe(ctx, p.addr); err == nil {
+			return p, nil
+		} else if time.Now().After(deadline) || ctx.Err() != nil {
+			p.stop()
+			return nil, fmt.Errorf("samsa did not answer at %s: %v\n%s", p.addr, err, p.log.Tail(20))
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("samsa exited: %s", p.log.Tail(20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (p *samsaProc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// probe wants a Metadata answer listing a broker.
+func probe(ctx context.Context, addr string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return err
+	}
+	if len(m.Brokers) == 0 {
+		return errors.New("no brokers in metadata")
+	}
+	return nil
+}
