@@ -41,6 +41,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.CreatePartitions:        {0, 3, 0, (*Broker).handleCreatePartitions},
 	kmsg.IncrementalAlterConfigs: {0, 1, 0, (*Broker).handleIncrementalAlterConfigs},
 	kmsg.DescribeCluster:         {0, 2, 0, (*Broker).handleDescribeCluster},
+	kmsg.ElectLeaders:            {0, 2, 0, (*Broker).handleElectLeaders},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it
