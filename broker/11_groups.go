@@ -1,0 +1,62 @@
+package broker
+
+// The classic group APIs, served by the group coordinator (package groups):
+// OffsetCommit v2-v9, OffsetFetch v1-v9, JoinGroup v0-v9 (advertised from
+// v0 for librdkafka), Heartbeat v0-v4, LeaveGroup v0-v5, SyncGroup v0-v5,
+// DescribeGroups v0-v6, ListGroups v0-v5, DeleteGroups v0-v2, OffsetDelete v0.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/groups"
+)
+
+func (r *request) client() groups.Client {
+	c := groups.Client{Host: clientHost(r.conn)}
+	if r.hdr.ClientID != nil {
+		c.ID = *r.hdr.ClientID
+	}
+	return c
+}
+
+func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.JoinGroup(ctx, r.client(), r.body.(*kmsg.JoinGroupRequest)), nil
+}
+
+func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest)), nil
+}
+
+func (b *Broker) handleHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.Heartbeat(r.body.(*kmsg.HeartbeatRequest)), nil
+}
+
+func (b *Broker) handleLeaveGroup(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.LeaveGroup(r.body.(*kmsg.LeaveGroupRequest)), nil
+}
+
+func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.OffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
+}
+
+func (b *Broker) handleOffsetFetch(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.OffsetFetch(r.body.(*kmsg.OffsetFetchRequest)), nil
+}
+
+func (b *Broker) handleDescribeGroups(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.DescribeGroups(r.body.(*kmsg.DescribeGroupsRequest)), nil
+}
+
+func (b *Broker) handleListGroups(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.ListGroups(r.body.(*kmsg.ListGroupsRequest)), nil
+}
+
+func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.DeleteGroups(ctx, r.body.(*kmsg.DeleteGroupsRequest)), nil
+}
+
+func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.OffsetDelete(ctx, r.body.(*kmsg.OffsetDeleteRequest)), nil
+}

@@ -1,0 +1,199 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/groups"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// offsetsTopic is Kafka's group metadata topic.
+const offsetsTopic = "__consumer_offsets"
+
+// newCoordinator builds the group coordinator from the broker's settings.
+func (b *Broker) newCoordinator() *groups.Coordinator {
+	p := b.props
+	msProp := func(name string) time.Duration { return time.Duration(p.Int64(name)) * time.Millisecond }
+	return groups.New(groups.Config{
+		Log:                    offsetsLog{b},
+		Partitions:             p.Int32("offsets.topic.num.partitions"),
+		Logger:                 b.log.With("component", "groups"),
+		InitialRebalanceDelay:  msProp("group.initial.rebalance.delay.ms"),
+		MinSessionTimeout:      msProp("group.min.session.timeout.ms"),
+		MaxSessionTimeout:      msProp("group.max.session.timeout.ms"),
+		MaxSize:                int(p.Int32("group.max.size")),
+		OffsetsRetention:       time.Duration(p.Int64("offsets.retention.minutes")) * time.Minute,
+		RetentionCheckInterval: msProp("offsets.retention.check.interval.ms"),
+		CommitTimeout:          msProp("offsets.commit.timeout.ms"),
+		MaxMetadataBytes:       int(p.Int32("offset.metadata.max.bytes")),
+		PartitionExists: func(topic string, partition int32) bool {
+			return b.meta.partition(topic, partition) != nil
+		},
+	})
+}
+
+// syncCoordinator tells the coordinator which __consumer_offsets partitions
+// this broker leads now. metadata sync calls it after every change.
+func (b *Broker) syncCoordinator() {
+	if b.groups == nil {
+		return
+	}
+	owned := make(map[int32]int32)
+	if t := b.meta.topic(offsetsTopic); t != nil {
+		for _, p := range t.parts {
+			leader, epoch, _, _ := p.state()
+			if leader == b.nodeID && p.log != nil {
+				owned[p.id] = epoch
+			}
+		}
+	}
+	b.groups.SetOwned(owned)
+}
+
+// ensureOffsetsTopic creates __consumer_offsets on first use, with
+// offsets.topic.num.partitions partitions and offsets.topic.replication.factor
+// replicas (capped by the live brokers), compacted, as Kafka does.
+func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
+	if b.meta.topic(offsetsTopic) != nil {
+		return nil
+	}
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	rf := min(int(b.props.Int32("offsets.topic.replication.factor")), len(brokers))
+	spec := &topicSpec{
+		name:        offsetsTopic,
+		partitions:  b.props.Int32("offsets.topic.num.partitions"),
+		replication: int16(max(rf, 1)),
+		configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    fmt.Sprint(b.props.Int32("offsets.topic.segment.bytes")),
+		},
+	}
+	err = b.createTopic(ctx, spec, false)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return err
+	}
+	b.syncCoordinator()
+	return nil
+}
+
+// clientHost is the client's address as Kafka's DescribeGroups shows it.
+func clientHost(c net.Conn) string {
+	if c == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return "/" + c.RemoteAddr().String()
+	}
+	return "/" + host
+}
+
+// offsetsLog is __consumer_offsets as the coordinator writes and reads it.
+type offsetsLog struct{ b *Broker }
+
+// Append writes recs as one batch to a partition this broker leads and
+// waits, as an acks=all produce does, until the high watermark covers it.
+func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.Record) error {
+	b := o.b
+	p := b.meta.partition(offsetsTopic, partition)
+	if p == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	l, epoch, err := b.leaderHere(p, -1)
+	if err != nil {
+		return kerr.NotLeaderForPartition
+	}
+	now := time.Now()
+	lrecs := make([]logstore.Record, len(recs))
+	for i, r := range recs {
+		lrecs[i] = logstore.Record{Timestamp: now.UnixMilli(), Key: r.Key, Value: r.Value}
+	}
+	batch, err := logstore.BuildBatch(0, logstore.CodecNone, lrecs, -1, -1, -1)
+	if err != nil {
+		return err
+	}
+	res, err := l.Append(batch, epoch, now)
+	if err != nil {
+		return kerr.ErrorForCode(produceErrCode(err))
+	}
+	p.advanceHW()
+	need := res.LastOffset + 1
+	for p.highWatermark() < need {
+		ch := p.movedCh()
+		if p.highWatermark() >= need {
+			break
+		}
+		if _, _, err := b.leaderHere(p, -1); err != nil {
+			return kerr.NotLeaderForPartition
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return kerr.RequestTimedOut
+		}
+	}
+	return nil
+}
+
+// Replay reads the partition from its start to its high watermark.
+func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error {
+	p := o.b.meta.partition(offsetsTopic, partition)
+	if p == nil || p.log == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	l := p.log
+	hw := p.highWatermark()
+	off := l.StartOffset()
+	for off < hw {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		buf, err := l.ReadBytes(off, 4<<20, hw)
+		if errors.Is(err, logstore.ErrOffsetOutOfRange) {
+			// Retention or DeleteRecords moved the start: go on from there.
+			if s := l.StartOffset(); s > off {
+				off = s
+				continue
+			}
+		}
+		if err != nil {
+			return err
+		}
+		batches, err := logstore.SplitBatches(buf)
+		if err != nil {
+			return err
+		}
+		if len(batches) == 0 {
+			break
+		}
+		for _, raw := range batches {
+			h, err := logstore.ParseBatchHeader(raw)
+			if err != nil {
+				return err
+			}
+			if !h.IsControl() {
+				err = logstore.ForEachRecord(raw, func(r logstore.Record) bool {
+					if r.Offset >= off && r.Key != nil {
+						fn(r.Key, r.Value)
+					}
+					return true
+				})
+				if err != nil {
+					return err
+				}
+			}
+			off = h.LastOffset() + 1
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package groups
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeGroups serves DescribeGroups v0-v6 for the groups coordinated
+// here. A group that does not exist is Dead (v6+: GROUP_ID_NOT_FOUND).
+func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		resp.Groups = append(resp.Groups, c.describe(id, req.Version))
+	}
+	return resp
+}
+
+func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResponseGroup {
+	d := kmsg.NewDescribeGroupsResponseGroup()
+	d.Group = id
+	d.AuthorizedOperations = -2147483648
+	fail := func(err error) kmsg.DescribeGroupsResponseGroup {
+		d.ErrorCode = errorCode(err)
+		if version >= 6 {
+			d.ErrorMessage = kmsg.StringPtr(err.Error())
+		}
+		return d
+	}
+	if id == "" {
+		return fail(kerr.InvalidGroupID)
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return fail(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.groups[id]
+	if g == nil || g.state == stateDead {
+		d.State = stateDead.String()
+		if version >= 6 {
+			return fail(kerr.GroupIDNotFound)
+		}
+		return d
+	}
+	d.State = g.state.String()
+	d.ProtocolType = g.protocolType
+	stable := g.state == stateStable
+	if stable {
+		d.Protocol = g.protocolName
+	}
+	for _, m := range g.sortedMembers() {
+		dm := kmsg.NewDescribeGroupsResponseGroupMember()
+		dm.MemberID, dm.ClientID, dm.ClientHost = m.id, m.clientID, m.clientHost
+		if m.instanceID != "" {
+			dm.InstanceID = kmsg.StringPtr(m.instanceID)
+		}
+		dm.ProtocolMetadata, dm.MemberAssignment = []byte{}, []byte{}
+		if stable {
+			if md := m.metadataFor(g.protocolName); md != nil {
+				dm.ProtocolMetadata = md
+			}
+			if m.assignment != nil {
+				dm.MemberAssignment = m.assignment
+			}
+		}
+		d.Members = append(d.Members, dm)
+	}
+	return d
+}
+
+// ListGroups serves ListGroups v0-v5: the groups coordinated here, filtered
+// by state (v4+) and type (v5+; every group here is "classic").
+func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	shards, loading := c.activeShards()
+	if loading {
+		resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+	}
+	wantState := func(st string) bool {
+		return len(req.StatesFilter) == 0 || slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, st) })
+	}
+	wantType := len(req.TypesFilter) == 0 || slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, "classic") })
+	for _, s := range shards {
+		s.mu.Lock()
+		for _, g := range s.groups {
+			if g.state == stateDead || !wantState(g.state.String()) || !wantType {
+				continue
+			}
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.id, g.protocolType, g.state.String(), "classic"
+			resp.Groups = append(resp.Groups, lg)
+		}
+		s.mu.Unlock()
+	}
+	slices.SortFunc(resp.Groups, func(a, b kmsg.ListGroupsResponseGroup) int { return strings.Compare(a.Group, b.Group) })
+	return resp
+}
+
+// DeleteGroups serves DeleteGroups v0-v2: an empty group's offsets and
+// metadata are tombstoned and the group is gone.
+func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, id := range req.Groups {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group = id
+		rg.ErrorCode = errorCode(c.deleteGroup(ctx, id))
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
+	if id == "" {
+		return kerr.InvalidGroupID
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return kerr.NotCoordinator
+	}
+	g := s.groups[id]
+	switch {
+	case g == nil || g.state == stateDead:
+		s.mu.Unlock()
+		return kerr.GroupIDNotFound
+	case g.state != stateEmpty:
+		s.mu.Unlock()
+		return kerr.NonEmptyGroup
+	}
+	var recs []Record
+	for tp := range g.offsets {
+		recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
+	}
+	recs = append(recs, Record{Key: groupKey(id)})
+	g.shutdown()
+	delete(s.groups, id)
+	done := make(chan error, 1)
+	s.enqueue(recs, func(err error) { done <- err })
+	s.mu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return kerr.RequestTimedOut
+	}
+}

@@ -1,0 +1,420 @@
+package groups
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Log is the __consumer_offsets topic as the coordinator uses it. The
+// broker implements it.
+type Log interface {
+	// Append writes recs to the partition as one batch and returns once
+	// they are committed (acks=all), or with the error that kept them out.
+	Append(ctx context.Context, partition int32, recs []Record) error
+	// Replay calls fn with every record of the partition, in offset order,
+	// up to the committed end of its log.
+	Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error
+}
+
+// Config is the coordinator's part of the broker configuration.
+type Config struct {
+	Log        Log
+	Partitions int32 // offsets.topic.num.partitions
+	Logger     *slog.Logger
+
+	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms
+	MinSessionTimeout      time.Duration // group.min.session.timeout.ms
+	MaxSessionTimeout      time.Duration // group.max.session.timeout.ms
+	MaxSize                int           // group.max.size
+	OffsetsRetention       time.Duration // offsets.retention.minutes
+	RetentionCheckInterval time.Duration // offsets.retention.check.interval.ms
+	CommitTimeout          time.Duration // offsets.commit.timeout.ms
+	MaxMetadataBytes       int           // offset.metadata.max.bytes
+
+	// PartitionExists reports whether a topic partition exists; offsets of
+	// unknown partitions are refused (UNKNOWN_TOPIC_OR_PARTITION).
+	PartitionExists func(topic string, partition int32) bool
+}
+
+// Coordinator serves the groups of the __consumer_offsets partitions this
+// broker leads.
+type Coordinator struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	shards map[int32]*shard // guarded by mu; the partitions owned now
+	closed bool             // guarded by mu
+}
+
+// New returns a coordinator that owns nothing until SetOwned.
+func New(cfg Config) *Coordinator {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 50
+	}
+	if cfg.MaxSize <= 0 {
+		cfg.MaxSize = int(^uint(0) >> 1)
+	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = 5 * time.Second
+	}
+	if cfg.RetentionCheckInterval <= 0 {
+		cfg.RetentionCheckInterval = 10 * time.Minute
+	}
+	if cfg.OffsetsRetention <= 0 {
+		cfg.OffsetsRetention = 7 * 24 * time.Hour
+	}
+	if cfg.PartitionExists == nil {
+		cfg.PartitionExists = func(string, int32) bool { return true }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Coordinator{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: make(map[int32]*shard)}
+	c.wg.Add(1)
+	go c.expiryLoop()
+	return c
+}
+
+// PartitionFor is the __consumer_offsets partition that holds group.
+func (c *Coordinator) PartitionFor(group string) int32 {
+	return PartitionFor(group, c.cfg.Partitions)
+}
+
+// SetOwned tells the coordinator which __consumer_offsets partitions this
+// broker leads now, each with its leader epoch. A partition gained (or
+// regained under a new epoch) is loaded from its log in the background;
+// one lost is unloaded at once, its waiting requests answered
+// NOT_COORDINATOR.
+func (c *Coordinator) SetOwned(owned map[int32]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	for p, s := range c.shards {
+		if epoch, ok := owned[p]; !ok || epoch != s.epoch {
+			delete(c.shards, p)
+			s.unload()
+		}
+	}
+	for p, epoch := range owned {
+		if _, ok := c.shards[p]; ok {
+			continue
+		}
+		s := newShard(c, p, epoch)
+		c.shards[p] = s
+		c.wg.Add(2)
+		go s.load()
+		go s.writeLoop()
+	}
+}
+
+// Close unloads every shard and waits for the coordinator's goroutines.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	shards := c.shards
+	c.shards = map[int32]*shard{}
+	c.mu.Unlock()
+	c.cancel()
+	for _, s := range shards {
+		s.unload()
+	}
+	c.wg.Wait()
+}
+
+// shardFor returns the active shard of a group, or the error a client gets
+// for it: NOT_COORDINATOR where this broker does not lead the partition,
+// COORDINATOR_LOAD_IN_PROGRESS while it is loading.
+func (c *Coordinator) shardFor(group string) (*shard, error) {
+	p := c.PartitionFor(group)
+	c.mu.Lock()
+	s := c.shards[p]
+	c.mu.Unlock()
+	if s == nil {
+		return nil, kerr.NotCoordinator
+	}
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	switch st {
+	case shardLoading:
+		return nil, kerr.CoordinatorLoadInProgress
+	case shardActive:
+		return s, nil
+	default:
+		return nil, kerr.NotCoordinator
+	}
+}
+
+// activeShards returns every shard, and whether one is still loading.
+func (c *Coordinator) activeShards() (active []*shard, loading bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.shards {
+		s.mu.Lock()
+		switch s.state {
+		case shardActive:
+			active = append(active, s)
+		case shardLoading:
+			loading = true
+		}
+		s.mu.Unlock()
+	}
+	return active, loading
+}
+
+// expiryLoop removes expired offsets every offsets.retention.check.interval.ms.
+func (c *Coordinator) expiryLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.RetentionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case now := <-t.C:
+			shards, _ := c.activeShards()
+			for _, s := range shards {
+				s.expireOffsets(now)
+			}
+		}
+	}
+}
+
+type shardState int
+
+const (
+	shardLoading shardState = iota
+	shardActive
+	shardGone
+)
+
+// shard is one owned __consumer_offsets partition and its groups.
+type shard struct {
+	c     *Coordinator
+	id    int32
+	epoch int32
+
+	ctx    context.Context // cancelled by unload
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	state  shardState        // guarded by mu
+	groups map[string]*group // guarded by mu
+
+	wmu    sync.Mutex
+	queue  []write       // guarded by wmu
+	wake   chan struct{} // one token: the queue has work
+	closed bool          // guarded by wmu
+}
+
+// write is one append of the shard's writer, and what to do once it is
+// committed (or failed): done runs without any lock held.
+type write struct {
+	recs []Record
+	done func(error)
+}
+
+func newShard(c *Coordinator, id, epoch int32) *shard {
+	ctx, cancel := context.WithCancel(c.ctx)
+	return &shard{c: c, id: id, epoch: epoch, ctx: ctx, cancel: cancel,
+		groups: make(map[string]*group), wake: make(chan struct{}, 1)}
+}
+
+// load replays the partition's log into groups and offsets, then makes the
+// shard active. Members of groups loaded with members must heartbeat within
+// their session timeout, as after a coordinator move in Kafka.
+func (s *shard) load() {
+	defer s.c.wg.Done()
+	start := time.Now()
+	loaded := make(map[string]*group)
+	get := func(id string) *group {
+		g := loaded[id]
+		if g == nil {
+			g = newGroup(s, id, start)
+			loaded[id] = g
+		}
+		return g
+	}
+	n := 0
+	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(key, value []byte) {
+		n++
+		k, err := parseKey(key)
+		if err != nil {
+			if !errors.Is(err, errSkipRecord) {
+				s.c.log.Warn("skipping unreadable __consumer_offsets record", "partition", s.id, "err", err)
+			}
+			return
+		}
+		if k.isOffset {
+			g := get(k.group)
+			tp := topicPartition{k.topic, k.partition}
+			if value == nil {
+				delete(g.offsets, tp)
+				return
+			}
+			o, err := parseOffsetValue(value)
+			if err != nil {
+				s.c.log.Warn("skipping unreadable offset commit", "group", k.group, "err", err)
+				return
+			}
+			g.offsets[tp] = o
+			return
+		}
+		if value == nil {
+			// Group deleted: its offsets were tombstoned before it.
+			delete(loaded, k.group)
+			return
+		}
+		g := get(k.group)
+		if err := g.restore(value); err != nil {
+			s.c.log.Warn("skipping unreadable group metadata", "group", k.group, "err", err)
+		}
+	})
+	if err != nil {
+		s.mu.Lock()
+		loading := s.state == shardLoading
+		s.mu.Unlock()
+		if loading {
+			// The partition could not be read: give it up, so that a
+			// later SetOwned retries.
+			s.c.log.Error("loading __consumer_offsets partition failed", "partition", s.id, "err", err)
+			s.c.forget(s)
+			s.unload()
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardLoading {
+		return // unloaded meanwhile
+	}
+	for id, g := range loaded {
+		if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" {
+			continue
+		}
+		s.groups[id] = g
+		g.afterLoad()
+	}
+	s.state = shardActive
+	s.c.log.Info("loaded __consumer_offsets partition", "partition", s.id, "epoch", s.epoch,
+		"records", n, "groups", len(s.groups), "took", time.Since(start))
+}
+
+// forget drops a shard that failed to load, if it is still the current one.
+func (c *Coordinator) forget(s *shard) {
+	c.mu.Lock()
+	if c.shards[s.id] == s {
+		delete(c.shards, s.id)
+	}
+	c.mu.Unlock()
+}
+
+// unload ends the shard: timers stop, waiting requests get NOT_COORDINATOR,
+// queued writes fail.
+func (s *shard) unload() {
+	s.cancel()
+	s.mu.Lock()
+	s.state = shardGone
+	for _, g := range s.groups {
+		g.shutdown()
+	}
+	s.groups = map[string]*group{}
+	s.mu.Unlock()
+	s.wmu.Lock()
+	s.closed = true
+	s.wmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues recs for the writer; done runs after the append. The
+// caller holds s.mu, so the order of writes is the order of the state
+// changes they record.
+func (s *shard) enqueue(recs []Record, done func(error)) {
+	s.wmu.Lock()
+	if s.closed {
+		s.wmu.Unlock()
+		go done(kerr.NotCoordinator)
+		return
+	}
+	s.queue = append(s.queue, write{recs, done})
+	s.wmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop appends queued writes one after another.
+func (s *shard) writeLoop() {
+	defer s.c.wg.Done()
+	for {
+		s.wmu.Lock()
+		q := s.queue
+		s.queue = nil
+		closed := s.closed
+		s.wmu.Unlock()
+		for _, w := range q {
+			if closed {
+				w.done(kerr.NotCoordinator)
+				continue
+			}
+			ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.CommitTimeout)
+			err := s.c.cfg.Log.Append(ctx, s.id, w.recs)
+			cancel()
+			if err != nil {
+				err = appendError(err, s.ctx.Err() != nil)
+			}
+			w.done(err)
+		}
+		if closed {
+			return
+		}
+		if len(q) == 0 {
+			<-s.wake
+		}
+	}
+}
+
+// appendError maps a failed append of group state to what the client of
+// the group request gets, as Kafka's coordinator maps them.
+func appendError(err error, unloaded bool) error {
+	if unloaded {
+		return kerr.NotCoordinator
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		switch ke {
+		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+			return kerr.CoordinatorNotAvailable
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch:
+			return kerr.NotCoordinator
+		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+			return kerr.UnknownServerError
+		}
+		return ke
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return kerr.CoordinatorNotAvailable
+	}
+	return kerr.NotCoordinator
+}

@@ -1,0 +1,468 @@
+package groups
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func parseOffsetValue(value []byte) (offset, error) {
+	var v kmsg.OffsetCommitValue
+	if err := v.ReadFrom(value); err != nil {
+		return offset{}, err
+	}
+	o := offset{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata, commitMs: v.CommitTimestamp}
+	if v.Version >= 3 {
+		o.leaderEpoch = v.LeaderEpoch
+	}
+	return o, nil
+}
+
+// OffsetCommit serves OffsetCommit v2-v9.
+func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	codes := make([][]int16, len(req.Topics))
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+	}
+	all := func(err error) {
+		for i := range codes {
+			for j := range codes[i] {
+				codes[i][j] = errorCode(err)
+			}
+		}
+	}
+	if err := c.commit(ctx, req, codes); err != nil {
+		all(err)
+	}
+	for i, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for j, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = codes[i][j]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// commit validates and writes the commit; per-partition failures go into
+// codes, a failure of the whole request is returned.
+func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest, codes [][]int16) error {
+	if req.Group == "" {
+		return kerr.InvalidGroupID
+	}
+	s, err := c.shardFor(req.Group)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	type pending struct {
+		i, j int
+		tp   topicPartition
+		o    offset
+	}
+	var ps []pending
+	var recs []Record
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			md := ""
+			if p.Metadata != nil {
+				md = *p.Metadata
+			}
+			switch {
+			case !c.cfg.PartitionExists(t.Topic, p.Partition):
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+			case c.cfg.MaxMetadataBytes > 0 && len(md) > c.cfg.MaxMetadataBytes:
+				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+			default:
+				epoch := int32(-1)
+				if req.Version >= 6 {
+					epoch = p.LeaderEpoch
+				}
+				o := offset{offset: p.Offset, leaderEpoch: epoch, metadata: md, commitMs: now.UnixMilli()}
+				tp := topicPartition{t.Topic, p.Partition}
+				ps = append(ps, pending{i, j, tp, o})
+				recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
+			}
+		}
+	}
+
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return kerr.NotCoordinator
+	}
+	g := s.groups[req.Group]
+	if g == nil {
+		if req.Generation >= 0 {
+			s.mu.Unlock()
+			if req.Version >= 9 {
+				return kerr.GroupIDNotFound
+			}
+			return kerr.IllegalGeneration
+		}
+		// A group that only stores offsets in Kafka (no membership).
+		g = newGroup(s, req.Group, now)
+		s.groups[req.Group] = g
+	}
+	if err := g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if m := g.members[req.MemberID]; m != nil && req.Generation >= 0 {
+		g.scheduleHeartbeat(m, m.sessionTimeout)
+	}
+	if len(recs) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	done := make(chan error, 1)
+	s.enqueue(recs, func(err error) {
+		if err == nil {
+			s.mu.Lock()
+			if s.groups[g.id] == g {
+				for _, p := range ps {
+					g.offsets[p.tp] = p.o
+				}
+			}
+			s.mu.Unlock()
+		}
+		done <- err
+	})
+	s.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return kerr.RequestTimedOut
+	}
+	return nil
+}
+
+// validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
+func (g *group) validateCommit(memberID, instanceID string, generation int32) error {
+	if g.state == stateDead {
+		return kerr.CoordinatorNotAvailable
+	}
+	if generation < 0 && g.state == stateEmpty {
+		return nil // a simple commit: the admin client, or a consumer without a group
+	}
+	if generation >= 0 || memberID != "" || instanceID != "" {
+		if err := g.validateMember(memberID, instanceID); err != nil {
+			return err
+		}
+		if generation != g.generation {
+			return kerr.IllegalGeneration
+		}
+	} else if g.state != stateEmpty {
+		return kerr.UnknownMemberID
+	}
+	if g.state == stateCompletingRebalance {
+		return kerr.RebalanceInProgress
+	}
+	return nil
+}
+
+// OffsetFetch serves OffsetFetch v1-v9 (v8+ asks for several groups).
+func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			var topics []fetchTopic
+			if rg.Topics != nil {
+				topics = []fetchTopic{}
+				for _, t := range rg.Topics {
+					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+				}
+			}
+			og := kmsg.NewOffsetFetchResponseGroup()
+			og.Group = rg.Group
+			res, err := c.fetchOffsets(rg.Group, topics)
+			og.ErrorCode = errorCode(err)
+			for _, t := range res {
+				ot := kmsg.NewOffsetFetchResponseGroupTopic()
+				ot.Topic = t.topic
+				for _, p := range t.partitions {
+					op := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					op.Partition, op.Offset, op.LeaderEpoch, op.Metadata = p.partition, p.o.offset, p.o.leaderEpoch, kmsg.StringPtr(p.o.metadata)
+					ot.Partitions = append(ot.Partitions, op)
+				}
+				og.Topics = append(og.Topics, ot)
+			}
+			resp.Groups = append(resp.Groups, og)
+		}
+		return resp
+	}
+	var topics []fetchTopic
+	if req.Topics != nil {
+		topics = []fetchTopic{}
+		for _, t := range req.Topics {
+			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+		}
+	}
+	res, err := c.fetchOffsets(req.Group, topics)
+	if err != nil && req.Version >= 2 {
+		resp.ErrorCode = errorCode(err)
+		return resp
+	}
+	if err != nil {
+		// v1 has no top-level error: every requested partition carries it.
+		res = nil
+		for _, t := range topics {
+			ft := fetchedTopic{topic: t.topic}
+			for _, p := range t.partitions {
+				ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: noOffset, err: err})
+			}
+			res = append(res, ft)
+		}
+	}
+	for _, t := range res {
+		ot := kmsg.NewOffsetFetchResponseTopic()
+		ot.Topic = t.topic
+		for _, p := range t.partitions {
+			op := kmsg.NewOffsetFetchResponseTopicPartition()
+			op.Partition, op.Offset, op.LeaderEpoch, op.Metadata = p.partition, p.o.offset, p.o.leaderEpoch, kmsg.StringPtr(p.o.metadata)
+			op.ErrorCode = errorCode(p.err)
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		resp.Topics = append(resp.Topics, ot)
+	}
+	return resp
+}
+
+type fetchTopic struct {
+	topic      string
+	partitions []int32
+}
+
+type fetchedTopic struct {
+	topic      string
+	partitions []fetchedPartition
+}
+
+type fetchedPartition struct {
+	partition int32
+	o         offset
+	err       error
+}
+
+var noOffset = offset{offset: -1, leaderEpoch: -1}
+
+// fetchOffsets returns the committed offsets of the requested partitions
+// (-1 where none), or of every partition with one when topics is nil.
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetchedTopic, error) {
+	if groupID == "" {
+		return nil, kerr.InvalidGroupID
+	}
+	s, err := c.shardFor(groupID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardActive {
+		return nil, kerr.NotCoordinator
+	}
+	g := s.groups[groupID]
+	var out []fetchedTopic
+	if topics == nil {
+		if g == nil {
+			return nil, nil
+		}
+		byTopic := make(map[string][]fetchedPartition)
+		for tp, o := range g.offsets {
+			byTopic[tp.topic] = append(byTopic[tp.topic], fetchedPartition{partition: tp.partition, o: o})
+		}
+		for t, ps := range byTopic {
+			slices.SortFunc(ps, func(a, b fetchedPartition) int { return int(a.partition) - int(b.partition) })
+			out = append(out, fetchedTopic{t, ps})
+		}
+		slices.SortFunc(out, func(a, b fetchedTopic) int { return strings.Compare(a.topic, b.topic) })
+		return out, nil
+	}
+	for _, t := range topics {
+		ft := fetchedTopic{topic: t.topic}
+		for _, p := range t.partitions {
+			o := noOffset
+			if g != nil {
+				if have, ok := g.offsets[topicPartition{t.topic, p}]; ok {
+					o = have
+				}
+			}
+			ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: o})
+		}
+		out = append(out, ft)
+	}
+	return out, nil
+}
+
+// OffsetDelete serves OffsetDelete v0: committed offsets of topics the
+// group is not subscribed to are deleted.
+func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	codes, err := c.deleteOffsets(ctx, req)
+	if err != nil {
+		resp.ErrorCode = errorCode(err)
+		return resp
+	}
+	for i, t := range req.Topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for j, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = codes[i][j]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteRequest) ([][]int16, error) {
+	if req.Group == "" {
+		return nil, kerr.InvalidGroupID
+	}
+	s, err := c.shardFor(req.Group)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return nil, kerr.NotCoordinator
+	}
+	g := s.groups[req.Group]
+	if g == nil || g.state == stateDead {
+		s.mu.Unlock()
+		return nil, kerr.GroupIDNotFound
+	}
+	subscribed, known := g.subscribedTopics()
+	if !known && g.state != stateEmpty {
+		s.mu.Unlock()
+		return nil, kerr.NonEmptyGroup
+	}
+	codes := make([][]int16, len(req.Topics))
+	var recs []Record
+	var tps []topicPartition
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+		for j, p := range t.Partitions {
+			if subscribed[t.Topic] {
+				codes[i][j] = kerr.GroupSubscribedToTopic.Code
+				continue
+			}
+			tp := topicPartition{t.Topic, p.Partition}
+			if _, ok := g.offsets[tp]; ok {
+				recs = append(recs, Record{Key: offsetKey(g.id, t.Topic, p.Partition)})
+				tps = append(tps, tp)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		s.mu.Unlock()
+		return codes, nil
+	}
+	done := make(chan error, 1)
+	s.enqueue(recs, func(err error) {
+		if err == nil {
+			s.mu.Lock()
+			for _, tp := range tps {
+				delete(g.offsets, tp)
+			}
+			s.mu.Unlock()
+		}
+		done <- err
+	})
+	s.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		return nil, kerr.RequestTimedOut
+	}
+	return codes, nil
+}
+
+// subscribedTopics is the union of the members' subscriptions for a
+// consumer-protocol group; known is false for another protocol type,
+// whose metadata the coordinator cannot read.
+func (g *group) subscribedTopics() (topics map[string]bool, known bool) {
+	topics = make(map[string]bool)
+	if g.protocolType != "consumer" {
+		return topics, len(g.members) == 0
+	}
+	for _, m := range g.members {
+		md := m.metadataFor(g.protocolName)
+		if md == nil && len(m.protocols) > 0 {
+			md = m.protocols[0].metadata
+		}
+		var cm kmsg.ConsumerMemberMetadata
+		if err := cm.ReadFrom(md); err != nil {
+			return topics, false
+		}
+		for _, t := range cm.Topics {
+			topics[t] = true
+		}
+	}
+	return topics, true
+}
+
+// expireOffsets tombstones the offsets that outlived
+// offsets.retention.minutes (KIP-211): those of an empty group once it has
+// been empty that long, those of a group without membership that long
+// after their commit; an empty group left with no offset is deleted.
+func (s *shard) expireOffsets(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardActive {
+		return
+	}
+	retention := s.c.cfg.OffsetsRetention
+	for _, g := range s.groups {
+		if g.state != stateEmpty {
+			continue
+		}
+		var recs []Record
+		var expired []topicPartition
+		for tp, o := range g.offsets {
+			base := time.UnixMilli(o.commitMs)
+			if g.protocolType != "" {
+				base = g.stateTime
+			}
+			if now.Sub(base) >= retention {
+				recs = append(recs, Record{Key: offsetKey(g.id, tp.topic, tp.partition)})
+				expired = append(expired, tp)
+			}
+		}
+		for _, tp := range expired {
+			delete(g.offsets, tp)
+		}
+		dead := len(g.offsets) == 0 && len(g.members) == 0
+		if dead {
+			recs = append(recs, Record{Key: groupKey(g.id)})
+			g.transition(stateDead)
+			delete(s.groups, g.id)
+		}
+		if len(recs) > 0 {
+			id := g.id
+			s.enqueue(recs, func(err error) {
+				if err != nil {
+					s.c.log.Warn("writing expired offsets failed", "group", id, "err", err)
+				}
+			})
+		}
+	}
+}
