@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -155,3 +157,16 @@ func checkAcked(t testing.TB, c *testutil.Cluster, topic string, partition int32
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// errName is the Kafka name of a kerr error, or its text.
+func errName(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message
+	}
+	return err.Error()
+}
+
+type errLeader int32
+
+func (e errLeader) Error() string { return fmt.Sprintf("leader is %d", int32(e)) }
