@@ -14,8 +14,9 @@ LDFLAGS   := -X main.version=$(VERSION)
 # make run SERVEFLAGS='--override num.partitions=3'
 DATA       ?= ./data
 SERVEFLAGS ?=
-# make bench BENCHFLAGS='-records 200000'
-BENCHFLAGS ?=
+# make bench BENCH_QUICK=1 (about a minute); more flags with BENCHFLAGS='-rounds 5 -v'
+BENCH_QUICK ?=
+BENCHFLAGS  ?=
 # make fuzz FUZZTIME=5m
 FUZZTIME   ?= 30s
 # make test TESTFLAGS='-run TestFoo -v'
@@ -83,9 +84,9 @@ fuzz:
 	  done; \
 	done
 
-## bench: throughput and latency of samsa (and Apache Kafka, when it can run)
+## bench: samsa against Apache Kafka, side by side (not part of make test)
 bench:
-	$(GO) run ./bench $(BENCHFLAGS)
+	$(GO) run ./bench $(if $(filter-out 0,$(BENCH_QUICK)),-quick) $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

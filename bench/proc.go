@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// brokerProc is one broker running as a child process, in its own process
+// brokerProc is samsa running as a child process, in its own process
 // group so that stopping it reaches every process it started.
 type brokerProc struct {
 	name    string
@@ -56,63 +51,13 @@ func startProc(name, addr, logPath string, cmd *exec.Cmd) (*brokerProc, error) {
 
 func (p *brokerProc) pid() int { return p.cmd.Process.Pid }
 
-func (p *brokerProc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// waitReady polls the broker with a Metadata request until it lists at least
-// one broker, the process exits, or the deadline passes.
-func (p *brokerProc) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var lastErr error
-	for {
-		if !p.running() {
-			return fmt.Errorf("%s exited before it answered (%v); log tail:\n%s", p.name, p.waitErr, p.logTail(30))
-		}
-		lastErr = p.probe(ctx)
-		if lastErr == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer Metadata within %v (last error: %v); log tail:\n%s",
-				p.name, timeout, lastErr, p.logTail(30))
-		case <-p.exited:
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func (p *brokerProc) probe(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.RequestRetries(0),
-		kgo.DialTimeout(time.Second), kgo.RetryTimeout(2*time.Second))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	m, err := kadm.NewClient(cl).BrokerMetadata(pctx)
-	if err != nil {
-		return err
-	}
-	if len(m.Brokers) == 0 {
-		return errors.New("metadata lists no brokers")
-	}
-	return nil
-}
-
 // stop sends SIGTERM to the process group, waits up to grace for the exit,
 // then SIGKILLs it. It reports whether the shutdown was clean.
 func (p *brokerProc) stop(grace time.Duration) error {
-	if !p.running() {
+	select {
+	case <-p.exited:
 		return nil
+	default:
 	}
 	pgid := p.pid()
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -208,24 +153,4 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 		return 0, fmt.Errorf("stime: %w", err)
 	}
 	return time.Duration(ut+st) * (time.Second / userHZ), nil
-}
-
-// freePorts returns n distinct loopback TCP ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

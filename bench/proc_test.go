@@ -59,13 +59,3 @@ func TestOwnProcessStats(t *testing.T) {
 	}
 	t.Fatalf("process CPU time did not grow in 5s of spinning (x=%d)", x)
 }
-
-func TestFreePortsDistinct(t *testing.T) {
-	ps, err := freePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ps[0] == ps[1] || ps[1] == ps[2] || ps[0] == ps[2] {
-		t.Fatalf("ports not distinct: %v", ps)
-	}
-}

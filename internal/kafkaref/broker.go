@@ -33,6 +33,10 @@ type Options struct {
 	// Stderr receives the broker's stdout and stderr (log4j2 at WARN); when
 	// nil they go to Dir/kafka.log.
 	Stderr io.Writer
+	// Started, when set, is called with the PLAINTEXT address right after
+	// the broker's JVM has been started, before Start waits for it to
+	// answer (a benchmark times start-up from there).
+	Started func(addr string)
 }
 
 // JVMOpts are the GC settings of Kafka's own start scripts
@@ -125,6 +129,9 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 		return nil, fmt.Errorf("kafkaref: start kafka: %w", err)
 	}
 	b.cmd = cmd
+	if o.Started != nil {
+		o.Started(b.Addr)
+	}
 	go func() {
 		b.waitErr = cmd.Wait()
 		if b.logFile != nil {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/kafkaref"
+)
+
+// broker is one running broker process, samsa or Apache Kafka.
+type broker struct {
+	name     string
+	addr     string
+	pid      int
+	firstAck time.Duration // process start to the first acknowledged produce
+	stop     func(grace time.Duration) error
+	exited   <-chan struct{}
+	logTail  func(n int) string
+}
+
+func (b *broker) running() bool {
+	select {
+	case <-b.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// firstAckTopic is produced to by the start-up probe (auto-created).
+const firstAckTopic = "bench-first-ack"
+
+// firstAck produces one record to addr as soon as the broker takes it,
+// retrying every few milliseconds from the moment the process was started
+// (t0), and returns the time from t0 to the acknowledgement. The client is
+// kgo with its defaults (acks=all, idempotent) except short retry backoffs
+// and the topic's auto-creation, so that the figure shows the broker's readiness, not the client's waits.
+func firstAck(ctx context.Context, addr string, t0 time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(firstAckTopic),
+		kgo.AllowAutoTopicCreation(), kgo.UnknownTopicRetries(-1),
+		kgo.MetadataMinAge(10*time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }),
+		kgo.DialTimeout(time.Second), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("first")}).FirstErr(); err != nil {
+		return 0, fmt.Errorf("first produce: %w", err)
+	}
+	return time.Since(t0), nil
+}
+
+// startSamsa runs `samsa serve` with a fresh log dir under dir on a free
+// loopback port and measures its start to first acknowledged produce.
+func startSamsa(ctx context.Context, bin, dir string) (*broker, error) {
+	ports, err := kafkaref.FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	logDir := filepath.Join(dir, "data")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve",
+		"--override", "listeners=PLAINTEXT://"+addr,
+		"--override", "log.dirs="+logDir,
+		"--log-level", "warn")
+	cmd.Dir = dir
+	t0 := time.Now()
+	p, err := startProc("samsa", addr, filepath.Join(dir, "samsa.log"), cmd)
+	if err != nil {
+		return nil, err
+	}
+	b := &broker{name: "samsa", addr: addr, pid: p.pid(), stop: p.stop, exited: p.exited, logTail: p.logTail}
+	b.firstAck, err = firstAck(ctx, addr, t0)
+	if err != nil {
+		_ = p.stop(10 * time.Second)
+		return nil, fmt.Errorf("samsa: %w; log tail:\n%s", err, p.logTail(30))
+	}
+	return b, nil
+}
+
+// startKafka runs Apache Kafka (KRaft, one node, 1 GiB heap) with its log dir
+// under dir and measures its JVM's start to first acknowledged produce.
+func startKafka(ctx context.Context, libs, dir string) (*broker, error) {
+	type ack struct {
+		d   time.Duration
+		err error
+	}
+	acked := make(chan ack, 1)
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{
+		Dir:    dir,
+		HeapMB: 1024,
+		Started: func(addr string) {
+			t0 := time.Now()
+			go func() {
+				d, err := firstAck(actx, addr, t0)
+				acked <- ack{d, err}
+			}()
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &broker{name: "kafka", addr: kb.Addr, pid: kb.Pid(), stop: kb.Stop, exited: kb.Exited(),
+		logTail: func(n int) string { return fileTail(kb.LogPath, n) }}
+	a := <-acked
+	if a.err != nil {
+		_ = kb.Stop(10 * time.Second)
+		return nil, fmt.Errorf("kafka: %w; log tail:\n%s", a.err, b.logTail(30))
+	}
+	b.firstAck = a.d
+	return b, nil
+}
+
+func fileTail(path string, n int) string {
+	out, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	return kafkaref.Tail(out, n)
+}
+
+// buildTools compiles ./cmd/samsa and ./cmd/samsa-bench of the module at
+// root into dir.
+func buildTools(ctx context.Context, root, dir string) (samsa, samsaBench string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for _, pkg := range []string{"samsa", "samsa-bench"} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("go build ./cmd/%s: %w\n%s", pkg, err, kafkaref.Tail(out, 30))
+		}
+	}
+	return filepath.Join(dir, "samsa"), filepath.Join(dir, "samsa-bench"), nil
+}

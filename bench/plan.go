@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// The two load generators: ours (cmd/samsa-bench, franz-go) and Apache
+// Kafka's (ProducerPerformance, ConsumerPerformance).
+const (
+	clientKgo  = "kgo"
+	clientJava = "java"
+)
+
+var clients = []string{clientKgo, clientJava}
+
+// prodCase is one produce configuration.
+type prodCase struct {
+	acks   string // "1" or "all"
+	parts  int32
+	linger string // "default" (the client's own) or "5ms"
+}
+
+func (c prodCase) String() string {
+	return fmt.Sprintf("acks=%s p=%d %s", c.acks, c.parts, lingerLabel(c.linger))
+}
+
+func lingerLabel(l string) string {
+	if l == "default" {
+		return "default"
+	}
+	return "linger " + l
+}
+
+// runsOn reports whether the case is measured with client. The Java
+// producer's linger.ms default is already 5 ms (Kafka 4.0, KIP-1030), so
+// its "linger 5ms" cases would repeat its default ones.
+func (c prodCase) runsOn(client string) bool {
+	return client != clientJava || c.linger == "default"
+}
+
+// fillCase is the produce case whose topic the consume runs read; it is
+// measured like the others, at plan.consumeBytes instead of plan.produceBytes.
+var fillCase = prodCase{acks: "1", parts: 16, linger: "5ms"}
+
+// latencyCase runs paced at half of Kafka's peak for the same client.
+var latencyCase = prodCase{acks: "all", parts: 1, linger: "default"}
+
+// plan is what one run of bench measures.
+type plan struct {
+	quick          bool
+	rounds         int   // per broker, alternating
+	size           int   // record value bytes
+	produceBytes   int64 // per produce case
+	consumeBytes   int64 // the fill topic, read once by each client
+	warmBytes      int64 // unmeasured, before the first case of a round
+	latencySeconds float64
+	cases          []prodCase // fillCase is among them
+	limitBytes     int64      // sendfile file size for the machine limits
+	limitSeconds   float64
+}
+
+func makePlan(quick bool, rounds int) plan {
+	p := plan{
+		quick:          quick,
+		rounds:         3,
+		size:           1024,
+		produceBytes:   1 << 30,
+		consumeBytes:   5 << 30,
+		warmBytes:      512 << 20,
+		latencySeconds: 10,
+		limitBytes:     512 << 20,
+		limitSeconds:   3,
+	}
+	for _, acks := range []string{"1", "all"} {
+		for _, parts := range []int32{1, 16} {
+			for _, linger := range []string{"default", "5ms"} {
+				p.cases = append(p.cases, prodCase{acks, parts, linger})
+			}
+		}
+	}
+	if quick {
+		p.rounds = 1
+		p.produceBytes = 64 << 20
+		p.consumeBytes = 256 << 20
+		p.warmBytes = 64 << 20
+		p.latencySeconds = 3
+		p.limitBytes = 128 << 20
+		p.limitSeconds = 1
+		p.cases = []prodCase{latencyCase, fillCase}
+	}
+	if rounds > 0 {
+		p.rounds = rounds
+	}
+	return p
+}
+
+// recordsFor is how many records of p.size make up bytes.
+func (p plan) recordsFor(bytes int64) int64 {
+	return max(1, bytes/int64(p.size))
+}
+
+// bytesOf is the produce volume of c.
+func (p plan) bytesOf(c prodCase) int64 {
+	if c == fillCase {
+		return p.consumeBytes
+	}
+	return p.produceBytes
+}
+
+// timeoutFor bounds a run moving bytes: 2 MB/s is broken rather than slow.
+func timeoutFor(bytes int64) time.Duration {
+	return time.Minute + time.Duration(bytes/2e6)*time.Second
+}
+
+// brokerOrder is the order of the broker rounds: Kafka first, so that its
+// first round fixes the latency case's rate, then alternating.
+func brokerOrder(rounds int, withSamsa, withKafka bool) []string {
+	var o []string
+	for range rounds {
+		if withKafka {
+			o = append(o, "kafka")
+		}
+		if withSamsa {
+			o = append(o, "samsa")
+		}
+	}
+	return o
+}

@@ -1,0 +1,281 @@
+// Command samsa-bench is a franz-go load generator for any Kafka-compatible
+// broker, the counterpart of Apache Kafka's ProducerPerformance and
+// ConsumerPerformance in `make bench`.
+//
+//	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
+//	                    [-linger default|DURATION] [-rate RECORDS/S] [-json]
+//	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
+//
+// produce writes N records of -size random bytes (no key, no compression),
+// at most -rate per second when given (an open loop: record i is issued at
+// start + i/rate), and reports throughput and each record's latency from the
+// Produce call to its acknowledgement. Every other client setting is kgo's
+// default, except that acks other than all turn idempotence off, as they
+// must. consume reads the topic from the start with a direct (group-less)
+// consumer until it has N records (more are ignored), checking that every partition's offsets
+// run 0,1,2,... and every value has -size bytes.
+//
+// With -json the result is one JSON object on stdout (fields of Result);
+// otherwise a line of text. The exit status is 1 when the run failed.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Result is what a run reports; latencies only for produce.
+type Result struct {
+	Op      string  `json:"op"`
+	Records int64   `json:"records"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	MBps    float64 `json:"mb_per_s"` // 10^6 bytes of values per second
+	RPS     float64 `json:"records_per_s"`
+	P50ms   float64 `json:"p50_ms,omitempty"`
+	P99ms   float64 `json:"p99_ms,omitempty"`
+	P999ms  float64 `json:"p999_ms,omitempty"`
+	MaxMs   float64 `json:"max_ms,omitempty"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "produce" && args[0] != "consume") {
+		fmt.Fprintln(stderr, "usage: samsa-bench produce|consume -brokers HOST:PORT -topic T -records N [flags]")
+		return 2
+	}
+	op := args[0]
+	fs := flag.NewFlagSet("samsa-bench "+op, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	brokers := fs.String("brokers", "127.0.0.1:9092", "seed broker host:port")
+	topic := fs.String("topic", "", "topic (must exist)")
+	records := fs.Int64("records", 0, "records to produce or to read")
+	size := fs.Int("size", 1024, "value size in bytes")
+	acks := fs.String("acks", "all", "produce: all, 1 or 0")
+	linger := fs.String("linger", "default", "produce: kgo's default linger, or a duration")
+	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if *topic == "" || *records < 1 || *size < 0 || *size > 10<<20 || *rate < 0 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "samsa-bench: need -topic, -records >= 1, 0 <= -size <= 10 MiB, -rate >= 0, no arguments")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+
+	var (
+		res Result
+		err error
+	)
+	switch op {
+	case "produce":
+		var opts []kgo.Opt
+		opts, err = produceOpts(*acks, *linger)
+		if err == nil {
+			res, err = produce(ctx, append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic)), *records, *size, *rate)
+		}
+	case "consume":
+		res, err = consume(ctx, []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, *records, *size)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "samsa-bench %s: %v\n", op, err)
+		return 1
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s: %d records, %d bytes in %.2fs: %.1f MB/s, %.0f records/s",
+		res.Op, res.Records, res.Bytes, res.Seconds, res.MBps, res.RPS)
+	if res.Op == "produce" {
+		fmt.Fprintf(stdout, "; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", res.P50ms, res.P99ms, res.P999ms, res.MaxMs)
+	}
+	fmt.Fprintln(stdout)
+	return 0
+}
+
+// produceOpts are kgo's defaults except the acks asked for, no compression,
+// and the linger when one is given.
+func produceOpts(acks, linger string) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}
+	switch acks {
+	case "all", "-1":
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	case "1":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	case "0":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	default:
+		return nil, fmt.Errorf("-acks %q: want all, 1 or 0", acks)
+	}
+	if linger != "default" {
+		d, err := time.ParseDuration(linger)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("-linger %q: want default or a duration >= 0", linger)
+		}
+		opts = append(opts, kgo.ProducerLinger(d))
+	}
+	return opts, nil
+}
+
+func produce(ctx context.Context, opts []kgo.Opt, n int64, size int, rate float64) (Result, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cl.Close()
+	// Connect and learn the topic before the clock starts.
+	if err := cl.Ping(ctx); err != nil {
+		return Result{}, fmt.Errorf("ping: %w", err)
+	}
+	payload := make([]byte, size)
+	_, _ = rand.Read(payload)
+
+	lat := make([]time.Duration, n)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+		failed   atomic.Bool
+	)
+	start := time.Now()
+	for i := range n {
+		if failed.Load() || ctx.Err() != nil {
+			break
+		}
+		if rate > 0 {
+			due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+			if d := time.Until(due); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		wg.Add(1)
+		t0 := time.Now()
+		cl.Produce(ctx, &kgo.Record{Value: payload}, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				errOnce.Do(func() { firstErr = fmt.Errorf("record %d: %w", i, err) })
+				failed.Store(true)
+				return
+			}
+			lat[i] = time.Since(t0)
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return Result{}, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	res := summary("produce", n, n*int64(size), elapsed)
+	slices.Sort(lat)
+	res.P50ms = ms(percentile(lat, 0.50))
+	res.P99ms = ms(percentile(lat, 0.99))
+	res.P999ms = ms(percentile(lat, 0.999))
+	res.MaxMs = ms(lat[len(lat)-1])
+	return res, nil
+}
+
+func consume(ctx context.Context, opts []kgo.Opt, n int64, size int) (Result, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cl.Close()
+	var (
+		got, bytes int64
+		next       []int64 // per partition
+	)
+	start := time.Now()
+	for got < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("read %d of %d records: %w", got, n, err)
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil && !errors.Is(err, context.Canceled) {
+				ferr = fmt.Errorf("fetch %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return Result{}, ferr
+		}
+		var verr error
+		fs.EachRecord(func(r *kgo.Record) {
+			if verr != nil || got == n {
+				return
+			}
+			p := int(r.Partition)
+			if p < 0 || p > 1<<16 {
+				verr = fmt.Errorf("record from partition %d", p)
+				return
+			}
+			for len(next) <= p {
+				next = append(next, 0)
+			}
+			if r.Offset != next[p] {
+				verr = fmt.Errorf("partition %d: offset %d, want %d", p, r.Offset, next[p])
+				return
+			}
+			if len(r.Value) != size {
+				verr = fmt.Errorf("partition %d offset %d: %d value bytes, want %d", p, r.Offset, len(r.Value), size)
+				return
+			}
+			next[p]++
+			got++
+			bytes += int64(len(r.Value))
+		})
+		if verr != nil {
+			return Result{}, verr
+		}
+	}
+	return summary("consume", got, bytes, time.Since(start)), nil
+}
+
+func summary(op string, records, bytes int64, d time.Duration) Result {
+	r := Result{Op: op, Records: records, Bytes: bytes, Seconds: d.Seconds()}
+	if s := d.Seconds(); s > 0 {
+		r.MBps = float64(bytes) / 1e6 / s
+		r.RPS = float64(records) / s
+	}
+	return r
+}
+
+// percentile is the nearest-rank q-quantile of sorted.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(float64(len(sorted))*q + 0.999999999)
+	rank = min(max(rank, 1), len(sorted))
+	return sorted[rank-1]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
