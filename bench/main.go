@@ -231,7 +231,7 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 				continue
 			}
 			topic := fmt.Sprintf("p-%s-%s-%d-%s", client, c.acks, c.parts, strings.TrimSuffix(c.linger, "ms"))
-			n := p.recordsFor(p.bytesOf(c))
+			n := p.recordsFor(p.bytesOf(c, client))
 			s := loadSpec{client: client, produce: true, addr: b.addr, topic: topic, records: n, size: p.size, acks: c.acks, linger: c.linger}
 			if err := measure(figKey{"produce", c.String(), client}, s, c.parts); err != nil {
 				return err

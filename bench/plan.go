@@ -51,7 +51,8 @@ type plan struct {
 	quick          bool
 	rounds         int   // per broker, alternating
 	size           int   // record value bytes
-	produceBytes   int64 // per produce case
+	produceBytes   int64 // per produce case with kgo
+	javaBytes      int64 // per produce case with the Java producer, several times slower on these cores
 	consumeBytes   int64 // the fill topic, read once by each client
 	warmBytes      int64 // unmeasured, before the first case of a round
 	latencySeconds float64
@@ -66,6 +67,7 @@ func makePlan(quick bool, rounds int) plan {
 		rounds:         3,
 		size:           1024,
 		produceBytes:   1 << 30,
+		javaBytes:      256 << 20,
 		consumeBytes:   5 << 30,
 		warmBytes:      512 << 20,
 		latencySeconds: 10,
@@ -82,6 +84,7 @@ func makePlan(quick bool, rounds int) plan {
 	if quick {
 		p.rounds = 1
 		p.produceBytes = 64 << 20
+		p.javaBytes = 32 << 20
 		p.consumeBytes = 256 << 20
 		p.warmBytes = 64 << 20
 		p.latencySeconds = 3
@@ -100,10 +103,13 @@ func (p plan) recordsFor(bytes int64) int64 {
 	return max(1, bytes/int64(p.size))
 }
 
-// bytesOf is the produce volume of c.
-func (p plan) bytesOf(c prodCase) int64 {
-	if c == fillCase {
+// bytesOf is the produce volume of c with client.
+func (p plan) bytesOf(c prodCase, client string) int64 {
+	switch {
+	case c == fillCase:
 		return p.consumeBytes
+	case client == clientJava:
+		return p.javaBytes
 	}
 	return p.produceBytes
 }

@@ -187,8 +187,8 @@ func (r *results) print(w io.Writer, p plan) {
 	}
 	fmt.Fprintf(w, "\nsamsa %s vs Apache Kafka %s: %d round(s) each, alternating, medians; %s; %d B records, no compression;\n",
 		r.samsaVersion, kv, p.rounds, machineNote(), p.size)
-	fmt.Fprintf(w, "produce cases %s each (the fill case %s); load average %s at start, %s at end; %.0fs in all.\n",
-		fmtBytes(p.produceBytes), fmtBytes(p.consumeBytes), r.loadStart, r.loadEnd, r.total.Seconds())
+	fmt.Fprintf(w, "produce cases %s each with kgo, %s with java, the fill case %s; load average %s at start, %s at end; %.0fs in all.\n",
+		fmtBytes(p.produceBytes), fmtBytes(p.javaBytes), fmtBytes(p.consumeBytes), r.loadStart, r.loadEnd, r.total.Seconds())
 	fmt.Fprintln(w, "MB = 10^6 B of record values. Latency: per record, client send call to acknowledgement, ms (the Java tool")
 	fmt.Fprintln(w, "reports whole ms). CPU s/GB: broker user+system CPU seconds (/proc) per 10^9 B moved; the client shares the 2 cores.")
 	fmt.Fprintln(w, "kgo = cmd/samsa-bench (franz-go, kgo defaults); java = Kafka's ProducerPerformance/ConsumerPerformance (defaults;")

@@ -96,7 +96,8 @@ func TestPlan(t *testing.T) {
 	if makePlan(true, 2).rounds != 2 {
 		t.Error("-rounds does not override")
 	}
-	if full.recordsFor(1<<30) != 1<<20 || full.bytesOf(fillCase) != 5<<30 || full.bytesOf(latencyCase) != 1<<30 {
+	if full.recordsFor(1<<30) != 1<<20 || full.bytesOf(fillCase, clientKgo) != 5<<30 || full.bytesOf(latencyCase, clientKgo) != 1<<30 ||
+		full.bytesOf(latencyCase, clientJava) != 256<<20 {
 		t.Error("record counts")
 	}
 	if (prodCase{"1", 1, "5ms"}).runsOn(clientJava) || !(prodCase{"1", 1, "5ms"}).runsOn(clientKgo) {
