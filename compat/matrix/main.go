@@ -52,6 +52,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	samsaBin := fs.String("samsa", "", "the samsa `binary` to run (default: go build ./cmd/samsa)")
 	bootstrap := fs.String("bootstrap", "", "use a running broker at `host:port` instead of starting one")
 	parallel := fs.Int("parallel", 3, "clients run at once")
+	serve := fs.Bool("serve", false, "only start the broker, print its address, and wait for SIGINT")
 	fetch := fs.Bool("fetch-kafka", false, "only resolve Apache Kafka's jars (make java-deps) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -105,6 +106,11 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		name, addr = "samsa "+s.version, s.addr
 	}
 	fmt.Fprintf(stderr, "matrix: %s at %s\n", name, addr)
+	if *serve {
+		fmt.Fprintln(stdout, addr)
+		<-ctx.Done()
+		return nil
+	}
 
 	jobs := selectJobs(allJobs(root), re)
 	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, tmp, *reference, jobs), stderr)
