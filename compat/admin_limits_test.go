@@ -95,10 +95,9 @@ func TestAdminRefusals(t *testing.T) {
 	wantCode(t, "auto-creating __consumer_offsets", mresp.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition)
 }
 
-// With two brokers, replication factor 2 is refused until replication
-// between brokers exists: acks=all must never be answered by a leader whose
-// followers do not hold the data.
-func TestReplicationFactorAboveOneRefused(t *testing.T) {
+// With two brokers, a replication factor of 3 is refused: there are not
+// enough brokers to hold the replicas (2 is served: see cluster_*_test.go).
+func TestReplicationFactorAboveBrokersRefused(t *testing.T) {
 	etcd, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +107,11 @@ func TestReplicationFactorAboveOneRefused(t *testing.T) {
 	b1 := testutil.StartBroker(t, map[string]string{"node.id": "1", "etcd.endpoints": ep})
 	testutil.StartBroker(t, map[string]string{"node.id": "2", "etcd.endpoints": ep})
 	adm := newAdmin(t, b1.Addr())
-	resp, err := adm.CreateTopic(testCtx(t, 20*time.Second), 1, 2, nil, "replicated")
+	resp, err := adm.CreateTopic(testCtx(t, 20*time.Second), 1, 3, nil, "replicated")
 	if err == nil {
 		err = resp.Err
 	}
 	if !errors.Is(err, kerr.InvalidReplicationFactor) {
-		t.Fatalf("replication factor 2: %v, want INVALID_REPLICATION_FACTOR", err)
+		t.Fatalf("replication factor 3 on 2 brokers: %v, want INVALID_REPLICATION_FACTOR", err)
 	}
 }

@@ -81,7 +81,7 @@ func TestClusterPreferredLeaderElection(t *testing.T) {
 		if r := res[topic][0]; r.Err != nil && !slices.Contains([]string{"ELECTION_NOT_NEEDED"}, errName(r.Err)) {
 			return r.Err
 		}
-		mp, err := partitionMeta(t, c.Running()[0], topic, 0)
+		mp, err := partitionMeta(t, c.LiveAddr(), topic, 0)
 		if err != nil {
 			return err
 		}

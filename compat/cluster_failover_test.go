@@ -13,6 +13,8 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
+var _ cluster = (*testutil.Cluster)(nil)
+
 // Three brokers, a topic of replication factor 3 with min.insync.replicas
 // 2: a franz-go producer (acks=all, idempotent) keeps producing while the
 // partition's leader is killed abruptly. Every acknowledged record is read
@@ -20,7 +22,17 @@ import (
 // restarts, truncates what it must and rejoins the ISR.
 func TestClusterLeaderKilledDuringAcksAll(t *testing.T) {
 	c := testutil.StartCluster(t, 3, nil)
-	const topic = "failover"
+	failoverUnderLoad(t, c, "failover", func(id int32) { c.Node(id).Kill() }, func(id int32) { c.Node(id).Restart() })
+}
+
+// failoverUnderLoad creates topic (RF3, min.insync.replicas 2) and has a
+// franz-go producer (acks=all, idempotent) produce to it while the
+// partition's leader is killed; every acknowledged record must be read back
+// in order, and the killed broker, restarted, must rejoin the ISR. It logs
+// the failover time: from the kill to the first acknowledgement of a
+// record sent after it.
+func failoverUnderLoad(t *testing.T, c cluster, topic string, kill, restart func(id int32)) {
+	t.Helper()
 	createReplicatedTopic(t, c, topic, 1, 3, map[string]*string{"min.insync.replicas": strp("2")})
 	leader := waitISR(t, c, topic, 0, 3, 30*time.Second).Leader
 
@@ -70,7 +82,7 @@ func TestClusterLeaderKilledDuringAcksAll(t *testing.T) {
 	mu.Lock()
 	killed = time.Now()
 	mu.Unlock()
-	c.Node(leader).Kill()
+	kill(leader)
 	before := count()
 	testutil.Eventually(t, 60*time.Second, func() error {
 		if count() < before+200 {
@@ -90,7 +102,7 @@ func TestClusterLeaderKilledDuringAcksAll(t *testing.T) {
 	checkAcked(t, c, topic, 0, got)
 
 	// The killed broker comes back, catches up and rejoins the ISR.
-	c.Node(leader).Restart()
+	restart(leader)
 	waitISR(t, c, topic, 0, 3, 60*time.Second)
 	checkAcked(t, c, topic, 0, got)
 }

@@ -16,9 +16,16 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
+// cluster is a set of brokers, in-process (testutil.Cluster) or processes.
+type cluster interface {
+	Addrs() []string         // every node's address, running or not
+	LiveAddr() string        // a running node's address
+	IsRunning(id int32) bool // whether node id runs
+}
+
 // newClusterKgo is a kgo client seeded with every node of a cluster, so it
 // finds the cluster while any node runs.
-func newClusterKgo(t testing.TB, c *testutil.Cluster, opts ...kgo.Opt) *kgo.Client {
+func newClusterKgo(t testing.TB, c cluster, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	opts = append([]kgo.Opt{kgo.SeedBrokers(c.Addrs()...)}, opts...)
 	return newKgo(t, c.Addrs()[0], opts...)
@@ -26,7 +33,7 @@ func newClusterKgo(t testing.TB, c *testutil.Cluster, opts ...kgo.Opt) *kgo.Clie
 
 // createReplicatedTopic creates a topic with rf replicas per partition and
 // waits until every partition has a leader and its full ISR.
-func createReplicatedTopic(t testing.TB, c *testutil.Cluster, topic string, partitions int32, rf int16, configs map[string]*string) {
+func createReplicatedTopic(t testing.TB, c cluster, topic string, partitions int32, rf int16, configs map[string]*string) {
 	t.Helper()
 	adm := kadm.NewClient(newClusterKgo(t, c))
 	resp, err := adm.CreateTopic(testCtx(t, 30*time.Second), partitions, rf, configs, topic)
@@ -42,9 +49,9 @@ func createReplicatedTopic(t testing.TB, c *testutil.Cluster, topic string, part
 }
 
 // partitionMeta asks a running node for one partition's metadata.
-func partitionMeta(t testing.TB, n *testutil.Node, topic string, partition int32) (kmsg.MetadataResponseTopicPartition, error) {
+func partitionMeta(t testing.TB, addr string, topic string, partition int32) (kmsg.MetadataResponseTopicPartition, error) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return kmsg.MetadataResponseTopicPartition{}, err
 	}
@@ -69,12 +76,12 @@ func partitionMeta(t testing.TB, n *testutil.Node, topic string, partition int32
 
 // waitISR waits until a running node reports the partition led, with an
 // ISR of n replicas.
-func waitISR(t testing.TB, c *testutil.Cluster, topic string, partition int32, n int, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
+func waitISR(t testing.TB, c cluster, topic string, partition int32, n int, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
 	t.Helper()
 	var mp kmsg.MetadataResponseTopicPartition
 	testutil.Eventually(t, timeout, func() error {
 		var err error
-		mp, err = partitionMeta(t, c.Running()[0], topic, partition)
+		mp, err = partitionMeta(t, c.LiveAddr(), topic, partition)
 		if err != nil {
 			return err
 		}
@@ -88,16 +95,16 @@ func waitISR(t testing.TB, c *testutil.Cluster, topic string, partition int32, n
 
 // waitLeader waits until the partition's leader is a running node other
 // than not, and returns it.
-func waitLeader(t testing.TB, c *testutil.Cluster, topic string, partition int32, not int32, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
+func waitLeader(t testing.TB, c cluster, topic string, partition int32, not int32, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
 	t.Helper()
 	var mp kmsg.MetadataResponseTopicPartition
 	testutil.Eventually(t, timeout, func() error {
 		var err error
-		mp, err = partitionMeta(t, c.Running()[0], topic, partition)
+		mp, err = partitionMeta(t, c.LiveAddr(), topic, partition)
 		if err != nil {
 			return err
 		}
-		if mp.Leader < 0 || mp.Leader == not || !c.Node(mp.Leader).Running() {
+		if mp.Leader < 0 || mp.Leader == not || !c.IsRunning(mp.Leader) {
 			return fmt.Errorf("%s-%d: leader %d", topic, partition, mp.Leader)
 		}
 		return nil
@@ -114,7 +121,7 @@ type ackedRecord struct {
 // checkAcked reads the partition from offset 0 up to its high watermark and
 // fails the test unless every acknowledged record is there at its offset,
 // with its value, in the order acknowledged.
-func checkAcked(t testing.TB, c *testutil.Cluster, topic string, partition int32, acked []ackedRecord) {
+func checkAcked(t testing.TB, c cluster, topic string, partition int32, acked []ackedRecord) {
 	t.Helper()
 	if len(acked) == 0 {
 		t.Fatal("nothing was acknowledged")

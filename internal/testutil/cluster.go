@@ -105,3 +105,18 @@ func (n *Node) Kill() {
 
 // Running reports whether the node is running.
 func (n *Node) Running() bool { return n.running }
+
+// LiveAddr is the address of a running node ("" when none runs).
+func (c *Cluster) LiveAddr() string {
+	for _, n := range c.Nodes {
+		if n.running {
+			return n.Addr()
+		}
+	}
+	return ""
+}
+
+// IsRunning reports whether node id runs.
+func (c *Cluster) IsRunning(id int32) bool {
+	return id >= 1 && int(id) <= len(c.Nodes) && c.Nodes[id-1].running
+}
