@@ -32,7 +32,9 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 	all := func(err error) {
 		for i := range codes {
 			for j := range codes[i] {
-				codes[i][j] = errorCode(err)
+				if codes[i][j] == 0 {
+					codes[i][j] = errorCode(err)
+				}
 			}
 		}
 	}
