@@ -1,0 +1,194 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+const root = "../.."
+
+func loadCompose(t *testing.T) *types.Project {
+	t.Helper()
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(abs, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := loader.LoadWithContext(ctx, types.ConfigDetails{
+		WorkingDir:  abs,
+		ConfigFiles: []types.ConfigFile{{Filename: filepath.Join(abs, "docker-compose.yml"), Content: data}},
+		Environment: types.Mapping{},
+	}, func(o *loader.Options) { o.SetProjectName("samsa", true) })
+	if err != nil {
+		t.Fatalf("compose-go cannot load docker-compose.yml: %v", err)
+	}
+	return p
+}
+
+// The compose file describes one etcd and three samsa brokers built from
+// the repository's Dockerfile, each publishing its own host port, joining
+// the etcd once it is healthy, and configured through KAFKA_* variables
+// that samsa's configuration accepts as the cluster needs them: distinct
+// node ids, one etcd, listeners inside and outside the compose network,
+// three replicas with two in sync.
+func TestComposeCluster(t *testing.T) {
+	p := loadCompose(t)
+	names := slices.Sorted(slices.Values(p.ServiceNames()))
+	if want := []string{"etcd", "samsa-1", "samsa-2", "samsa-3"}; !slices.Equal(names, want) {
+		t.Fatalf("services %v, want %v", names, want)
+	}
+
+	etcd := p.Services["etcd"]
+	if etcd.Image == "" {
+		t.Error("etcd has no image")
+	}
+	hc := etcd.HealthCheck
+	if hc == nil || hc.Disable || len(hc.Test) < 2 || hc.Test[0] != "CMD" || !slices.Contains(hc.Test, "etcdctl") ||
+		!slices.Contains(hc.Test, "health") {
+		t.Errorf("etcd health check %+v, want etcdctl endpoint health", hc)
+	}
+	if hc != nil && (hc.Interval == nil || time.Duration(*hc.Interval) <= 0 || hc.Retries == nil || *hc.Retries == 0) {
+		t.Errorf("etcd health check without interval or retries: %+v", hc)
+	}
+	if v := etcd.Environment["ETCD_ADVERTISE_CLIENT_URLS"]; v == nil || *v != "http://etcd:2379" {
+		t.Errorf("etcd advertises %v, want http://etcd:2379", v)
+	}
+
+	seenIDs := map[int32]string{}
+	seenVolumes := map[string]string{}
+	for i, name := range []string{"samsa-1", "samsa-2", "samsa-3"} {
+		s := p.Services[name]
+		hostPort := fmt.Sprintf("%d9092", i+1)
+		t.Run(name, func(t *testing.T) {
+			if s.Build == nil {
+				t.Fatal("not built from the Dockerfile")
+			}
+			abs, _ := filepath.Abs(root)
+			if s.Build.Context != abs || (s.Build.Dockerfile != "" && s.Build.Dockerfile != "Dockerfile") {
+				t.Errorf("build %s %s, want the repository root and its Dockerfile", s.Build.Context, s.Build.Dockerfile)
+			}
+			dep, ok := s.DependsOn["etcd"]
+			if !ok || dep.Condition != types.ServiceConditionHealthy {
+				t.Errorf("depends on etcd %+v, want condition service_healthy", dep)
+			}
+			if len(s.Ports) != 1 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 {
+				t.Errorf("ports %+v, want %s:%s", s.Ports, hostPort, hostPort)
+			}
+			if s.StopSignal != "SIGTERM" {
+				t.Errorf("stop signal %q", s.StopSignal)
+			}
+			for _, v := range s.Volumes {
+				if other, ok := seenVolumes[v.Source]; ok {
+					t.Errorf("volume %s shared with %s", v.Source, other)
+				}
+				seenVolumes[v.Source] = name
+			}
+
+			// samsa reads the environment as the apache/kafka image does;
+			// an unknown or malformed property would stop it.
+			var env []string
+			for k, v := range s.Environment {
+				if v != nil {
+					env = append(env, k+"="+*v)
+				}
+			}
+			props, err := config.Load("", nil, env)
+			if err != nil {
+				t.Fatalf("samsa refuses the environment: %v", err)
+			}
+			id := props.NodeID()
+			if id != int32(i+1) {
+				t.Errorf("node.id %d, want %d", id, i+1)
+			}
+			if other, ok := seenIDs[id]; ok {
+				t.Errorf("node.id %d also used by %s", id, other)
+			}
+			seenIDs[id] = name
+			if eps := props.List("etcd.endpoints"); !slices.Equal(eps, []string{"http://etcd:2379"}) {
+				t.Errorf("etcd.endpoints %v", eps)
+			}
+			lns, err := props.Listeners()
+			if err != nil {
+				t.Fatal(err)
+			}
+			adv, err := props.AdvertisedListeners()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range lns {
+				got = append(got, fmt.Sprintf("%s %s:%d", l.Name, l.Host, l.Port))
+			}
+			for _, l := range adv {
+				got = append(got, fmt.Sprintf("advertised %s %s:%d", l.Name, l.Host, l.Port))
+			}
+			want := []string{
+				"PLAINTEXT 0.0.0.0:9092", "PLAINTEXT_HOST 0.0.0.0:" + hostPort,
+				"advertised PLAINTEXT " + name + ":9092", "advertised PLAINTEXT_HOST localhost:" + hostPort,
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("listeners %q, want %q", got, want)
+			}
+			for k, want := range map[string]string{
+				"default.replication.factor":               "3",
+				"min.insync.replicas":                      "2",
+				"offsets.topic.replication.factor":         "3",
+				"inter.broker.listener.name":               "PLAINTEXT",
+				"log.dirs":                                 "/var/lib/samsa/data",
+				"transaction.state.log.min.isr":            "2",
+				"transaction.state.log.replication.factor": "3",
+			} {
+				if got := props.String(k); got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+// The Dockerfile copies the static bin/samsa into an image from scratch
+// and starts `samsa serve` with its data in the volume.
+func TestDockerfileFromScratch(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instr []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			instr = append(instr, line)
+		}
+	}
+	for _, want := range []string{
+		"FROM scratch",
+		"COPY bin/samsa /samsa",
+		`ENTRYPOINT ["/samsa"]`,
+		`CMD ["serve"]`,
+		"VOLUME /var/lib/samsa/data",
+		"STOPSIGNAL SIGTERM",
+	} {
+		if !slices.Contains(instr, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(instr), func(s string) bool { return !strings.HasPrefix(s, "FROM ") })); n != 1 {
+		t.Errorf("%d FROM lines, want one stage (scratch)", n)
+	}
+}
