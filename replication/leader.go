@@ -96,7 +96,8 @@ func (l *Leader) HighWatermark(isr []int32, leaderLEO int64) (hw int64, ok bool)
 // from isr: members (other than the leader) whose log end offset trails
 // leaderLEO and who were last caught up more than lag ago leave; replicas
 // outside it whose log end offset reached both hw and the start of this
-// leader epoch join, if eligible says their broker epoch is current.
+// leader epoch, and who are not lagging as above, join if eligible says
+// their broker epoch is current.
 func (l *Leader) WantISR(isr []int32, leaderLEO, hw int64, now time.Time, lag time.Duration, eligible func(id int32, brokerEpoch int64) bool) ([]int32, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -121,7 +122,8 @@ func (l *Leader) WantISR(isr []int32, leaderLEO, hw int64, now time.Time, lag ti
 	slices.Sort(ids)
 	for _, id := range ids {
 		f := l.followers[id]
-		if slices.Contains(next, id) || f.leo < 0 || f.leo < hw || f.leo < l.epochStart {
+		if slices.Contains(next, id) || f.leo < 0 || f.leo < hw || f.leo < l.epochStart ||
+			f.leo != leaderLEO && now.Sub(f.lastCaughtUp) > lag {
 			continue
 		}
 		if eligible != nil && !eligible(id, f.brokerEpoch) {

@@ -1,0 +1,180 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestDecideState(t *testing.T) {
+	live := func(ids ...int32) map[int32]bool {
+		m := map[int32]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	st := func(leader, epoch int32, isr ...int32) PartitionState {
+		return PartitionState{Leader: leader, LeaderEpoch: epoch, ISR: isr, Version: 7}
+	}
+	replicas := []int32{1, 2, 3}
+	for _, tt := range []struct {
+		name      string
+		in        PartitionState
+		live      map[int32]bool
+		unclean   bool
+		preferred bool
+		want      PartitionState
+		changed   bool
+	}{
+		{"all live", st(1, 0, 1, 2, 3), live(1, 2, 3), false, false, st(1, 0, 1, 2, 3), false},
+		{"dead follower leaves the ISR", st(1, 0, 1, 2, 3), live(1, 3), false, false, st(1, 0, 1, 3), true},
+		{"dead leader: next ISR member, epoch+1", st(1, 4, 1, 2, 3), live(2, 3), false, false, st(2, 5, 2, 3), true},
+		{"dead leader: only ISR members lead", st(1, 4, 1, 3), live(2, 3), false, false, st(3, 5, 3), true},
+		{"no live ISR member: offline, ISR kept", st(1, 4, 1), live(2, 3), false, false, st(-1, 5, 1), true},
+		{"already offline", st(-1, 5, 1), live(2, 3), false, false, st(-1, 5, 1), false},
+		{"unclean election takes a live replica", st(-1, 5, 1), live(2, 3), true, false, st(2, 6, 2), true},
+		{"ISR member returns to an offline partition", st(-1, 5, 1), live(1, 2), false, false, st(1, 6, 1), true},
+		{"preferred leader back in sync", st(2, 5, 2, 3, 1), live(1, 2, 3), false, true, st(1, 6, 2, 3, 1), true},
+		{"preferred leader not in sync", st(2, 5, 2, 3), live(1, 2, 3), false, true, st(2, 5, 2, 3), false},
+	} {
+		got, changed := decideState(tt.in, replicas, tt.live, tt.unclean, tt.preferred)
+		if changed != tt.changed || got.Leader != tt.want.Leader || got.LeaderEpoch != tt.want.LeaderEpoch || !slices.Equal(got.ISR, tt.want.ISR) {
+			t.Errorf("%s: got %+v changed=%v, want %+v changed=%v", tt.name, got, changed, tt.want, tt.changed)
+		}
+	}
+}
+
+func TestAssignReplicasRackAware(t *testing.T) {
+	brokers := []BrokerInfo{{ID: 1, Rack: "a"}, {ID: 2, Rack: "a"}, {ID: 3, Rack: "b"}, {ID: 4, Rack: "b"}}
+	rack := map[int32]string{1: "a", 2: "a", 3: "b", 4: "b"}
+	a, err := AssignReplicas(brokers, 8, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[int32]int{}
+	for p, rs := range a {
+		if len(rs) != 2 || rs[0] == rs[1] {
+			t.Fatalf("partition %d: replicas %v", p, rs)
+		}
+		if rack[rs[0]] == rack[rs[1]] {
+			t.Errorf("partition %d: replicas %v in one rack", p, rs)
+		}
+		leaders[rs[0]]++
+	}
+	for id, n := range leaders {
+		if n != 2 {
+			t.Errorf("broker %d leads %d of 8 partitions, want 2", id, n)
+		}
+	}
+	if _, err := AssignReplicas(brokers, 1, 5, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("rf 5 on 4 brokers: %v", err)
+	}
+	// Without racks every broker still leads its share.
+	a, err = AssignReplicas([]BrokerInfo{{ID: 1}, {ID: 2}, {ID: 3}}, 6, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders = map[int32]int{}
+	for _, rs := range a {
+		leaders[rs[0]]++
+		if len(rs) != 3 || rs[0] == rs[1] || rs[1] == rs[2] || rs[0] == rs[2] {
+			t.Fatalf("replicas %v", rs)
+		}
+	}
+	if leaders[1] != 2 || leaders[2] != 2 || leaders[3] != 2 {
+		t.Errorf("leaders %v", leaders)
+	}
+}
+
+func register(t *testing.T, s *Store, id int32) {
+	t.Helper()
+	if err := s.RegisterBroker(testCtx(t), BrokerInfo{ID: id, Host: "127.0.0.1", Port: 9000 + id}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A controller whose lease is gone (paused past its TTL) while another
+// won the election cannot write a partition state: the write is
+// conditioned on its election key.
+func TestPausedControllerIsFenced(t *testing.T) {
+	e := startEtcd(t)
+	s1 := openStore(t, e, 1)
+	s2 := openStore(t, e, 2)
+	ctx := testCtx(t)
+	mustCreate(t, s1, "fenced", [][]int32{{1, 2}}, nil)
+	if _, err := s1.Campaign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The lease runs out as if s1 were paused: revoke it behind its back.
+	s1.mu.Lock()
+	lease := s1.sess.Lease()
+	s1.mu.Unlock()
+	if _, err := s2.cli.Revoke(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := s2.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := mustTopic(t, s1, "fenced").Partitions[0]
+	stale := st
+	stale.Leader, stale.LeaderEpoch, stale.ISR = 1, st.LeaderEpoch+1, []int32{1}
+	if _, err := s1.writeStateFenced(ctx, "fenced", 0, stale); !errors.Is(err, ErrNotController) {
+		t.Fatalf("write by the paused controller: %v, want ErrNotController", err)
+	}
+	next := st
+	next.Leader, next.LeaderEpoch, next.ISR, next.ControllerEpoch = 2, st.LeaderEpoch+1, []int32{2}, epoch
+	if _, err := s2.writeStateFenced(ctx, "fenced", 0, next); err != nil {
+		t.Fatalf("write by the new controller: %v", err)
+	}
+	if got := mustTopic(t, s1, "fenced").Partitions[0]; got.Leader != 2 || got.ControllerEpoch != epoch {
+		t.Fatalf("state %+v, want the new controller's", got)
+	}
+}
+
+// RunController moves leadership off a broker whose registration expired
+// and gives it back (preferred replica) once it returns in sync.
+func TestRunControllerFailsOver(t *testing.T) {
+	e := startEtcd(t)
+	ttl := func(c *Config) { c.SessionTTL = time.Second }
+	s1 := openStore(t, e, 1, ttl)
+	s2 := openStore(t, e, 2, ttl)
+	register(t, s1, 1)
+	register(t, s2, 2)
+	mustCreate(t, s1, "moves", [][]int32{{2, 1}}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s1.RunController(ctx, ControllerConfig{AutoRebalance: true, RebalanceInterval: 100 * time.Millisecond, Resync: 50 * time.Millisecond})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	s2.abandon() // broker 2 dies: its lease expires
+	eventually(t, 20*time.Second, func() error {
+		st := mustTopic(t, s1, "moves").Partitions[0]
+		return errorIf(st.Leader != 1 || st.LeaderEpoch != 1 || !slices.Equal(st.ISR, []int32{1}), "state %+v", st)
+	})
+	// Broker 2 returns and its leader puts it back in the ISR; the
+	// preferred replica leads again.
+	s2b := openStore(t, e, 2, ttl)
+	register(t, s2b, 2)
+	st := mustTopic(t, s1, "moves").Partitions[0]
+	st.ISR = []int32{1, 2}
+	if _, err := s1.UpdatePartitionState(testCtx(t), "moves", 0, st); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() error {
+		st := mustTopic(t, s1, "moves").Partitions[0]
+		if st.Leader != 2 || st.LeaderEpoch != 2 {
+			return fmt.Errorf("state %+v", st)
+		}
+		return nil
+	})
+}
