@@ -217,7 +217,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			p := &partition{topic: name, topicID: et.ID, id: int32(i), moved: make(chan struct{})}
 			p.setState(st, replicas)
 			if slices.Contains(replicas, b.nodeID) {
-				l, err := logstore.Open(filepath.Join(b.logDir, logDirName(name, int32(i))), cfg, b.log)
+				l, err := b.openPartitionLog(name, et.ID, int32(i), cfg)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("open %s: %w", p, err))
 				} else {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +31,7 @@ type partition struct {
 	mu          sync.Mutex
 	replicas    []int32             // guarded by mu
 	isr         []int32             // guarded by mu
+	joining     []int32             // guarded by mu; being added to the ISR in etcd: counted for the HW already
 	leader      int32               // guarded by mu
 	leaderEpoch int32               // guarded by mu
 	version     int64               // guarded by mu; etcd revision of the state (compare value of ISR writes)
@@ -69,6 +73,11 @@ func (p *partition) signal() {
 func (p *partition) advanceHW() {
 	p.mu.Lock()
 	lead, isr := p.lead, p.isr
+	if len(p.joining) > 0 {
+		// Kafka's maximal ISR: a follower being added must hold what is
+		// acknowledged from now on, as it may lead once the write lands.
+		isr = append(slices.Clone(isr), p.joining...)
+	}
 	p.mu.Unlock()
 	if lead != nil && p.log != nil {
 		if hw, ok := lead.HighWatermark(isr, p.log.EndOffset()); ok {
@@ -278,9 +287,23 @@ func (b *Broker) maybeChangeISR(ctx context.Context, p *partition, lag time.Dura
 		return
 	}
 	st.ISR = want
+	var joining []int32
+	for _, r := range want {
+		if !slices.Contains(isr, r) {
+			joining = append(joining, r)
+		}
+	}
+	p.mu.Lock()
+	p.joining = joining
+	p.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	rev, err := b.store.UpdatePartitionState(wctx, p.topic, p.id, st)
 	cancel()
+	defer func() {
+		p.mu.Lock()
+		p.joining = nil
+		p.mu.Unlock()
+	}()
 	if err != nil {
 		if ctx.Err() == nil {
 			b.log.Info("ISR change not written", "partition", p.String(), "isr", want, "err", err)
@@ -339,4 +362,92 @@ func (b *Broker) runController(ctx context.Context) {
 		AutoRebalance:     b.props.Bool("auto.leader.rebalance.enable"),
 		RebalanceInterval: time.Duration(b.props.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
 	})
+}
+
+// partitionMetadataFile names, in each partition directory, the topic id
+// the log belongs to, as Kafka's partition.metadata (KIP-516): a topic
+// deleted while this broker was down and created again under the same
+// name does not inherit the old records.
+const partitionMetadataFile = "partition.metadata"
+
+func readPartitionMetadata(dir string) ([16]byte, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	if err != nil {
+		return [16]byte{}, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
+			id, err := controller.DecodeUUID(strings.TrimSpace(v))
+			return id, err == nil
+		}
+	}
+	return [16]byte{}, false
+}
+
+// openPartitionLog opens (or creates) the log of partition p of a topic,
+// first removing a directory left by an older topic of the same name.
+func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
+	dir := filepath.Join(b.logDir, logDirName(name, p))
+	if old, ok := readPartitionMetadata(dir); ok && old != id {
+		b.log.Info("removing the log of a deleted topic of the same name", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	l, err := logstore.Open(dir, cfg, b.log)
+	if err != nil {
+		return nil, err
+	}
+	if old, ok := readPartitionMetadata(dir); !ok || old != id {
+		data := "version: 0\ntopic_id: " + controller.EncodeUUID(id) + "\n"
+		tmp := filepath.Join(dir, partitionMetadataFile+".tmp")
+		if err := os.WriteFile(tmp, []byte(data), 0o644); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, partitionMetadataFile))
+		}
+		if err != nil {
+			b.log.Warn("writing partition.metadata", "dir", dir, "err", err)
+		}
+	}
+	return l, nil
+}
+
+// removeOrphanLogs deletes the partition directories (those with a
+// partition.metadata) of topics deleted while this broker was down, or
+// re-created since, or whose replicas moved off this broker: a deletion
+// reaches every replica's files even when a broker missed it. Run after the
+// first metadata sync, before the broker serves.
+func (b *Broker) removeOrphanLogs() {
+	m := &b.meta
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	ents, err := os.ReadDir(b.logDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		i := strings.LastIndexByte(e.Name(), '-')
+		if i <= 0 {
+			continue
+		}
+		pn, err := strconv.Atoi(e.Name()[i+1:])
+		if err != nil || pn < 0 {
+			continue
+		}
+		dir := filepath.Join(b.logDir, e.Name())
+		id, ok := readPartitionMetadata(dir)
+		if !ok {
+			continue
+		}
+		t := m.topic(e.Name()[:i])
+		if t != nil && t.id == id && pn < len(t.parts) && t.parts[pn].log != nil {
+			continue
+		}
+		b.log.Info("removing the log of a deleted partition", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			b.log.Warn("removing the log of a deleted partition", "dir", dir, "err", err)
+		}
+	}
 }

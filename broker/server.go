@@ -197,6 +197,7 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
 	}
+	b.removeOrphanLogs()
 	// The watches run until b.ctx ends; the store's Close waits for them.
 	b.store.WatchTopics(b.ctx, rev, func() {
 		if err := b.syncMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
