@@ -42,6 +42,17 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.IncrementalAlterConfigs: {0, 1, 0, (*Broker).handleIncrementalAlterConfigs},
 	kmsg.DescribeCluster:         {0, 2, 0, (*Broker).handleDescribeCluster},
 	kmsg.ElectLeaders:            {0, 2, 0, (*Broker).handleElectLeaders},
+	kmsg.FindCoordinator:         {0, 6, 0, (*Broker).handleFindCoordinator},
+	kmsg.JoinGroup:               {0, 9, 0, (*Broker).handleJoinGroup},
+	kmsg.SyncGroup:               {0, 5, 0, (*Broker).handleSyncGroup},
+	kmsg.Heartbeat:               {0, 4, 0, (*Broker).handleHeartbeat},
+	kmsg.LeaveGroup:              {0, 5, 0, (*Broker).handleLeaveGroup},
+	kmsg.OffsetCommit:            {2, 9, 2, (*Broker).handleOffsetCommit},
+	kmsg.OffsetFetch:             {1, 9, 1, (*Broker).handleOffsetFetch},
+	kmsg.DescribeGroups:          {0, 6, 0, (*Broker).handleDescribeGroups},
+	kmsg.ListGroups:              {0, 5, 0, (*Broker).handleListGroups},
+	kmsg.DeleteGroups:            {0, 2, 0, (*Broker).handleDeleteGroups},
+	kmsg.OffsetDelete:            {0, 0, 0, (*Broker).handleOffsetDelete},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it
