@@ -145,14 +145,18 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	return nil
 }
 
-// Replay reads the partition from its start to its high watermark.
+// Replay reads the partition from its start to its log end. A new leader
+// loads everything it has, not only what its high watermark covers yet:
+// its log is the partition's from its election on, and its high watermark
+// catches up as followers fetch (Kafka's coordinator loads to the log end
+// too).
 func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error {
 	p := o.b.meta.partition(offsetsTopic, partition)
 	if p == nil || p.log == nil {
 		return kerr.UnknownTopicOrPartition
 	}
 	l := p.log
-	hw := p.highWatermark()
+	hw := l.EndOffset()
 	off := l.StartOffset()
 	for off < hw {
 		if err := ctx.Err(); err != nil {

@@ -303,3 +303,23 @@ func TestSessionTimeoutRemovesMember(t *testing.T) {
 		t.Errorf("heartbeat after expiry: %v, want UNKNOWN_MEMBER_ID", kerr.ErrorForCode(r.ErrorCode))
 	}
 }
+
+// TestGroupMaxSize: a new member beyond group.max.size is refused.
+func TestGroupMaxSize(t *testing.T) {
+	cfg := testConfig(newMemLog())
+	cfg.MaxSize = 1
+	c := New(cfg)
+	defer c.Close()
+	ownAll(t, c)
+	joinAndSync(t, c, "small", time.Minute)
+	jr := kmsg.NewPtrJoinGroupRequest()
+	jr.Version = 3
+	jr.Group, jr.ProtocolType = "small", "consumer"
+	jr.SessionTimeoutMillis, jr.RebalanceTimeoutMillis = 60000, 1000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "range", []byte{1}
+	jr.Protocols = append(jr.Protocols, p)
+	if r := c.JoinGroup(context.Background(), Client{ID: "c2"}, jr); r.ErrorCode != kerr.GroupMaxSizeReached.Code {
+		t.Fatalf("second member of a group of at most 1: %v, want GROUP_MAX_SIZE_REACHED", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
