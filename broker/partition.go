@@ -451,3 +451,13 @@ func (b *Broker) removeOrphanLogs() {
 		}
 	}
 }
+
+// StopReplicaFetchers stops this broker's follower fetchers for good, as
+// if it were cut off from every leader while still registered: its
+// leaders then drop it from their ISRs after replica.lag.time.max.ms. For
+// tests.
+func (b *Broker) StopReplicaFetchers() {
+	if b.fetchers != nil {
+		b.fetchers.Close()
+	}
+}
