@@ -327,19 +327,8 @@ func franzAdmin(ctx context.Context, e *env) error {
 		return err
 	}
 	base := time.Now().Truncate(time.Second).Add(-time.Hour)
-	{
-		cl, err := franzClient(e, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		if err != nil {
-			return err
-		}
-		for i := range 30 {
-			r := &kgo.Record{Topic: topic, Partition: 0, Key: recKey(i), Value: recValue(i), Timestamp: base.Add(time.Duration(i) * time.Second)}
-			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-				cl.Close()
-				return err
-			}
-		}
-		cl.Close()
+	if err := franzTimestamped(ctx, e, topic, base); err != nil {
+		return err
 	}
 	start, err := adm.ListStartOffsets(ctx, topic)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -95,7 +97,11 @@ func runJobs(ctx context.Context, jobs []job, parallel int, mk func(i int) *env,
 					}
 				}
 				if progress != nil {
-					fmt.Fprintf(progress, "matrix: %-28s %s in %v\n", r.name, summary(t.Cells[r.name]), time.Since(js).Round(time.Second))
+					fmt.Fprintf(progress, "matrix: %-36s %s in %v:", r.name, summary(t.Cells[r.name]), time.Since(js).Round(time.Second))
+					for _, s := range r.scenarios {
+						fmt.Fprintf(progress, " %s %.1fs", s, float64(t.Cells[r.name][s].Ms)/1000)
+					}
+					fmt.Fprintln(progress)
 				}
 			}
 		}()
@@ -250,10 +256,14 @@ func selectJobs(jobs []job, re *regexp.Regexp) []job {
 
 // newEnv makes the environment of job i.
 func newEnv(root, bootstrap, tmp string, reference bool, jobs []job) func(i int) *env {
+	// A run id keeps names apart on a broker that outlives runs (-bootstrap).
+	var id [2]byte
+	_, _ = rand.Read(id[:])
+	run := hex.EncodeToString(id[:])
 	return func(i int) *env {
 		dir := filepath.Join(tmp, fmt.Sprintf("job%d", i))
 		_ = os.MkdirAll(dir, 0o755)
-		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name), tmp: dir, reference: reference}
+		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name) + "-" + run, tmp: dir, reference: reference}
 	}
 }
 

@@ -2,5 +2,4 @@ package main
 
 func saramaScenarios() goScenarios  { return goScenarios{} }
 func kafkaGoScenarios() goScenarios { return goScenarios{} }
-func cliJob() job                   { return goJob("Kafka CLI tools", func() goScenarios { return goScenarios{} }) }
 func connectJob() job               { return goJob("Kafka Connect", func() goScenarios { return goScenarios{} }) }
