@@ -401,7 +401,8 @@ func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstor
 	if old, ok := readPartitionMetadata(dir); !ok || old != id {
 		data := "version: 0\ntopic_id: " + controller.EncodeUUID(id) + "\n"
 		tmp := filepath.Join(dir, partitionMetadataFile+".tmp")
-		if err := os.WriteFile(tmp, []byte(data), 0o644); err == nil {
+		err := os.WriteFile(tmp, []byte(data), 0o644)
+		if err == nil {
 			err = os.Rename(tmp, filepath.Join(dir, partitionMetadataFile))
 		}
 		if err != nil {

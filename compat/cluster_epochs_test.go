@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -69,6 +70,20 @@ func TestClusterPreferredLeaderElection(t *testing.T) {
 	}
 	c.Node(preferred).Kill()
 	waitLeader(t, c, topic, 0, preferred, 60*time.Second)
+	// Every running broker shows the dead replica offline and out of the
+	// ISR.
+	for _, n := range c.Running() {
+		testutil.Eventually(t, 30*time.Second, func() error {
+			mp, err := partitionMeta(t, n.Addr(), topic, 0)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(mp.OfflineReplicas, []int32{preferred}) || slices.Contains(mp.ISR, preferred) || len(mp.Replicas) != 3 {
+				return fmt.Errorf("%s: replicas %v, isr %v, offline %v", n, mp.Replicas, mp.ISR, mp.OfflineReplicas)
+			}
+			return nil
+		})
+	}
 	c.Node(preferred).Restart()
 	waitISR(t, c, topic, 0, 3, 60*time.Second)
 
