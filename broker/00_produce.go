@@ -136,8 +136,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 
 // produceTo appends one partition's records.
 func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
-	l, epoch, err := b.leaderHere(p, -1)
-	if err != nil {
+	if _, _, err := b.leaderHere(p, -1); err != nil {
 		return logstore.AppendResult{}, err
 	}
 	// Produce v3+ carries exactly one batch per partition (Kafka's
@@ -171,14 +170,7 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 			return logstore.AppendResult{}, kerr.NotEnoughReplicas
 		}
 	}
-	res, err := l.Append(records, epoch, now)
-	if err != nil {
-		return res, err
-	}
-	if !res.Duplicate {
-		p.advanceHW()
-	}
-	return res, nil
+	return b.appendAsLeader(p, records, now)
 }
 
 // recompress re-encodes a client batch with the topic's codec, as Kafka

@@ -28,6 +28,11 @@ type partition struct {
 
 	hw atomic.Int64 // high watermark, published after the bytes are written
 
+	// roleMu is held for reading by appends as leader and for writing by
+	// a change of role, so that no append of an old leadership lands after
+	// the follower's truncation began (Kafka's leaderIsrUpdateLock).
+	roleMu sync.RWMutex
+
 	mu          sync.Mutex
 	replicas    []int32             // guarded by mu
 	isr         []int32             // guarded by mu
@@ -164,6 +169,26 @@ func (p *partition) leadState() *replication.Leader {
 	return p.lead
 }
 
+// appendAsLeader appends a producer's records to a partition led here, in
+// the current leader epoch, and moves the high watermark; NOT_LEADER when
+// leadership moved, even between the caller's check and the append.
+func (b *Broker) appendAsLeader(p *partition, records []byte, now time.Time) (logstore.AppendResult, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	l, epoch, err := b.leaderHere(p, -1)
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	res, err := l.Append(records, epoch, now)
+	if err != nil {
+		return res, err
+	}
+	if !res.Duplicate {
+		p.advanceHW()
+	}
+	return res, nil
+}
+
 // applyRole makes this broker lead or follow p as its state says: a new
 // leader stops fetching, records its leader epoch at its log end (the
 // epoch's start offset) and starts tracking its followers; a follower
@@ -172,6 +197,8 @@ func (b *Broker) applyRole(p *partition, st controller.PartitionState) {
 	if p.log == nil {
 		return
 	}
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
 	switch {
 	case st.Leader == b.nodeID:
 		p.mu.Lock()
