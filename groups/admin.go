@@ -30,10 +30,7 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 		}
 		return d
 	}
-	if id == "" {
-		return fail(kerr.InvalidGroupID)
-	}
-	s, err := c.shardFor(id)
+	s, err := c.groupShard(id)
 	if err != nil {
 		return fail(err)
 	}
@@ -115,10 +112,7 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 }
 
 func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
-	if id == "" {
-		return kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(id)
+	s, err := c.groupShard(id)
 	if err != nil {
 		return err
 	}

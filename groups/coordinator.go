@@ -418,3 +418,11 @@ func appendError(err error, unloaded bool) error {
 	}
 	return kerr.NotCoordinator
 }
+
+// groupShard is shardFor, refusing the empty group id (INVALID_GROUP_ID).
+func (c *Coordinator) groupShard(group string) (*shard, error) {
+	if group == "" {
+		return nil, kerr.InvalidGroupID
+	}
+	return c.shardFor(group)
+}

@@ -35,10 +35,7 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		r.Version = req.Version
 		return r
 	}
-	if req.Group == "" {
-		return fail(kerr.InvalidGroupID)
-	}
-	s, err := c.shardFor(req.Group)
+	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return fail(err)
 	}
@@ -314,10 +311,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		resp.ErrorCode = errorCode(err)
 		return resp
 	}
-	if req.Group == "" {
-		return fail(kerr.InvalidGroupID)
-	}
-	s, err := c.shardFor(req.Group)
+	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return fail(err)
 	}
@@ -445,10 +439,7 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 }
 
 func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) error {
-	if req.Group == "" {
-		return kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(req.Group)
+	s, err := c.groupShard(req.Group)
 	if err == kerr.CoordinatorLoadInProgress {
 		// As Kafka: the member keeps its session while the coordinator loads.
 		return nil
@@ -504,10 +495,7 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 }
 
 func (c *Coordinator) leave(groupID string, members []kmsg.LeaveGroupRequestMember, resp *kmsg.LeaveGroupResponse) error {
-	if groupID == "" {
-		return kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(groupID)
+	s, err := c.groupShard(groupID)
 	if err != nil {
 		return err
 	}

@@ -58,10 +58,7 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 // commit validates and writes the commit; per-partition failures go into
 // codes, a failure of the whole request is returned.
 func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest, codes [][]int16) error {
-	if req.Group == "" {
-		return kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(req.Group)
+	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return err
 	}
@@ -263,10 +260,7 @@ var noOffset = offset{offset: -1, leaderEpoch: -1}
 // fetchOffsets returns the committed offsets of the requested partitions
 // (-1 where none), or of every partition with one when topics is nil.
 func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetchedTopic, error) {
-	if groupID == "" {
-		return nil, kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(groupID)
+	s, err := c.groupShard(groupID)
 	if err != nil {
 		return nil, err
 	}
@@ -332,10 +326,7 @@ func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRe
 }
 
 func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteRequest) ([][]int16, error) {
-	if req.Group == "" {
-		return nil, kerr.InvalidGroupID
-	}
-	s, err := c.shardFor(req.Group)
+	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return nil, err
 	}
