@@ -225,9 +225,9 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 					if len(replicas) == 1 {
 						p.hw.Store(l.EndOffset())
 					} else {
-						// Known again once the ISR has fetched (leader)
-						// or from the leader (follower).
-						p.hw.Store(l.StartOffset())
+						// As last checkpointed; then from the ISR's
+						// fetches (leader) or from the leader (follower).
+						p.hw.Store(savedHW(l))
 					}
 					b.becomeLeader(p, st)
 				}

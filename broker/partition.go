@@ -26,7 +26,8 @@ type partition struct {
 	id      int32
 	log     *logstore.Log // immutable after creation
 
-	hw atomic.Int64 // high watermark, published after the bytes are written
+	hw      atomic.Int64 // high watermark, published after the bytes are written
+	savedHW atomic.Int64 // high watermark last checkpointed (0: none)
 
 	// roleMu is held for reading by appends as leader and for writing by
 	// a change of role, so that no append of an old leadership lands after
@@ -276,10 +277,16 @@ func (b *Broker) isrLoop(ctx context.Context) {
 	}
 	t := time.NewTicker(max(lag/2, 50*time.Millisecond))
 	defer t.Stop()
+	every := time.Duration(b.props.Int64("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond
+	cp := time.NewTicker(max(every, 100*time.Millisecond))
+	defer cp.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-cp.C:
+			b.checkpointHWs()
+			continue
 		case <-t.C:
 		case <-b.isrKick:
 		}
@@ -487,5 +494,79 @@ func (b *Broker) removeOrphanLogs() {
 func (b *Broker) StopReplicaFetchers() {
 	if b.fetchers != nil {
 		b.fetchers.Close()
+	}
+}
+
+// hwCheckpointFile holds, in each partition directory, the partition's
+// high watermark as last saved (Kafka keeps them in
+// replication-offset-checkpoint): a replicated partition restarts knowing
+// what was committed instead of showing consumers nothing until the ISR
+// has fetched, and a group coordinator loading __consumer_offsets sees the
+// commits made before the restart.
+const hwCheckpointFile = "high-watermark-checkpoint"
+
+// savedHW is the checkpointed high watermark of a log, within its bounds;
+// the log start offset when none was saved.
+func savedHW(l *logstore.Log) int64 {
+	b, err := os.ReadFile(filepath.Join(l.Dir(), hwCheckpointFile))
+	if err != nil {
+		return l.StartOffset()
+	}
+	hw, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return l.StartOffset()
+	}
+	return max(min(hw, l.EndOffset()), l.StartOffset())
+}
+
+// checkpointHWs saves the high watermark of every replicated partition
+// whose high watermark moved since it was last saved
+// (replica.high.watermark.checkpoint.interval.ms, and at Close).
+func (b *Broker) checkpointHWs() {
+	for _, p := range b.meta.allPartitions() {
+		if p.replicationFactor() < 2 {
+			continue
+		}
+		hw := p.highWatermark()
+		if hw == p.savedHW.Load() {
+			continue
+		}
+		dir := p.log.Dir()
+		tmp := filepath.Join(dir, hwCheckpointFile+".tmp")
+		err := os.WriteFile(tmp, []byte(strconv.FormatInt(hw, 10)+"\n"), 0o644)
+		if err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, hwCheckpointFile))
+		}
+		if err != nil {
+			if b.ctx.Err() == nil {
+				b.log.Warn("saving the high watermark", "partition", p.String(), "err", err)
+			}
+			continue
+		}
+		p.savedHW.Store(hw)
+	}
+}
+
+// awaitEpochCommitted waits until the high watermark of a partition led
+// here reaches the start of the current leader epoch: everything the
+// previous leaders acknowledged is then visible (Raft's rule that a new
+// leader first commits in its own term). A group coordinator taking over
+// __consumer_offsets should load only after it. NOT_LEADER when the
+// leadership goes first.
+func (b *Broker) awaitEpochCommitted(ctx context.Context, p *partition) error {
+	for {
+		ch := p.movedCh()
+		ls := p.leadState()
+		if ls == nil {
+			return errNotLeader
+		}
+		if p.highWatermark() >= ls.EpochStart() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }

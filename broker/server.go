@@ -324,6 +324,9 @@ func (b *Broker) shutdown(clean bool) error {
 	if b.fetchers != nil {
 		b.fetchers.Close()
 	}
+	if clean {
+		b.checkpointHWs()
+	}
 	errs := []error{b.meta.closeAll(clean)}
 	if b.store != nil && clean {
 		errs = append(errs, b.store.Close())
