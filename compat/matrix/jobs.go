@@ -24,7 +24,7 @@ func allJobs(root string) []job {
 			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), clientScenarios},
 		}),
 		cliJob(),
-		connectJob(),
+		connectJob(root),
 		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", clientScenarios}}),
 		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), clientScenarios}}),
 		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), clientScenarios}}),
