@@ -120,7 +120,8 @@ type ackedRecord struct {
 
 // checkAcked reads the partition from offset 0 up to its high watermark and
 // fails the test unless every acknowledged record is there at its offset,
-// with its value, in the order acknowledged.
+// with its value, in the order acknowledged, and no record (values are
+// unique) was written twice.
 func checkAcked(t testing.TB, c cluster, topic string, partition int32, acked []ackedRecord) {
 	t.Helper()
 	if len(acked) == 0 {
@@ -146,6 +147,15 @@ func checkAcked(t testing.TB, c cluster, topic string, partition int32, acked []
 			}
 			got[r.Offset] = string(r.Value)
 		})
+	}
+	// The producers are idempotent: a retried batch must not be written
+	// twice, across failovers included.
+	at := map[string]int64{}
+	for off, v := range got {
+		if first, ok := at[v]; ok {
+			t.Errorf("record %q written twice, at offsets %d and %d", v, min(first, off), max(first, off))
+		}
+		at[v] = off
 	}
 	prev := int64(-1)
 	for _, a := range acked {
