@@ -200,6 +200,11 @@ func (b *Broker) applyRole(p *partition, st controller.PartitionState) {
 	}
 	p.roleMu.Lock()
 	defer p.roleMu.Unlock()
+	// The state setState kept: st may be an older read than an ISR change
+	// this broker wrote itself.
+	p.mu.Lock()
+	st.Leader, st.LeaderEpoch = p.leader, p.leaderEpoch
+	p.mu.Unlock()
 	switch {
 	case st.Leader == b.nodeID:
 		p.mu.Lock()
