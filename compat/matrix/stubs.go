@@ -1,4 +1,3 @@
 package main
 
-func saramaScenarios() goScenarios  { return goScenarios{} }
 func kafkaGoScenarios() goScenarios { return goScenarios{} }
