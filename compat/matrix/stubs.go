@@ -1,3 +1,0 @@
-package main
-
-func kafkaGoScenarios() goScenarios { return goScenarios{} }
