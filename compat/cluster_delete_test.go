@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -60,9 +61,17 @@ func TestClusterTopicDeletionReachesEveryReplica(t *testing.T) {
 	}
 	// Created again: empty everywhere, the restarted broker included.
 	createReplicatedTopic(t, c, topic, 2, 3, nil)
+	lc := newClusterKgo(t, c)
 	for p := range int32(2) {
-		if got := listOffsetRaw(t, newKgo(t, c.LiveAddr()), topic, p, -1); got.Offset != 0 {
-			t.Errorf("partition %d of the new topic ends at %d, want 0", p, got.Offset)
-		}
+		testutil.Eventually(t, 30*time.Second, func() error {
+			got := listOffsetRaw(t, lc, topic, p, -1)
+			if err := kerr.ErrorForCode(got.ErrorCode); err != nil {
+				return err // the new leaders are not known everywhere yet
+			}
+			if got.Offset != 0 {
+				t.Fatalf("partition %d of the new topic ends at %d, want 0", p, got.Offset)
+			}
+			return nil
+		})
 	}
 }
