@@ -30,7 +30,7 @@ STATICCHECK := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps java-deps python-deps node-deps lint fuzz bench clean
+.PHONY: build run test test-deps go-deps java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -53,15 +53,38 @@ test-deps: go-deps java-deps python-deps node-deps
 go-deps:
 	$(GO) mod download
 
-# compat/java, e.g.: mvn -q -f compat/java/pom.xml package  (no Java client yet)
-java-deps:
-	@:
-# compat/python, e.g.: python3 -m venv .venv && .venv/bin/pip install -r compat/python/requirements.txt  (none yet)
-python-deps:
-	@:
-# compat/node, e.g.: npm ci --prefix compat/node  (none yet)
-node-deps:
-	@:
+# compat/java: kafka-clients 4.x and 3.x, Kafka Streams, Connect standalone
+# (Maven, into compat/java/*/target), and Apache Kafka's own jars for the
+# broker and its CLI tools (internal/kafkaref, into .cache/kafka-libs).
+JAVA_SOURCES := $(shell find compat/java -name pom.xml -o -name '*.java' 2>/dev/null | grep -v /target/)
+java-deps: compat/java/kafka4/target/.compat.stamp
+	$(GO) run ./compat/matrix -fetch-kafka
+compat/java/kafka4/target/.compat.stamp: $(JAVA_SOURCES)
+	@command -v mvn >/dev/null || { echo "make java-deps: mvn (Maven) and a JDK 17+ are needed" >&2; exit 1; }
+	mvn -q -B -f compat/java/pom.xml package
+	mkdir -p $(@D) && touch $@
+# compat/python: confluent-kafka (librdkafka) and kafka-python in .venv
+python-deps: .venv/.compat.stamp
+.venv/.compat.stamp: compat/python/requirements.txt
+	python3 -m venv .venv
+	.venv/bin/pip install -q --disable-pip-version-check -r compat/python/requirements.txt
+	touch $@
+# compat/node: kafkajs, exactly as package-lock.json pins it
+node-deps: compat/node/node_modules/.compat.stamp
+compat/node/node_modules/.compat.stamp: compat/node/package.json compat/node/package-lock.json
+	npm ci --prefix compat/node --no-audit --no-fund --loglevel=error
+	touch $@
+
+## compat: the compatibility matrix against samsa (client × scenario; non-zero on any failure)
+# make compat COMPATFLAGS='-clients kafkajs' runs only the matching clients;
+# COMPATFLAGS=-readme records the table in README.md.
+COMPATFLAGS ?=
+compat: build java-deps python-deps node-deps
+	$(GO) run ./compat/matrix -samsa bin/samsa $(COMPATFLAGS)
+
+## compat-reference: the same matrix against Apache Kafka 4.x (must pass)
+compat-reference: java-deps python-deps node-deps
+	$(GO) run ./compat/matrix -reference $(COMPATFLAGS)
 
 ## lint: gofmt, go vet, staticcheck
 lint: $(STATICCHECK)
