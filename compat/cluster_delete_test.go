@@ -2,12 +2,12 @@ package compat
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -61,17 +61,23 @@ func TestClusterTopicDeletionReachesEveryReplica(t *testing.T) {
 	}
 	// Created again: empty everywhere, the restarted broker included.
 	createReplicatedTopic(t, c, topic, 2, 3, nil)
-	lc := newClusterKgo(t, c)
-	for p := range int32(2) {
-		testutil.Eventually(t, 30*time.Second, func() error {
-			got := listOffsetRaw(t, lc, topic, p, -1)
-			if err := kerr.ErrorForCode(got.ErrorCode); err != nil {
-				return err // the new leaders are not known everywhere yet
+	adm2 := kadm.NewClient(newClusterKgo(t, c))
+	testutil.Eventually(t, 30*time.Second, func() error {
+		ends, err := adm2.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+		if err != nil {
+			return err
+		}
+		if err := ends.Error(); err != nil {
+			return err // the new leaders are not known everywhere yet
+		}
+		ends.Each(func(o kadm.ListedOffset) {
+			if o.Offset != 0 {
+				t.Fatalf("partition %d of the new topic ends at %d, want 0", o.Partition, o.Offset)
 			}
-			if got.Offset != 0 {
-				t.Fatalf("partition %d of the new topic ends at %d, want 0", p, got.Offset)
-			}
-			return nil
 		})
-	}
+		if n := len(ends[topic]); n != 2 {
+			return fmt.Errorf("%d partitions listed", n)
+		}
+		return nil
+	})
 }
