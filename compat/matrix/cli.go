@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,8 +33,8 @@ const (
 // toolJVM keeps the short-lived tool JVMs light.
 var toolJVM = []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m"}
 
-func cliJob() job {
-	name := "Kafka CLI tools"
+func cliJob(root string) job {
+	name := "Kafka CLI tools " + kafkaref.Version(filepath.Join(root, ".cache", "kafka-libs"))
 	return goJob(name, func() goScenarios {
 		return goScenarios{
 			"create":  cliCreate,

@@ -120,7 +120,7 @@ func connectPipeline(ctx context.Context, e *env) error {
 		select {
 		case err := <-exited:
 			exited <- err
-			return fmt.Errorf("Connect exited (%v): %s", err, log.Tail(5))
+			return fmt.Errorf("connect exited (%v): %s", err, log.Tail(5))
 		case <-deadline:
 			return fmt.Errorf("the sink file holds %d of 100 lines after 90s: %s", bytes.Count(got, []byte("\n")), log.Tail(5))
 		case <-time.After(200 * time.Millisecond):

@@ -23,7 +23,7 @@ func allJobs(root string) []job {
 		javaJob(root, "kafka3", []row{
 			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), clientScenarios},
 		}),
-		cliJob(),
+		cliJob(root),
 		connectJob(root),
 		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", clientScenarios}}),
 		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), clientScenarios}}),

@@ -121,8 +121,12 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		if re != nil || *bootstrap != "" {
 			return errors.New("-readme records full runs only (no -clients, no -bootstrap)")
 		}
-		body := fmt.Sprintf("Against %s, `make compat` (%s):\n\n%s", name, time.Now().UTC().Format("2006-01-02"), t.Markdown())
-		if err := rewriteReadme(filepath.Join(root, "README.md"), body); err != nil {
+		target := "make compat"
+		if *reference {
+			target = "make compat-reference"
+		}
+		body := fmt.Sprintf("Against %s, `%s`, %s:\n\n%s", name, target, time.Now().UTC().Format("2006-01-02"), t.Markdown())
+		if err := rewriteReadme(filepath.Join(root, "README.md"), *reference, body); err != nil {
 			return err
 		}
 	}

@@ -474,7 +474,7 @@ func saramaAdmin(ctx context.Context, e *env) error {
 	}
 
 	res := sarama.ConfigResource{Type: sarama.TopicResource, Name: topic}
-	entries, err := adm.DescribeConfig(res)
+	entries, err := saramaDescribeConfigs(adm, res)
 	if err != nil {
 		return err
 	}
@@ -491,7 +491,7 @@ func saramaAdmin(ctx context.Context, e *env) error {
 		return fmt.Errorf("alter retention.ms: %w", err)
 	}
 	if err := eventually(ctx, "retention.ms altered", func(context.Context) error {
-		entries, err := adm.DescribeConfig(res)
+		entries, err := saramaDescribeConfigs(adm, res)
 		if err != nil {
 			return err
 		}
@@ -520,6 +520,20 @@ func saramaAdmin(ctx context.Context, e *env) error {
 		}
 		return nil
 	})
+}
+
+func saramaDescribeConfigs(adm sarama.ClusterAdmin, res sarama.ConfigResource) ([]sarama.ConfigEntry, error) {
+	rs, err := adm.DescribeConfigs([]*sarama.ConfigResource{&res}, sarama.DescribeConfigsOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("describe configs: %d results", len(rs))
+	}
+	if rs[0].ErrorCode != sarama.ErrNoError {
+		return nil, fmt.Errorf("describe configs: %w %s", rs[0].ErrorCode, rs[0].ErrorMsg)
+	}
+	return rs[0].Configs, nil
 }
 
 func saramaConfigValue(entries []sarama.ConfigEntry, name string) string {
