@@ -329,3 +329,59 @@ func TestGroupOffsetsTopic(t *testing.T) {
 		t.Errorf("produce to __consumer_offsets: %v, want INVALID_TOPIC_EXCEPTION", err)
 	}
 }
+
+// TestGroupOffsetFetchBatched: OffsetFetch v8+ answers several groups in
+// one request (kadm's FetchManyOffsets), with require_stable set, and v1-v7
+// one group at a time.
+func TestGroupOffsetFetchBatched(t *testing.T) {
+	n := grpBroker(t)
+	adm := newAdmin(t, n.Addr())
+	createTopic(t, adm, "batched", 2, nil)
+	for i, g := range []string{"batch-a", "batch-b"} {
+		os := kadm.Offsets{}
+		os.Add(kadm.Offset{Topic: "batched", Partition: int32(i), At: int64(10 + i), LeaderEpoch: -1, Metadata: g})
+		if r, err := adm.CommitOffsets(testCtx(t, 20*time.Second), g, os); err != nil || r.Error() != nil {
+			t.Fatalf("commit %s: %v %v", g, err, r.Error())
+		}
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.RequireStable = true
+	for _, g := range []string{"batch-a", "batch-b", "batch-none"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		req.Groups = append(req.Groups, rg)
+	}
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), pinned(t, n.Addr(), kmsg.OffsetFetch, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Groups) != 3 {
+		t.Fatalf("%d groups answered, want 3", len(resp.Groups))
+	}
+	for i, g := range resp.Groups[:2] {
+		if g.ErrorCode != 0 || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
+			t.Fatalf("group %s: %+v", g.Group, g)
+		}
+		p := g.Topics[0].Partitions[0]
+		if p.Partition != int32(i) || p.Offset != int64(10+i) || p.Metadata == nil || *p.Metadata != g.Group {
+			t.Errorf("group %s: partition %d offset %d metadata %v", g.Group, p.Partition, p.Offset, p.Metadata)
+		}
+	}
+	if g := resp.Groups[2]; g.ErrorCode != 0 || len(g.Topics) != 0 {
+		t.Errorf("group without offsets: %+v, want no error and no topics", g)
+	}
+
+	// v1 (one group, partitions named): an unknown partition is -1.
+	old := kmsg.NewPtrOffsetFetchRequest()
+	old.Group = "batch-b"
+	ot := kmsg.NewOffsetFetchRequestTopic()
+	ot.Topic, ot.Partitions = "batched", []int32{0, 1}
+	old.Topics = append(old.Topics, ot)
+	oresp, err := old.RequestWith(testCtx(t, 10*time.Second), pinned(t, n.Addr(), kmsg.OffsetFetch, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := oresp.Topics[0].Partitions; len(ps) != 2 || ps[0].Offset != -1 || ps[1].Offset != 11 {
+		t.Errorf("OffsetFetch v1: %+v, want -1 and 11", ps)
+	}
+}
