@@ -44,7 +44,27 @@ func franzCreateTopic(ctx context.Context, adm *kadm.Client, topic string, parti
 	if resp.Err != nil {
 		return fmt.Errorf("create %s: %w", topic, resp.Err)
 	}
-	return nil
+	// Kafka's brokers learn a new topic's leaders a moment after
+	// CreateTopics answers; scenarios start once metadata shows them.
+	return eventually(ctx, "leaders of "+topic, func(ctx context.Context) error {
+		td, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return err
+		}
+		d := td[topic]
+		if d.Err != nil {
+			return d.Err
+		}
+		if len(d.Partitions) != int(partitions) {
+			return fmt.Errorf("%d partitions", len(d.Partitions))
+		}
+		for _, p := range d.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return fmt.Errorf("partition %d: leader %d (%v)", p.Partition, p.Leader, p.Err)
+			}
+		}
+		return nil
+	})
 }
 
 func franzRecord(topic string, i int) *kgo.Record {

@@ -39,7 +39,21 @@ func kgoCreateTopic(ctx context.Context, e *env, topic string, partitions int, c
 	if err != nil {
 		return fmt.Errorf("create %s: %w", topic, err)
 	}
-	return nil
+	return eventually(ctx, "leaders of "+topic, func(ctx context.Context) error {
+		md, err := kgoClient(e).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		if err != nil {
+			return err
+		}
+		if len(md.Topics) != 1 || md.Topics[0].Error != nil || len(md.Topics[0].Partitions) != partitions {
+			return fmt.Errorf("metadata %+v", md.Topics)
+		}
+		for _, p := range md.Topics[0].Partitions {
+			if p.Error != nil || p.Leader.ID < 0 {
+				return fmt.Errorf("partition %d: leader %d (%v)", p.ID, p.Leader.ID, p.Error)
+			}
+		}
+		return nil
+	})
 }
 
 func kgoMessage(i int) kafka.Message {

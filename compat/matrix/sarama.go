@@ -42,7 +42,21 @@ func saramaCreateTopic(adm sarama.ClusterAdmin, topic string, partitions int32, 
 	if err != nil {
 		return fmt.Errorf("create %s: %w", topic, err)
 	}
-	return nil
+	return eventually(context.Background(), "leaders of "+topic, func(context.Context) error {
+		md, err := adm.DescribeTopics([]string{topic})
+		if err != nil {
+			return err
+		}
+		if len(md) != 1 || md[0].Err != sarama.ErrNoError || len(md[0].Partitions) != int(partitions) {
+			return fmt.Errorf("metadata %+v", md)
+		}
+		for _, p := range md[0].Partitions {
+			if p.Err != sarama.ErrNoError || p.Leader < 0 {
+				return fmt.Errorf("partition %d: leader %d (%v)", p.ID, p.Leader, p.Err)
+			}
+		}
+		return nil
+	})
 }
 
 func saramaMessage(topic string, i int) *sarama.ProducerMessage {

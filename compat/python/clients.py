@@ -91,6 +91,13 @@ class Confluent:
         nt = self.cka.NewTopic(topic, num_partitions=partitions, replication_factor=1, config=configs or {})
         for f in self.admin.create_topics([nt], operation_timeout=30).values():
             f.result()
+        # A new topic's leaders reach the brokers' metadata a moment after
+        # CreateTopics answers; librdkafka's admin calls do not wait for them.
+        def ready():
+            t = self.admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+            return t is not None and t.error is None and len(t.partitions) == partitions \
+                and all(p.leader >= 0 and p.error is None for p in t.partitions.values())
+        wait_for(topic + " with leaders", ready)
 
     def producer(self, **extra):
         conf = {"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5}
@@ -333,7 +340,7 @@ class KafkaPython:
 
     def create_topic(self, topic, partitions, configs=None):
         self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1,
-                                          "configs": configs or {}}})
+                                          "configs": configs or {}}}, wait_for_metadata=True)
 
     def producer(self, codec=None, **extra):
         return self.k.KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=5,
