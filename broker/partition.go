@@ -75,8 +75,23 @@ func (p *partition) signal() {
 // advanceHW moves the high watermark of a partition led here to the
 // smallest log end offset over the ISR (the log end offset itself when the
 // ISR is this broker alone), never backwards, and wakes the waiters: a
-// follower's long poll, an acks=all produce.
+// follower's long poll, an acks=all produce. Appends call it: their new
+// records wake followers even when the high watermark stays.
 func (p *partition) advanceHW() {
+	p.computeHW()
+	p.signal()
+}
+
+// updateHW is advanceHW that wakes the waiters only when the high
+// watermark moved (a follower's fetch).
+func (p *partition) updateHW() {
+	if p.computeHW() {
+		p.signal()
+	}
+}
+
+// computeHW moves the high watermark and reports whether it moved.
+func (p *partition) computeHW() bool {
 	p.mu.Lock()
 	lead, isr := p.lead, p.isr
 	if len(p.joining) > 0 {
@@ -85,17 +100,22 @@ func (p *partition) advanceHW() {
 		isr = append(slices.Clone(isr), p.joining...)
 	}
 	p.mu.Unlock()
-	if lead != nil && p.log != nil {
-		if hw, ok := lead.HighWatermark(isr, p.log.EndOffset()); ok {
-			for {
-				cur := p.hw.Load()
-				if hw <= cur || p.hw.CompareAndSwap(cur, hw) {
-					break
-				}
-			}
+	if lead == nil || p.log == nil {
+		return false
+	}
+	hw, ok := lead.HighWatermark(isr, p.log.EndOffset())
+	if !ok {
+		return false
+	}
+	for {
+		cur := p.hw.Load()
+		if hw <= cur {
+			return false
+		}
+		if p.hw.CompareAndSwap(cur, hw) {
+			return true
 		}
 	}
-	p.signal()
 }
 
 // setFollowerHW records the high watermark a follower learnt from its
@@ -255,7 +275,7 @@ func (b *Broker) followerFetched(p *partition, id int32, brokerEpoch, offset int
 	if !ls.Fetched(id, brokerEpoch, offset, p.log.EndOffset(), time.Now()) {
 		return false
 	}
-	p.advanceHW()
+	p.updateHW()
 	_, _, _, isr := p.state()
 	if !slices.Contains(isr, id) && offset >= p.highWatermark() && offset >= ls.EpochStart() {
 		b.kickISR()
