@@ -67,6 +67,24 @@
 // revision) and call WatchTopics from that revision; on each (coalesced)
 // callback read Topics again. A compacted or broken watch calls back too.
 //
+// # Controller
+//
+// Every broker runs RunController: it campaigns, and the elected one keeps
+// the partitions led. When a broker's registration goes (its lease
+// expired: dead, paused or cut off), the partitions it led get a new
+// leader from the live members of their ISR, with the leader epoch bumped,
+// and it leaves the ISRs it was in; a partition with no live ISR member
+// goes offline (leader -1, ISR kept) unless unclean.leader.election.enable
+// lets any live replica lead. With auto.leader.rebalance.enable, preferred
+// replicas (the first of each assignment) that are live and in sync get
+// their partitions back; ElectLeaders does the same on demand. Each of its
+// writes is a transaction conditioned on its election key and on the
+// state's revision (writeStateFenced): a controller that lost its lease
+// changes nothing, whatever it believes. The partition leaders change the
+// ISR themselves (UpdatePartitionState, revision-conditioned), as in
+// Kafka. AssignReplicas places replicas, rack-aware when brokers have
+// racks.
+//
 // # Embedded etcd
 //
 // StartEmbedded runs a one-member etcd in-process on 127.0.0.1 with free
