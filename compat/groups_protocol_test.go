@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 var errFencedInstanceID = kerr.FencedInstanceID
@@ -239,4 +242,53 @@ func TestGroupProtocolErrors(t *testing.T) {
 	}
 	// The remaining member learns of the rebalance from its next heartbeat.
 	waitCode("heartbeat after a member left", func() int16 { return hb(m1, 2) }, kerr.RebalanceInProgress)
+}
+
+// TestGroupKeepsItsOwnCopies: the metadata of a JoinGroup and the
+// assignment of a SyncGroup outlive their requests; later requests on the
+// same connection (which reuse its read buffer) must not change what
+// DescribeGroups and later joins return.
+func TestGroupKeepsItsOwnCopies(t *testing.T) {
+	n := grpBroker(t)
+	c := admDial(t, n.Addr())
+	// A large first request grows the connection's buffer, so that every
+	// later request of this test is read into the same memory.
+	metadata := func(fill byte, size int) {
+		md := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(strings.Repeat(string(rune(fill)), size))
+		md.Topics = append(md.Topics, rt)
+		c.roundTrip(md, 4)
+	}
+	metadata('x', 2000)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "copies"
+	if r := c.roundTrip(fc, 3).(*kmsg.FindCoordinatorResponse); r.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	var jr *kmsg.JoinGroupResponse
+	testutil.Eventually(t, 20*time.Second, func() error {
+		jr = c.roundTrip(joinReq(3, "copies", "", "consumer", "range"), 3).(*kmsg.JoinGroupResponse)
+		return kerr.ErrorForCode(jr.ErrorCode)
+	})
+	sr := kmsg.NewPtrSyncGroupRequest()
+	sr.Group, sr.MemberID, sr.Generation = "copies", jr.MemberID, jr.Generation
+	a := kmsg.NewSyncGroupRequestGroupAssignment()
+	a.MemberID, a.MemberAssignment = jr.MemberID, []byte("assignment-1")
+	sr.GroupAssignment = append(sr.GroupAssignment, a)
+	if r := c.roundTrip(sr, 3).(*kmsg.SyncGroupResponse); r.ErrorCode != 0 || string(r.MemberAssignment) != "assignment-1" {
+		t.Fatalf("SyncGroup: %v %q", kerr.ErrorForCode(r.ErrorCode), r.MemberAssignment)
+	}
+	// Requests that fill the connection's buffer with other bytes.
+	metadata('y', 240)
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"copies"}
+	r := c.roundTrip(dg, 5).(*kmsg.DescribeGroupsResponse)
+	if len(r.Groups) != 1 || len(r.Groups[0].Members) != 1 {
+		t.Fatalf("DescribeGroups: %+v", r.Groups)
+	}
+	m := r.Groups[0].Members[0]
+	if string(m.ProtocolMetadata) != "meta-range" || string(m.MemberAssignment) != "assignment-1" {
+		t.Errorf("described metadata %q assignment %q, want %q and %q", m.ProtocolMetadata, m.MemberAssignment, "meta-range", "assignment-1")
+	}
 }

@@ -157,7 +157,7 @@ func (g *group) restore(value []byte) error {
 		m := &member{id: mv.MemberID, clientID: mv.ClientID, clientHost: mv.ClientHost,
 			protocolType:   v.ProtocolType,
 			sessionTimeout: time.Duration(mv.SessionTimeoutMillis) * time.Millisecond,
-			assignment:     mv.Assignment,
+			assignment:     bytes.Clone(mv.Assignment), // not the whole read buffer
 		}
 		m.rebalanceTimeout = m.sessionTimeout
 		if mv.RebalanceTimeoutMillis > 0 {
@@ -167,7 +167,7 @@ func (g *group) restore(value []byte) error {
 			m.instanceID = *mv.InstanceID
 			g.static[m.instanceID] = m.id
 		}
-		m.protocols = []protocol{{g.protocolName, mv.Subscription}}
+		m.protocols = []protocol{{g.protocolName, bytes.Clone(mv.Subscription)}}
 		g.members[m.id] = m
 	}
 	g.state = stateEmpty

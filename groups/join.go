@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -49,7 +50,9 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 	}
 	protocols := make([]protocol, len(req.Protocols))
 	for i, p := range req.Protocols {
-		protocols[i] = protocol{p.Name, p.Metadata}
+		// The request's bytes alias the connection's read buffer: keep a
+		// copy.
+		protocols[i] = protocol{p.Name, bytes.Clone(p.Metadata)}
 	}
 	j := joinArgs{
 		memberID: req.MemberID, instanceID: instanceOf(req.InstanceID), client: cl,
@@ -387,7 +390,7 @@ func (g *group) sync(req *kmsg.SyncGroupRequest, ch chan syncResult) {
 		}
 		assignment := make(map[string][]byte, len(g.members))
 		for _, a := range req.GroupAssignment {
-			assignment[a.MemberID] = a.MemberAssignment
+			assignment[a.MemberID] = bytes.Clone(a.MemberAssignment) // see JoinGroup
 		}
 		for id := range g.members {
 			if _, ok := assignment[id]; !ok {
