@@ -244,13 +244,19 @@ func Tail(out []byte, n int) string {
 }
 
 // ClusterID returns a random KRaft cluster id in the form kafka-storage
-// random-uuid prints: 16 random bytes, URL-safe base64 without padding.
+// random-uuid prints: 16 random bytes, URL-safe base64 without padding. Like
+// Kafka's Uuid.randomUuid it never starts with '-', which a command line
+// would take for an option (kafka-storage format -t -x... fails).
 func ClusterID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 var errNoLibs = errors.New("kafkaref: libs holds no kafka_2.13 jar (call Libs)")

@@ -150,6 +150,12 @@ func TestClusterIDIsKRaftUUID(t *testing.T) {
 	if err != nil || len(raw) != 16 || a == b {
 		t.Errorf("ClusterID = %q, %q (decoded %d bytes, %v)", a, b, len(raw), err)
 	}
+	// One in 64 random ids would start with '-'; 2000 draws meet it.
+	for range 2000 {
+		if id, _ := ClusterID(); id[0] == '-' {
+			t.Fatalf("ClusterID %q starts with '-', which kafka-storage takes for an option", id)
+		}
+	}
 }
 
 func TestStartNeedsDirAndLibs(t *testing.T) {
