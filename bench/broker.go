@@ -61,8 +61,9 @@ func firstAck(ctx context.Context, addr string, t0 time.Time) (time.Duration, er
 }
 
 // startSamsa runs `samsa serve` with a fresh log dir under dir on a free
-// loopback port and measures its start to first acknowledged produce.
-func startSamsa(ctx context.Context, bin, dir string) (*broker, error) {
+// loopback port and measures its start to first acknowledged produce. With
+// profileOut set, bin is bench/pprofsamsa, which writes its profiles there.
+func startSamsa(ctx context.Context, bin, dir, profileOut string) (*broker, error) {
 	ports, err := kafkaref.FreePorts(1)
 	if err != nil {
 		return nil, err
@@ -72,10 +73,13 @@ func startSamsa(ctx context.Context, bin, dir string) (*broker, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve",
+	args := []string{"serve", "--log-level", "warn"}
+	if profileOut != "" {
+		args = []string{"-out", profileOut}
+	}
+	cmd := exec.Command(bin, append(args,
 		"--override", "listeners=PLAINTEXT://"+addr,
-		"--override", "log.dirs="+logDir,
-		"--log-level", "warn")
+		"--override", "log.dirs="+logDir)...)
 	cmd.Dir = dir
 	t0 := time.Now()
 	p, err := startProc("samsa", addr, filepath.Join(dir, "samsa.log"), cmd)
@@ -134,20 +138,24 @@ func fileTail(path string, n int) string {
 	return kafkaref.Tail(out, n)
 }
 
-// buildTools compiles ./cmd/samsa and ./cmd/samsa-bench of the module at
-// root into dir.
-func buildTools(ctx context.Context, root, dir string) (samsa, samsaBench string, err error) {
+// buildTools compiles ./cmd/samsa (./bench/pprofsamsa when profiling) and
+// ./cmd/samsa-bench of the module at root into dir.
+func buildTools(ctx context.Context, root, dir string, profile bool) (samsa, samsaBench string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	for _, pkg := range []string{"samsa", "samsa-bench"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, pkg), "./cmd/"+pkg)
+	broker := "./cmd/samsa"
+	if profile {
+		broker = "./bench/pprofsamsa"
+	}
+	for _, pkg := range []string{broker, "./cmd/samsa-bench"} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, filepath.Base(pkg)), pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("go build ./cmd/%s: %w\n%s", pkg, err, kafkaref.Tail(out, 30))
+			return "", "", fmt.Errorf("go build %s: %w\n%s", pkg, err, kafkaref.Tail(out, 30))
 		}
 	}
-	return filepath.Join(dir, "samsa"), filepath.Join(dir, "samsa-bench"), nil
+	return filepath.Join(dir, filepath.Base(broker)), filepath.Join(dir, "samsa-bench"), nil
 }

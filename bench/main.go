@@ -21,7 +21,7 @@
 // bench says why and measures samsa alone. The exit status is non-zero only
 // when samsa or bench itself fails.
 //
-//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-keep] [-v]
+//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-keep] [-v] [-profile DIR]
 package main
 
 import (
@@ -58,6 +58,7 @@ func run() int {
 	only := flag.String("only", "", "run only this broker: samsa or kafka")
 	keep := flag.Bool("keep", false, "keep the temporary directory (broker logs and data)")
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
+	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
 	flag.Parse()
 	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q or -rounds outside 0..20\n", flag.Args())
@@ -97,19 +98,18 @@ func run() int {
 	res.samsaVersion = gitVersion(ctx, cfg.root)
 	progress("building samsa and samsa-bench")
 	var samsaBin string
-	samsaBin, cfg.tools.samsaBench, err = buildTools(ctx, cfg.root, filepath.Join(cfg.tmp, "bin"))
+	samsaBin, cfg.tools.samsaBench, err = buildTools(ctx, cfg.root, filepath.Join(cfg.tmp, "bin"), *profile != "")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if withKafka {
-		progress("resolving Apache Kafka jars")
-		if cfg.tools.libs, err = kafkaref.Libs(ctx, cfg.root); err != nil {
-			res.kafkaErr = fmt.Errorf("cannot run Apache Kafka: %w", err)
-			withKafka = false
-		} else {
-			res.kafkaVersion = kafkaref.Version(cfg.tools.libs)
-		}
+	// Kafka's jars serve the Java load generator too, -only samsa or not.
+	progress("resolving Apache Kafka jars")
+	if cfg.tools.libs, err = kafkaref.Libs(ctx, cfg.root); err != nil {
+		res.kafkaErr = fmt.Errorf("cannot run Apache Kafka or its tools: %w", err)
+		withKafka = false
+	} else if withKafka {
+		res.kafkaVersion = kafkaref.Version(cfg.tools.libs)
 	}
 
 	progress("machine limits")
@@ -124,7 +124,11 @@ func run() int {
 		}
 		round := i/max(1, len(order)/cfg.plan.rounds) + 1
 		dir := filepath.Join(cfg.tmp, fmt.Sprintf("%s-%d", name, round))
-		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir) }
+		profileOut := ""
+		if *profile != "" {
+			profileOut = filepath.Join(*profile, fmt.Sprintf("samsa-%d", round))
+		}
+		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir, profileOut) }
 		if name == "kafka" {
 			start = func() (*broker, error) { return startKafka(ctx, cfg.tools.libs, dir) }
 		}

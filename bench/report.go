@@ -164,8 +164,11 @@ func fmtNum(v float64, prec int) string {
 }
 
 func fmtRatio(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "-"
+	case v < 0.1:
+		return fmt.Sprintf("%.3fx", v)
 	}
 	return fmt.Sprintf("%.2fx", v)
 }

@@ -3,7 +3,7 @@
 // ConsumerPerformance in `make bench`.
 //
 //	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
-//	                    [-linger default|DURATION] [-rate RECORDS/S] [-json]
+//	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
 //
 // produce writes N records of -size random bytes (no key, no compression),
@@ -35,6 +35,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -71,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	acks := fs.String("acks", "all", "produce: all, 1 or 0")
 	linger := fs.String("linger", "default", "produce: kgo's default linger, or a duration")
 	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes")
+	partitions := fs.Int("partitions", 0, "produce: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -93,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "produce":
 		var opts []kgo.Opt
 		opts, err = produceOpts(*acks, *linger)
+		if err == nil && *partitions > 0 {
+			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
+		}
 		if err == nil {
 			res, err = produce(ctx, append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic)), *records, *size, *rate)
 		}
@@ -140,6 +146,27 @@ func produceOpts(acks, linger string) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.ProducerLinger(d))
 	}
 	return opts, nil
+}
+
+// ensureTopic creates topic with the given partition count (replication
+// factor 1) unless it exists.
+func ensureTopic(ctx context.Context, broker, topic string, partitions int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if errors.Is(err, kerr.TopicAlreadyExists) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
 }
 
 func produce(ctx context.Context, opts []kgo.Opt, n int64, size int, rate float64) (Result, error) {
