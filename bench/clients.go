@@ -26,6 +26,7 @@ type runResult struct {
 	hasLat         bool
 	p50, p99, p999 float64
 	cpuPerGB       float64 // broker CPU seconds per 10^9 bytes moved, set by the caller
+	clientCPUPerGB float64 // the load generator's own CPU seconds per 10^9 bytes (a JVM's start included)
 }
 
 // javaToolOpts are the JVM settings of kafka-producer-perf-test.sh and
@@ -126,6 +127,9 @@ func (t tools) runLoad(ctx context.Context, s loadSpec, timeout time.Duration) (
 	}
 	if err != nil {
 		return r, fmt.Errorf("%w\n%s", err, kafkaref.Tail(append(stdout.Bytes(), stderr.Bytes()...), 15))
+	}
+	if st := cmd.ProcessState; st != nil && r.bytes > 0 {
+		r.clientCPUPerGB = (st.UserTime() + st.SystemTime()).Seconds() / (float64(r.bytes) / 1e9)
 	}
 	if r.records < s.records {
 		return r, fmt.Errorf("%d records reported, want %d\n%s", r.records, s.records, kafkaref.Tail(append(stdout.Bytes(), stderr.Bytes()...), 15))

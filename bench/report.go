@@ -119,9 +119,9 @@ func (r *results) samsaFailed() bool {
 
 // agg is the medians of one key's runs on one broker.
 type agg struct {
-	n                              int
-	mbps, rps, p50, p99, p999, cpu float64
-	hasLat                         bool
+	n                                    int
+	mbps, rps, p50, p99, p999, cpu, ccpu float64
+	hasLat                               bool
 }
 
 func aggregate(runs []runResult) agg {
@@ -139,6 +139,7 @@ func aggregate(runs []runResult) agg {
 	a.mbps = pick(func(x runResult) float64 { return x.mbps })
 	a.rps = pick(func(x runResult) float64 { return x.rps })
 	a.cpu = pick(func(x runResult) float64 { return x.cpuPerGB })
+	a.ccpu = pick(func(x runResult) float64 { return x.clientCPUPerGB })
 	a.hasLat = runs[0].hasLat
 	if a.hasLat {
 		a.p50 = pick(func(x runResult) float64 { return x.p50 })
@@ -193,13 +194,14 @@ func (r *results) print(w io.Writer, p plan) {
 	fmt.Fprintf(w, "produce cases %s each with kgo, %s with java, the fill case %s; load average %s at start, %s at end; %.0fs in all.\n",
 		fmtBytes(p.produceBytes), fmtBytes(p.javaBytes), fmtBytes(p.consumeBytes), r.loadStart, r.loadEnd, r.total.Seconds())
 	fmt.Fprintln(w, "MB = 10^6 B of record values. Latency: per record, client send call to acknowledgement, ms (the Java tool")
-	fmt.Fprintln(w, "reports whole ms). CPU s/GB: broker user+system CPU seconds (/proc) per 10^9 B moved; the client shares the 2 cores.")
+	fmt.Fprintln(w, "reports whole ms). CPU s/GB: broker user+system CPU seconds (/proc) per 10^9 B moved; client CPU s/GB: the load")
+	fmt.Fprintln(w, "generator's own (a JVM's start and JIT included), on the same 2 cores: the two add up to what the machine has.")
 	fmt.Fprintln(w, "kgo = cmd/samsa-bench (franz-go, kgo defaults); java = Kafka's ProducerPerformance/ConsumerPerformance (defaults;")
 	fmt.Fprintln(w, "its linger.ms default is already 5 ms, so its 'linger 5ms' cases are its 'default' ones).")
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tclient\tbroker\tMB/s\trecords/s\tp50 ms\tp99 ms\tp99.9 ms\tCPU s/GB\tstart→ack s\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "case\tclient\tbroker\tMB/s\trecords/s\tp50 ms\tp99 ms\tp99.9 ms\tCPU s/GB\tclient CPU s/GB\tstart→ack s\tpeak RSS MiB\t")
 	for _, k := range r.keys {
 		s, kf := aggregate(r.runs["samsa"][k]), aggregate(r.runs["kafka"][k])
 		label := k.section + " " + k.caseName
@@ -216,33 +218,33 @@ func (r *results) print(w io.Writer, p plan) {
 				if f := r.fails[row.name][k]; len(f) > 0 {
 					note = "FAILED"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\n", first, k.client, row.name, note)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\t\n", first, k.client, row.name, note)
 				continue
 			}
 			lat := []string{"", "", ""}
 			if row.a.hasLat {
 				lat = []string{fmtNum(row.a.p50, 1), fmtNum(row.a.p99, 1), fmtNum(row.a.p999, 1)}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", first, k.client, row.name,
-				fmtNum(row.a.mbps, 1), fmtNum(row.a.rps, 0), lat[0], lat[1], lat[2], fmtNum(row.a.cpu, 2))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", first, k.client, row.name,
+				fmtNum(row.a.mbps, 1), fmtNum(row.a.rps, 0), lat[0], lat[1], lat[2], fmtNum(row.a.cpu, 2), fmtNum(row.a.ccpu, 2))
 		}
 		lat := []string{"", "", ""}
 		if s.hasLat && kf.hasLat {
 			lat = []string{fmtRatio(ratio(s.p50, kf.p50)), fmtRatio(ratio(s.p99, kf.p99)), fmtRatio(ratio(s.p999, kf.p999))}
 		}
-		fmt.Fprintf(tw, "\t\tsamsa/kafka\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n",
-			fmtRatio(ratio(s.mbps, kf.mbps)), fmtRatio(ratio(s.rps, kf.rps)), lat[0], lat[1], lat[2], fmtRatio(ratio(s.cpu, kf.cpu)))
+		fmt.Fprintf(tw, "\t\tsamsa/kafka\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n",
+			fmtRatio(ratio(s.mbps, kf.mbps)), fmtRatio(ratio(s.rps, kf.rps)), lat[0], lat[1], lat[2], fmtRatio(ratio(s.cpu, kf.cpu)), fmtRatio(ratio(s.ccpu, kf.ccpu)))
 	}
 	sa, ka := median(r.rounds["samsa"].firstAck), median(r.rounds["kafka"].firstAck)
 	sr, kr := median(r.rounds["samsa"].peakRSS)/(1<<20), median(r.rounds["kafka"].peakRSS)/(1<<20)
-	fmt.Fprintf(tw, "whole round\t\tsamsa\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(sa, 3), fmtNum(sr, 0))
-	fmt.Fprintf(tw, "\t\tkafka\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(ka, 3), fmtNum(kr, 0))
-	fmt.Fprintf(tw, "\t\tsamsa/kafka\t\t\t\t\t\t\t%s\t%s\t\n", fmtRatio(ratio(sa, ka)), fmtRatio(ratio(sr, kr)))
+	fmt.Fprintf(tw, "whole round\t\tsamsa\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(sa, 3), fmtNum(sr, 0))
+	fmt.Fprintf(tw, "\t\tkafka\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(ka, 3), fmtNum(kr, 0))
+	fmt.Fprintf(tw, "\t\tsamsa/kafka\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtRatio(ratio(sa, ka)), fmtRatio(ratio(sr, kr)))
 	if r.limitsErr != nil {
-		fmt.Fprintf(tw, "machine limits\t\t\tFAILED\t\t\t\t\t\t\t\t\n")
+		fmt.Fprintf(tw, "machine limits\t\t\tFAILED\t\t\t\t\t\t\t\t\t\n")
 	} else {
-		fmt.Fprintf(tw, "machine: loopback TCP, 1 stream from memory\t\t\t%s\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.loopbackMBps, 0))
-		fmt.Fprintf(tw, "machine: sendfile from a cached file, 1 stream\t\t\t%s\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.sendfileMBps, 0))
+		fmt.Fprintf(tw, "machine: loopback TCP, 1 stream from memory\t\t\t%s\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.loopbackMBps, 0))
+		fmt.Fprintf(tw, "machine: sendfile from a cached file, 1 stream\t\t\t%s\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.sendfileMBps, 0))
 	}
 	tw.Flush()
 
