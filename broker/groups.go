@@ -109,10 +109,6 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	if p == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	l, epoch, err := b.leaderHere(p, -1)
-	if err != nil {
-		return kerr.NotLeaderForPartition
-	}
 	now := time.Now()
 	lrecs := make([]logstore.Record, len(recs))
 	for i, r := range recs {
@@ -122,11 +118,15 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	if err != nil {
 		return err
 	}
-	res, err := l.Append(batch, epoch, now)
+	// As a produce does: an append never lands while the partition
+	// changes role (a follower truncating, say).
+	res, err := b.appendAsLeader(p, batch, now)
+	if errors.Is(err, errNotLeader) {
+		return kerr.NotLeaderForPartition
+	}
 	if err != nil {
 		return kerr.ErrorForCode(produceErrCode(err))
 	}
-	p.advanceHW()
 	need := res.LastOffset + 1
 	for p.highWatermark() < need {
 		ch := p.movedCh()
