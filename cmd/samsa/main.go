@@ -2,13 +2,15 @@
 // keeps its cluster metadata in etcd.
 //
 //	samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level info]
+//	samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
 //	samsa version
 //
 // serve reads Kafka's broker properties from the file, then from the
 // environment the way the apache/kafka image does (KAFKA_NODE_ID=1 sets
 // node.id), then from the overrides; it runs until SIGTERM or SIGINT and
 // then shuts down cleanly. Start-up errors print "samsa: <error>" and exit
-// with status 2.
+// with status 2. healthcheck exits 0 when a broker answers ApiVersions (a
+// container's health check; the image has no shell).
 package main
 
 import (
@@ -38,6 +40,7 @@ func main() {
 
 const usage = `usage:
   samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level LEVEL]
+  samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
   samsa version
 
 serve takes Kafka's broker property names and defaults. Properties come from
@@ -62,6 +65,8 @@ func run(args, environ []string, stdout, stderr io.Writer, sig <-chan os.Signal)
 			return 2
 		}
 		return serve(opts, stderr, sig)
+	case "healthcheck":
+		return healthcheck(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "samsa %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

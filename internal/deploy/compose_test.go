@@ -90,6 +90,13 @@ func TestComposeCluster(t *testing.T) {
 			if len(s.Ports) != 1 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 {
 				t.Errorf("ports %+v, want %s:%s", s.Ports, hostPort, hostPort)
 			}
+			// The broker's health check runs the binary itself against
+			// the in-network listener (the image has no shell).
+			if hc := s.HealthCheck; hc == nil || hc.Disable ||
+				!slices.Equal(hc.Test[:min(len(hc.Test), 5)], []string{"CMD", "/samsa", "healthcheck", "--bootstrap-server", "127.0.0.1:9092"}) ||
+				hc.Interval == nil || time.Duration(*hc.Interval) <= 0 || hc.Retries == nil || *hc.Retries == 0 {
+				t.Errorf("health check %+v, want /samsa healthcheck against 127.0.0.1:9092 with an interval and retries", hc)
+			}
 			if s.StopSignal != "SIGTERM" {
 				t.Errorf("stop signal %q", s.StopSignal)
 			}
