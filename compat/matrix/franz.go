@@ -350,25 +350,33 @@ func franzAdmin(ctx context.Context, e *env) error {
 	if err := franzTimestamped(ctx, e, topic, base); err != nil {
 		return err
 	}
-	start, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
+	// A partition of a topic just made may answer NOT_LEADER_OR_FOLLOWER
+	// for a moment on Kafka; retriable errors are asked again.
+	var s0, e0, t0, e1 kadm.ListedOffset
+	if err := eventually(ctx, "list offsets", func(ctx context.Context) error {
+		start, err := adm.ListStartOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		end, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		byTime, err := adm.ListOffsetsAfterMilli(ctx, base.Add(10500*time.Millisecond).UnixMilli(), topic)
+		if err != nil {
+			return err
+		}
+		s0, _ = start.Lookup(topic, 0)
+		e0, _ = end.Lookup(topic, 0)
+		t0, _ = byTime.Lookup(topic, 0)
+		e1, _ = end.Lookup(topic, 1)
+		return errors.Join(s0.Err, e0.Err, t0.Err, e1.Err)
+	}); err != nil {
 		return err
 	}
-	end, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return err
-	}
-	byTime, err := adm.ListOffsetsAfterMilli(ctx, base.Add(10500*time.Millisecond).UnixMilli(), topic)
-	if err != nil {
-		return err
-	}
-	s0, _ := start.Lookup(topic, 0)
-	e0, _ := end.Lookup(topic, 0)
-	t0, _ := byTime.Lookup(topic, 0)
-	e1, _ := end.Lookup(topic, 1)
-	if s0.Offset != 0 || e0.Offset != 30 || t0.Offset != 11 || e1.Offset != 0 || errors.Join(s0.Err, e0.Err, t0.Err, e1.Err) != nil {
-		return fmt.Errorf("list offsets: earliest %d latest %d by time %d empty partition latest %d (%v), want 0 30 11 0",
-			s0.Offset, e0.Offset, t0.Offset, e1.Offset, errors.Join(s0.Err, e0.Err, t0.Err, e1.Err))
+	if s0.Offset != 0 || e0.Offset != 30 || t0.Offset != 11 || e1.Offset != 0 {
+		return fmt.Errorf("list offsets: earliest %d latest %d by time %d empty partition latest %d, want 0 30 11 0",
+			s0.Offset, e0.Offset, t0.Offset, e1.Offset)
 	}
 
 	m, err := newFranzMember(e, group, topic)

@@ -351,23 +351,30 @@ func kgoAdmin(ctx context.Context, e *env) error {
 	}
 	cl := kgoClient(e)
 	at := base.Add(10500 * time.Millisecond)
-	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
-		topic: {kafka.FirstOffsetOf(0), kafka.LastOffsetOf(0), kafka.TimeOffsetOf(0, at), kafka.LastOffsetOf(1)},
-	}})
-	if err != nil {
+	// A partition of a topic just made may answer NOT_LEADER_OR_FOLLOWER
+	// for a moment on Kafka; errors are asked again.
+	var p0, p1 kafka.PartitionOffsets
+	if err := eventually(ctx, "list offsets", func(ctx context.Context) error {
+		lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+			topic: {kafka.FirstOffsetOf(0), kafka.LastOffsetOf(0), kafka.TimeOffsetOf(0, at), kafka.LastOffsetOf(1)},
+		}})
+		if err != nil {
+			return err
+		}
+		for _, po := range lo.Topics[topic] {
+			switch po.Partition {
+			case 0:
+				p0 = po
+			case 1:
+				p1 = po
+			}
+		}
+		return errors.Join(p0.Error, p1.Error)
+	}); err != nil {
 		return err
 	}
-	var p0, p1 kafka.PartitionOffsets
-	for _, po := range lo.Topics[topic] {
-		switch po.Partition {
-		case 0:
-			p0 = po
-		case 1:
-			p1 = po
-		}
-	}
 	_, byTime := p0.Offsets[11]
-	if p0.Error != nil || p1.Error != nil || p0.FirstOffset != 0 || p0.LastOffset != 30 || !byTime || p1.LastOffset != 0 {
+	if p0.FirstOffset != 0 || p0.LastOffset != 30 || !byTime || p1.LastOffset != 0 {
 		return fmt.Errorf("list offsets: partition 0 %+v, partition 1 %+v; want earliest 0, latest 30, offset 11 by time, latest 0", p0, p1)
 	}
 

@@ -246,8 +246,17 @@ class Confluent:
             raise AssertionError("produce: %s" % errs[:3])
 
         def offset(partition, spec):
+            # A partition of a topic just made may answer NOT_LEADER_FOR_PARTITION
+            # for a moment on Kafka: retriable errors are asked again.
             tp = ck.TopicPartition(topic, partition)
-            return list(self.admin.list_offsets({tp: spec}).values())[0].result().offset
+            deadline = time.time() + WAIT
+            while True:
+                try:
+                    return list(self.admin.list_offsets({tp: spec}).values())[0].result().offset
+                except ck.KafkaException as e:
+                    if not e.args[0].retriable() or time.time() > deadline:
+                        raise
+                time.sleep(0.1)
 
         got = (offset(0, cka.OffsetSpec.earliest()), offset(0, cka.OffsetSpec.latest()),
                offset(0, cka.OffsetSpec.for_timestamp(base + 10500)), offset(1, cka.OffsetSpec.latest()))
@@ -463,7 +472,14 @@ class KafkaPython:
         tp0, tp1 = k.TopicPartition(topic, 0), k.TopicPartition(topic, 1)
 
         def offset(tp, spec):
-            return self.admin.list_partition_offsets({tp: spec})[tp].offset
+            deadline = time.time() + WAIT
+            while True:
+                try:
+                    return self.admin.list_partition_offsets({tp: spec})[tp].offset
+                except self.ke.KafkaError as e:
+                    if not getattr(e, "retriable", False) or time.time() > deadline:
+                        raise
+                time.sleep(0.1)
 
         got = (offset(tp0, ka.OffsetSpec.EARLIEST), offset(tp0, ka.OffsetSpec.LATEST),
                offset(tp0, base + 10500), offset(tp1, ka.OffsetSpec.LATEST))
