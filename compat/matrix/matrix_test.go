@@ -87,3 +87,49 @@ func TestPrefixFor(t *testing.T) {
 		}
 	}
 }
+
+func TestCLIRecords(t *testing.T) {
+	out := "Partition:2\tOffset:0\t" + cliLine(7) + "\n" +
+		"Processed a total of 1 messages\n"
+	recs, err := cliRecords(out)
+	if err != nil || len(recs) != 1 || recs[0] != [3]int{2, 0, 7} {
+		t.Fatalf("cliRecords = %v, %v; want [[2 0 7]]", recs, err)
+	}
+	bad := "Partition:0\tOffset:3\ti:7,bin:00ff07\tkey-7\tdeadbeef\n"
+	if _, err := cliRecords(bad); err == nil {
+		t.Error("a record that differs from what was sent passed")
+	}
+}
+
+func TestCLIGroupDescribe(t *testing.T) {
+	out := `
+GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID
+g               t               0          30              30              0               -               -               -
+g               t               1          0               4               4               -               -               -
+g               other           2          5               5               0               -               -               -
+`
+	if lags := cliLags(out, "t"); len(lags) != 2 || lags[0] != 0 || lags[1] != 4 {
+		t.Errorf("cliLags = %v, want map[0:0 1:4]", lags)
+	}
+	if offs := cliOffsets(out, "t"); len(offs) != 2 || offs[0] != 30 || offs[1] != 0 {
+		t.Errorf("cliOffsets = %v, want map[0:30 1:0]", offs)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	c := newReadCheck(2)
+	if err := c.add(0, 0, recKey(5), recValue(5), recHeaders(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.add(0, 1, recKey(3), recValue(3), recHeaders(3)); err == nil {
+		t.Error("record 3 after 5 in one partition passed")
+	}
+	v := recValue(9)
+	v[0] ^= 1
+	if _, err := checkRecord("x", recKey(9), v, recHeaders(9)); err == nil {
+		t.Error("a changed value passed")
+	}
+	if got := props(map[string]string{"b": `C:\x`, "a": "1"}); got != "a=1\nb=C:\\\\x\n" {
+		t.Errorf("props = %q", got)
+	}
+}
