@@ -108,6 +108,12 @@ var libsMu sync.Mutex
 // is the module root (ModuleRoot). Concurrent callers, in this process or
 // others, wait for one resolution.
 func Libs(ctx context.Context, root string) (string, error) {
+	// Absolute, because mvn takes a relative -DoutputDirectory from the pom's
+	// directory, not from ours.
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
 	cache := filepath.Join(root, ".cache")
 	libs := filepath.Join(cache, "kafka-libs")
 	if resolved(libs) {
