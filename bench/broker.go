@@ -77,9 +77,12 @@ func startSamsa(ctx context.Context, bin, dir, profileOut string) (*broker, erro
 	if profileOut != "" {
 		args = []string{"-out", profileOut}
 	}
+	// The first rebalance of a new group is not delayed, as kafkaref sets
+	// for Kafka (ConsumerPerformance joins a fresh group every run).
 	cmd := exec.Command(bin, append(args,
 		"--override", "listeners=PLAINTEXT://"+addr,
-		"--override", "log.dirs="+logDir)...)
+		"--override", "log.dirs="+logDir,
+		"--override", "group.initial.rebalance.delay.ms=0")...)
 	cmd.Dir = dir
 	t0 := time.Now()
 	p, err := startProc("samsa", addr, filepath.Join(dir, "samsa.log"), cmd)
