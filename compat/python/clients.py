@@ -10,6 +10,7 @@ The records, checks and expected errors are those of compat/matrix/doc.go.
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -365,8 +366,12 @@ class KafkaPython:
             p.close()
 
     def consumer(self, group):
+        # A member closed while its JoinGroup was in flight can stay in the
+        # group until the rebalance timeout (max_poll_interval_ms, 300 s by
+        # default) ends; a shorter one bounds how long the next member waits.
         return self.k.KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
-                                    auto_offset_reset="earliest")
+                                    auto_offset_reset="earliest", session_timeout_ms=10000,
+                                    max_poll_interval_ms=20000)
 
     def create(self):
         topic = self.prefix + "-create"
@@ -413,31 +418,52 @@ class KafkaPython:
         topic, group = self.prefix + "-group", self.prefix + "-group-g"
         self.create_topic(topic, 3)
         self.produce(topic, range(300))
-        seen = set()
-        cs = [self.consumer(group), self.consumer(group)]
-        try:
-            for c in cs:
+        # Each member polls in a thread of its own: kafka-python's consumer
+        # is not thread-safe, and two members polled in turn by one thread
+        # can leave a rebalance waiting on the member not being polled.
+        seen, lock, stop = set(), threading.Lock(), threading.Event()
+        assigned, errors = [0, 0], []
+
+        def member(k):
+            c = self.consumer(group)
+            try:
                 c.subscribe([topic])
-            deadline = time.time() + WAIT
-            while True:
-                for c in cs:
+                while not stop.is_set():
                     got = False
                     for _tp, rs in c.poll(timeout_ms=100).items():
                         for r in rs:
-                            seen.add(check("partition %d offset %d" % (r.partition, r.offset), r.key, r.value, r.headers))
+                            i = check("partition %d offset %d" % (r.partition, r.offset), r.key, r.value, r.headers)
+                            with lock:
+                                seen.add(i)
                             got = True
                     if got:
                         c.commit()
-                a = [len(c.assignment()) for c in cs]
-                if len(seen) == 300 and a[0] > 0 and a[1] > 0 and sum(a) == 3:
+                    assigned[k] = len(c.assignment())
+            except Exception as e:  # noqa: BLE001 - reported by the main thread
+                errors.append(e)
+            finally:
+                c.close()
+
+        threads = [threading.Thread(target=member, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        try:
+            deadline = time.time() + WAIT
+            while not errors:
+                with lock:
+                    n = len(seen)
+                a = list(assigned)
+                if n == 300 and a[0] > 0 and a[1] > 0 and sum(a) == 3:
                     break
                 if time.time() > deadline:
-                    raise AssertionError("two members: read %d of 300 records, assigned %s partitions" % (len(seen), a))
-            for c in cs:
-                c.commit()
+                    raise AssertionError("two members: read %d of 300 records, assigned %s partitions" % (n, a))
+                time.sleep(0.05)
         finally:
-            for c in cs:
-                c.close()
+            stop.set()
+            for t in threads:
+                t.join()
+        if errors:
+            raise errors[0]
         self.produce(topic, range(300, 400))
         c = self.consumer(group)
         try:
