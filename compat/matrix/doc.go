@@ -6,6 +6,9 @@
 // every one of its cells.
 //
 //	go run ./compat/matrix [-reference] [-readme] [-clients re] [-samsa bin/samsa]
+//	go run ./compat/matrix -bootstrap host:port [-clients re]   (a broker already running)
+//	go run ./compat/matrix [-reference] -serve                  (only start the broker)
+//	go run ./compat/matrix -fetch-kafka                         (resolve Kafka's jars; make java-deps)
 //
 // make compat runs it against samsa, make compat-reference against Kafka,
 // and make test through TestMatrix. -readme rewrites the README's
