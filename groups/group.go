@@ -55,10 +55,9 @@ type member struct {
 	rebalanceTimeout     time.Duration
 	assignment           []byte
 
-	joinCh      chan *kmsg.JoinGroupResponse // set while a JoinGroup waits
-	joinVersion int16
-	syncCh      chan syncResult // set while a SyncGroup waits
-	isNew       bool
+	joinCh chan *kmsg.JoinGroupResponse // set while a JoinGroup waits
+	syncCh chan syncResult              // set while a SyncGroup waits
+	isNew  bool
 
 	hbTimer *time.Timer
 	hbSeq   uint64 // the current heartbeat deadline; older timers do nothing

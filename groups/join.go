@@ -170,7 +170,7 @@ func (g *group) addMemberAndRebalance(j joinArgs, id string, ch chan *kmsg.JoinG
 		id: id, instanceID: j.instanceID, clientID: j.client.ID, clientHost: j.client.Host,
 		protocolType: j.protocolType, protocols: j.protocols,
 		sessionTimeout: j.session, rebalanceTimeout: j.rebalance,
-		joinCh: ch, joinVersion: j.version, isNew: true,
+		joinCh: ch, isNew: true,
 	}
 	if g.state == statePreparingRebalance && g.prevState == stateEmpty {
 		g.newMemberAdded = true
@@ -210,7 +210,7 @@ func (g *group) updateStaticMember(j joinArgs, oldID, newID string, ch chan *kms
 	switch g.state {
 	case stateStable:
 		if g.selectProtocol() != g.protocolName {
-			m.joinCh, m.joinVersion = ch, j.version
+			m.joinCh = ch
 			g.prepareRebalance("static member " + j.instanceID + " changes the group protocol")
 			return
 		}
@@ -256,10 +256,10 @@ func (g *group) updateStaticMember(j joinArgs, oldID, newID string, ch chan *kms
 			ch <- r
 		})
 	case stateCompletingRebalance:
-		m.joinCh, m.joinVersion = ch, j.version
+		m.joinCh = ch
 		g.prepareRebalance("static member " + j.instanceID + " rejoined during CompletingRebalance")
 	default: // PreparingRebalance
-		m.joinCh, m.joinVersion = ch, j.version
+		m.joinCh = ch
 		g.maybeCompleteJoinPhase()
 	}
 }
@@ -276,7 +276,7 @@ func (g *group) joinExistingMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) 
 	m := g.members[j.memberID]
 	update := func(reason string) {
 		m.protocols, m.sessionTimeout, m.rebalanceTimeout = j.protocols, j.session, j.rebalance
-		m.joinCh, m.joinVersion = ch, j.version
+		m.joinCh = ch
 		g.maybePrepareRebalanceOrCompleteJoin(reason)
 	}
 	switch g.state {
