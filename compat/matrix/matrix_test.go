@@ -25,7 +25,11 @@ func TestMatrix(t *testing.T) {
 	defer cancel()
 	jobs := allJobs(root)
 	var progress strings.Builder
-	tab := runJobs(ctx, jobs, 3, newEnv(root, n.Addr(), t.TempDir(), false, jobs), &progress)
+	// Two clients at a time, not make compat's three: under go test -race,
+	// beside the other packages' tests on two cores, the clients' own
+	// heartbeat threads starved (one kafka-python group run stalled for
+	// 60 s with a member never assigned).
+	tab := runJobs(ctx, jobs, 2, newEnv(root, n.Addr(), t.TempDir(), false, jobs), &progress)
 	pass, fail := tab.Counts()
 	t.Logf("against samsa in %v: %d passed, %d failed\n%s\n%s", tab.Took.Round(time.Second), pass, fail, progress.String(), tab.Markdown())
 	for _, f := range tab.Failed() {
