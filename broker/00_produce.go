@@ -90,48 +90,46 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	}
 	// acks=all: wait until the high watermark covers each write.
 	if len(waits) > 0 {
-		deadline := time.NewTimer(time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond)
-		defer deadline.Stop()
-		expired := false
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+		defer cancel()
 		for _, w := range waits {
-			lost := false
-			for !expired && w.p.highWatermark() < w.need {
-				ch := w.p.movedCh()
-				if w.p.highWatermark() >= w.need {
-					break
-				}
-				if _, _, err := b.leaderHere(w.p, -1); err != nil {
-					lost = true
-					break
-				}
-				select {
-				case <-ch:
-				case <-deadline.C:
-					expired = true
-				case <-ctx.Done():
-					expired = true
-				}
-			}
-			if w.p.highWatermark() >= w.need {
+			rp := &resp.Topics[w.ti].Partitions[w.pi]
+			switch err := b.awaitHW(wctx, w.p, w.need); {
+			case err == nil:
 				// Replicated to the whole ISR, but the ISR may have shrunk
 				// below min.insync.replicas meanwhile (Kafka's
 				// DelayedProduce check).
 				if _, _, _, isr := w.p.state(); len(isr) < w.minISR {
-					rp := &resp.Topics[w.ti].Partitions[w.pi]
-					rp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-					rp.BaseOffset = -1
+					rp.ErrorCode, rp.BaseOffset = kerr.NotEnoughReplicasAfterAppend.Code, -1
 				}
-				continue
+			case errors.Is(err, errNotLeader):
+				rp.ErrorCode, rp.BaseOffset = kerr.NotLeaderForPartition.Code, -1
+			default:
+				rp.ErrorCode, rp.BaseOffset = kerr.RequestTimedOut.Code, -1
 			}
-			rp := &resp.Topics[w.ti].Partitions[w.pi]
-			rp.ErrorCode = kerr.RequestTimedOut.Code
-			if lost {
-				rp.ErrorCode = kerr.NotLeaderForPartition.Code
-			}
-			rp.BaseOffset = -1
 		}
 	}
 	return resp, nil
+}
+
+// awaitHW waits until p's high watermark reaches need (an acks=all write
+// is then committed): errNotLeader once this broker stops leading p, the
+// context's error when it ends first.
+func (b *Broker) awaitHW(ctx context.Context, p *partition, need int64) error {
+	for {
+		ch := p.movedCh()
+		if p.highWatermark() >= need {
+			return nil
+		}
+		if _, _, err := b.leaderHere(p, -1); err != nil {
+			return errNotLeader
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // produceTo appends one partition's records.

@@ -127,22 +127,14 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	if err != nil {
 		return kerr.ErrorForCode(produceErrCode(err))
 	}
-	need := res.LastOffset + 1
-	for p.highWatermark() < need {
-		ch := p.movedCh()
-		if p.highWatermark() >= need {
-			break
-		}
-		if _, _, err := b.leaderHere(p, -1); err != nil {
-			return kerr.NotLeaderForPartition
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return kerr.RequestTimedOut
-		}
+	switch err := b.awaitHW(ctx, p, res.LastOffset+1); {
+	case err == nil:
+		return nil
+	case errors.Is(err, errNotLeader):
+		return kerr.NotLeaderForPartition
+	default:
+		return kerr.RequestTimedOut
 	}
-	return nil
 }
 
 // Replay reads the partition from its start to its log end. A new leader
