@@ -70,11 +70,15 @@ func runJobs(ctx context.Context, jobs []job, parallel int, mk func(i int) *env,
 	var mu sync.Mutex
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
-	for i, j := range jobs {
+	// Every row's cells exist before the first job starts: the jobs read
+	// t.Cells (under mu) while later ones are still being launched.
+	for _, j := range jobs {
 		t.Rows = append(t.Rows, j.rows...)
 		for _, r := range j.rows {
 			t.Cells[r.name] = map[string]Result{}
 		}
+	}
+	for i, j := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

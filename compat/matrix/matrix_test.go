@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,39 @@ func TestRecords(t *testing.T) {
 	}
 	if got := props(map[string]string{"b": `C:\x`, "a": "1"}); got != "a=1\nb=C:\\\\x\n" {
 		t.Errorf("props = %q", got)
+	}
+}
+
+// TestRunJobs runs jobs that finish at once, all in parallel, so that under
+// -race a job reading the table while later jobs are launched is caught; and
+// checks that a scenario a job returns nothing for fails, and a panic fails
+// its job's cells.
+func TestRunJobs(t *testing.T) {
+	var jobs []job
+	for i := range 8 {
+		name := fmt.Sprintf("client %d", i)
+		jobs = append(jobs, job{
+			rows: []row{{name, []string{"create", "produce"}}},
+			run: func(context.Context, *env) []Result {
+				if i == 7 {
+					panic("boom")
+				}
+				return []Result{{Client: name, Scenario: "create", OK: true}}
+			},
+		})
+	}
+	var progress strings.Builder
+	tab := runJobs(context.Background(), jobs, len(jobs), func(int) *env { return &env{} }, &progress)
+	if len(tab.Rows) != 8 {
+		t.Fatalf("%d rows, want 8", len(tab.Rows))
+	}
+	if p, f := tab.Counts(); p != 7 || f != 9 {
+		t.Errorf("counts %d passed %d failed, want 7 and 9:\n%s", p, f, tab.Markdown())
+	}
+	if r := tab.Cells["client 0"]["produce"]; r.OK || !strings.Contains(r.Error, "no result") {
+		t.Errorf("a scenario with no result: %+v", r)
+	}
+	if r := tab.Cells["client 7"]["create"]; r.OK || !strings.Contains(r.Error, "harness panic: boom") {
+		t.Errorf("a panicking job's cell: %+v", r)
 	}
 }
