@@ -117,6 +117,8 @@ func New(cfg Config) (*Broker, error) {
 // Start starts (or connects to) etcd, registers the broker, opens the logs
 // of its partitions and binds the listeners.
 func (b *Broker) Start() (err error) {
+	start := time.Now()
+	var etcdReady, registered time.Duration
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
@@ -137,6 +139,7 @@ func (b *Broker) Start() (err error) {
 		}
 		endpoints = b.embedded.Endpoints()
 	}
+	etcdReady = time.Since(start)
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	b.store, err = controller.Open(ctx, controller.Config{
@@ -191,6 +194,7 @@ func (b *Broker) Start() (err error) {
 	if err := b.register(); err != nil {
 		return err
 	}
+	registered = time.Since(start)
 	b.groups = b.newCoordinator()
 	b.fetchers = b.newFetchers()
 	rev, err := b.syncMetadataRev(ctx)
@@ -211,7 +215,8 @@ func (b *Broker) Start() (err error) {
 	for i, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i]) })
 	}
-	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID)
+	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
+		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
 	return nil
 }
 
