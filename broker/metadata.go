@@ -303,6 +303,12 @@ func logConfig(ts config.TopicSettings) logstore.Config {
 		Compact:              ts.CleanupCompact,
 	}
 	cfg.ProducerIDExpirationMs = producerIDExpirationMs
+	if !ts.CleanupDelete {
+		// retention.ms and retention.bytes delete segments only under
+		// cleanup.policy=delete: a compact-only log (__consumer_offsets, a
+		// Streams changelog) keeps every key's latest record however old.
+		cfg.RetentionMs, cfg.RetentionBytes = -1, -1
+	}
 	if ts.LogAppendTime {
 		cfg.TimestampType = logstore.LogAppendTime
 	}

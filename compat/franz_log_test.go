@@ -304,6 +304,37 @@ func TestFranzRetention(t *testing.T) {
 		}
 	})
 
+	// retention.ms and retention.bytes apply only under cleanup.policy
+	// delete: a compact-only topic loses no segment to them (Kafka's
+	// __consumer_offsets keeps a group's commits however old). A delete
+	// topic with the same settings shows that retention passes ran.
+	t.Run("compact only", func(t *testing.T) {
+		const topic, ref = "retention-compact", "retention-compact-ref"
+		for _, c := range []struct{ name, policy string }{{topic, "compact"}, {ref, "delete"}} {
+			createTopic(t, adm, c.name, 1, map[string]*string{
+				"cleanup.policy": strp(c.policy), "retention.ms": strp("500"), "retention.bytes": strp("100"),
+				"segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+			})
+		}
+		vals := produceSingles(t, n.Addr(), topic, 20)
+		produceSingles(t, n.Addr(), ref, 20)
+		testutil.Eventually(t, 30*time.Second, func() error {
+			if s := startOf(ref); s != 20 {
+				return fmt.Errorf("delete topic's start offset %d, want 20", s)
+			}
+			return nil
+		})
+		if s := startOf(topic); s != 0 {
+			t.Fatalf("compact topic's start offset %d after retention passes, want 0", s)
+		}
+		got := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, len(vals), 20*time.Second)
+		for i, r := range got {
+			if r.Offset != int64(i) || !bytes.Equal(r.Value, vals[i]) {
+				t.Fatalf("record %d: offset %d, %d bytes; want offset %d and what was produced", i, r.Offset, len(r.Value), i)
+			}
+		}
+	})
+
 	t.Run("bytes", func(t *testing.T) {
 		const topic, limit = "retention-bytes", 1500
 		createTopic(t, adm, topic, 1, map[string]*string{
