@@ -155,6 +155,9 @@ type Log struct {
 
 	wg sync.WaitGroup // background fsyncs of sealed segments
 
+	compactMu sync.Mutex   // one Compact at a time
+	cleanedTo atomic.Int64 // offsets below were cleaned by the last Compact
+
 	// Counters for tests and logs.
 	recoveredSegments atomic.Int64 // segments CRC-scanned by Open
 	replayedBatches   atomic.Int64 // batch headers replayed into producer state by Open

@@ -261,18 +261,23 @@ func forEachRecord(b []byte, limit int, fn func(Record) bool) error {
 func DecodeRecords(b []byte) ([]Record, error) {
 	var out []Record
 	err := ForEachRecord(b, func(r Record) bool {
-		r.Key = cloneNullable(r.Key)
-		r.Value = cloneNullable(r.Value)
-		for i := range r.Headers {
-			r.Headers[i].Value = cloneNullable(r.Headers[i].Value)
-		}
-		out = append(out, r)
+		out = append(out, cloneRecord(r))
 		return true
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// cloneRecord copies what r's slices alias (ForEachRecord's buffers).
+func cloneRecord(r Record) Record {
+	r.Key = cloneNullable(r.Key)
+	r.Value = cloneNullable(r.Value)
+	for i := range r.Headers {
+		r.Headers[i].Value = cloneNullable(r.Headers[i].Value)
+	}
+	return r
 }
 
 func cloneNullable(b []byte) []byte {

@@ -1,0 +1,371 @@
+package logstore
+
+import (
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+)
+
+// CompactOptions bound one compaction pass (Kafka's log cleaner settings).
+type CompactOptions struct {
+	// UpTo is the first offset the pass may not touch: the high watermark
+	// (a replica compacts only what every consumer may already read). Only
+	// sealed segments that end at or below it are cleaned.
+	UpTo int64
+	// MinCleanableRatio is min.cleanable.dirty.ratio: the pass does nothing
+	// unless the bytes not cleaned before are at least this share of the
+	// cleanable bytes.
+	MinCleanableRatio float64
+	// DeleteRetentionMs is delete.retention.ms: a tombstone (null value)
+	// that is its key's latest record is dropped once its batch's timestamp
+	// is older than this, so a consumer that reads the log within that time
+	// sees the delete.
+	DeleteRetentionMs int64
+	// MinCompactionLagMs is min.compaction.lag.ms: a segment holding a
+	// record younger than this is not cleaned, nor any after it.
+	MinCompactionLagMs int64
+	// MaxKeys bounds the key map of one pass (Kafka's dedupe buffer); the
+	// pass then cleans the segments whose keys fit. 0 means 1<<20.
+	MaxKeys int
+}
+
+// CompactStats describe one pass.
+type CompactStats struct {
+	Segments       int   // segments rewritten
+	BytesBefore    int64 // their size before
+	BytesAfter     int64 // and after
+	RecordsRemoved int64 // superseded records and expired tombstones dropped
+}
+
+// ErrCompactAborted is returned when the log changed under a pass (a
+// truncation or deletion of a segment being cleaned); nothing was replaced.
+var ErrCompactAborted = errors.New("logstore: compaction aborted: the log changed")
+
+const defaultCompactMaxKeys = 1 << 20
+
+type keyHash [md5.Size]byte
+
+// Compact runs one pass of Kafka's log cleaner over the sealed segments
+// below opts.UpTo: every record whose key has a later record in that range
+// is removed, and so is a key's latest record when it is a tombstone older
+// than opts.DeleteRetentionMs. Offsets never change: a batch keeps its base
+// offset, its last offset delta, its producer fields and its codec, and
+// loses only records; a batch left with none is dropped, except a
+// producer's last batch in the log (its sequence must survive for
+// idempotence), so a segment may end up empty. Transactional
+// and control batches are kept whole. Each changed segment is written beside the old one, fsynced,
+// and renamed over it; readers holding the old one keep reading it.
+// The active segment is never touched. A pass runs only when enough of the
+// cleanable bytes are new since the previous pass (opts.MinCleanableRatio).
+func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) {
+	var st CompactStats
+	l.compactMu.Lock()
+	defer l.compactMu.Unlock()
+	if l.closed.Load() {
+		return st, ErrClosed
+	}
+	if opts.MaxKeys <= 0 {
+		opts.MaxKeys = defaultCompactMaxKeys
+	}
+	cfg := l.config()
+	interval := cfg.IndexIntervalBytes
+	segs := l.cleanable(now, opts)
+	if len(segs) == 0 {
+		return st, nil
+	}
+	var dirty, total int64
+	for _, s := range segs {
+		sz := s.size.Load()
+		total += sz
+		if s.next.Load() > l.cleanedTo.Load() {
+			dirty += sz
+		}
+	}
+	if total == 0 || float64(dirty)/float64(total) < opts.MinCleanableRatio {
+		return st, nil
+	}
+	for i, s := range segs {
+		if !s.tryRef() {
+			for _, t := range segs[:i] {
+				t.unref()
+			}
+			return st, ErrCompactAborted
+		}
+	}
+	held := segs
+	defer func() {
+		for _, s := range held {
+			s.unref()
+		}
+	}()
+
+	keys, mapped, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes))
+	if err != nil {
+		return st, err
+	}
+	segs = segs[:mapped]
+	producerLast := l.producerLastOffsets()
+	horizon := now.UnixMilli() - opts.DeleteRetentionMs
+	for _, s := range segs {
+		size := s.size.Load()
+		out, removed, changed, err := cleanSegment(s, size, keys, producerLast, horizon, int(cfg.MaxUncompressedBytes))
+		if err != nil {
+			return st, err
+		}
+		if !changed {
+			continue
+		}
+		if err := l.replaceSegment(s, size, out, interval); err != nil {
+			return st, err
+		}
+		st.Segments++
+		st.BytesBefore += size
+		st.BytesAfter += int64(len(out))
+		st.RecordsRemoved += removed
+	}
+	l.cleanedTo.Store(segs[len(segs)-1].next.Load())
+	if st.Segments > 0 {
+		l.logger.Debug("compacted log", "log", l.dir, "segments", st.Segments,
+			"bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter, "records_removed", st.RecordsRemoved)
+	}
+	return st, nil
+}
+
+// cleanable returns the sealed segments a pass may clean, oldest first:
+// those ending at or below opts.UpTo, up to the first that holds a record
+// younger than the compaction lag.
+func (l *Log) cleanable(now time.Time, opts CompactOptions) []*segment {
+	all := l.segments()
+	interval := l.config().IndexIntervalBytes
+	var out []*segment
+	for _, s := range all[:max(len(all)-1, 0)] {
+		if s.next.Load() > opts.UpTo {
+			break
+		}
+		if opts.MinCompactionLagMs > 0 && now.UnixMilli()-s.largestTimestamp(interval) < opts.MinCompactionLagMs {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// forEachBatch calls fn with every batch of s below size, in order.
+func forEachBatch(s *segment, size int64, fn func(h *BatchHeader, b []byte) error) error {
+	r := newHeaderReader(s.f, size)
+	defer r.free()
+	for pos := int64(0); ; {
+		h, err := r.at(pos)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: segment %d at %d: %v", ErrStorage, s.base, pos, err)
+		}
+		b, err := s.readBatchAt(&h, pos)
+		if err != nil {
+			return err
+		}
+		if err := fn(&h, b); err != nil {
+			return fmt.Errorf("segment %d, batch %d: %w", s.base, h.BaseOffset, err)
+		}
+		pos += h.Size()
+	}
+}
+
+// mapKeys maps every key of segs to its last offset, segment by segment,
+// and stops after the segment that fills the map: mapped is how many
+// segments it read. A key last seen in segment k may have later records in
+// unread segments; those are not cleaned by this pass, so the map is never
+// wrong about what it covers.
+func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHash]int64, int, error) {
+	keys := make(map[keyHash]int64)
+	for i, s := range segs {
+		err := forEachBatch(s, s.size.Load(), func(h *BatchHeader, b []byte) error {
+			if h.IsControl() || h.IsTransactional() {
+				return nil
+			}
+			return ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
+				if r.Key != nil {
+					keys[md5.Sum(r.Key)] = r.Offset
+				}
+				return true
+			})
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(keys) >= maxKeys {
+			return keys, i + 1, nil
+		}
+	}
+	return keys, len(segs), nil
+}
+
+// producerLastOffsets returns each producer's last batch's last offset.
+func (l *Log) producerLastOffsets() map[int64]int64 {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	out := make(map[int64]int64, len(l.pstate.producers))
+	for id, e := range l.pstate.producers {
+		if e.n > 0 {
+			out[id] = e.batches[e.n-1].lastOffset
+		}
+	}
+	return out
+}
+
+// cleanSegment returns the cleaned bytes of the first size bytes of s,
+// how many records it removed, and whether anything changed.
+func cleanSegment(s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, horizon int64, maxUncompressed int) ([]byte, int64, bool, error) {
+	out := make([]byte, 0, size)
+	var removed int64
+	err := forEachBatch(s, size, func(h *BatchHeader, b []byte) error {
+		if h.IsControl() || h.IsTransactional() {
+			out = append(out, b...)
+			return nil
+		}
+		var kept []Record
+		n := int32(0)
+		err := ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
+			n++
+			if r.Key != nil {
+				latest, ok := keys[md5.Sum(r.Key)]
+				if ok && latest > r.Offset {
+					return true // superseded
+				}
+				if r.Value == nil && h.MaxTimestamp < horizon {
+					return true // an expired tombstone
+				}
+			}
+			kept = append(kept, cloneRecord(r))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(kept) == int(n):
+			out = append(out, b...)
+			return nil
+		case len(kept) == 0 && h.ProducerID >= 0 && producerLast[h.ProducerID] == h.LastOffset():
+			// The producer's last batch carries its sequence: keep it whole.
+			out = append(out, b...)
+			return nil
+		case len(kept) == 0:
+			removed += int64(n)
+			return nil
+		}
+		removed += int64(int(n) - len(kept))
+		nb, err := EncodeBatch(BatchSpec{
+			BaseOffset:           h.BaseOffset,
+			PartitionLeaderEpoch: h.PartitionLeaderEpoch,
+			Codec:                h.Codec(),
+			ProducerID:           h.ProducerID,
+			ProducerEpoch:        h.ProducerEpoch,
+			BaseSequence:         h.BaseSequence,
+			LogAppendTime:        h.LogAppendTime(),
+			AppendTime:           h.MaxTimestamp,
+			KeepOffsets:          true,
+		}, kept)
+		if err != nil {
+			return err
+		}
+		// The batch keeps its last offset (and so its last sequence), as
+		// Kafka's cleaner does, though its last record may be gone.
+		putLastOffsetDelta(nb, h.LastOffsetDelta)
+		out = append(out, nb...)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if removed == 0 {
+		return nil, 0, false, nil
+	}
+	return out, removed, true, nil
+}
+
+// putLastOffsetDelta rewrites a batch's last offset delta and its CRC.
+func putLastOffsetDelta(b []byte, delta int32) {
+	b[23], b[24], b[25], b[26] = byte(delta>>24), byte(delta>>16), byte(delta>>8), byte(delta)
+	putCRC(b)
+}
+
+// replaceSegment writes data as the new content of s (whose old content
+// was size bytes), fsynced, and swaps it in under the append lock. The old
+// file's indexes go first and new ones are written after the rename, so a
+// crash leaves the old segment or the new one, with its indexes or none
+// (rebuilt on open), never a mix.
+func (l *Log) replaceSegment(s *segment, size int64, data []byte, interval int32) error {
+	tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
+	if err := writeFileSynced(tmp, data); err != nil {
+		return fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	segs := l.segments()
+	i := slices.Index(segs, s)
+	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size {
+		_ = os.Remove(tmp)
+		return ErrCompactAborted
+	}
+	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentName(l.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(tmp)
+			return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+		}
+	}
+	if err := os.Rename(tmp, segmentName(l.dir, s.base, logSuffix)); err != nil {
+		_ = os.Remove(tmp)
+		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+	}
+	ns, err := openSegment(l.dir, s.base)
+	if err != nil {
+		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+	}
+	ns.mu.Lock()
+	err = ns.rebuildIndexesLocked(interval, true)
+	ns.mu.Unlock()
+	if err != nil {
+		ns.unref()
+		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+	}
+	ns.next.Store(s.next.Load())
+	ns.created = s.created
+	ns.synced.Store(true)
+	nsegs := slices.Clone(segs)
+	nsegs[i] = ns
+	l.setSegments(nsegs)
+	s.unref() // the list's reference; readers keep the old file open
+	if err := ns.syncFiles(); err != nil {
+		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+	}
+	if err := syncDir(l.dir); err != nil {
+		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
+	}
+	return nil
+}
+
+// writeFileSynced writes data to a new file at path and fsyncs it.
+func writeFileSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
