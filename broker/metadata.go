@@ -25,6 +25,9 @@ type topic struct {
 	minISR  int               // min.insync.replicas in effect
 	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
 	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
+	// cleaner is set when cleanup.policy includes compact: the cleaner's
+	// settings (UpTo is each partition's high watermark at the pass).
+	cleaner *logstore.CompactOptions
 }
 
 // topicCodecs maps compression.type to the codec batches are stored with.
@@ -194,6 +197,13 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			codec: -1, deletes: ts.CleanupDelete}
 		if c, ok := topicCodecs[ts.CompressionType]; ok {
 			nt.codec = c
+		}
+		if ts.CleanupCompact {
+			nt.cleaner = &logstore.CompactOptions{
+				MinCleanableRatio:  ts.MinCleanableDirtyRatio,
+				DeleteRetentionMs:  ts.DeleteRetentionMs,
+				MinCompactionLagMs: ts.MinCompactionLagMs,
+			}
 		}
 		cfg := logConfig(ts)
 		if t != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
 )
@@ -212,6 +213,9 @@ func (b *Broker) Start() (err error) {
 	b.spawn(b.isrLoop)
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
+	if b.props.Bool("log.cleaner.enable") {
+		b.spawn(b.cleanerLoop)
+	}
 	for i, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i]) })
 	}
@@ -382,6 +386,50 @@ func (b *Broker) forgetConn(c net.Conn) {
 	b.mu.Lock()
 	delete(b.conns, c)
 	b.mu.Unlock()
+}
+
+// cleanerLoop is the log cleaner: every log.cleaner.backoff.ms it gives
+// each compacted log a pass (which does nothing unless enough of the log is
+// new since the last one). It runs apart from retention and flushes, which
+// a long pass must not hold up.
+func (b *Broker) cleanerLoop(ctx context.Context) {
+	t := time.NewTicker(max(time.Duration(b.props.Int64("log.cleaner.backoff.ms"))*time.Millisecond, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			b.cleanLogs(ctx, now)
+		}
+	}
+}
+
+// cleanLogs runs one compaction pass over each local log of a compacted
+// topic, below its high watermark: a follower cleans its own copy, as in
+// Kafka, and a consumer never sees a log change above what it may read.
+func (b *Broker) cleanLogs(ctx context.Context, now time.Time) {
+	maxKeys := int(b.props.Int64("log.cleaner.dedupe.buffer.size") / 24)
+	for _, t := range b.meta.topicList() {
+		if t.cleaner == nil {
+			continue
+		}
+		for _, p := range t.parts {
+			if p == nil || p.log == nil || ctx.Err() != nil {
+				continue
+			}
+			opts := *t.cleaner
+			opts.UpTo, opts.MaxKeys = p.hw.Load(), maxKeys
+			st, err := p.log.Compact(now, opts)
+			switch {
+			case err != nil && !errors.Is(err, logstore.ErrClosed) && !errors.Is(err, logstore.ErrCompactAborted):
+				b.log.Warn("log compaction failed", "partition", p.String(), "err", err)
+			case st.Segments > 0:
+				b.log.Debug("log compacted", "partition", p.String(), "segments", st.Segments,
+					"bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter, "records_removed", st.RecordsRemoved)
+			}
+		}
+	}
 }
 
 // maintenanceLoop enforces retention every log.retention.check.interval.ms
