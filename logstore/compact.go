@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"bufio"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -103,28 +104,48 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		}
 	}()
 
-	keys, mapped, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes))
+	gen := l.truncations.Load()
+	keys, mapped, txn, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes))
 	if err != nil {
 		return st, err
 	}
 	segs = segs[:mapped]
 	producerLast := l.producerLastOffsets()
-	horizon := now.UnixMilli() - opts.DeleteRetentionMs
+	// A tombstone goes delete.retention.ms after its segment was last
+	// written (Kafka's rule before KIP-534), not by the producer's clock.
+	// Not while transactional batches are about: the cleaner does not map
+	// their keys, and dropping a delete would bring their value back.
+	horizon := now.Add(-time.Duration(opts.DeleteRetentionMs) * time.Millisecond)
+	if txn {
+		horizon = time.Time{}
+	}
 	for _, s := range segs {
 		size := s.size.Load()
-		out, removed, changed, err := cleanSegment(s, size, keys, producerLast, horizon, int(cfg.MaxUncompressedBytes))
+		fi, err := s.f.Stat()
+		if err != nil {
+			return st, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		tombstonesGo := fi.ModTime().Before(horizon)
+		tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
+		newSize, removed, err := writeCleaned(tmp, s, size, keys, producerLast, tombstonesGo, int(cfg.MaxUncompressedBytes))
 		if err != nil {
 			return st, err
 		}
-		if !changed {
+		if removed == 0 {
 			continue
 		}
-		if err := l.replaceSegment(s, size, out, interval); err != nil {
+		// The cleaned file keeps the old one's modification time: the
+		// tombstone clock above, and time retention of an emptied segment.
+		if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+			_ = os.Remove(tmp)
+			return st, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		if err := l.replaceSegment(s, size, tmp, gen, interval); err != nil {
 			return st, err
 		}
 		st.Segments++
 		st.BytesBefore += size
-		st.BytesAfter += int64(len(out))
+		st.BytesAfter += newSize
 		st.RecordsRemoved += removed
 	}
 	l.cleanedTo.Store(segs[len(segs)-1].next.Load())
@@ -181,12 +202,14 @@ func forEachBatch(s *segment, size int64, fn func(h *BatchHeader, b []byte) erro
 // and stops after the segment that fills the map: mapped is how many
 // segments it read. A key last seen in segment k may have later records in
 // unread segments; those are not cleaned by this pass, so the map is never
-// wrong about what it covers.
-func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHash]int64, int, error) {
+// wrong about what it covers. txn reports a transactional or control batch.
+func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHash]int64, int, bool, error) {
 	keys := make(map[keyHash]int64)
+	txn := false
 	for i, s := range segs {
 		err := forEachBatch(s, s.size.Load(), func(h *BatchHeader, b []byte) error {
 			if h.IsControl() || h.IsTransactional() {
+				txn = true
 				return nil
 			}
 			return ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
@@ -197,13 +220,13 @@ func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHas
 			})
 		})
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 		if len(keys) >= maxKeys {
-			return keys, i + 1, nil
+			return keys, i + 1, txn, nil
 		}
 	}
-	return keys, len(segs), nil
+	return keys, len(segs), txn, nil
 }
 
 // producerLastOffsets returns each producer's last batch's last offset.
@@ -219,15 +242,47 @@ func (l *Log) producerLastOffsets() map[int64]int64 {
 	return out
 }
 
-// cleanSegment returns the cleaned bytes of the first size bytes of s,
-// how many records it removed, and whether anything changed.
-func cleanSegment(s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, horizon int64, maxUncompressed int) ([]byte, int64, bool, error) {
-	out := make([]byte, 0, size)
-	var removed int64
+// writeCleaned writes the cleaned first size bytes of s to a new file at
+// path, fsynced, and returns its size and how many records it removed;
+// with none removed it leaves no file.
+func writeCleaned(path string, s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, tombstonesGo bool, maxUncompressed int) (int64, int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	removed, written, err := cleanSegment(w, s, size, keys, producerLast, tombstonesGo, maxUncompressed)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil && removed > 0 {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || removed == 0 {
+		_ = os.Remove(path)
+		if err != nil && !errors.Is(err, ErrStorage) && !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrCorruptBatch) {
+			err = fmt.Errorf("%w: %v", ErrStorage, err)
+		}
+		return 0, 0, err
+	}
+	return written, removed, nil
+}
+
+// cleanSegment writes the cleaned first size bytes of s to w and returns
+// how many records it removed and how many bytes it wrote.
+func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, tombstonesGo bool, maxUncompressed int) (int64, int64, error) {
+	var removed, written int64
+	put := func(b []byte) error {
+		n, err := w.Write(b)
+		written += int64(n)
+		return err
+	}
 	err := forEachBatch(s, size, func(h *BatchHeader, b []byte) error {
 		if h.IsControl() || h.IsTransactional() {
-			out = append(out, b...)
-			return nil
+			return put(b)
 		}
 		var kept []Record
 		n := int32(0)
@@ -238,7 +293,7 @@ func cleanSegment(s *segment, size int64, keys map[keyHash]int64, producerLast m
 				if ok && latest > r.Offset {
 					return true // superseded
 				}
-				if r.Value == nil && h.MaxTimestamp < horizon {
+				if r.Value == nil && tombstonesGo {
 					return true // an expired tombstone
 				}
 			}
@@ -250,12 +305,10 @@ func cleanSegment(s *segment, size int64, keys map[keyHash]int64, producerLast m
 		}
 		switch {
 		case len(kept) == int(n):
-			out = append(out, b...)
-			return nil
+			return put(b)
 		case len(kept) == 0 && h.ProducerID >= 0 && producerLast[h.ProducerID] == h.LastOffset():
 			// The producer's last batch carries its sequence: keep it whole.
-			out = append(out, b...)
-			return nil
+			return put(b)
 		case len(kept) == 0:
 			removed += int64(n)
 			return nil
@@ -278,16 +331,9 @@ func cleanSegment(s *segment, size int64, keys map[keyHash]int64, producerLast m
 		// The batch keeps its last offset (and so its last sequence), as
 		// Kafka's cleaner does, though its last record may be gone.
 		putLastOffsetDelta(nb, h.LastOffsetDelta)
-		out = append(out, nb...)
-		return nil
+		return put(nb)
 	})
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if removed == 0 {
-		return nil, 0, false, nil
-	}
-	return out, removed, true, nil
+	return removed, written, err
 }
 
 // putLastOffsetDelta rewrites a batch's last offset delta and its CRC.
@@ -296,21 +342,19 @@ func putLastOffsetDelta(b []byte, delta int32) {
 	putCRC(b)
 }
 
-// replaceSegment writes data as the new content of s (whose old content
-// was size bytes), fsynced, and swaps it in under the append lock. The old
+// replaceSegment renames the fsynced file tmp over s (whose content was
+// size bytes) and swaps it in under the append lock, unless the log was
+// truncated since the pass began (generation gen): a truncation may have
+// removed the later records that made older ones look superseded. The old
 // file's indexes go first and new ones are written after the rename, so a
 // crash leaves the old segment or the new one, with its indexes or none
 // (rebuilt on open), never a mix.
-func (l *Log) replaceSegment(s *segment, size int64, data []byte, interval int32) error {
-	tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
-	if err := writeFileSynced(tmp, data); err != nil {
-		return fmt.Errorf("%w: %v", ErrStorage, err)
-	}
+func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, interval int32) error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	segs := l.segments()
 	i := slices.Index(segs, s)
-	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size {
+	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
 		_ = os.Remove(tmp)
 		return ErrCompactAborted
 	}

@@ -157,6 +157,9 @@ type Log struct {
 
 	compactMu sync.Mutex   // one Compact at a time
 	cleanedTo atomic.Int64 // offsets below were cleaned by the last Compact
+	// truncations counts truncations of the log's end (under appendMu), so
+	// that a compaction pass begun before one does not apply its result.
+	truncations atomic.Int64
 
 	// Counters for tests and logs.
 	recoveredSegments atomic.Int64 // segments CRC-scanned by Open

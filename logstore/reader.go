@@ -49,6 +49,21 @@ func (l *Log) acquireFor(offset int64) *segment {
 	return nil
 }
 
+// refCurrent references seg, or, when seg was released meanwhile, the
+// segment that replaced it (compaction swaps in a new one at the same
+// base); nil when there is none (deleted by retention or truncation).
+func (l *Log) refCurrent(seg *segment) *segment {
+	if seg.tryRef() {
+		return seg
+	}
+	cur := l.acquireFor(seg.base)
+	if cur != nil && cur.base != seg.base {
+		cur.unref()
+		return nil
+	}
+	return cur
+}
+
 // acquireAfter returns, referenced, the first segment whose base is > base.
 func (l *Log) acquireAfter(base int64) *segment {
 	for range 1000 {
@@ -261,7 +276,10 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool,
 	startOff := l.start.Load()
 	interval := l.config().IndexIntervalBytes
 	for _, seg := range l.segments() {
-		if seg.next.Load() <= startOff || !seg.tryRef() {
+		if seg.next.Load() <= startOff {
+			continue
+		}
+		if seg = l.refCurrent(seg); seg == nil {
 			continue
 		}
 		offset, timestamp, found, err = l.offsetForTimestampIn(seg, ts, startOff, end, interval)
@@ -347,7 +365,7 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 	var best *segment
 	bestTs, bestOff := int64(-1), int64(-1)
 	for _, seg := range l.segments() {
-		if !seg.tryRef() {
+		if seg = l.refCurrent(seg); seg == nil {
 			continue
 		}
 		ts, off, err := seg.maxTimestamp(interval)

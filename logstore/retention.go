@@ -300,6 +300,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // afterTruncateLocked brings the epoch cache, the producer state, the
 // snapshots and the recovery point in line with a new, lower end offset.
 func (l *Log) afterTruncateLocked(end int64) error {
+	l.truncations.Add(1)
 	if l.epochs.truncateFromEnd(end) {
 		if err := l.epochs.persist(); err != nil {
 			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
