@@ -52,8 +52,9 @@ type keyHash [md5.Size]byte
 
 // Compact runs one pass of Kafka's log cleaner over the sealed segments
 // below opts.UpTo: every record whose key has a later record in that range
-// is removed, and so is a key's latest record when it is a tombstone older
-// than opts.DeleteRetentionMs. Offsets never change: a batch keeps its base
+// is removed, and so is a key's latest record when it is a tombstone whose
+// segment was last written more than opts.DeleteRetentionMs ago, and a
+// record without a key (written before the topic became compacted). Offsets never change: a batch keeps its base
 // offset, its last offset delta, its producer fields and its codec, and
 // loses only records; a batch left with none is dropped, except a
 // producer's last batch in the log (its sequence must survive for
@@ -69,12 +70,21 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	if l.closed.Load() {
 		return st, ErrClosed
 	}
+	if l.uncleanable.Load() {
+		return st, nil
+	}
 	if opts.MaxKeys <= 0 {
 		opts.MaxKeys = defaultCompactMaxKeys
 	}
 	cfg := l.config()
 	interval := cfg.IndexIntervalBytes
 	segs := l.cleanable(now, opts)
+	held := segs
+	defer func() {
+		for _, s := range held {
+			s.unref()
+		}
+	}()
 	if len(segs) == 0 {
 		return st, nil
 	}
@@ -89,25 +99,11 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	if total == 0 || float64(dirty)/float64(total) < opts.MinCleanableRatio {
 		return st, nil
 	}
-	for i, s := range segs {
-		if !s.tryRef() {
-			for _, t := range segs[:i] {
-				t.unref()
-			}
-			return st, ErrCompactAborted
-		}
-	}
-	held := segs
-	defer func() {
-		for _, s := range held {
-			s.unref()
-		}
-	}()
 
 	gen := l.truncations.Load()
 	keys, mapped, txn, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes))
 	if err != nil {
-		return st, err
+		return st, l.markUncleanable(err)
 	}
 	segs = segs[:mapped]
 	producerLast := l.producerLastOffsets()
@@ -129,7 +125,7 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
 		newSize, removed, err := writeCleaned(tmp, s, size, keys, producerLast, tombstonesGo, int(cfg.MaxUncompressedBytes))
 		if err != nil {
-			return st, err
+			return st, l.markUncleanable(err)
 		}
 		if removed == 0 {
 			continue
@@ -148,7 +144,16 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		st.BytesAfter += newSize
 		st.RecordsRemoved += removed
 	}
-	l.cleanedTo.Store(segs[len(segs)-1].next.Load())
+	cleaned := segs[len(segs)-1].next.Load()
+	l.cleanedTo.Store(cleaned)
+	// Kafka's cleaner-offset-checkpoint: a restart does not re-read what
+	// is clean. Losing it only costs one pass over the whole log.
+	l.ckptMu.Lock()
+	err = writeOffsetCheckpoint(l.dir, cleanerOffsetName, cleaned)
+	l.ckptMu.Unlock()
+	if err != nil {
+		l.logger.Warn("cleaner checkpoint", "log", l.dir, "err", err)
+	}
 	if st.Segments > 0 {
 		l.logger.Debug("compacted log", "log", l.dir, "segments", st.Segments,
 			"bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter, "records_removed", st.RecordsRemoved)
@@ -156,18 +161,32 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	return st, nil
 }
 
-// cleanable returns the sealed segments a pass may clean, oldest first:
-// those ending at or below opts.UpTo, up to the first that holds a record
-// younger than the compaction lag.
+// markUncleanable stops later passes over a log holding a batch the
+// cleaner cannot decode (Kafka marks such a partition uncleanable until
+// restart); err is returned for the one report.
+func (l *Log) markUncleanable(err error) error {
+	if errors.Is(err, ErrInvalidRecord) || errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrCorruptMessage) ||
+		errors.Is(err, ErrUnsupportedMagic) || errors.Is(err, ErrUnsupportedCompression) {
+		l.uncleanable.Store(true)
+		return fmt.Errorf("%w; the log is left uncompacted until restart", err)
+	}
+	return err
+}
+
+// cleanable returns, referenced, the sealed segments a pass may clean,
+// oldest first: those ending at or below opts.UpTo, up to the first that
+// holds a record younger than the compaction lag (or that retention just
+// deleted).
 func (l *Log) cleanable(now time.Time, opts CompactOptions) []*segment {
 	all := l.segments()
 	interval := l.config().IndexIntervalBytes
 	var out []*segment
 	for _, s := range all[:max(len(all)-1, 0)] {
-		if s.next.Load() > opts.UpTo {
+		if s.next.Load() > opts.UpTo || !s.tryRef() {
 			break
 		}
 		if opts.MinCompactionLagMs > 0 && now.UnixMilli()-s.largestTimestamp(interval) < opts.MinCompactionLagMs {
+			s.unref()
 			break
 		}
 		out = append(out, s)
@@ -175,7 +194,8 @@ func (l *Log) cleanable(now time.Time, opts CompactOptions) []*segment {
 	return out
 }
 
-// forEachBatch calls fn with every batch of s below size, in order.
+// forEachBatch calls fn with every batch of s below size, in order, after
+// checking its CRC.
 func forEachBatch(s *segment, size int64, fn func(h *BatchHeader, b []byte) error) error {
 	r := newHeaderReader(s.f, size)
 	defer r.free()
@@ -190,6 +210,10 @@ func forEachBatch(s *segment, size int64, fn func(h *BatchHeader, b []byte) erro
 		b, err := s.readBatchAt(&h, pos)
 		if err != nil {
 			return err
+		}
+		// Never launder a corrupt batch into a new one with a fresh CRC.
+		if err := CheckBatchCRC(b); err != nil {
+			return fmt.Errorf("segment %d, batch %d: %w", s.base, h.BaseOffset, err)
 		}
 		if err := fn(&h, b); err != nil {
 			return fmt.Errorf("segment %d, batch %d: %w", s.base, h.BaseOffset, err)
@@ -288,14 +312,14 @@ func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, p
 		n := int32(0)
 		err := ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
 			n++
-			if r.Key != nil {
-				latest, ok := keys[md5.Sum(r.Key)]
-				if ok && latest > r.Offset {
-					return true // superseded
-				}
-				if r.Value == nil && tombstonesGo {
-					return true // an expired tombstone
-				}
+			if r.Key == nil {
+				return true // no key, nothing to compact it by: Kafka drops it too
+			}
+			if latest, ok := keys[md5.Sum(r.Key)]; ok && latest > r.Offset {
+				return true // superseded
+			}
+			if r.Value == nil && tombstonesGo {
+				return true // an expired tombstone
 			}
 			kept = append(kept, cloneRecord(r))
 			return true
@@ -357,6 +381,12 @@ func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, inte
 	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
 		_ = os.Remove(tmp)
 		return ErrCompactAborted
+	}
+	// Readers of the old segment must never load the new index files (they
+	// share its name): give it its own indexes in memory first.
+	if err := s.ensureIndexes(interval); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
 		if err := os.Remove(segmentName(l.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {

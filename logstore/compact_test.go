@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -316,4 +317,100 @@ func TestCompactKeepsProducersLastBatch(t *testing.T) {
 	if _, err := l.Append(b, 1, coreT0); err != nil {
 		t.Fatalf("producer 7's next sequence after compaction and a crash: %v", err)
 	}
+}
+
+// Records without a key (written before the topic became compacted) are
+// dropped, as Kafka's cleaner drops them; and the cleaner's progress
+// survives a restart, so a clean log is not cleaned again.
+func TestCompactKeylessAndCheckpoint(t *testing.T) {
+	dir, cfg := t.TempDir(), compactConfig(1024)
+	cfg.Compact = false // keyless records are refused on a compacted log
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < 20; i++ {
+		b, err := BuildBatch(0, CodecNone, []Record{
+			{Timestamp: coreT0.UnixMilli(), Value: bytes.Repeat([]byte("n"), 100)},
+			{Timestamp: coreT0.UnixMilli(), Key: []byte(fmt.Sprint("k", i)), Value: []byte("v")},
+		}, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b, 1, coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Compact = true
+	l.SetConfig(cfg)
+	active := l.segments()[len(l.segments())-1].base
+	st, err := l.Compact(coreT0, CompactOptions{UpTo: l.EndOffset()})
+	if err != nil || st.Segments == 0 {
+		t.Fatalf("Compact: %+v %v", st, err)
+	}
+	got, _ := compactRead(t, l)
+	for off := int64(0); off < l.EndOffset(); off++ {
+		_, ok := got[off]
+		if want := off >= active || off%2 == 1; ok != want {
+			t.Fatalf("offset %d (keyless %v, active segment from %d): present %v, want %v", off, off%2 == 0, active, ok, want)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.cleanedTo.Load() != active {
+		t.Fatalf("cleaner checkpoint %d after a restart, want %d", l.cleanedTo.Load(), active)
+	}
+	if st, err := l.Compact(coreT0, CompactOptions{UpTo: l.EndOffset(), MinCleanableRatio: 0.5}); err != nil || st.Segments != 0 {
+		t.Fatalf("a clean log was cleaned again after a restart: %+v %v", st, err)
+	}
+}
+
+// A batch whose CRC no longer matches (a flipped bit on disk) is never
+// rewritten with a fresh CRC: the pass fails once, the log stays as it was,
+// and later passes leave it alone.
+func TestCompactRefusesCorruptBatch(t *testing.T) {
+	dir, cfg := t.TempDir(), compactConfig(4096)
+	l := coreOpen(t, dir, cfg)
+	compactFill(t, l, 30, 8, 5, coreT0.UnixMilli())
+	name := segmentName(dir, l.segments()[1].base, logSuffix)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{data[BatchHeaderSize+3] ^ 0x40}, BatchHeaderSize+3); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before := readSegmentFiles(t, dir)
+	if _, err := l.Compact(coreT0, CompactOptions{UpTo: l.EndOffset()}); !errors.Is(err, ErrCorruptMessage) {
+		t.Fatalf("Compact over a corrupt batch: %v, want ErrCorruptMessage", err)
+	}
+	if st, err := l.Compact(coreT0, CompactOptions{UpTo: l.EndOffset()}); err != nil || st.Segments != 0 {
+		t.Fatalf("second pass: %+v %v", st, err)
+	}
+	if after := readSegmentFiles(t, dir); !bytes.Equal(before, after) {
+		t.Fatal("the log changed")
+	}
+}
+
+func readSegmentFiles(t *testing.T, dir string) []byte {
+	t.Helper()
+	var all []byte
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if _, ok := parseSegmentName(e.Name(), logSuffix); ok {
+			b, err := os.ReadFile(dir + "/" + e.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+	}
+	return all
 }

@@ -16,6 +16,7 @@
 //	leader-epoch-checkpoint         leader epochs (Kafka's text format)
 //	log-start-offset                checkpoint: first readable offset
 //	recovery-point                  checkpoint: segments below it are fsynced
+//	cleaner-offset-checkpoint       checkpoint: Compact cleaned below it
 //	.clean-shutdown                 marker: written by Close, removed by Open
 //
 // Segment names are the base offset (the offset of the first batch in the
@@ -78,6 +79,19 @@
 // leader-epoch cache to the new end, and rebuilds the producer state from
 // the newest usable snapshot plus the batch headers after it. Missing or
 // inconsistent index files of older segments are rebuilt when first used.
+//
+// # Compaction
+//
+// Compact is Kafka's log cleaner for one log: in the sealed segments below
+// the high watermark each key keeps only its latest record, at its own
+// offset, so a compacted log has gaps between offsets (readers, followers
+// and recovery allow them). A batch that loses records is re-encoded with
+// its base offset, last offset delta, producer fields, leader epoch and
+// codec; a producer's last batch stays whole. A cleaned segment is written
+// to <base>.log.tmp, fsynced, and renamed over the old .log under the
+// append lock, after the old index files are removed; its new indexes are
+// written after the rename. A crash leaves the old or the new file, with
+// matching indexes or none (rebuilt on use).
 //
 // # Concurrency
 //

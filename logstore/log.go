@@ -160,6 +160,7 @@ type Log struct {
 	// truncations counts truncations of the log's end (under appendMu), so
 	// that a compaction pass begun before one does not apply its result.
 	truncations atomic.Int64
+	uncleanable atomic.Bool // Compact met a batch it cannot decode
 
 	// Counters for tests and logs.
 	recoveredSegments atomic.Int64 // segments CRC-scanned by Open

@@ -20,6 +20,7 @@ import (
 const (
 	startOffsetName   = "log-start-offset"
 	recoveryPointName = "recovery-point"
+	cleanerOffsetName = "cleaner-offset-checkpoint" // Compact's progress
 	cleanShutdownName = ".clean-shutdown"
 	snapshotSuffix    = ".snapshot"
 	keepSnapshots     = 2
@@ -208,6 +209,10 @@ func (l *Log) load() error {
 		return err
 	}
 
+	// A cleaner checkpoint past a truncated end only delays the next pass.
+	if co, ok := readOffsetCheckpoint(l.dir, cleanerOffsetName, l.logger); ok {
+		l.cleanedTo.Store(min(co, end))
+	}
 	l.recoveryPoint = rp
 	if clean && recoverFrom == len(segs) {
 		l.recoveryPoint = end

@@ -301,6 +301,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // snapshots and the recovery point in line with a new, lower end offset.
 func (l *Log) afterTruncateLocked(end int64) error {
 	l.truncations.Add(1)
+	if l.cleanedTo.Load() > end {
+		l.cleanedTo.Store(end) // the checkpoint follows at the next pass
+	}
 	if l.epochs.truncateFromEnd(end) {
 		if err := l.epochs.persist(); err != nil {
 			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
