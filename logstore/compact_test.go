@@ -174,7 +174,7 @@ func TestCompactKeepsEachKeysLatestRecord(t *testing.T) {
 	check("recovered", false)
 
 	// Two days after their segments were written, the tombstones go too
-	// (a fresh log object: every segment is dirty to it).
+	// (with no dirty ratio set, a pass runs though nothing is new).
 	if _, err := l.Compact(time.Now().Add(48*time.Hour), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -413,4 +413,44 @@ func readSegmentFiles(t *testing.T, dir string) []byte {
 		}
 	}
 	return all
+}
+
+// A truncation during a pass (a follower's, after a leader change) may
+// remove the records that made older ones look superseded: the pass must
+// not swap in what it cleaned before it.
+func TestCompactAbortsAfterTruncation(t *testing.T) {
+	dir, cfg := t.TempDir(), compactConfig(4096)
+	l := coreOpen(t, dir, cfg)
+	compactFill(t, l, 30, 8, 5, coreT0.UnixMilli())
+	segs := l.cleanable(coreT0, CompactOptions{UpTo: l.EndOffset()})
+	defer func() {
+		for _, s := range segs {
+			s.unref()
+		}
+	}()
+	gen := l.truncations.Load()
+	keys, _, _, err := l.mapKeys(segs, defaultCompactMaxKeys, int(cfg.MaxUncompressedBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := segs[0]
+	size := s.size.Load()
+	tmp := segmentName(dir, s.base, logSuffix) + ".tmp"
+	if _, removed, err := writeCleaned(tmp, s, size, keys, nil, false, int(cfg.MaxUncompressedBytes)); err != nil || removed == 0 {
+		t.Fatalf("writeCleaned: %d removed, %v", removed, err)
+	}
+	before := readSegmentFiles(t, dir)
+	if _, err := l.TruncateTo(segs[1].base + 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.replaceSegment(s, size, tmp, gen, cfg.IndexIntervalBytes); !errors.Is(err, ErrCompactAborted) {
+		t.Fatalf("replaceSegment after a truncation: %v, want ErrCompactAborted", err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Fatalf("the cleaned file was left behind: %v", err)
+	}
+	after := readSegmentFiles(t, dir)
+	if !bytes.Equal(before[:size], after[:size]) {
+		t.Fatal("the first segment changed")
+	}
 }
