@@ -369,11 +369,67 @@ func putLastOffsetDelta(b []byte, delta int32) {
 // replaceSegment renames the fsynced file tmp over s (whose content was
 // size bytes) and swaps it in under the append lock, unless the log was
 // truncated since the pass began (generation gen): a truncation may have
-// removed the later records that made older ones look superseded. The old
-// file's indexes go first and new ones are written after the rename, so a
-// crash leaves the old segment or the new one, with its indexes or none
-// (rebuilt on open), never a mix.
+// removed the later records that made older ones look superseded.
+//
+// The new segment's indexes are built in memory before the lock. Under it
+// the old index files go, the rename happens and the directory is fsynced;
+// the new index files are written after it and after the lock. A crash
+// therefore leaves the old .log with its indexes or none, or the new .log
+// with none or its own: never a .log with another file's indexes.
 func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, interval int32) error {
+	ns, err := openCleaned(l.dir, s.base, tmp, interval)
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := l.swapSegment(s, ns, size, tmp, gen, interval); err != nil {
+		ns.unref()
+		return err
+	}
+	ns.mu.Lock()
+	err = ns.writeIndexesLocked()
+	ns.mu.Unlock()
+	if err == nil {
+		err = ns.syncFiles()
+	}
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	if err != nil {
+		// The indexes are rebuilt from the .log when missing.
+		l.logger.Warn("writing a compacted segment's indexes", "log", l.dir, "segment", s.base, "err", err)
+	}
+	return nil
+}
+
+// openCleaned opens the cleaned file tmp as the segment at base, its
+// indexes built in memory.
+func openCleaned(dir string, base int64, tmp string, interval int32) (*segment, error) {
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	ns := newSegmentStruct(dir, base, f)
+	ns.size.Store(st.Size())
+	ns.synced.Store(true)
+	ns.mu.Lock()
+	err = ns.rebuildIndexesLocked(interval, false)
+	ns.mu.Unlock()
+	if err != nil {
+		ns.unref()
+		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+	}
+	return ns, nil
+}
+
+// swapSegment puts ns in the place of s under the append lock (see
+// replaceSegment); on error nothing was swapped and tmp is gone.
+func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, interval int32) error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	segs := l.segments()
@@ -398,30 +454,16 @@ func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, inte
 		_ = os.Remove(tmp)
 		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
 	}
-	ns, err := openSegment(l.dir, s.base)
-	if err != nil {
-		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
-	}
-	ns.mu.Lock()
-	err = ns.rebuildIndexesLocked(interval, true)
-	ns.mu.Unlock()
-	if err != nil {
-		ns.unref()
+	// The rename and the removals are durable before any new index file.
+	if err := syncDir(l.dir); err != nil {
 		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
 	}
 	ns.next.Store(s.next.Load())
 	ns.created = s.created
-	ns.synced.Store(true)
 	nsegs := slices.Clone(segs)
 	nsegs[i] = ns
 	l.setSegments(nsegs)
 	s.unref() // the list's reference; readers keep the old file open
-	if err := ns.syncFiles(); err != nil {
-		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
-	}
-	if err := syncDir(l.dir); err != nil {
-		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
-	}
 	return nil
 }
 
