@@ -409,7 +409,9 @@ func (b *Broker) cleanerLoop(ctx context.Context) {
 // topic, below its high watermark: a follower cleans its own copy, as in
 // Kafka, and a consumer never sees a log change above what it may read.
 func (b *Broker) cleanLogs(ctx context.Context, now time.Time) {
-	maxKeys := int(b.props.Int64("log.cleaner.dedupe.buffer.size") / 24)
+	// A key costs about 64 bytes in the cleaner's map (an MD5 and an offset,
+	// with the map's own overhead), not Kafka's 24.
+	maxKeys := int(b.props.Int64("log.cleaner.dedupe.buffer.size") / 64)
 	for _, t := range b.meta.topicList() {
 		if t.cleaner == nil {
 			continue

@@ -90,7 +90,7 @@ var brokerDefs = []Def{
 	{Name: "log.cleanup.policy", Type: tList, Default: str("delete"), Dynamic: true, Doc: "The default cleanup policy of segments beyond the retention window: delete, compact or both.", check: listIn("compact", "delete")},
 	{Name: "log.cleaner.enable", Type: tBool, Default: str("true"), Doc: "Run the log cleaner (compaction)."},
 	{Name: "log.cleaner.backoff.ms", Type: tLong, Default: str("15000"), Doc: "How long the log cleaner sleeps when no log needs cleaning.", check: atLeast(0)},
-	{Name: "log.cleaner.dedupe.buffer.size", Type: tLong, Default: str("134217728"), Doc: "Memory for the cleaner's key map, across all cleaner threads (24 bytes a key).", check: atLeast(0)},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: tLong, Default: str("134217728"), Doc: "Memory for the cleaner's key map of one pass (samsa counts 64 bytes a key: a Go map of 16-byte key hashes to offsets).", check: atLeast(0)},
 	{Name: "log.cleaner.threads", Type: tInt, Default: str("1"), Dynamic: true, Doc: "Number of log cleaner threads.", check: atLeast(0)},
 	{Name: "log.cleaner.delete.retention.ms", Type: tLong, Default: str("86400000"), Dynamic: true, Doc: "How long delete tombstones are kept in compacted topics.", check: atLeast(0)},
 	{Name: "log.cleaner.min.compaction.lag.ms", Type: tLong, Default: str("0"), Dynamic: true, Doc: "The minimum time a message stays uncompacted.", check: atLeast(0)},
