@@ -51,18 +51,20 @@ const defaultCompactMaxKeys = 1 << 20
 type keyHash [md5.Size]byte
 
 // Compact runs one pass of Kafka's log cleaner over the sealed segments
-// below opts.UpTo: every record whose key has a later record in that range
-// is removed, and so is a key's latest record when it is a tombstone whose
-// segment was last written more than opts.DeleteRetentionMs ago, and a
-// record without a key (written before the topic became compacted). Offsets never change: a batch keeps its base
-// offset, its last offset delta, its producer fields and its codec, and
-// loses only records; a batch left with none is dropped, except a
-// producer's last batch in the log (its sequence must survive for
-// idempotence), so a segment may end up empty. Transactional
-// and control batches are kept whole. Each changed segment is written beside the old one, fsynced,
-// and renamed over it; readers holding the old one keep reading it.
-// The active segment is never touched. A pass runs only when enough of the
-// cleanable bytes are new since the previous pass (opts.MinCleanableRatio).
+// below opts.UpTo. It removes every record whose key has a later record in
+// that range, a key's latest record when it is a tombstone whose segment
+// was last written more than opts.DeleteRetentionMs ago, and records
+// without a key (written before the topic became compacted).
+//
+// Offsets never change: a batch keeps its base offset, its last offset
+// delta, its producer fields and its codec, and loses only records. A batch
+// left with none is dropped, except a producer's last batch in the log (its
+// sequence must survive for idempotence), so a segment may end up empty.
+// Transactional and control batches are kept whole. Each changed segment
+// is written beside the old one, fsynced, and renamed over it; readers
+// holding the old one keep reading it. The active segment is never touched.
+// A pass runs only when enough of the cleanable bytes are new since the
+// previous pass (opts.MinCleanableRatio).
 func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) {
 	var st CompactStats
 	l.compactMu.Lock()
