@@ -417,7 +417,10 @@ func (b *Broker) cleanLogs(ctx context.Context, now time.Time) {
 			continue
 		}
 		for _, p := range t.parts {
-			if p == nil || p.log == nil || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if p == nil || p.log == nil {
 				continue
 			}
 			opts := *t.cleaner

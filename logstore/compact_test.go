@@ -121,7 +121,7 @@ func TestCompactKeepsEachKeysLatestRecord(t *testing.T) {
 		// A key's latest offset among the cleaned (sealed) segments.
 		latest := map[string]int64{}
 		for off, w := range wrote {
-			if off < active && off > latest[w.key]-1 {
+			if last, ok := latest[w.key]; off < active && (!ok || off > last) {
 				latest[w.key] = off
 			}
 		}
