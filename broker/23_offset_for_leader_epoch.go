@@ -26,11 +26,12 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request) (kmsg
 			} else if l, _, err := b.leaderHere(p, rp.CurrentLeaderEpoch); err != nil {
 				sp.ErrorCode = errCode(err)
 			} else {
+				// From the epoch cache and the log end, for consumers too,
+				// as Kafka's leader answers: a new leader's high watermark
+				// trails the old leader's for a moment, and capping at it
+				// told consumers that read below the old one that they had
+				// lost records, and rewound them.
 				sp.LeaderEpoch, sp.EndOffset = l.EndOffsetForEpoch(rp.LeaderEpoch)
-				// Consumers never see past the high watermark.
-				if hw := p.highWatermark(); sp.EndOffset > hw && req.ReplicaID < 0 {
-					sp.EndOffset = hw
-				}
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
