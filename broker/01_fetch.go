@@ -22,6 +22,7 @@ import (
 
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
+	"github.com/samsa-io/samsa/replication"
 )
 
 // fetchPart is one partition of one fetch, in response order.
@@ -31,8 +32,11 @@ type fetchPart struct {
 	offset      int64
 	maxBytes    int32
 	leaderEpoch int32
-	sp          *sessPart // nil outside sessions
-	follower    bool      // a follower's fetch: reads up to the log end, not the HW
+	sp          *sessPart               // nil outside sessions
+	follower    bool                    // a follower's fetch: reads up to the log end, not the HW
+	lastEpoch   int32                   // a follower's last fetched epoch (v12+; -1 none)
+	diverging   *replication.Divergence // a follower's log diverged: answered, not read
+	refused     error                   // a follower's fetch refused before any read
 
 	// result of the latest read
 	err      error
@@ -92,7 +96,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		sess.lastUsed.Store(time.Now().UnixNano())
 		for _, rt := range req.Topics {
 			for _, rp := range rt.Partitions {
-				sess.upsert(keyOf(rt.Topic, rt.TopicID, rp.Partition), rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset)
+				sess.upsert(keyOf(rt.Topic, rt.TopicID, rp.Partition), rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset)
 			}
 		}
 		for _, ft := range req.ForgottenTopics {
@@ -102,7 +106,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		}
 		for _, k := range sess.order {
 			sp := sess.parts[k]
-			parts = append(parts, &fetchPart{key: k, offset: sp.fetchOffset, maxBytes: sp.maxBytes, leaderEpoch: sp.leaderEpoch, sp: sp})
+			parts = append(parts, &fetchPart{key: k, offset: sp.fetchOffset, maxBytes: sp.maxBytes, leaderEpoch: sp.leaderEpoch, lastEpoch: sp.lastEpoch, sp: sp})
 		}
 		sess.epoch = nextEpoch(req.SessionEpoch)
 		resp.SessionID = sess.id
@@ -110,23 +114,39 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		for _, rt := range req.Topics {
 			for _, rp := range rt.Partitions {
 				parts = append(parts, &fetchPart{key: keyOf(rt.Topic, rt.TopicID, rp.Partition),
-					offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch})
+					offset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, leaderEpoch: rp.CurrentLeaderEpoch, lastEpoch: rp.LastFetchedEpoch})
 			}
 		}
 	}
 	// A follower's fetch carries its broker id (and, v15+, its broker
-	// epoch, KIP-903): its fetch offset is its log end offset.
+	// epoch, KIP-903): its fetch offset is its log end offset, validated
+	// against this leader's epochs before it counts (KIP-320/595).
 	replicaID, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
 		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
 	for _, fp := range parts {
 		fp.p = b.lookupFetchPartition(fp.key, byID)
-		if replicaID >= 0 && fp.p != nil {
-			fp.follower = true
-			if _, _, err := b.leaderHere(fp.p, fp.leaderEpoch); err == nil && !b.followerFetched(fp.p, replicaID, replicaEpoch, fp.offset) {
-				fp.p = nil // not a replica of this partition
-			}
+		if req.Version < 12 {
+			fp.lastEpoch = -1
+		}
+		if replicaID < 0 || fp.p == nil {
+			continue
+		}
+		fp.follower = true
+		if _, _, err := b.leaderHere(fp.p, fp.leaderEpoch); err != nil {
+			continue // readFetch answers it
+		}
+		c, err := b.followerFetched(fp.p, replicaID, replicaEpoch, fp.offset, fp.lastEpoch)
+		switch {
+		case err != nil:
+			fp.refused = err
+		case !c.Replica:
+			fp.p = nil // not a replica of this partition
+		case c.Diverging != nil:
+			fp.diverging = c.Diverging
+		case c.Err != nil:
+			fp.refused = c.Err
 		}
 	}
 
@@ -159,13 +179,16 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.hw, fp.logStart
 		rp.PreferredReadReplica = -1
 		rp.RecordBatches = []byte{}
+		if fp.diverging != nil && fp.err == nil {
+			rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fp.diverging.Epoch, fp.diverging.EndOffset
+		}
 		if req.IsolationLevel == 1 {
 			// read_committed: Kafka sends an empty (not null) list of
 			// aborted transactions; there are none without transactions.
 			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 		}
 		if fp.sp != nil {
-			changed := fp.read.Size > 0 || rp.ErrorCode != 0 || fp.hw != fp.sp.sentHW || fp.logStart != fp.sp.sentLogStart
+			changed := fp.read.Size > 0 || rp.ErrorCode != 0 || fp.diverging != nil || fp.hw != fp.sp.sentHW || fp.logStart != fp.sp.sentLogStart
 			fp.sp.sentHW, fp.sp.sentLogStart, fp.sp.sentErr = fp.hw, fp.logStart, rp.ErrorCode
 			if incremental && !changed {
 				continue
@@ -253,6 +276,15 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 			continue
 		}
 		fp.hw, fp.logStart = fp.p.highWatermark(), l.StartOffset()
+		if fp.refused != nil {
+			fp.err, errs = fp.refused, true
+			continue
+		}
+		if fp.diverging != nil {
+			// Answered at once with where to truncate, and no records.
+			errs = true
+			continue
+		}
 		if fp.offset < fp.logStart || fp.offset > l.EndOffset() {
 			fp.err, errs = logstore.ErrOffsetOutOfRange, true
 			continue

@@ -27,6 +27,7 @@ type sessPart struct {
 	fetchOffset  int64
 	maxBytes     int32
 	leaderEpoch  int32
+	lastEpoch    int32 // last fetched epoch (a follower's, v12+; -1 none)
 	clientLogSt  int64
 	sentHW       int64
 	sentLogStart int64
@@ -44,14 +45,14 @@ type fetchSession struct {
 	lastUsed atomic.Int64 // unix nanoseconds
 }
 
-func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch int32, logStart int64) {
+func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch, lastEpoch int32, logStart int64) {
 	sp := s.parts[k]
 	if sp == nil {
 		sp = &sessPart{key: k, sentHW: -1, sentLogStart: -1}
 		s.parts[k] = sp
 		s.order = append(s.order, k)
 	}
-	sp.fetchOffset, sp.maxBytes, sp.leaderEpoch, sp.clientLogSt = offset, maxBytes, leaderEpoch, logStart
+	sp.fetchOffset, sp.maxBytes, sp.leaderEpoch, sp.lastEpoch, sp.clientLogSt = offset, maxBytes, leaderEpoch, lastEpoch, logStart
 }
 
 func (s *fetchSession) forget(k fetchKey) {

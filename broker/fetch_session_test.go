@@ -34,9 +34,9 @@ func TestFetchSessionCacheEvictsLeastRecentlyUsed(t *testing.T) {
 func TestFetchSessionUpsertAndForget(t *testing.T) {
 	s := &fetchSession{parts: map[fetchKey]*sessPart{}}
 	k1, k2 := fetchKey{topic: "t", part: 0}, fetchKey{topic: "t", part: 1}
-	s.upsert(k1, 5, 100, -1, 0)
-	s.upsert(k2, 7, 100, -1, 0)
-	s.upsert(k1, 9, 200, 3, 0)
+	s.upsert(k1, 5, 100, -1, -1, 0)
+	s.upsert(k2, 7, 100, -1, -1, 0)
+	s.upsert(k1, 9, 200, 3, -1, 0)
 	if len(s.order) != 2 || s.order[0] != k1 || s.parts[k1].fetchOffset != 9 || s.parts[k1].maxBytes != 200 {
 		t.Fatalf("after upserts: order %v, k1 %+v", s.order, s.parts[k1])
 	}

@@ -126,6 +126,18 @@ func (p *partition) setFollowerHW(hw int64) {
 	}
 }
 
+// truncatedTo keeps the high watermark of a follower whose log was cut
+// to end within its log (Kafka's truncateTo lowers it too): should it lead
+// next, its high watermark must not sit above records it no longer has.
+func (p *partition) truncatedTo(end int64) {
+	for {
+		cur := p.hw.Load()
+		if cur <= end || p.hw.CompareAndSwap(cur, end) {
+			return
+		}
+	}
+}
+
 // highWatermark is the offset below which records are visible to consumers.
 func (p *partition) highWatermark() int64 { return p.hw.Load() }
 
@@ -249,7 +261,8 @@ func (b *Broker) applyRole(p *partition, st controller.PartitionState) {
 		p.mu.Lock()
 		p.lead = nil
 		if p.replica == nil {
-			p.replica = &replication.Replica{Topic: p.topic, TopicID: p.topicID, Partition: p.id, Log: p.log, OnFetched: p.setFollowerHW}
+			p.replica = &replication.Replica{Topic: p.topic, TopicID: p.topicID, Partition: p.id, Log: p.log,
+				OnFetched: p.setFollowerHW, OnTruncated: p.truncatedTo}
 		}
 		r := p.replica
 		p.mu.Unlock()
@@ -264,23 +277,30 @@ func (b *Broker) applyRole(p *partition, st controller.PartitionState) {
 	}
 }
 
-// followerFetched records a follower's fetch of a partition led here: its
-// log end offset moves the high watermark, and a follower that caught up
-// outside the ISR wakes the ISR loop.
-func (b *Broker) followerFetched(p *partition, id int32, brokerEpoch, offset int64) bool {
-	ls := p.leadState()
-	if ls == nil {
-		return false
+// followerFetched validates and records a follower's fetch of a partition
+// led here (replication.Leader.Fetched): a valid one moves the high
+// watermark, and a follower that caught up outside the ISR wakes the ISR
+// loop; a diverging or out-of-range one is answered and counts for
+// nothing. Until the leadership of the current epoch is in place (its
+// epoch recorded in the log), the fetch is refused as NOT_LEADER.
+func (b *Broker) followerFetched(p *partition, id int32, brokerEpoch, offset int64, lastFetchedEpoch int32) (replication.FetchCheck, error) {
+	p.mu.Lock()
+	ls := p.lead
+	current := ls != nil && p.leadEpoch == p.leaderEpoch && p.leader == b.nodeID
+	p.mu.Unlock()
+	if !current {
+		return replication.FetchCheck{}, errNotLeader
 	}
-	if !ls.Fetched(id, brokerEpoch, offset, p.log.EndOffset(), time.Now()) {
-		return false
+	c := ls.Fetched(id, brokerEpoch, offset, lastFetchedEpoch, p.log, time.Now())
+	if !c.Counted() {
+		return c, nil
 	}
 	p.updateHW()
 	_, _, _, isr := p.state()
 	if !slices.Contains(isr, id) && offset >= p.highWatermark() && offset >= ls.EpochStart() {
 		b.kickISR()
 	}
-	return true
+	return c, nil
 }
 
 // kickISR asks the ISR loop for a pass now.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // Leader tracks the followers of one partition while this broker leads it.
@@ -41,16 +43,89 @@ func NewLeader(self int32, replicas []int32, epochStart int64, now time.Time) *L
 // EpochStart is the log end offset at which this leader epoch began.
 func (l *Leader) EpochStart() int64 { return l.epochStart }
 
-// Fetched records a fetch by follower id (of broker epoch brokerEpoch) at
-// fetchOffset — its log end offset — when the leader's log ended at
-// leaderLEO. A follower not among the replicas is ignored; it reports
-// whether id is one.
-func (l *Leader) Fetched(id int32, brokerEpoch, fetchOffset, leaderLEO int64, now time.Time) bool {
+// EpochLog is what a leader reads of its own log to validate a follower's
+// fetch position: *logstore.Log.
+type EpochLog interface {
+	StartOffset() int64
+	EndOffset() int64
+	// EndOffsetForEpoch is the largest epoch <= epoch the log knows and
+	// where it ends; (-1, -1) when none.
+	EndOffsetForEpoch(epoch int32) (int32, int64)
+}
+
+// Divergence tells a follower where its log left the leader's (Fetch v12+
+// DivergingEpoch): the largest epoch the leader knows up to the follower's
+// last fetched epoch, and its end offset in the leader's log.
+type Divergence struct {
+	Epoch     int32
+	EndOffset int64
+}
+
+// FetchCheck is the leader's verdict on one follower fetch.
+type FetchCheck struct {
+	// Replica is false when the fetching broker is no replica of the
+	// partition.
+	Replica bool
+	// Diverging is set when the follower's log diverged from the leader's
+	// at or before its fetch offset: the answer carries it and no records.
+	Diverging *Divergence
+	// Err is logstore.ErrOffsetOutOfRange when the fetch offset lies
+	// outside the leader's log (past its end, or before its start), or when
+	// the leader knows no epoch up to the follower's.
+	Err error
+}
+
+// Counted reports whether the fetch was recorded as the follower's log
+// end offset.
+func (c FetchCheck) Counted() bool { return c.Replica && c.Diverging == nil && c.Err == nil }
+
+// ValidateFetch checks a follower's position against the leader's log as
+// Kafka's Partition.readRecords does (KIP-320, KIP-595): with a last
+// fetched epoch (-1: none, an old peer), the leader's end offset for that
+// epoch must not be below the fetch offset and must be of that very epoch,
+// else the follower diverged; and the fetch offset must lie within the
+// leader's log.
+func ValidateFetch(log EpochLog, fetchOffset int64, lastFetchedEpoch int32) (*Divergence, error) {
+	return validateFetch(log, log.EndOffset(), fetchOffset, lastFetchedEpoch)
+}
+
+// validateFetch is ValidateFetch against the log end offset leo.
+func validateFetch(log EpochLog, leo, fetchOffset int64, lastFetchedEpoch int32) (*Divergence, error) {
+	if lastFetchedEpoch >= 0 {
+		epoch, end := log.EndOffsetForEpoch(lastFetchedEpoch)
+		if epoch < 0 || end < 0 {
+			return nil, logstore.ErrOffsetOutOfRange
+		}
+		if epoch < lastFetchedEpoch || end < fetchOffset {
+			return &Divergence{Epoch: epoch, EndOffset: end}, nil
+		}
+	}
+	if fetchOffset < log.StartOffset() || fetchOffset > leo {
+		return nil, logstore.ErrOffsetOutOfRange
+	}
+	return nil, nil
+}
+
+// Fetched validates a fetch by follower id (of broker epoch brokerEpoch)
+// at fetchOffset, its log end offset, whose last batch was of
+// lastFetchedEpoch, against the leader's log, and records it when valid:
+// the follower's log end offset and caught-up time move only for a fetch
+// within the leader's log that does not diverge from it, so a follower
+// with a divergent tail never counts toward the high watermark or the ISR
+// (Kafka updates a follower's fetch state only then).
+func (l *Leader) Fetched(id int32, brokerEpoch, fetchOffset int64, lastFetchedEpoch int32, log EpochLog, now time.Time) FetchCheck {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.followers[id]
 	if f == nil {
-		return false
+		return FetchCheck{}
+	}
+	// The log end offset before the read, as Kafka takes it: appends
+	// after the check do not keep a follower from being caught up.
+	leaderLEO := log.EndOffset()
+	div, err := validateFetch(log, leaderLEO, fetchOffset, lastFetchedEpoch)
+	if div != nil || err != nil {
+		return FetchCheck{Replica: true, Diverging: div, Err: err}
 	}
 	switch {
 	case fetchOffset >= leaderLEO:
@@ -60,7 +135,7 @@ func (l *Leader) Fetched(id int32, brokerEpoch, fetchOffset, leaderLEO int64, no
 	}
 	f.leo, f.brokerEpoch = fetchOffset, brokerEpoch
 	f.lastFetchLEO, f.lastFetch = leaderLEO, now
-	return true
+	return FetchCheck{Replica: true}
 }
 
 // FollowerLEO is a follower's log end offset, -1 when unknown.
