@@ -171,7 +171,7 @@ func (l *Log) setStartLocked(start int64) error {
 // a batch containing offset goes whole, so the new end offset, which is
 // returned, can be below offset. Segments beyond go, the epoch cache and
 // the producer state follow the new end. An offset at or past the end
-// changes nothing; one below the log start empties the log as
+// keeps every record and drops only epochs that start at the end; one below the log start empties the log as
 // TruncateFullyAndStartAt does. Outstanding reads of the cut bytes may
 // come back short.
 func (l *Log) TruncateTo(offset int64) (int64, error) {
@@ -182,6 +182,16 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	}
 	end := l.end.Load()
 	if offset >= end {
+		// No record goes, but an epoch that starts at the log end goes
+		// (Kafka's UnifiedLog.truncateTo): a replica that became leader
+		// and appended nothing before the next leader was elected holds
+		// an entry for an epoch the new leader never knew, and would
+		// report it as its last fetched epoch for ever.
+		if l.epochs.truncateFromEnd(end) {
+			if err := l.epochs.persist(); err != nil {
+				l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
+			}
+		}
 		return end, nil
 	}
 	segs := l.segments()

@@ -75,6 +75,9 @@ type Replica struct {
 	// with the leader's high watermark, capped at the local log end offset.
 	// It must not call back into the Manager.
 	OnFetched func(hw int64)
+	// OnTruncated is called after the fetcher cut a divergent tail, with
+	// the new log end offset. It must not call back into the Manager.
+	OnTruncated func(end int64)
 }
 
 type key struct {
@@ -284,7 +287,9 @@ func (f *fetcher) dial(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("broker %d not registered", f.leader)
 	}
-	d := net.Dialer{Timeout: 5 * time.Second}
+	// A dial into a partition waits out SYN retransmissions: give up
+	// within the liveness bound and try again.
+	d := net.Dialer{Timeout: min(f.m.cfg.Timeout, livenessTimeout)}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
@@ -304,16 +309,24 @@ func (f *fetcher) closeConn() {
 func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Response, wait time.Duration) error {
 	f.corr++
 	f.buf = f.format.AppendRequest(f.buf[:0], req, f.corr)
-	deadline := time.Now().Add(wait + f.m.cfg.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
 	stop := context.AfterFunc(ctx, func() { f.conn.SetDeadline(time.Now()) })
 	defer stop()
-	if err := f.conn.SetDeadline(deadline); err != nil {
+	// The leader answers within wait: a connection whose answer has not
+	// begun liveness later is dead (packets dropped by a partition), and
+	// is dropped now rather than after replica.socket.timeout.ms, so the
+	// follower is back in the ISR within seconds of a heal. Once the
+	// answer flows, the whole of replica.socket.timeout.ms is allowed.
+	liveness := min(f.m.cfg.Timeout, livenessTimeout)
+	if err := f.setDeadline(ctx, wait+liveness); err != nil {
 		return err
 	}
 	if _, err := f.conn.Write(f.buf); err != nil {
+		return err
+	}
+	if _, err := f.rd.Peek(4); err != nil {
+		return err
+	}
+	if err := f.setDeadline(ctx, f.m.cfg.Timeout); err != nil {
 		return err
 	}
 	frame, err := protocol.ReadFrame(f.rd, f.buf[:0], f.m.cfg.MaxBytes+(16<<20))
@@ -334,6 +347,23 @@ func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Res
 	}
 	resp.SetVersion(req.GetVersion())
 	return resp.ReadFrom(body)
+}
+
+// livenessTimeout bounds how long after its wait a leader's answer may
+// take to begin.
+const livenessTimeout = 3 * time.Second
+
+// setDeadline sets the connection's deadline d from now, or ctx's when
+// sooner; it fails once ctx is done.
+func (f *fetcher) setDeadline(ctx context.Context, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	if cd, ok := ctx.Deadline(); ok && cd.Before(deadline) {
+		deadline = cd
+	}
+	if err := f.conn.SetDeadline(deadline); err != nil {
+		return err
+	}
+	return ctx.Err() // cancelled meanwhile: the deadline set by ctx's AfterFunc may be overridden
 }
 
 // skipTags skips the tagged fields of a flexible response header.
@@ -419,37 +449,67 @@ func (f *fetcher) truncate(ctx context.Context, parts []*followed) error {
 				s.fp.retryAt = now.Add(f.m.cfg.Backoff)
 				continue
 			}
-			l := s.fp.r.Log
-			leo := l.EndOffset()
-			var target int64
-			switch {
-			case p.LeaderEpoch < 0 || p.EndOffset < 0:
-				// The leader knows no epoch up to ours: its log holds
-				// nothing we have under a known epoch.
-				target = min(leo, l.StartOffset())
-			case p.LeaderEpoch == s.latest:
-				target = min(p.EndOffset, leo)
-			default:
-				_, own := l.EndOffsetForEpoch(p.LeaderEpoch)
-				if own < 0 {
-					own = l.StartOffset()
-				}
-				target = min(p.EndOffset, own, leo)
+			target, done := truncationOffset(s.fp.r.Log, p.LeaderEpoch, p.EndOffset)
+			if !f.truncateTo(s.fp, target, now) {
+				continue
 			}
-			if target < leo {
-				end, err := l.TruncateTo(target)
-				if err != nil {
-					f.m.cfg.Logger.Error("replica fetcher: truncation failed", "topic", k.topic, "partition", k.part, "err", err)
-					s.fp.retryAt = now.Add(f.m.cfg.Backoff)
-					continue
-				}
-				f.m.cfg.Logger.Info("replica fetcher: truncated divergent tail", "topic", k.topic, "partition", k.part,
-					"leader", f.leader, "leader_epoch", s.fp.epoch, "from", leo, "to", end)
-			}
-			s.fp.truncate = false
+			// Not done: our log holds the leader's epoch no longer; ask
+			// again for the epoch we now end in (Kafka's second round).
+			s.fp.truncate = !done
 		}
 	}
 	return nil
+}
+
+// truncationOffset is where a follower's log l must be cut, given that
+// the leader's log ends epoch leaderEpoch at leaderEnd (an
+// OffsetForLeaderEpoch answer or a fetch's DivergingEpoch), as Kafka's
+// AbstractFetcherThread.getOffsetTruncationState: to the smaller of the
+// leader's and our own end of that epoch when we know it; when our largest
+// epoch up to it is an older one, to our end of that older epoch, and done
+// is false: the leader must be asked again about it. Never past our log
+// end, and never to the high watermark.
+func truncationOffset(l *logstore.Log, leaderEpoch int32, leaderEnd int64) (target int64, done bool) {
+	leo := l.EndOffset()
+	if leaderEpoch < 0 || leaderEnd < 0 {
+		// The leader knows no epoch up to ours: its log holds nothing we
+		// have under a known epoch.
+		return min(leo, l.StartOffset()), true
+	}
+	epoch, own := l.EndOffsetForEpoch(leaderEpoch)
+	switch {
+	case epoch < 0 || own < 0:
+		// We know no epoch up to the leader's: keep what the leader has.
+		return min(leaderEnd, leo), true
+	case epoch != leaderEpoch:
+		return min(own, leo), false
+	default:
+		return min(own, leaderEnd, leo), true
+	}
+}
+
+// truncateTo cuts fp's log to target when it ends past it, reporting
+// whether it succeeded. Caller holds f.mu.
+func (f *fetcher) truncateTo(fp *followed, target int64, now time.Time) bool {
+	l := fp.r.Log
+	leo := l.EndOffset()
+	// Called at or past the end too: an epoch of ours that starts at our
+	// log end, with no record, goes.
+	end, err := l.TruncateTo(target)
+	if err != nil {
+		f.m.cfg.Logger.Error("replica fetcher: truncation failed", "topic", fp.r.Topic, "partition", fp.r.Partition, "err", err)
+		fp.retryAt = now.Add(f.m.cfg.Backoff)
+		return false
+	}
+	if end >= leo {
+		return true
+	}
+	f.m.cfg.Logger.Info("replica fetcher: truncated divergent tail", "topic", fp.r.Topic, "partition", fp.r.Partition,
+		"leader", f.leader, "leader_epoch", fp.epoch, "from", leo, "to", end)
+	if fp.r.OnTruncated != nil {
+		fp.r.OnTruncated(end)
+	}
+	return true
 }
 
 // fetch sends one Fetch for parts and appends what comes back.
@@ -554,6 +614,14 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 	}
 	if l.EndOffset() != offset {
 		return // the log moved meanwhile (truncated); fetch again
+	}
+	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
+		// Our log left the leader's (KIP-320): cut it where the leader
+		// says and fetch on from there; the leader counted nothing of
+		// this fetch and sent no records.
+		target, _ := truncationOffset(l, rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset)
+		f.truncateTo(fp, target, now)
+		return
 	}
 	if recs := wholeBatches(rp.RecordBatches); len(recs) > 0 {
 		if _, err := l.AppendAsFollower(recs, now); err != nil {
