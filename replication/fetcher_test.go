@@ -1,6 +1,8 @@
 package replication
 
 import (
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -89,5 +91,46 @@ func TestTruncateAtTheEndDropsAnEmptyEpoch(t *testing.T) {
 	}
 	if l.EndOffset() != 15 {
 		t.Fatalf("log end %d, want 15: no record goes", l.EndOffset())
+	}
+}
+
+// A leader that stops answering (its packets dropped by a partition) is
+// given up on a few seconds after the fetch's wait, and dialled again, not
+// after replica.socket.timeout.ms: here that timeout is an hour, and the
+// fetcher must still come back with a new connection.
+func TestFetcherDropsASilentLeader(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conns := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c) // reads every request, answers none
+			conns <- c
+		}
+	}()
+	m := NewManager(Config{
+		NodeID:  2,
+		Resolve: func(int32) (string, bool) { return ln.Addr().String(), true },
+		MaxWait: 100 * time.Millisecond,
+		Timeout: time.Hour,
+	})
+	defer m.Close()
+	l := followerLog(t, [2]int{0, 3})
+	m.Follow(&Replica{Topic: "t", Partition: 0, Log: l}, 1, 0)
+	deadline := time.After(60 * time.Second)
+	for i := 0; i < 2; i++ {
+		select {
+		case c := <-conns:
+			defer c.Close()
+		case <-deadline:
+			t.Fatalf("%d connections from the fetcher in 60 s; want a second one after the first went silent", i)
+		}
 	}
 }
