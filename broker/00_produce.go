@@ -94,12 +94,12 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 		defer cancel()
 		for _, w := range waits {
 			rp := &resp.Topics[w.ti].Partitions[w.pi]
-			switch err := b.awaitHW(wctx, w.p, w.need); {
+			switch err := b.replicas.AwaitHW(wctx, w.p, w.need); {
 			case err == nil:
 				// Replicated to the whole ISR, but the ISR may have shrunk
 				// below min.insync.replicas meanwhile (Kafka's
 				// DelayedProduce check).
-				if _, _, _, isr := w.p.state(); len(isr) < w.minISR {
+				if _, _, _, isr := w.p.State(); len(isr) < w.minISR {
 					rp.ErrorCode, rp.BaseOffset = kerr.NotEnoughReplicasAfterAppend.Code, -1
 				}
 			case errors.Is(err, errNotLeader):
@@ -112,29 +112,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	return resp, nil
 }
 
-// awaitHW waits until p's high watermark reaches need (an acks=all write
-// is then committed): errNotLeader once this broker stops leading p, the
-// context's error when it ends first.
-func (b *Broker) awaitHW(ctx context.Context, p *partition, need int64) error {
-	for {
-		ch := p.movedCh()
-		if p.highWatermark() >= need {
-			return nil
-		}
-		if _, _, err := b.leaderHere(p, -1); err != nil {
-			return errNotLeader
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
 // produceTo appends one partition's records.
 func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
-	if _, _, err := b.leaderHere(p, -1); err != nil {
+	if _, _, err := b.replicas.Leading(p, -1); err != nil {
 		return logstore.AppendResult{}, err
 	}
 	// Produce v3+ carries exactly one batch per partition (Kafka's
@@ -163,12 +143,12 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 		}
 	}
 	if req.Acks == -1 {
-		_, _, _, isr := p.state()
+		_, _, _, isr := p.State()
 		if len(isr) < t.minISR {
 			return logstore.AppendResult{}, kerr.NotEnoughReplicas
 		}
 	}
-	return b.appendAsLeader(p, records, now)
+	return b.replicas.AppendAsLeader(p, records, now)
 }
 
 // recompress re-encodes a client batch with the topic's codec, as Kafka

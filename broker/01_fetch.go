@@ -134,10 +134,10 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 			continue
 		}
 		fp.follower = true
-		if _, _, err := b.leaderHere(fp.p, fp.leaderEpoch); err != nil {
+		if _, _, err := b.replicas.Leading(fp.p, fp.leaderEpoch); err != nil {
 			continue // readFetch answers it
 		}
-		c, err := b.followerFetched(fp.p, replicaID, replicaEpoch, fp.offset, fp.lastEpoch)
+		c, err := b.replicas.FollowerFetched(fp.p, replicaID, replicaEpoch, fp.offset, fp.lastEpoch)
 		switch {
 		case err != nil:
 			fp.refused = err
@@ -270,12 +270,12 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 			errs = true
 			continue
 		}
-		l, _, err := b.leaderHere(fp.p, fp.leaderEpoch)
+		l, _, err := b.replicas.Leading(fp.p, fp.leaderEpoch)
 		if err != nil {
 			fp.err, errs = err, true
 			continue
 		}
-		fp.hw, fp.logStart = fp.p.highWatermark(), l.StartOffset()
+		fp.hw, fp.logStart = fp.p.HighWatermark(), l.StartOffset()
 		if fp.refused != nil {
 			fp.err, errs = fp.refused, true
 			continue
@@ -332,16 +332,16 @@ func (b *Broker) waitFetch(ctx context.Context, parts []*fetchPart, deadline tim
 	}
 	for _, fp := range parts {
 		if fp.p != nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fp.p.movedCh())})
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fp.p.Moved())})
 		}
 	}
 	// The channels were taken after the reads: anything since then would be
 	// missed, so re-check the high watermarks first.
 	for _, fp := range parts {
-		if fp.p != nil && fp.err == nil && fp.p.highWatermark() != fp.hw {
+		if fp.p != nil && fp.err == nil && fp.p.HighWatermark() != fp.hw {
 			return true
 		}
-		if fp.follower && fp.p != nil && fp.err == nil && fp.p.log != nil && fp.p.log.EndOffset() != fp.offset {
+		if fp.follower && fp.p != nil && fp.err == nil && fp.p.Log != nil && fp.p.Log.EndOffset() != fp.offset {
 			return true
 		}
 	}

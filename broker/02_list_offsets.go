@@ -48,11 +48,11 @@ func (b *Broker) listOffset(topicName string, rp kmsg.ListOffsetsRequestTopicPar
 	if p == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	l, epoch, err := b.leaderHere(p, rp.CurrentLeaderEpoch)
+	l, epoch, err := b.replicas.Leading(p, rp.CurrentLeaderEpoch)
 	if err != nil {
 		return err
 	}
-	hw := p.highWatermark()
+	hw := p.HighWatermark()
 	sp.LeaderEpoch = epoch
 	switch rp.Timestamp {
 	case tsLatest:

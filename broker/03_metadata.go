@@ -164,9 +164,9 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 	mt.IsInternal = isInternalTopic(t.name)
 	live := b.liveSet()
 	for _, p := range t.parts {
-		leader, epoch, replicas, isr := p.state()
+		leader, epoch, replicas, isr := p.State()
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition = p.id
+		mp.Partition = p.ID
 		mp.Leader = leader
 		mp.LeaderEpoch = epoch
 		mp.Replicas = slices.Clone(replicas)

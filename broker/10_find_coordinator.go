@@ -51,7 +51,7 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 	if p == nil {
 		return fail(kerr.CoordinatorNotAvailable, "no __consumer_offsets partition for the group")
 	}
-	leader, _, _, _ := p.state()
+	leader, _, _, _ := p.State()
 	brokers, err := b.liveBrokers(ctx)
 	if err != nil {
 		return fail(kerr.CoordinatorNotAvailable, err.Error())

@@ -84,16 +84,3 @@ func TestValidateAssignment(t *testing.T) {
 		}
 	}
 }
-
-func TestCheckLeaderEpoch(t *testing.T) {
-	for _, tt := range []struct {
-		current, ours int32
-		want          error
-	}{
-		{-1, 5, nil}, {5, 5, nil}, {4, 5, errFencedLeaderEpoch}, {6, 5, errUnknownLeaderEpoch},
-	} {
-		if got := checkLeaderEpoch(tt.current, tt.ours); got != tt.want {
-			t.Errorf("checkLeaderEpoch(%d, %d) = %v, want %v", tt.current, tt.ours, got, tt.want)
-		}
-	}
-}

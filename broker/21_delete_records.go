@@ -44,11 +44,11 @@ func (b *Broker) deleteRecords(topicName string, part int32, offset int64) (int6
 		return -1, kerr.PolicyViolation
 	}
 	p := t.parts[part]
-	l, _, err := b.leaderHere(p, -1)
+	l, _, err := b.replicas.Leading(p, -1)
 	if err != nil {
 		return -1, err
 	}
-	hw := p.highWatermark()
+	hw := p.HighWatermark()
 	if offset == -1 {
 		offset = hw
 	}
@@ -59,6 +59,6 @@ func (b *Broker) deleteRecords(topicName string, part int32, offset int64) (int6
 	if err != nil {
 		return -1, err
 	}
-	p.signal()
+	p.Signal()
 	return low, nil
 }

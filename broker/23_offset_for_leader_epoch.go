@@ -23,7 +23,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *request) (kmsg
 			p := b.meta.partition(rt.Topic, rp.Partition)
 			if p == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else if l, _, err := b.leaderHere(p, rp.CurrentLeaderEpoch); err != nil {
+			} else if l, _, err := b.replicas.Leading(p, rp.CurrentLeaderEpoch); err != nil {
 				sp.ErrorCode = errCode(err)
 			} else {
 				// From the epoch cache and the log end, for consumers too,

@@ -43,7 +43,7 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	if rt.Count <= have {
 		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, have, rt.Count)
 	}
-	if n := int(rt.Count-have) * t.parts[0].replicationFactor(); n > maxReplicasPerRequest {
+	if n := int(rt.Count-have) * t.parts[0].ReplicationFactor(); n > maxReplicasPerRequest {
 		return fmt.Errorf("%w: %d new replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
 	}
 	brokers, err := b.liveBrokers(ctx)
@@ -54,7 +54,7 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	for i, bi := range brokers {
 		ids[i] = bi.ID
 	}
-	rf := t.parts[0].replicationFactor()
+	rf := t.parts[0].ReplicationFactor()
 	var assignment [][]int32
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != rt.Count-have {

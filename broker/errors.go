@@ -8,12 +8,13 @@ import (
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/replication"
 )
 
 var (
-	errNotLeader          = errors.New("broker: not the leader of this partition")
-	errFencedLeaderEpoch  = errors.New("broker: fenced leader epoch")
-	errUnknownLeaderEpoch = errors.New("broker: unknown leader epoch")
+	errNotLeader          = replication.ErrNotLeader
+	errFencedLeaderEpoch  = replication.ErrFencedLeaderEpoch
+	errUnknownLeaderEpoch = replication.ErrUnknownLeaderEpoch
 	errTimeout            = errors.New("broker: request timed out")
 )
 

@@ -47,9 +47,9 @@ func (b *Broker) syncCoordinator() {
 	owned := make(map[int32]int32)
 	if t := b.meta.topic(offsetsTopic); t != nil {
 		for _, p := range t.parts {
-			leader, epoch, _, _ := p.state()
-			if leader == b.nodeID && p.log != nil {
-				owned[p.id] = epoch
+			leader, epoch, _, _ := p.State()
+			if leader == b.nodeID && p.Log != nil {
+				owned[p.ID] = epoch
 			}
 		}
 	}
@@ -120,14 +120,14 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	}
 	// As a produce does: an append never lands while the partition
 	// changes role (a follower truncating, say).
-	res, err := b.appendAsLeader(p, batch, now)
+	res, err := b.replicas.AppendAsLeader(p, batch, now)
 	if errors.Is(err, errNotLeader) {
 		return kerr.NotLeaderForPartition
 	}
 	if err != nil {
 		return kerr.ErrorForCode(produceErrCode(err))
 	}
-	switch err := b.awaitHW(ctx, p, res.LastOffset+1); {
+	switch err := b.replicas.AwaitHW(ctx, p, res.LastOffset+1); {
 	case err == nil:
 		return nil
 	case errors.Is(err, errNotLeader):
@@ -144,10 +144,10 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 // too).
 func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error {
 	p := o.b.meta.partition(offsetsTopic, partition)
-	if p == nil || p.log == nil {
+	if p == nil || p.Log == nil {
 		return kerr.UnknownTopicOrPartition
 	}
-	l := p.log
+	l := p.Log
 	hw := l.EndOffset()
 	off := l.StartOffset()
 	for off < hw {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/replication"
 )
 
 // topic is the cached metadata of one topic.
@@ -98,7 +98,7 @@ func (m *metadata) allPartitions() []*partition {
 	var ps []*partition
 	for _, t := range m.topicList() {
 		for _, p := range t.parts {
-			if p.log != nil {
+			if p.Log != nil {
 				ps = append(ps, p)
 			}
 		}
@@ -116,10 +116,10 @@ func (m *metadata) closeAll(clean bool) error {
 	var errs []error
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			if p.log != nil && clean {
-				errs = append(errs, p.log.Close())
-			} else if p.log != nil {
-				errs = append(errs, p.log.Abandon())
+			if p.Log != nil && clean {
+				errs = append(errs, p.Log.Close())
+			} else if p.Log != nil {
+				errs = append(errs, p.Log.Abandon())
 			}
 		}
 	}
@@ -217,29 +217,23 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			}
 			if i < len(nt.parts) {
 				p := nt.parts[i]
-				p.setState(st, replicas)
-				if configChanged && p.log != nil {
-					p.log.SetConfig(cfg)
+				p.SetState(replState(st), replicas)
+				if configChanged && p.Log != nil {
+					p.Log.SetConfig(cfg)
 				}
-				b.becomeLeader(p, st)
+				b.replicas.ApplyRole(p)
 				continue
 			}
-			p := &partition{topic: name, topicID: et.ID, id: int32(i), moved: make(chan struct{})}
-			p.setState(st, replicas)
+			p := replication.NewPartition(name, et.ID, int32(i), nil)
+			p.SetState(replState(st), replicas)
 			if slices.Contains(replicas, b.nodeID) {
 				l, err := b.openPartitionLog(name, et.ID, int32(i), cfg)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("open %s: %w", p, err))
 				} else {
-					p.log = l
-					if len(replicas) == 1 {
-						p.hw.Store(l.EndOffset())
-					} else {
-						// As last checkpointed; then from the ISR's
-						// fetches (leader) or from the leader (follower).
-						p.hw.Store(savedHW(l))
-					}
-					b.becomeLeader(p, st)
+					p.Log = l // before the partition is shared
+					p.InitHighWatermark()
+					b.replicas.ApplyRole(p)
 				}
 			}
 			nt.parts = append(nt.parts, p)
@@ -270,25 +264,18 @@ func (m *metadata) forgetBrokers() {
 	m.brokersMu.Unlock()
 }
 
-// becomeLeader leads or follows p as st says (applyRole, partition.go).
-func (b *Broker) becomeLeader(p *partition, st controller.PartitionState) {
-	b.applyRole(p, st)
-}
-
 // dropTopic deletes the local logs of a topic that etcd no longer has.
 func (b *Broker) dropTopic(t *topic) {
 	for _, p := range t.parts {
-		if p.log == nil {
+		if p.Log == nil {
 			continue
 		}
-		if b.fetchers != nil {
-			b.fetchers.Unfollow(t.name, p.id)
-		}
-		if err := p.log.Delete(); err != nil {
+		b.replicas.StopFollowing(p)
+		if err := p.Log.Delete(); err != nil {
 			b.log.Warn("deleting partition log", "partition", p.String(), "err", err)
-			os.RemoveAll(filepath.Join(b.logDir, logDirName(t.name, p.id)))
+			os.RemoveAll(p.Log.Dir())
 		}
-		p.signal()
+		p.Signal()
 	}
 }
 

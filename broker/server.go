@@ -41,7 +41,8 @@ type Broker struct {
 	numPartitions int32
 	defaultRF     int16
 	deleteEnabled bool
-	logDir        string
+	logDir        string   // the first of log.dirs: the embedded etcd's home
+	logDirs       []string // log.dirs: partitions spread across them (JBOD)
 	advertised    []config.Listener
 	retentionTick time.Duration
 
@@ -66,10 +67,10 @@ type Broker struct {
 	versions []protocol.VersionRange // advertised by ApiVersions
 	pids     producerIDs
 	sessions *fetchSessions
-	groups   *groups.Coordinator  // set by Start before metadata is first synced
-	fetchers *replication.Manager // follower fetchers; see partition.go
-	isrKick  chan struct{}        // wakes the ISR loop
-	ctrlID   controllerCache      // the elected controller, for Metadata
+	groups   *groups.Coordinator         // set by Start before metadata is first synced
+	fetchers *replication.Manager        // follower fetchers; see partition.go
+	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
+	ctrlID   controllerCache             // the elected controller, for Metadata
 
 	frames framePool // buffers for large request frames
 	stats  protocol.Stats
@@ -99,13 +100,12 @@ func New(cfg Config) (*Broker, error) {
 		deleteEnabled: p.Bool("delete.topic.enable"),
 		retentionTick: time.Duration(p.Int64("log.retention.check.interval.ms")) * time.Millisecond,
 		conns:         make(map[net.Conn]struct{}),
-		isrKick:       make(chan struct{}, 1),
 	}
 	dirs := p.LogDirs()
 	if len(dirs) == 0 {
 		return nil, errors.New("broker: log.dirs is empty")
 	}
-	b.logDir = dirs[0]
+	b.logDir, b.logDirs = dirs[0], dirs
 	if b.retentionTick <= 0 {
 		b.retentionTick = 5 * time.Minute
 	}
@@ -198,6 +198,7 @@ func (b *Broker) Start() (err error) {
 	registered = time.Since(start)
 	b.groups = b.newCoordinator()
 	b.fetchers = b.newFetchers()
+	b.replicas = b.newReplicaManager()
 	rev, err := b.syncMetadataRev(ctx)
 	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
@@ -210,7 +211,7 @@ func (b *Broker) Start() (err error) {
 		}
 	})
 	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
-	b.spawn(b.isrLoop)
+	b.spawn(b.replicas.Run)
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
 	if b.props.Bool("log.cleaner.enable") {
@@ -333,8 +334,8 @@ func (b *Broker) shutdown(clean bool) error {
 	if b.fetchers != nil {
 		b.fetchers.Close()
 	}
-	if clean {
-		b.checkpointHWs()
+	if clean && b.replicas != nil {
+		b.replicas.CheckpointHWs()
 	}
 	errs := []error{b.meta.closeAll(clean)}
 	if b.store != nil && clean {
@@ -420,12 +421,12 @@ func (b *Broker) cleanLogs(ctx context.Context, now time.Time) {
 			if ctx.Err() != nil {
 				return
 			}
-			if p == nil || p.log == nil {
+			if p == nil || p.Log == nil {
 				continue
 			}
 			opts := *t.cleaner
-			opts.UpTo, opts.MaxKeys = p.hw.Load(), maxKeys
-			st, err := p.log.Compact(now, opts)
+			opts.UpTo, opts.MaxKeys = p.HighWatermark(), maxKeys
+			st, err := p.Log.Compact(now, opts)
 			switch {
 			case err != nil && !errors.Is(err, logstore.ErrClosed) && !errors.Is(err, logstore.ErrCompactAborted):
 				b.log.Warn("log compaction failed", "partition", p.String(), "err", err)
@@ -451,17 +452,17 @@ func (b *Broker) maintenanceLoop(ctx context.Context) {
 			return
 		case now := <-flush.C:
 			for _, p := range b.meta.allPartitions() {
-				if _, err := p.log.FlushIfDue(now); err != nil && ctx.Err() == nil {
+				if _, err := p.Log.FlushIfDue(now); err != nil && ctx.Err() == nil {
 					b.log.Warn("flush failed", "partition", p.String(), "err", err)
 				}
 			}
 		case now := <-t.C:
 			for _, p := range b.meta.allPartitions() {
-				if n, err := p.log.EnforceRetention(now); err != nil {
+				if n, err := p.Log.EnforceRetention(now); err != nil {
 					b.log.Warn("retention failed", "partition", p.String(), "err", err)
 				} else if n > 0 {
 					b.log.Info("retention deleted segments", "partition", p.String(), "segments", n)
-					p.signal()
+					p.Signal()
 				}
 			}
 		}

@@ -1,0 +1,184 @@
+package logstore
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A partition's directory, topic-N under one of the broker's log
+// directories (log.dirs), holds beside the segments two small files that
+// logstore owns and writes atomically (file fsync, rename, directory
+// fsync):
+//
+//	partition.metadata            "version: 0\ntopic_id: <22 base64url chars>\n"
+//	                              (Kafka's, KIP-516): the topic the log belongs to
+//	high-watermark-checkpoint     "<offset>\n": the high watermark last saved
+const (
+	partitionMetadataFile = "partition.metadata"
+	hwCheckpointFile      = "high-watermark-checkpoint"
+)
+
+// PartitionDirName is the directory name of partition p of a topic.
+func PartitionDirName(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
+
+// ParsePartitionDirName splits a directory name made by PartitionDirName;
+// ok is false for any other name.
+func ParsePartitionDirName(name string) (topic string, p int32, ok bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return name[:i], int32(n), true
+}
+
+// ReadPartitionMetadata returns the topic id a partition directory's
+// partition.metadata names; ok is false without a readable one.
+func ReadPartitionMetadata(dir string) (id [16]byte, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	if err != nil {
+		return id, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		v, found := strings.CutPrefix(line, "topic_id: ")
+		if !found {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		n, err := base64.RawURLEncoding.Decode(id[:], []byte(v))
+		return id, err == nil && n == 16 && len(v) == 22
+	}
+	return id, false
+}
+
+// WritePartitionMetadata writes partition.metadata naming topic id into
+// dir, atomically.
+func WritePartitionMetadata(dir string, id [16]byte) error {
+	data := "version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n"
+	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
+}
+
+// PartitionDir is one partition directory found under the log directories.
+type PartitionDir struct {
+	Path      string
+	Topic     string
+	Partition int32
+	TopicID   [16]byte // zero when the directory has no partition.metadata
+}
+
+// ListPartitionDirs returns the partition directories under every one of
+// dirs: those named topic-N. A directory that cannot be read is skipped.
+func ListPartitionDirs(dirs []string) []PartitionDir {
+	var out []PartitionDir
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			topic, p, ok := ParsePartitionDirName(e.Name())
+			if !ok {
+				continue
+			}
+			path := filepath.Join(d, e.Name())
+			id, _ := ReadPartitionMetadata(path)
+			out = append(out, PartitionDir{Path: path, Topic: topic, Partition: p, TopicID: id})
+		}
+	}
+	return out
+}
+
+// OpenPartition opens, or creates, the log of partition p of a topic whose
+// id is id, in one of the log directories dirs (JBOD, as Kafka's
+// LogManager): where its directory already is, else in the directory
+// holding the fewest partitions (Kafka's default placement; the first on a
+// tie). A directory left by an older topic of the same name (another id in
+// its partition.metadata, a topic deleted while this broker was down and
+// created again) is removed first, so the new topic does not inherit its
+// records. partition.metadata is written when missing or stale.
+func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config, logger *slog.Logger) (*Log, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("logstore: no log directory")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	name := PartitionDirName(topic, p)
+	dir := ""
+	for _, d := range dirs {
+		path := filepath.Join(d, name)
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if old, ok := ReadPartitionMetadata(path); ok && old != id {
+			logger.Info("removing the log of a deleted topic of the same name", "dir", path)
+			if err := os.RemoveAll(path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if dir == "" {
+			dir = path
+		}
+	}
+	if dir == "" {
+		dir = filepath.Join(leastLoaded(dirs), name)
+	}
+	l, err := Open(dir, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	if old, ok := ReadPartitionMetadata(dir); !ok || old != id {
+		if err := WritePartitionMetadata(dir, id); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("logstore: %s: writing %s: %w", dir, partitionMetadataFile, err)
+		}
+	}
+	return l, nil
+}
+
+// leastLoaded is the directory of dirs holding the fewest partition
+// directories, the first of them on a tie.
+func leastLoaded(dirs []string) string {
+	best, bestN := dirs[0], -1
+	for _, d := range dirs {
+		n := len(ListPartitionDirs([]string{d}))
+		if bestN < 0 || n < bestN {
+			best, bestN = d, n
+		}
+	}
+	return best
+}
+
+// SaveHighWatermark checkpoints the partition's high watermark in its
+// directory, atomically.
+func (l *Log) SaveHighWatermark(hw int64) error {
+	return writeFileAtomic(filepath.Join(l.dir, hwCheckpointFile), []byte(strconv.FormatInt(hw, 10)+"\n"))
+}
+
+// SavedHighWatermark is the high watermark last checkpointed, within the
+// log's bounds; the log start offset when none was saved or it does not
+// parse.
+func (l *Log) SavedHighWatermark() int64 {
+	b, err := os.ReadFile(filepath.Join(l.dir, hwCheckpointFile))
+	if err != nil {
+		return l.StartOffset()
+	}
+	hw, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return l.StartOffset()
+	}
+	return max(min(hw, l.EndOffset()), l.StartOffset())
+}

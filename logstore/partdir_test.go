@@ -1,0 +1,86 @@
+package logstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Partitions spread over several log directories (JBOD) as Kafka's
+// LogManager places them: a new one in the directory holding the fewest,
+// an existing one where it is; a directory of an older topic of the same
+// name goes first.
+func TestOpenPartitionAcrossLogDirs(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	id := [16]byte{1, 2, 3}
+	var logs []*Log
+	for p := range int32(4) {
+		l, err := OpenPartition(dirs, "t", p, id, DefaultConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, l)
+	}
+	per := map[string]int{}
+	for _, l := range logs {
+		per[filepath.Dir(l.Dir())]++
+	}
+	if per[dirs[0]] != 2 || per[dirs[1]] != 2 {
+		t.Fatalf("partitions per directory %v, want 2 and 2", per)
+	}
+	for _, l := range logs {
+		if got, ok := ReadPartitionMetadata(l.Dir()); !ok || got != id {
+			t.Fatalf("%s: partition.metadata %x %v", l.Dir(), got, ok)
+		}
+		l.Close()
+	}
+	// Reopened where it is, not moved.
+	l, err := OpenPartition([]string{dirs[1], dirs[0]}, "t", 0, id, DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Dir() != logs[0].Dir() {
+		t.Fatalf("reopened in %s, was in %s", l.Dir(), logs[0].Dir())
+	}
+	l.Close()
+	// A topic of the same name with another id starts empty.
+	old := logs[1].Dir()
+	if err := os.WriteFile(filepath.Join(old, "marker"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = OpenPartition(dirs, "t", 1, [16]byte{9}, DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := os.Stat(filepath.Join(old, "marker")); !os.IsNotExist(err) {
+		t.Fatalf("the old topic's directory was kept: %v", err)
+	}
+	found := ListPartitionDirs(dirs)
+	if len(found) != 4 {
+		t.Fatalf("ListPartitionDirs found %d, want 4: %+v", len(found), found)
+	}
+}
+
+func TestHighWatermarkCheckpoint(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	coreAppend(t, l, 10, 1, 10)
+	if hw := l.SavedHighWatermark(); hw != 0 {
+		t.Fatalf("saved hw %d with none saved, want the log start 0", hw)
+	}
+	if err := l.SaveHighWatermark(7); err != nil {
+		t.Fatal(err)
+	}
+	if hw := l.SavedHighWatermark(); hw != 7 {
+		t.Fatalf("saved hw %d, want 7", hw)
+	}
+	if err := l.SaveHighWatermark(99); err != nil {
+		t.Fatal(err)
+	}
+	if hw := l.SavedHighWatermark(); hw != 10 {
+		t.Fatalf("saved hw %d past the log end, want it capped at 10", hw)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir(), hwCheckpointFile+".tmp")); !os.IsNotExist(err) {
+		t.Fatalf("temporary file left: %v", err)
+	}
+}

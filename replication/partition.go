@@ -1,0 +1,229 @@
+package replication
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// Errors of the replica manager; the broker maps them to Kafka's codes.
+var (
+	ErrNotLeader          = errors.New("replication: not the leader of this partition")
+	ErrFencedLeaderEpoch  = errors.New("replication: fenced leader epoch")
+	ErrUnknownLeaderEpoch = errors.New("replication: unknown leader epoch")
+)
+
+// State is a partition's state as the controller records it (in etcd).
+type State struct {
+	Leader          int32 // -1: none
+	LeaderEpoch     int32
+	ISR             []int32
+	ControllerEpoch int32 // epoch of the controller that last elected a leader
+	// Version is the store's revision of the state: the compare value of
+	// an ISR write (ZooKeeper's znode version).
+	Version int64
+}
+
+// Partition is one partition of a topic as this broker sees it (Kafka's
+// Partition): the state the controller gave it, its log when this broker
+// holds a replica, the high watermark and, while it is led here, the
+// tracking of its followers. Methods are safe for concurrent use.
+type Partition struct {
+	Topic   string
+	TopicID [16]byte
+	ID      int32
+	// Log is nil when this broker holds no replica; set before the
+	// partition is shared, never changed after.
+	Log *logstore.Log
+
+	hw      atomic.Int64 // high watermark, published after the bytes are written
+	savedHW atomic.Int64 // high watermark last checkpointed (0: none)
+
+	// roleMu is held for reading by appends as leader and for writing by
+	// a change of role, so that no append of an old leadership lands after
+	// the follower's truncation began (Kafka's leaderIsrUpdateLock).
+	roleMu sync.RWMutex
+
+	mu          sync.Mutex
+	replicas    []int32  // guarded by mu
+	isr         []int32  // guarded by mu
+	joining     []int32  // guarded by mu; being added to the ISR: counted for the HW already
+	leader      int32    // guarded by mu
+	leaderEpoch int32    // guarded by mu
+	version     int64    // guarded by mu; store revision of the state
+	ctrlEpoch   int32    // guarded by mu; controller epoch of the state
+	lead        *Leader  // guarded by mu; follower tracking while led here
+	leadEpoch   int32    // guarded by mu; the leader epoch lead was made for
+	replica     *Replica // guarded by mu; what the fetchers follow
+	moved       chan struct{}
+}
+
+// NewPartition returns partition id of a topic, with its log (nil: no
+// replica here) and no state yet (no leader).
+func NewPartition(topic string, topicID [16]byte, id int32, log *logstore.Log) *Partition {
+	return &Partition{Topic: topic, TopicID: topicID, ID: id, Log: log, leader: -1, moved: make(chan struct{})}
+}
+
+func (p *Partition) String() string { return p.Topic + "-" + strconv.Itoa(int(p.ID)) }
+
+// State returns the leader, leader epoch, replicas and ISR.
+func (p *Partition) State() (leader, epoch int32, replicas, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader, p.leaderEpoch, p.replicas, p.isr
+}
+
+// ReplicationFactor is the number of replicas.
+func (p *Partition) ReplicationFactor() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.replicas)
+}
+
+// Moved returns the channel that is closed at the next change: the log or
+// the high watermark moved, the leadership or ISR changed.
+func (p *Partition) Moved() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.moved
+}
+
+// Signal wakes everything waiting for this partition to change.
+func (p *Partition) Signal() {
+	p.mu.Lock()
+	close(p.moved)
+	p.moved = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// HighWatermark is the offset below which records are visible to consumers.
+func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
+
+// InitHighWatermark sets the high watermark of a partition whose log was
+// just opened: the log end offset when it is the only replica, else the
+// one last checkpointed (a replicated partition learns the rest from the
+// ISR's fetches, or from its leader).
+func (p *Partition) InitHighWatermark() {
+	if p.Log == nil {
+		return
+	}
+	if p.ReplicationFactor() == 1 {
+		p.hw.Store(p.Log.EndOffset())
+		return
+	}
+	hw := p.Log.SavedHighWatermark()
+	p.hw.Store(hw)
+	p.savedHW.Store(hw)
+}
+
+// SetState records the partition's state from the controller. A new
+// leader, epoch or ISR wakes the requests parked on the partition, so that
+// they answer NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH now, not at
+// their timeout. A state older than one already applied (this broker's
+// own ISR write) is ignored.
+func (p *Partition) SetState(st State, replicas []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.Version != 0 && st.Version < p.version {
+		return
+	}
+	changed := p.leader != st.Leader || p.leaderEpoch != st.LeaderEpoch || !slices.Equal(p.isr, st.ISR)
+	p.leader, p.leaderEpoch = st.Leader, st.LeaderEpoch
+	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(st.ISR)
+	p.version, p.ctrlEpoch = st.Version, st.ControllerEpoch
+	if changed {
+		close(p.moved)
+		p.moved = make(chan struct{})
+	}
+}
+
+// CheckLeaderEpoch validates a client's current leader epoch (KIP-320)
+// against ours: -1 skips the check, an older epoch is fenced, a newer one
+// is unknown.
+func CheckLeaderEpoch(current, ours int32) error {
+	switch {
+	case current < 0 || current == ours:
+		return nil
+	case current < ours:
+		return ErrFencedLeaderEpoch
+	default:
+		return ErrUnknownLeaderEpoch
+	}
+}
+
+// leadState returns the follower tracking of a partition led here, or nil.
+func (p *Partition) leadState() *Leader {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lead
+}
+
+// advanceHW moves the high watermark of a partition led here to the
+// smallest log end offset over the ISR (the log end offset itself when the
+// ISR is this broker alone), never backwards, and wakes the waiters: a
+// follower's long poll, an acks=all produce. Appends call it: their new
+// records wake followers even when the high watermark stays.
+func (p *Partition) advanceHW() {
+	p.computeHW()
+	p.Signal()
+}
+
+// updateHW is advanceHW that wakes the waiters only when the high
+// watermark moved (a follower's fetch).
+func (p *Partition) updateHW() {
+	if p.computeHW() {
+		p.Signal()
+	}
+}
+
+// computeHW moves the high watermark and reports whether it moved.
+func (p *Partition) computeHW() bool {
+	p.mu.Lock()
+	lead, isr := p.lead, p.isr
+	if len(p.joining) > 0 {
+		// Kafka's maximal ISR: a follower being added must hold what is
+		// acknowledged from now on, as it may lead once the write lands.
+		isr = append(slices.Clone(isr), p.joining...)
+	}
+	p.mu.Unlock()
+	if lead == nil || p.Log == nil {
+		return false
+	}
+	hw, ok := lead.HighWatermark(isr, p.Log.EndOffset())
+	if !ok {
+		return false
+	}
+	for {
+		cur := p.hw.Load()
+		if hw <= cur {
+			return false
+		}
+		if p.hw.CompareAndSwap(cur, hw) {
+			return true
+		}
+	}
+}
+
+// setFollowerHW records the high watermark a follower learnt from its
+// leader (capped at its own log end offset).
+func (p *Partition) setFollowerHW(hw int64) {
+	if p.hw.Swap(hw) != hw {
+		p.Signal()
+	}
+}
+
+// truncatedTo keeps the high watermark of a follower whose log was cut
+// to end within its log (Kafka's truncateTo lowers it too): should it lead
+// next, its high watermark must not sit above records it no longer has.
+func (p *Partition) truncatedTo(end int64) {
+	for {
+		cur := p.hw.Load()
+		if cur <= end || p.hw.CompareAndSwap(cur, end) {
+			return
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package replication
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// StateStore is where partition states live (etcd, through the
+// controller): the replica manager writes ISR changes there and asks it
+// which brokers are registered.
+type StateStore interface {
+	// WriteState writes st for a partition, conditioned on st.Version
+	// still being the stored revision, and returns the new revision; a
+	// lost race is an error (re-read, never overwrite).
+	WriteState(ctx context.Context, topic string, partition int32, st State) (int64, error)
+	// BrokerEpochs returns the registration epoch of every registered
+	// broker.
+	BrokerEpochs(ctx context.Context) (map[int32]int64, error)
+}
+
+// ReplicaManagerConfig configures a ReplicaManager.
+type ReplicaManagerConfig struct {
+	// NodeID is this broker's id.
+	NodeID int32
+	// Fetchers follow the partitions this broker does not lead; nil: it
+	// follows nothing.
+	Fetchers *Manager
+	// Store receives ISR changes.
+	Store StateStore
+	// Partitions lists every partition with a log here.
+	Partitions func() []*Partition
+	// LagTime is replica.lag.time.max.ms: a follower not caught up for
+	// this long leaves the ISR. Default 30s.
+	LagTime time.Duration
+	// CheckpointInterval is replica.high.watermark.checkpoint.interval.ms.
+	// Default 5s.
+	CheckpointInterval time.Duration
+	Logger             *slog.Logger
+}
+
+// ReplicaManager leads and follows this broker's partitions (Kafka's
+// ReplicaManager): roles as the controller's states say, appends as
+// leader, the follower fetches a leader counts, the high watermark, the
+// ISR loop and the high watermark checkpoints.
+type ReplicaManager struct {
+	cfg  ReplicaManagerConfig
+	kick chan struct{}
+	now  func() time.Time // the clock of the ISR decisions (tests set it)
+}
+
+// NewReplicaManager returns a ReplicaManager; Run runs its loops.
+func NewReplicaManager(cfg ReplicaManagerConfig) *ReplicaManager {
+	if cfg.LagTime <= 0 {
+		cfg.LagTime = 30 * time.Second
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Partitions == nil {
+		cfg.Partitions = func() []*Partition { return nil }
+	}
+	return &ReplicaManager{cfg: cfg, kick: make(chan struct{}, 1), now: time.Now}
+}
+
+// Leading returns p's log if this broker leads it, checking a client's
+// current leader epoch (-1: none), with the leader epoch.
+func (m *ReplicaManager) Leading(p *Partition, currentEpoch int32) (*logstore.Log, int32, error) {
+	leader, epoch, _, _ := p.State()
+	if leader != m.cfg.NodeID || p.Log == nil {
+		return nil, epoch, ErrNotLeader
+	}
+	if err := CheckLeaderEpoch(currentEpoch, epoch); err != nil {
+		return nil, epoch, err
+	}
+	return p.Log, epoch, nil
+}
+
+// AppendAsLeader appends a producer's records to a partition led here, in
+// the current leader epoch, and moves the high watermark; ErrNotLeader
+// when leadership moved, even between the caller's check and the append.
+func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.Time) (logstore.AppendResult, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	l, epoch, err := m.Leading(p, -1)
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	res, err := l.Append(records, epoch, now)
+	if err != nil {
+		return res, err
+	}
+	if !res.Duplicate {
+		p.advanceHW()
+	}
+	return res, nil
+}
+
+// ApplyRole makes this broker lead or follow p as its state says: a new
+// leader stops fetching, records its leader epoch at its log end (the
+// epoch's start offset) and starts tracking its followers; a follower
+// fetches from the leader, truncating first where its log diverged.
+func (m *ReplicaManager) ApplyRole(p *Partition) {
+	if p.Log == nil {
+		return
+	}
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	leader, epoch := p.leader, p.leaderEpoch
+	p.mu.Unlock()
+	switch {
+	case leader == m.cfg.NodeID:
+		p.mu.Lock()
+		same := p.lead != nil && p.leadEpoch == epoch
+		p.mu.Unlock()
+		if same {
+			p.advanceHW() // the ISR may have changed
+			return
+		}
+		if m.cfg.Fetchers != nil {
+			m.cfg.Fetchers.Unfollow(p.Topic, p.ID)
+		}
+		if err := p.Log.AssignEpoch(epoch); err != nil {
+			m.cfg.Logger.Warn("recording leader epoch", "partition", p.String(), "epoch", epoch, "err", err)
+		}
+		p.mu.Lock()
+		p.lead = NewLeader(m.cfg.NodeID, p.replicas, p.Log.EndOffset(), m.now())
+		p.leadEpoch = epoch
+		p.mu.Unlock()
+		p.advanceHW()
+	case leader >= 0 && m.cfg.Fetchers != nil:
+		p.mu.Lock()
+		p.lead = nil
+		if p.replica == nil {
+			p.replica = &Replica{Topic: p.Topic, TopicID: p.TopicID, Partition: p.ID, Log: p.Log,
+				OnFetched: p.setFollowerHW, OnTruncated: p.truncatedTo}
+		}
+		r := p.replica
+		p.mu.Unlock()
+		m.cfg.Fetchers.Follow(r, leader, epoch)
+		p.Signal() // waiters on the old leadership see it gone
+	default:
+		m.StopFollowing(p)
+		p.mu.Lock()
+		p.lead = nil
+		p.mu.Unlock()
+		p.Signal()
+	}
+}
+
+// StopFollowing stops fetching p (its topic is deleted, or it has no
+// leader); it returns once no append of the fetcher is in flight.
+func (m *ReplicaManager) StopFollowing(p *Partition) {
+	if m.cfg.Fetchers != nil {
+		m.cfg.Fetchers.Unfollow(p.Topic, p.ID)
+	}
+}
+
+// FollowerFetched validates and records a follower's fetch of a partition
+// led here (Leader.Fetched): a valid one moves the high watermark, and a
+// follower that caught up outside the ISR wakes the ISR loop; a diverging
+// or out-of-range one is answered and counts for nothing. Until the
+// leadership of the current epoch is in place (its epoch recorded in the
+// log), the fetch is refused with ErrNotLeader.
+func (m *ReplicaManager) FollowerFetched(p *Partition, id int32, brokerEpoch, offset int64, lastFetchedEpoch int32) (FetchCheck, error) {
+	p.mu.Lock()
+	ls := p.lead
+	current := ls != nil && p.leadEpoch == p.leaderEpoch && p.leader == m.cfg.NodeID
+	p.mu.Unlock()
+	if !current {
+		return FetchCheck{}, ErrNotLeader
+	}
+	c := ls.Fetched(id, brokerEpoch, offset, lastFetchedEpoch, p.Log, m.now())
+	if !c.Counted() {
+		return c, nil
+	}
+	p.updateHW()
+	_, _, _, isr := p.State()
+	if !slices.Contains(isr, id) && offset >= p.HighWatermark() && offset >= ls.EpochStart() {
+		m.Kick()
+	}
+	return c, nil
+}
+
+// Kick asks the ISR loop for a pass now.
+func (m *ReplicaManager) Kick() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// AwaitHW waits until p's high watermark reaches need (an acks=all write
+// is then committed): ErrNotLeader once this broker stops leading p, the
+// context's error at its end.
+func (m *ReplicaManager) AwaitHW(ctx context.Context, p *Partition, need int64) error {
+	for {
+		ch := p.Moved()
+		if p.HighWatermark() >= need {
+			return nil
+		}
+		if _, _, err := m.Leading(p, -1); err != nil {
+			return ErrNotLeader
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// AwaitEpochCommitted waits until the high watermark of a partition led
+// here reaches the start of the current leader epoch: everything the
+// previous leaders acknowledged is then visible (Raft's rule that a new
+// leader first commits in its own term). A group coordinator taking over
+// __consumer_offsets should load only after it. ErrNotLeader when the
+// leadership goes first.
+func (m *ReplicaManager) AwaitEpochCommitted(ctx context.Context, p *Partition) error {
+	for {
+		ch := p.Moved()
+		ls := p.leadState()
+		if ls == nil {
+			return ErrNotLeader
+		}
+		if p.HighWatermark() >= ls.EpochStart() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Run shrinks and expands the ISR of the partitions led here, every half
+// LagTime (as Kafka's isr-expiration task) and when a follower catches up,
+// and checkpoints high watermarks every CheckpointInterval, until ctx
+// ends. Each ISR change is a store write conditioned on the state's
+// revision; it is applied here only once written.
+func (m *ReplicaManager) Run(ctx context.Context) {
+	t := time.NewTicker(max(m.cfg.LagTime/2, 50*time.Millisecond))
+	defer t.Stop()
+	cp := time.NewTicker(max(m.cfg.CheckpointInterval, 100*time.Millisecond))
+	defer cp.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-cp.C:
+			m.CheckpointHWs()
+			continue
+		case <-t.C:
+		case <-m.kick:
+		}
+		for _, p := range m.cfg.Partitions() {
+			m.maybeChangeISR(ctx, p)
+		}
+	}
+}
+
+func (m *ReplicaManager) maybeChangeISR(ctx context.Context, p *Partition) {
+	p.mu.Lock()
+	ls, isr := p.lead, p.isr
+	st := State{Leader: p.leader, LeaderEpoch: p.leaderEpoch, ControllerEpoch: p.ctrlEpoch, Version: p.version}
+	p.mu.Unlock()
+	if ls == nil || st.Leader != m.cfg.NodeID || st.Version == 0 {
+		return
+	}
+	var epochs map[int32]int64
+	eligible := func(id int32, epoch int64) bool {
+		if epochs == nil {
+			var err error
+			if epochs, err = m.cfg.Store.BrokerEpochs(ctx); err != nil {
+				epochs = map[int32]int64{}
+			}
+		}
+		live, ok := epochs[id]
+		return ok && (epoch <= 0 || live == epoch)
+	}
+	want, changed := ls.WantISR(isr, p.Log.EndOffset(), p.HighWatermark(), m.now(), m.cfg.LagTime, eligible)
+	if !changed {
+		return
+	}
+	st.ISR = want
+	var joining []int32
+	for _, r := range want {
+		if !slices.Contains(isr, r) {
+			joining = append(joining, r)
+		}
+	}
+	p.mu.Lock()
+	p.joining = joining
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.joining = nil
+		p.mu.Unlock()
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rev, err := m.cfg.Store.WriteState(wctx, p.Topic, p.ID, st)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			m.cfg.Logger.Info("ISR change not written", "partition", p.String(), "isr", want, "err", err)
+		}
+		return
+	}
+	m.cfg.Logger.Info("ISR changed", "partition", p.String(), "from", isr, "to", want, "leader_epoch", st.LeaderEpoch)
+	p.mu.Lock()
+	if p.version == st.Version && p.leaderEpoch == st.LeaderEpoch {
+		p.isr, p.version = slices.Clone(want), rev
+	}
+	p.mu.Unlock()
+	p.advanceHW()
+}
+
+// CheckpointHWs saves the high watermark of every replicated partition
+// whose high watermark moved since it was last saved (Kafka's
+// replication-offset-checkpoint, here one file per partition directory).
+// The broker calls it at Close too.
+func (m *ReplicaManager) CheckpointHWs() {
+	for _, p := range m.cfg.Partitions() {
+		if p.Log == nil || p.ReplicationFactor() < 2 {
+			continue
+		}
+		hw := p.HighWatermark()
+		if hw == p.savedHW.Load() {
+			continue
+		}
+		if err := p.Log.SaveHighWatermark(hw); err != nil {
+			m.cfg.Logger.Warn("saving the high watermark", "partition", p.String(), "err", err)
+			continue
+		}
+		p.savedHW.Store(hw)
+	}
+}
