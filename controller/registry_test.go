@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -178,6 +177,22 @@ func regLease(t *testing.T, cli *clientv3.Client, s *Store, id int32) (clientv3.
 	return clientv3.LeaseID(r.Kvs[0].Lease), r.Kvs[0].CreateRevision, nil
 }
 
+// registeredAnew reports (as an error) unless broker id's registration is
+// on s's current lease with a broker epoch above epoch.
+func registeredAnew(t *testing.T, cli *clientv3.Client, s *Store, id int32, epoch int64) error {
+	t.Helper()
+	sess, err := s.session()
+	if err != nil {
+		return err
+	}
+	holder, rev, err := regLease(t, cli, s, id)
+	if err != nil {
+		return err
+	}
+	return errorIf(holder == 0 || holder != sess.Lease() || rev <= epoch,
+		"registration on lease %x (store's %x), epoch %d (was %d)", holder, sess.Lease(), rev, epoch)
+}
+
 func leaseAlive(t *testing.T, cli *clientv3.Client, id clientv3.LeaseID) (bool, error) {
 	t.Helper()
 	r, err := cli.TimeToLive(testCtx(t), id)
@@ -295,16 +310,8 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 	px.Heal()
 
 	eventually(t, 30*time.Second, func() error {
-		sess, err := s.session()
-		if err != nil {
+		if err := registeredAnew(t, cli, s, 1, epoch); err != nil {
 			return err
-		}
-		holder, rev, err := regLease(t, cli, s, 1)
-		if err != nil {
-			return err
-		}
-		if holder == 0 || holder != sess.Lease() || rev <= epoch {
-			return fmt.Errorf("registration on lease %x (store's %x), epoch %d (was %d)", holder, sess.Lease(), rev, epoch)
 		}
 		bs, err := s.Brokers(testCtx(t))
 		if err != nil {
@@ -349,18 +356,7 @@ func TestReregisterRevokesOwnOldLease(t *testing.T) {
 	waitLeaseLost(t, s, old.Lease())
 	px.Heal()
 
-	eventually(t, 10*time.Second, func() error {
-		sess, err := s.session()
-		if err != nil {
-			return err
-		}
-		holder, rev, err := regLease(t, cli, s, 1)
-		if err != nil {
-			return err
-		}
-		return errorIf(holder != sess.Lease() || holder == old.Lease() || rev <= epoch,
-			"registration on lease %x (store's %x, old %x), epoch %d (was %d)", holder, sess.Lease(), old.Lease(), rev, epoch)
-	})
+	eventually(t, 10*time.Second, func() error { return registeredAnew(t, cli, s, 1, epoch) })
 	if alive, err := leaseAlive(t, cli, old.Lease()); err != nil || alive {
 		t.Errorf("old lease alive %v (%v), want revoked", alive, err)
 	}
