@@ -61,7 +61,11 @@
 // bound to it: Close revokes it, a crash lets it expire. If the lease is
 // lost while the process lives (etcd unreachable for longer than the TTL),
 // the store takes a new one and registers the broker again; the
-// controllership is lost (ControllerDone closes).
+// controllership is lost (ControllerDone closes). The lost lease is revoked
+// (retried until etcd no longer has it): a restarted etcd restores leases
+// with a fresh TTL, and the old one would hold the registration and the
+// candidacy. A new lease lost before the broker registered with it is
+// replaced in turn.
 //
 // Brokers keep a metadata cache: read Topics (which returns the etcd
 // revision) and call WatchTopics from that revision; on each (coalesced)

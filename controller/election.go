@@ -13,6 +13,10 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
+// errLeaseLost: the lease a candidacy was bound to was lost; campaign again
+// with the next one.
+var errLeaseLost = errors.New("controller: lease lost")
+
 // controllerValue is the election value under /controller, in the form of
 // Kafka's /controller znode.
 type controllerValue struct {
@@ -28,8 +32,12 @@ type controllerValue struct {
 // lease; ControllerDone tells when. Every write the controller makes must
 // be fenced (by revision or epoch): holding an etcd lock is no proof of
 // being alone (Jepsen, etcd 3.4.3).
+//
+// The candidacy is bound to the store's current lease, waiting for a new
+// one while the lease is lost. If that lease is lost during the campaign,
+// Campaign returns an error; the next call campaigns with the new lease.
 func (s *Store) Campaign(ctx context.Context) (int32, error) {
-	sess, err := s.session()
+	sess, err := s.liveSession(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -37,8 +45,18 @@ func (s *Store) Campaign(ctx context.Context) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Waiting behind the other candidates ends with the lease: the
+	// candidacy is gone with it.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(sess.Ctx(), cancel)
+	defer stop()
 	e := concurrency.NewElection(sess, s.controllerPrefix())
-	if err := e.Campaign(ctx, string(val)); err != nil {
+	if err := e.Campaign(cctx, string(val)); err != nil {
+		s.leaseLost(sess, err)
+		if ctx.Err() == nil && sess.Ctx().Err() != nil {
+			return 0, fmt.Errorf("controller: campaigning with lease %x: %w: %w", int64(sess.Lease()), errLeaseLost, err)
+		}
 		return 0, fmt.Errorf("controller: campaigning: %w", err)
 	}
 	key := s.controllerEpochKey()

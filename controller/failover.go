@@ -50,6 +50,12 @@ func (s *Store) RunController(ctx context.Context, cfg ControllerConfig) {
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 				return
 			}
+			if errors.Is(err, errLeaseLost) {
+				// The next Campaign waits for the new lease itself.
+				s.log.Warn("controller: campaign ended with the lease", "node", s.cfg.NodeID, "err", err)
+				backoff = 100 * time.Millisecond
+				continue
+			}
 			s.log.Warn("controller: campaign failed", "node", s.cfg.NodeID, "err", err)
 			if !sleepCtx(ctx, backoff) {
 				return

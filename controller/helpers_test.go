@@ -37,7 +37,13 @@ func startEtcdIn(t *testing.T, dir string) *Embedded {
 
 func openStore(t *testing.T, e *Embedded, node int32, mod ...func(*Config)) *Store {
 	t.Helper()
-	cfg := Config{Endpoints: e.Endpoints(), NodeID: node, Logger: testLogger()}
+	return openStoreAt(t, e.Endpoints(), node, mod...)
+}
+
+// openStoreAt opens a store on endpoints (a proxy in front of etcd, say).
+func openStoreAt(t *testing.T, endpoints []string, node int32, mod ...func(*Config)) *Store {
+	t.Helper()
+	cfg := Config{Endpoints: endpoints, NodeID: node, Logger: testLogger()}
 	for _, m := range mod {
 		m(&cfg)
 	}

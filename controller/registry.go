@@ -11,6 +11,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // Endpoint is one advertised listener of a broker.
@@ -140,9 +141,14 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 	if err != nil {
 		return err
 	}
+	sess, err := s.liveSession(ctx)
+	if err != nil {
+		return err
+	}
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
-	if err := s.register(ctx, info); err != nil {
+	if err := s.register(ctx, sess, info); err != nil {
+		s.leaseLost(sess, err)
 		return err
 	}
 	s.mu.Lock()
@@ -151,8 +157,8 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 	return nil
 }
 
-// reregister writes the last registered info again with the current lease.
-func (s *Store) reregister(ctx context.Context) error {
+// reregister writes the last registered info again with sess's lease.
+func (s *Store) reregister(ctx context.Context, sess *concurrency.Session) error {
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
 	s.mu.Lock()
@@ -161,14 +167,12 @@ func (s *Store) reregister(ctx context.Context) error {
 	if info == nil {
 		return nil
 	}
-	return s.register(ctx, *info)
+	return s.register(ctx, sess, *info)
 }
 
-func (s *Store) register(ctx context.Context, info BrokerInfo) error {
-	sess, err := s.session()
-	if err != nil {
-		return err
-	}
+// register writes info bound to sess's lease. A registration held by one
+// of this store's lost leases is ours: that lease is revoked first.
+func (s *Store) register(ctx context.Context, sess *concurrency.Session, info BrokerInfo) error {
 	lease := sess.Lease()
 	val, err := encodeBroker(info)
 	if err != nil {
@@ -192,8 +196,14 @@ func (s *Store) register(ctx context.Context, info BrokerInfo) error {
 		if len(kvs) == 0 {
 			continue // gone in between
 		}
-		if clientv3.LeaseID(kvs[0].Lease) != lease {
-			return fmt.Errorf("%w: %d", ErrBrokerIDInUse, info.ID)
+		if holder := clientv3.LeaseID(kvs[0].Lease); holder != lease {
+			if !s.isRetired(holder) {
+				return fmt.Errorf("%w: %d", ErrBrokerIDInUse, info.ID)
+			}
+			if err := s.revokeLease(ctx, holder); err != nil {
+				return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
+			}
+			continue
 		}
 		// Ours: update in place, unless it changed meanwhile.
 		resp, err = s.cli.Txn(ctx).

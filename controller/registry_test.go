@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -161,5 +163,201 @@ func TestReregisterAfterLeaseLoss(t *testing.T) {
 	r, err := cli.Get(ctx, s.brokerKey(1))
 	if err != nil || len(r.Kvs) != 1 || clientv3.LeaseID(r.Kvs[0].Lease) != cur.Lease() {
 		t.Errorf("registration not on the new lease: %v %v", r, err)
+	}
+}
+
+// regLease returns the lease holding broker id's registration (0 if none)
+// and its create revision, read by cli (connected to etcd directly).
+func regLease(t *testing.T, cli *clientv3.Client, s *Store, id int32) (clientv3.LeaseID, int64, error) {
+	t.Helper()
+	r, err := cli.Get(testCtx(t), s.brokerKey(id))
+	if err != nil || len(r.Kvs) == 0 {
+		return 0, 0, err
+	}
+	return clientv3.LeaseID(r.Kvs[0].Lease), r.Kvs[0].CreateRevision, nil
+}
+
+// registeredAnew reports (as an error) unless broker id's registration is
+// on s's current lease with a broker epoch above epoch.
+func registeredAnew(t *testing.T, cli *clientv3.Client, s *Store, id int32, epoch int64) error {
+	t.Helper()
+	sess, err := s.session()
+	if err != nil {
+		return err
+	}
+	holder, rev, err := regLease(t, cli, s, id)
+	if err != nil {
+		return err
+	}
+	return errorIf(holder == 0 || holder != sess.Lease() || rev <= epoch,
+		"registration on lease %x (store's %x), epoch %d (was %d)", holder, sess.Lease(), rev, epoch)
+}
+
+func leaseAlive(t *testing.T, cli *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+	t.Helper()
+	r, err := cli.TimeToLive(testCtx(t), id)
+	if err != nil {
+		return false, err
+	}
+	return r.TTL > 0, nil
+}
+
+func directClient(t *testing.T, e *Embedded) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: e.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// waitLeaseLost waits until s has given up lease (the client saw no
+// keepalive answer for a TTL), then holds the outage one TTL more: long
+// enough for a one-shot revoke of the lost lease to time out.
+func waitLeaseLost(t *testing.T, s *Store, lease clientv3.LeaseID) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() error {
+		s.mu.Lock()
+		sess := s.sess
+		s.mu.Unlock()
+		if sess.Lease() != lease {
+			return nil
+		}
+		select {
+		case <-sess.Done():
+			return nil
+		default:
+			return errorIf(true, "lease %x still kept alive", lease)
+		}
+	})
+	// The outage itself lasts on: this is the fault, not a wait for a
+	// condition.
+	time.Sleep(time.Duration(s.ttl)*time.Second + time.Second)
+}
+
+// The broker registers again, with a larger broker epoch, and becomes the
+// controller again (RELIABILITY.md 2.22): etcd restarts (so the old lease
+// is restored and holds the registration for another TTL), the store takes
+// a new lease, then is cut off until that new lease expires too, then heals.
+func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etcd")
+	e1, err := StartEmbedded(EmbeddedConfig{Dir: dir, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1Closed := false
+	t.Cleanup(func() {
+		if !e1Closed {
+			e1.Close()
+		}
+	})
+	px := newTCPProxy(t, e1.Endpoints()[0])
+	s := openStoreAt(t, px.Endpoints(), 1, func(c *Config) { c.SessionTTL = 2 * time.Second })
+	register(t, s, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.RunController(ctx, ControllerConfig{Resync: 50 * time.Millisecond})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	eventually(t, 10*time.Second, func() error { return errorIf(!s.IsController(), "not the controller") })
+	old, _ := s.session()
+	bs, err := s.Brokers(testCtx(t))
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("brokers %v %v", bs, err)
+	}
+	epoch := bs[0].Epoch
+
+	// etcd goes away for longer than the TTL and comes back on other ports.
+	px.Cut()
+	e1Closed = true
+	if err := e1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitLeaseLost(t, s, old.Lease())
+	e2 := startEtcdIn(t, dir)
+	cli := directClient(t, e2)
+	px.SetUpstream(e2.Endpoints()[0])
+	px.Heal()
+
+	// As soon as the store has a new lease, cut it off again, until that
+	// lease has expired on the server.
+	var fresh clientv3.LeaseID
+	eventually(t, 20*time.Second, func() error {
+		sess, _ := s.session()
+		fresh = sess.Lease()
+		return errorIf(fresh == old.Lease(), "no new lease yet")
+	})
+	px.Cut()
+	holder, _, _ := regLease(t, cli, s, 1)
+	t.Logf("cut with the registration on lease %x (old %x, new %x)", holder, old.Lease(), fresh)
+	eventually(t, 20*time.Second, func() error {
+		alive, err := leaseAlive(t, cli, fresh)
+		if err != nil {
+			return err
+		}
+		holder, _, err := regLease(t, cli, s, 1)
+		if err != nil {
+			return err
+		}
+		return errorIf(alive || holder != 0, "lease %x alive %v, registration on %x", fresh, alive, holder)
+	})
+	px.Heal()
+
+	eventually(t, 30*time.Second, func() error {
+		if err := registeredAnew(t, cli, s, 1, epoch); err != nil {
+			return err
+		}
+		bs, err := s.Brokers(testCtx(t))
+		if err != nil {
+			return err
+		}
+		return errorIf(len(bs) != 1 || bs[0].Epoch <= epoch, "brokers %+v, epoch was %d", bs, epoch)
+	})
+	eventually(t, 30*time.Second, func() error {
+		return errorIf(!s.IsController() || s.controllerEpoch() < 2, "controller %v, epoch %d", s.IsController(), s.controllerEpoch())
+	})
+}
+
+// A registration held by one of the store's own earlier leases, still alive
+// on the server (etcd restored it on a restart, while the client had given
+// it up and could not revoke it), is the store's own: it registers again at
+// once instead of waiting for that lease's TTL (here kept alive on purpose,
+// so waiting would never end). Another live broker's lease keeps its key:
+// see TestRegisterBroker.
+func TestReregisterRevokesOwnOldLease(t *testing.T) {
+	e := startEtcd(t)
+	cli := directClient(t, e)
+	px := newTCPProxy(t, e.Endpoints()[0])
+	s := openStoreAt(t, px.Endpoints(), 1, func(c *Config) { c.SessionTTL = 2 * time.Second })
+	register(t, s, 1)
+	old, _ := s.session()
+	_, epoch, err := regLease(t, cli, s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	px.Cut()
+	kctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ka, err := cli.KeepAlive(kctx, old.Lease())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range ka {
+		}
+	}()
+	waitLeaseLost(t, s, old.Lease())
+	px.Heal()
+
+	eventually(t, 10*time.Second, func() error { return registeredAnew(t, cli, s, 1, epoch) })
+	if alive, err := leaseAlive(t, cli, old.Lease()); err != nil || alive {
+		t.Errorf("old lease alive %v (%v), want revoked", alive, err)
 	}
 }

@@ -94,12 +94,14 @@ type Store struct {
 	regMu sync.Mutex // serialises (re-)registration
 
 	mu       sync.Mutex
-	closed   bool                  // guarded by mu
-	sess     *concurrency.Session  // guarded by mu; replaced when its lease is lost
-	broker   *BrokerInfo           // guarded by mu; what RegisterBroker last wrote
-	election *concurrency.Election // guarded by mu; set by a won Campaign
-	leadSess *concurrency.Session  // guarded by mu; the session that election was won in
-	epoch    int32                 // guarded by mu; controller epoch of that win
+	closed   bool                          // guarded by mu
+	sess     *concurrency.Session          // guarded by mu; replaced when its lease is lost
+	sessCh   chan struct{}                 // guarded by mu; closed and replaced when sess is
+	retired  map[clientv3.LeaseID]struct{} // guarded by mu; our lost leases that may live on in etcd
+	broker   *BrokerInfo                   // guarded by mu; what RegisterBroker last wrote
+	election *concurrency.Election         // guarded by mu; set by a won Campaign
+	leadSess *concurrency.Session          // guarded by mu; the session that election was won in
+	epoch    int32                         // guarded by mu; controller epoch of that win
 
 	brokerEpoch int64 // guarded by mu; create revision of our registration
 }
@@ -140,7 +142,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.sess = sess
+	s.sess, s.sessCh = sess, make(chan struct{})
+	s.retired = map[clientv3.LeaseID]struct{}{}
 	s.spawn(s.superviseSession)
 	return s, nil
 }
@@ -168,8 +171,13 @@ func (s *Store) Close() error {
 		sess.Orphan()
 		ctx, cancel := context.WithTimeout(context.Background(), min(revokeTimeout, time.Duration(s.ttl)*time.Second))
 		_, err := s.cli.Revoke(ctx, sess.Lease())
+		if err == nil || isLeaseNotFound(err) {
+			// Lost leases that may still hold a key: best effort, with
+			// what is left of the same timeout.
+			_ = s.revokeRetired(ctx)
+		}
 		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !isLeaseNotFound(err) {
 			errs = append(errs, fmt.Errorf("controller: revoking lease: %w", err))
 		}
 	}
@@ -298,13 +306,102 @@ func (s *Store) session() (*concurrency.Session, error) {
 	return s.sess, nil
 }
 
-// superviseSession replaces the session when its lease is lost (etcd
-// unreachable for longer than the TTL) and registers the broker again, as
-// a Kafka broker re-creates its ephemeral node in a new ZooKeeper session.
-// Controllership is not regained: the owner sees ControllerDone close and
-// campaigns again.
-func (s *Store) superviseSession(ctx context.Context) {
+// liveSession returns the current session once its lease is kept alive:
+// while the lease is lost it waits for superviseSession to take a new one
+// (or ctx to end). The lease may still be lost right after; writes with it
+// then fail with rpctypes.ErrLeaseNotFound.
+func (s *Store) liveSession(ctx context.Context) (*concurrency.Session, error) {
 	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		sess, replaced := s.sess, s.sessCh
+		s.mu.Unlock()
+		select {
+		case <-sess.Done():
+		default:
+			return sess, nil
+		}
+		select {
+		case <-replaced:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.ctx.Done():
+			return nil, ErrClosed
+		}
+	}
+}
+
+// leaseLost gives sess up after etcd answered that its lease is gone
+// (revoked, or expired while the client could not tell): the keepalive
+// would notice only on its next answer. superviseSession then replaces it.
+func (s *Store) leaseLost(sess *concurrency.Session, err error) {
+	if isLeaseNotFound(err) {
+		sess.Orphan()
+	}
+}
+
+// isLeaseNotFound reports etcd's "requested lease not found".
+func isLeaseNotFound(err error) bool {
+	return err != nil && (errors.Is(err, rpctypes.ErrLeaseNotFound) ||
+		strings.Contains(err.Error(), rpctypes.ErrLeaseNotFound.Error()))
+}
+
+// revokeLease revokes lease, one of this store's lost leases, and forgets
+// it once etcd no longer has it.
+func (s *Store) revokeLease(ctx context.Context, lease clientv3.LeaseID) error {
+	rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+	_, err := s.cli.Revoke(rctx, lease)
+	cancel()
+	if err != nil && !isLeaseNotFound(err) {
+		return fmt.Errorf("controller: revoking lost lease %x: %w", int64(lease), err)
+	}
+	s.mu.Lock()
+	delete(s.retired, lease)
+	s.mu.Unlock()
+	return nil
+}
+
+// revokeRetired revokes every lost lease of this store that etcd may still
+// hold: after an etcd restart, etcd restores the leases and gives each a
+// full TTL again, so a lease the client gave up on can hold this broker's
+// registration (and its controller candidacy) for another TTL.
+func (s *Store) revokeRetired(ctx context.Context) error {
+	s.mu.Lock()
+	leases := make([]clientv3.LeaseID, 0, len(s.retired))
+	for l := range s.retired {
+		leases = append(leases, l)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, l := range leases {
+		if err := s.revokeLease(ctx, l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isRetired reports whether lease is one of this store's lost leases.
+func (s *Store) isRetired(lease clientv3.LeaseID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.retired[lease]
+	return ok
+}
+
+// superviseSession replaces the session when its lease is lost (etcd
+// unreachable for longer than the TTL, or etcd answering that the lease is
+// gone) and registers the broker again, as a Kafka broker re-creates its
+// ephemeral node in a new ZooKeeper session. The lost lease is revoked
+// (retried until etcd no longer has it), so that it cannot hold the
+// registration. A new lease lost before the broker is registered with it is
+// replaced in turn. Controllership is not regained: the owner sees
+// ControllerDone close and campaigns again.
+func (s *Store) superviseSession(ctx context.Context) {
+	for ctx.Err() == nil {
 		s.mu.Lock()
 		old := s.sess
 		s.mu.Unlock()
@@ -314,13 +411,9 @@ func (s *Store) superviseSession(ctx context.Context) {
 		case <-old.Done():
 		}
 		s.log.Warn("etcd lease lost; taking a new one", "node", s.cfg.NodeID, "lease", int64(old.Lease()))
-		// Best effort: the lease may still live on the server, holding the
-		// registration that the new lease needs.
-		rctx, cancel := context.WithTimeout(ctx, time.Duration(s.ttl)*time.Second)
-		if ttl, err := s.cli.TimeToLive(rctx, old.Lease()); err == nil && ttl.TTL > 0 {
-			_, _ = s.cli.Revoke(rctx, old.Lease())
-		}
-		cancel()
+		s.mu.Lock()
+		s.retired[old.Lease()] = struct{}{}
+		s.mu.Unlock()
 		var sess *concurrency.Session
 		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 			var err error
@@ -339,20 +432,48 @@ func (s *Store) superviseSession(ctx context.Context) {
 			return
 		}
 		s.sess = sess
+		close(s.sessCh)
+		s.sessCh = make(chan struct{})
 		if s.leadSess == old {
 			// The election key died with the old lease.
 			s.election, s.leadSess, s.epoch = nil, nil, 0
 		}
 		s.mu.Unlock()
-		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
-			err := s.reregister(ctx)
-			if err == nil {
-				break
-			}
-			s.log.Warn("etcd: cannot register broker again", "node", s.cfg.NodeID, "err", err)
-			if !sleepCtx(ctx, backoff) {
-				return
-			}
+		s.registerAgain(ctx, sess)
+	}
+}
+
+// registerAgain revokes the lost leases and registers the broker with
+// sess, retrying until it is done, ctx ends or sess's lease is lost too.
+func (s *Store) registerAgain(ctx context.Context, sess *concurrency.Session) {
+	registered := false
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+		// A lost lease can also hold our old election key, which our next
+		// campaign would wait behind: revoke even once registered.
+		err := s.revokeRetired(ctx)
+		if !registered {
+			rerr := s.reregister(ctx, sess)
+			registered = rerr == nil
+			err = errors.Join(rerr, err)
+		}
+		if err == nil {
+			return
+		}
+		s.log.Warn("etcd: cannot register broker again", "node", s.cfg.NodeID, "lease", int64(sess.Lease()), "registered", registered, "err", err)
+		s.leaseLost(sess, err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+		case <-sess.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.Done():
+			return // superviseSession takes a new lease
+		default:
 		}
 	}
 }
