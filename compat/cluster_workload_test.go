@@ -265,12 +265,21 @@ func (w *workload) check() {
 			v, ok := got[p][a.offset]
 			switch {
 			case !ok:
-				t.Errorf("partition %d: acknowledged record %q at offset %d lost", p, a.value, a.offset)
+				t.Errorf("partition %d: acknowledged record %q at offset %d lost%s", p, a.value, a.offset, foundAt(at, a.value))
 			case v != a.value:
-				t.Errorf("partition %d: offset %d holds %q, acknowledged %q", p, a.offset, v, a.value)
+				t.Errorf("partition %d: offset %d holds %q, acknowledged %q%s", p, a.offset, v, a.value, foundAt(at, a.value))
 			}
 		}
 	}
+}
+
+// foundAt says where else a record was read back, if anywhere: a record
+// acknowledged at the wrong offset is not lost, but misreported.
+func foundAt(at map[string]int64, v string) string {
+	if off, ok := at[v]; ok {
+		return fmt.Sprintf(" (read back at offset %d)", off)
+	}
+	return " (read back nowhere)"
 }
 
 // readBack reads every partition from its start up to the last
