@@ -71,6 +71,7 @@ func (b *Broker) newFetchers() *replication.Manager {
 		MaxWait:           time.Duration(b.props.Int32("replica.fetch.wait.max.ms")) * time.Millisecond,
 		Timeout:           time.Duration(b.props.Int32("replica.socket.timeout.ms")) * time.Millisecond,
 		Logger:            b.log,
+		Dial:              b.dial,
 		Resolve: func(id int32) (string, bool) {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			defer cancel()

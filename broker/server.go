@@ -25,6 +25,10 @@ import (
 type Config struct {
 	Props  *config.Props
 	Logger *slog.Logger
+	// Dial, when set, opens the follower fetchers' connections to
+	// partition leaders (replication.Config.Dial). A test seam for fault
+	// injection; nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Broker is one samsa broker.
@@ -32,6 +36,7 @@ type Broker struct {
 	props  *config.Props
 	log    *slog.Logger
 	nodeID int32
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
 
 	// Settings read from props once.
 	maxFrame      int32
@@ -91,6 +96,7 @@ func New(cfg Config) (*Broker, error) {
 		props:         p,
 		log:           l,
 		nodeID:        p.NodeID(),
+		dial:          cfg.Dial,
 		maxFrame:      p.Int32("socket.request.max.bytes"),
 		fetchMaxBytes: p.Int32("fetch.max.bytes"),
 		useSendfile:   p.Bool("samsa.fetch.sendfile"),

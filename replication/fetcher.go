@@ -35,7 +35,10 @@ type Config struct {
 	Backoff time.Duration
 	// Timeout bounds one request beyond MaxWait (replica.socket.timeout.ms).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// Dial, when set, opens the connections to leaders instead of a
+	// net.Dialer. A test seam: tests pass one that can cut links.
+	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	Logger *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -289,8 +292,13 @@ func (f *fetcher) dial(ctx context.Context) error {
 	}
 	// A dial into a partition waits out SYN retransmissions: give up
 	// within the liveness bound and try again.
-	d := net.Dialer{Timeout: min(f.m.cfg.Timeout, livenessTimeout)}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	dial := (&net.Dialer{}).DialContext
+	if f.m.cfg.Dial != nil {
+		dial = f.m.cfg.Dial
+	}
+	dctx, cancel := context.WithTimeout(ctx, min(f.m.cfg.Timeout, livenessTimeout))
+	defer cancel()
+	c, err := dial(dctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,6 +25,7 @@ type Node struct {
 	Overrides map[string]string // the properties it runs with
 	tb        testing.TB
 	running   bool
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // broker.Config.Dial
 }
 
 // StartBroker starts a broker with the given property overrides on top of
@@ -31,7 +33,13 @@ type Node struct {
 // broker is closed when the test ends.
 func StartBroker(tb testing.TB, overrides map[string]string) *Node {
 	tb.Helper()
-	n := &Node{Dir: tb.TempDir(), tb: tb, Overrides: map[string]string{
+	return startBroker(tb, overrides, nil)
+}
+
+// startBroker is StartBroker with the broker's replication dialer.
+func startBroker(tb testing.TB, overrides map[string]string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *Node {
+	tb.Helper()
+	n := &Node{Dir: tb.TempDir(), tb: tb, dial: dial, Overrides: map[string]string{
 		"node.id":   "1",
 		"listeners": "PLAINTEXT://127.0.0.1:0",
 	}}
@@ -63,7 +71,7 @@ func (n *Node) start() {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	b, err := broker.New(broker.Config{Props: props, Logger: logger.With("node", n.Overrides["node.id"])})
+	b, err := broker.New(broker.Config{Props: props, Logger: logger.With("node", n.Overrides["node.id"]), Dial: n.dial})
 	if err != nil {
 		n.tb.Fatalf("testutil: broker.New: %v", err)
 	}
