@@ -14,7 +14,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -157,17 +156,8 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		maxBytes = min(max(req.MaxBytes, 0), maxBytes)
 	}
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
-	for {
-		size, errs := b.readFetch(parts, maxBytes, byID)
-		if size >= int64(req.MinBytes) || errs || req.MaxWaitMillis <= 0 || !time.Now().Before(deadline) || len(parts) == 0 {
-			break
-		}
-		wait := b.waitFetch(ctx, parts, deadline)
-		releaseFetch(parts)
-		if !wait {
-			b.readFetch(parts, maxBytes, byID)
-			break
-		}
+	if size, errs := b.readFetch(parts, maxBytes, byID); size < int64(req.MinBytes) && !errs && req.MaxWaitMillis > 0 && len(parts) > 0 {
+		b.awaitFetch(ctx, parts, maxBytes, byID, size, int64(req.MinBytes), deadline)
 	}
 
 	// Build the response: kmsg structs with the records as file regions.
@@ -258,59 +248,62 @@ func (b *Broker) lookupFetchPartition(k fetchKey, byID bool) *partition {
 func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64, bool) {
 	var total int64
 	errs := false
-	minOne := true
 	for _, fp := range parts {
-		fp.err, fp.hw, fp.logStart, fp.read = nil, -1, -1, logstore.ReadResult{}
-		if fp.p == nil {
-			if byID {
-				fp.err = kerr.UnknownTopicID
-			} else {
-				fp.err = kerr.UnknownTopicOrPartition
-			}
-			errs = true
-			continue
-		}
-		l, _, err := b.replicas.Leading(fp.p, fp.leaderEpoch)
-		if err != nil {
-			fp.err, errs = err, true
-			continue
-		}
-		fp.hw, fp.logStart = fp.p.HighWatermark(), l.StartOffset()
-		if fp.refused != nil {
-			fp.err, errs = fp.refused, true
-			continue
-		}
-		if fp.diverging != nil {
-			// Answered at once with where to truncate, and no records.
-			errs = true
-			continue
-		}
-		if fp.offset < fp.logStart || fp.offset > l.EndOffset() {
-			fp.err, errs = logstore.ErrOffsetOutOfRange, true
-			continue
-		}
-		// Each partition gets its own limit, within what the response
-		// has left (ReplicaManager.readFromLog).
-		limit := max(min(int64(fp.maxBytes), int64(maxBytes)-total), 0)
-		if limit == 0 && !minOne {
-			continue
-		}
-		maxOffset := fp.hw
-		if fp.follower {
-			maxOffset = l.EndOffset()
-		}
-		rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
-		if err != nil {
-			fp.err, errs = err, true
-			continue
-		}
-		fp.read = rr
-		if rr.Size > 0 {
-			total += rr.Size
-			minOne = false
-		}
+		n, failed := b.readPart(fp, int64(maxBytes)-total, total == 0, byID)
+		total += n
+		errs = errs || failed
 	}
 	return total, errs
+}
+
+// readPart reads one partition of a fetch, within budget bytes of the
+// response (at least one whole batch when minOne: the first partition with
+// data, KIP-74), and reports the bytes read and whether it has an error.
+func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64, bool) {
+	fp.err, fp.hw, fp.logStart, fp.read = nil, -1, -1, logstore.ReadResult{}
+	if fp.p == nil {
+		if byID {
+			fp.err = kerr.UnknownTopicID
+		} else {
+			fp.err = kerr.UnknownTopicOrPartition
+		}
+		return 0, true
+	}
+	l, _, err := b.replicas.Leading(fp.p, fp.leaderEpoch)
+	if err != nil {
+		fp.err = err
+		return 0, true
+	}
+	fp.hw, fp.logStart = fp.p.HighWatermark(), l.StartOffset()
+	if fp.refused != nil {
+		fp.err = fp.refused
+		return 0, true
+	}
+	if fp.diverging != nil {
+		// Answered at once with where to truncate, and no records.
+		return 0, true
+	}
+	if fp.offset < fp.logStart || fp.offset > l.EndOffset() {
+		fp.err = logstore.ErrOffsetOutOfRange
+		return 0, true
+	}
+	// Each partition gets its own limit, within what the response has
+	// left (ReplicaManager.readFromLog).
+	limit := max(min(int64(fp.maxBytes), budget), 0)
+	if limit == 0 && !minOne {
+		return 0, false
+	}
+	maxOffset := fp.hw
+	if fp.follower {
+		maxOffset = l.EndOffset()
+	}
+	rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
+	if err != nil {
+		fp.err = err
+		return 0, true
+	}
+	fp.read = rr
+	return rr.Size, false
 }
 
 // releaseFetch releases every read's file regions.
@@ -321,30 +314,57 @@ func releaseFetch(parts []*fetchPart) {
 	}
 }
 
-// waitFetch parks until one of the partitions moves, the deadline passes or
-// the broker stops; it reports whether something moved.
-func (b *Broker) waitFetch(ctx context.Context, parts []*fetchPart, deadline time.Time) bool {
+// awaitFetch parks a fetch that found size bytes, fewer than minBytes,
+// until enough arrived, a partition has an error, the deadline passes or
+// the broker stops. It waits on each of its partitions (a
+// replication.FetchWaiter, Kafka's DelayedFetch) and re-reads only the
+// partitions that moved: a follower fetching 1,000 partitions reads one
+// again when one is appended to, not all 1,000.
+func (b *Broker) awaitFetch(ctx context.Context, parts []*fetchPart, maxBytes int32, byID bool, size, minBytes int64, deadline time.Time) {
+	w := replication.NewFetchWaiter(minBytes - size)
+	byPart := make(map[*partition][]*fetchPart, len(parts))
+	for _, fp := range parts {
+		if fp.p == nil {
+			continue
+		}
+		if byPart[fp.p] == nil {
+			fp.p.Watch(w, fp.follower)
+			defer fp.p.Unwatch(w)
+		}
+		byPart[fp.p] = append(byPart[fp.p], fp)
+	}
+	// Anything between the reads and the Watch calls would be missed:
+	// look again at what may have moved since.
+	for _, fp := range parts {
+		if fp.p != nil && fp.err == nil && (fp.p.HighWatermark() != fp.hw ||
+			fp.follower && fp.p.Log != nil && fp.p.Log.EndOffset() != fp.offset) {
+			w.Mark(fp.p)
+		}
+	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	cases := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
-	}
-	for _, fp := range parts {
-		if fp.p != nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(fp.p.Moved())})
+	for {
+		select {
+		case <-w.Ready():
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
 		}
-	}
-	// The channels were taken after the reads: anything since then would be
-	// missed, so re-check the high watermarks first.
-	for _, fp := range parts {
-		if fp.p != nil && fp.err == nil && fp.p.HighWatermark() != fp.hw {
-			return true
+		for _, p := range w.Take() {
+			for _, fp := range byPart[p] {
+				size -= fp.read.Size
+				fp.read.Release()
+				n, failed := b.readPart(fp, int64(maxBytes)-size, size == 0, byID)
+				size += n
+				if failed {
+					return
+				}
+			}
 		}
-		if fp.follower && fp.p != nil && fp.err == nil && fp.p.Log != nil && fp.p.Log.EndOffset() != fp.offset {
-			return true
+		if size >= minBytes {
+			return
 		}
+		w.SetNeed(minBytes - size)
 	}
-	chosen, _, _ := reflect.Select(cases)
-	return chosen >= 2
 }

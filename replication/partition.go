@@ -49,17 +49,18 @@ type Partition struct {
 	roleMu sync.RWMutex
 
 	mu          sync.Mutex
-	replicas    []int32  // guarded by mu
-	isr         []int32  // guarded by mu
-	joining     []int32  // guarded by mu; being added to the ISR: counted for the HW already
-	leader      int32    // guarded by mu
-	leaderEpoch int32    // guarded by mu
-	version     int64    // guarded by mu; store revision of the state
-	ctrlEpoch   int32    // guarded by mu; controller epoch of the state
-	lead        *Leader  // guarded by mu; follower tracking while led here
-	leadEpoch   int32    // guarded by mu; the leader epoch lead was made for
-	replica     *Replica // guarded by mu; what the fetchers follow
-	moved       chan struct{}
+	replicas    []int32               // guarded by mu
+	isr         []int32               // guarded by mu
+	joining     []int32               // guarded by mu; being added to the ISR: counted for the HW already
+	leader      int32                 // guarded by mu
+	leaderEpoch int32                 // guarded by mu
+	version     int64                 // guarded by mu; store revision of the state
+	ctrlEpoch   int32                 // guarded by mu; controller epoch of the state
+	lead        *Leader               // guarded by mu; follower tracking while led here
+	leadEpoch   int32                 // guarded by mu; the leader epoch lead was made for
+	replica     *Replica              // guarded by mu; what the fetchers follow
+	moved       chan struct{}         // guarded by mu; closed and replaced at a change (Moved)
+	watchers    map[*FetchWaiter]bool // guarded by mu; parked fetches (Watch)
 }
 
 // NewPartition returns partition id of a topic, with its log (nil: no
@@ -95,9 +96,15 @@ func (p *Partition) Moved() <-chan struct{} {
 // Signal wakes everything waiting for this partition to change.
 func (p *Partition) Signal() {
 	p.mu.Lock()
+	p.signalLocked()
+	p.mu.Unlock()
+}
+
+// signalLocked is Signal. Caller holds p.mu.
+func (p *Partition) signalLocked() {
 	close(p.moved)
 	p.moved = make(chan struct{})
-	p.mu.Unlock()
+	p.notifyLocked(0, true, true)
 }
 
 // HighWatermark is the offset below which records are visible to consumers.
@@ -136,8 +143,7 @@ func (p *Partition) SetState(st State, replicas []int32) {
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(st.ISR)
 	p.version, p.ctrlEpoch = st.Version, st.ControllerEpoch
 	if changed {
-		close(p.moved)
-		p.moved = make(chan struct{})
+		p.signalLocked()
 	}
 }
 
@@ -170,6 +176,20 @@ func (p *Partition) leadState() *Leader {
 func (p *Partition) advanceHW() {
 	p.computeHW()
 	p.Signal()
+}
+
+// appended moves the high watermark after an append of n bytes as
+// leader, and tells whom it concerns: followers' parked fetches of the
+// new bytes, everything waiting on the high watermark if it moved.
+func (p *Partition) appended(n int64) {
+	hwMoved := p.computeHW()
+	p.mu.Lock()
+	if hwMoved {
+		close(p.moved)
+		p.moved = make(chan struct{})
+	}
+	p.notifyLocked(n, hwMoved, false)
+	p.mu.Unlock()
 }
 
 // updateHW is advanceHW that wakes the waiters only when the high

@@ -97,7 +97,7 @@ func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.T
 		return res, err
 	}
 	if !res.Duplicate {
-		p.advanceHW()
+		p.appended(int64(len(records)))
 	}
 	return res, nil
 }
