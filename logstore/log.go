@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,10 @@ type Config struct {
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
 	// produce for one batch (zip-bomb guard). 0 = max(DefaultMaxUncompressed, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
+
+	// FS holds the log's files; nil is OS. Tests inject faults with a
+	// FaultFS. Open reads it; SetConfig does not change it.
+	FS FS
 }
 
 // DefaultConfig returns Kafka's topic defaults.
@@ -129,6 +132,7 @@ type AppendResult struct {
 // Log is one partition's log. See the package documentation.
 type Log struct {
 	dir    string
+	fs     FS
 	logger *slog.Logger
 
 	cfg atomic.Pointer[Config] // replaced whole by SetConfig
@@ -559,7 +563,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 			l.logger.Warn("remove empty segment", "log", l.dir, "segment", old.base, "err", err)
 		}
 		old.unref()
-		ns, err := createSegment(l.dir, base)
+		ns, err := createSegment(l.fs, l.dir, base)
 		if err != nil {
 			return l.fail(fmt.Errorf("roll: %w", err))
 		}
@@ -571,7 +575,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	if err := old.sealIndexes(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: write indexes: %w", old.base, err))
 	}
-	ns, err := createSegment(l.dir, base)
+	ns, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return l.fail(fmt.Errorf("roll: %w", err))
 	}
@@ -695,7 +699,7 @@ func (l *Log) Delete() error {
 	if errors.Is(err, ErrClosed) {
 		err = nil
 	}
-	return errors.Join(err, os.RemoveAll(l.dir))
+	return errors.Join(err, l.fs.RemoveAll(l.dir))
 }
 
 func (l *Log) close(clean bool) error {
@@ -748,11 +752,11 @@ func (l *Log) shutdownCleanLocked() error {
 	if err := l.writeSnapshotFileLocked(end, snap.Bytes()); err != nil {
 		return err
 	}
-	if err := writeOffsetCheckpoint(l.dir, startOffsetName, l.start.Load()); err != nil {
+	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, l.start.Load()); err != nil {
 		return err
 	}
 	if err := l.updateRecoveryPointLocked(end); err != nil {
 		return err
 	}
-	return writeFileAtomic(pathJoin(l.dir, cleanShutdownName), nil)
+	return writeFileAtomic(l.fs, pathJoin(l.dir, cleanShutdownName), nil)
 }

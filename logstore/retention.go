@@ -160,7 +160,7 @@ func (l *Log) setStartLocked(start int64) error {
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	if err := writeOffsetCheckpoint(l.dir, startOffsetName, start); err != nil {
+	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, start); err != nil {
 		return l.fail(fmt.Errorf("log start offset checkpoint: %w", err))
 	}
 	return nil
@@ -287,7 +287,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		v.unref()
 	}
 	if keep == nil {
-		ns, err := createSegment(l.dir, offset)
+		ns, err := createSegment(l.fs, l.dir, offset)
 		if err != nil {
 			return l.fail(fmt.Errorf("truncate fully: %w", err))
 		}
