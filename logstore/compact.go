@@ -72,6 +72,9 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	if l.closed.Load() {
 		return st, ErrClosed
 	}
+	if err := l.Failed(); err != nil {
+		return st, err
+	}
 	if l.uncleanable.Load() {
 		return st, nil
 	}
@@ -420,7 +423,7 @@ func openCleaned(fs FS, dir string, base int64, tmp string, interval int32) (*se
 	ns.size.Store(st.Size())
 	ns.synced.Store(true)
 	ns.mu.Lock()
-	err = ns.rebuildIndexesLocked(interval, false)
+	err = ns.rebuildIndexesLocked(interval)
 	ns.mu.Unlock()
 	if err != nil {
 		ns.unref()
@@ -432,11 +435,14 @@ func openCleaned(fs FS, dir string, base int64, tmp string, interval int32) (*se
 // swapSegment puts ns in the place of s under the append lock (see
 // replaceSegment); on error nothing was swapped and tmp is gone.
 func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, interval int32) error {
-	l.appendMu.Lock()
+	if err := l.lockAppend(); err != nil {
+		_ = l.fs.Remove(tmp)
+		return err
+	}
 	defer l.appendMu.Unlock()
 	segs := l.segments()
 	i := slices.Index(segs, s)
-	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
+	if i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
 		_ = l.fs.Remove(tmp)
 		return ErrCompactAborted
 	}

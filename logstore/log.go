@@ -59,6 +59,13 @@ type Config struct {
 	// FS holds the log's files; nil is OS. Tests inject faults with a
 	// FaultFS. Open reads it; SetConfig does not change it.
 	FS FS
+
+	// OnFailure, when set, is called once, with the first storage error
+	// that fails the log (see Log.Failed). It runs on the goroutine that
+	// hit the error, possibly with the log's append lock held: it must not
+	// block or call the Log, only hand the news on (Kafka's
+	// LogDirFailureChannel). Open reads it; SetConfig does not change it.
+	OnFailure func(error)
 }
 
 // DefaultConfig returns Kafka's topic defaults.
@@ -131,9 +138,10 @@ type AppendResult struct {
 
 // Log is one partition's log. See the package documentation.
 type Log struct {
-	dir    string
-	fs     FS
-	logger *slog.Logger
+	dir       string
+	fs        FS
+	onFailure func(error) // Config.OnFailure at Open
+	logger    *slog.Logger
 
 	cfg atomic.Pointer[Config] // replaced whole by SetConfig
 
@@ -217,6 +225,21 @@ func (l *Log) String() string {
 	return fmt.Sprintf("log(%s start=%d end=%d segments=%d)", l.dir, l.start.Load(), l.end.Load(), len(l.segments()))
 }
 
+// Failed returns nil while the log is healthy, and after a write, fsync,
+// rename or checkpoint of its files failed the first such error (wrapping
+// ErrStorage). A failed log refuses appends until it is closed and
+// opened again (Open recovers it); reads still answer, never past the end
+// offset, so nothing half-written is served. Its directory should be
+// taken offline (Kafka's log directory failure): its partitions are no
+// longer served from this broker. Config.OnFailure tells of it as it
+// happens.
+func (l *Log) Failed() error {
+	if err := l.failure(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
+	}
+	return nil
+}
+
 func (l *Log) failure() error {
 	l.failMu.Lock()
 	defer l.failMu.Unlock()
@@ -226,12 +249,17 @@ func (l *Log) failure() error {
 // fail records an I/O failure; the log then refuses appends.
 func (l *Log) fail(err error) error {
 	l.failMu.Lock()
-	if l.failed == nil {
+	first := l.failed == nil
+	if first {
 		l.failed = err
 	}
 	l.failMu.Unlock()
 	l.logger.Error("log storage failure", "log", l.dir, "err", err)
-	return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+	werr := fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
+	if first && l.onFailure != nil {
+		l.onFailure(werr)
+	}
+	return werr
 }
 
 // Append validates records (one or more v2 batches from a producer) and
@@ -429,10 +457,22 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 	seg := l.active
 	pos := seg.size.Load()
 	if _, err := seg.f.WriteAt(records, pos); err != nil {
-		if terr := seg.f.Truncate(pos); terr != nil {
-			err = errors.Join(err, terr)
+		return l.unwriteLocked(seg, pos, fmt.Errorf("segment %d: write: %w", seg.base, err))
+	}
+
+	epochChanged := false
+	for i := range hdrs {
+		h := &hdrs[i]
+		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
+			epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
 		}
-		return l.fail(fmt.Errorf("segment %d: write: %w", seg.base, err))
+	}
+	if epochChanged {
+		if err := l.epochs.persist(); err != nil {
+			// Recovery finds epochs only in the batches it scans: one that
+			// never reached the checkpoint could be forgotten.
+			return l.unwriteLocked(seg, pos, fmt.Errorf("leader epoch checkpoint: %w", err))
+		}
 	}
 
 	seg.mu.Lock()
@@ -442,20 +482,9 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		p += hdrs[i].Size()
 	}
 	seg.mu.Unlock()
-
-	epochChanged := false
 	for i := range hdrs {
-		h := &hdrs[i]
-		if h.ProducerID >= 0 {
+		if h := &hdrs[i]; h.ProducerID >= 0 {
 			l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)
-		}
-		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
-			epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
-		}
-	}
-	if epochChanged {
-		if err := l.epochs.persist(); err != nil {
-			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
 		}
 	}
 
@@ -466,6 +495,17 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		l.unflushed += int64(hdrs[i].LastOffsetDelta) + 1
 	}
 	return nil
+}
+
+// unwriteLocked fails the log after a write at pos of the active segment
+// seg that must not stay (it failed, or what has to follow it did): the
+// bytes are cut off again. That is best effort: readers stop at the
+// published size anyway, and the next Open cuts a torn tail.
+func (l *Log) unwriteLocked(seg *segment, pos int64, err error) error {
+	if terr := seg.f.Truncate(pos); terr != nil {
+		err = errors.Join(err, terr)
+	}
+	return l.fail(err)
 }
 
 // maybeFlushLocked applies flush.messages and flush.ms after an append.
@@ -487,7 +527,7 @@ func (l *Log) lockAppend() error {
 	}
 	if err := l.failure(); err != nil {
 		l.appendMu.Unlock()
-		return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+		return fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
 	}
 	return nil
 }
@@ -629,18 +669,18 @@ const slowSync = time.Second
 
 // Flush fsyncs the log (flush.messages / flush.ms do this on append).
 func (l *Log) Flush() error {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return err
 	}
+	defer l.appendMu.Unlock()
 	return l.flushLocked(time.Now())
 }
 
 // FlushIfDue fsyncs the log when flush.ms has passed since the last flush
 // and something was appended since; a periodic task (Kafka's log flusher)
 // calls it so that an idle partition is flushed too. It reports whether it
-// flushed.
+// flushed. A failed log (Failed) is never due: an fsync retried after a
+// failed one may report success for pages the kernel already dropped.
 func (l *Log) FlushIfDue(now time.Time) (bool, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -648,7 +688,7 @@ func (l *Log) FlushIfDue(now time.Time) (bool, error) {
 		return false, ErrClosed
 	}
 	cfg := l.config()
-	if l.unflushed == 0 || cfg.FlushMs == math.MaxInt64 || now.Sub(l.lastFlush) < time.Duration(cfg.FlushMs)*time.Millisecond {
+	if l.failure() != nil || l.unflushed == 0 || cfg.FlushMs == math.MaxInt64 || now.Sub(l.lastFlush) < time.Duration(cfg.FlushMs)*time.Millisecond {
 		return false, nil
 	}
 	return true, l.flushLocked(now)
@@ -675,7 +715,12 @@ func (l *Log) flushLocked(now time.Time) error {
 	l.lastFlush = now
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	return l.updateRecoveryPointLocked(-1)
+	if err := l.updateRecoveryPointLocked(-1); err != nil {
+		// The data is fsynced; an older recovery point only makes the
+		// next unclean Open scan more.
+		l.logger.Warn("recovery point checkpoint", "log", l.dir, "err", err)
+	}
+	return nil
 }
 
 // Close flushes everything and leaves the directory in a state the next

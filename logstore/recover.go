@@ -45,7 +45,7 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, fs: fs, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, fs: fs, onFailure: cfg.OnFailure, logger: logger, lastFlush: time.Now()}
 	c := cfg.normalized()
 	l.cfg.Store(&c)
 	l.setSegments(nil)
@@ -282,7 +282,7 @@ func (s *segment) loadActiveClean(interval int32) error {
 	s.next.Store(next)
 	if _, off, ok := s.tidx.last(); ok && off >= next {
 		// The file lost batches the time index knows (cut after Close).
-		return s.rebuildIndexesLocked(interval, false)
+		return s.rebuildIndexesLocked(interval)
 	}
 	return nil
 }

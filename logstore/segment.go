@@ -302,7 +302,20 @@ func (s *segment) ensureIndexes(interval int32) error {
 		}
 		return nil
 	}
-	return s.rebuildIndexesLocked(interval, true)
+	if err := s.rebuildIndexesLocked(interval); err != nil {
+		return err
+	}
+	s.writeIndexFilesBestEffort()
+	return nil
+}
+
+// writeIndexFilesBestEffort writes rebuilt indexes that are already in
+// memory. A failure (a full disk) does not fail the read that needed
+// them: the files are only a cache of the .log, checked when loaded (a
+// torn one is rebuilt, an entry off a batch start repaired) and written
+// again at the next roll, Close or Open.
+func (s *segment) writeIndexFilesBestEffort() {
+	_ = s.writeIndexesLocked()
 }
 
 // scanIndexes builds indexes from the batch headers of the first size
@@ -333,9 +346,9 @@ func (s *segment) scanIndexes(size int64, interval int32) (*segment, error) {
 }
 
 // rebuildIndexesLocked rebuilds the indexes and the appender state from
-// the batch headers, writing the index files when write is set. Caller
-// holds s.mu and owns the segment (append lock, or Open).
-func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
+// the batch headers, in memory. Caller holds s.mu and owns the segment
+// (append lock, or Open).
+func (s *segment) rebuildIndexesLocked(interval int32) error {
 	tmp, err := s.scanIndexes(s.size.Load(), interval)
 	if err != nil {
 		return err
@@ -343,10 +356,7 @@ func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
 	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
 	s.firstTs, s.sinceIndex = tmp.firstTs, tmp.sinceIndex
 	s.next.Store(tmp.next.Load())
-	if !write {
-		return nil
-	}
-	return s.writeIndexesLocked()
+	return nil
 }
 
 func (s *segment) writeIndexesLocked() error {
@@ -368,7 +378,8 @@ func (s *segment) repairIndexes(interval int32) error {
 		return err
 	}
 	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
-	return s.writeIndexesLocked()
+	s.writeIndexFilesBestEffort()
+	return nil
 }
 
 // indexPos returns the position of the offset index entry that lookup
