@@ -519,3 +519,32 @@ func TestIndexRebuildOnFullDisk(t *testing.T) {
 		t.Fatalf("a failed index cache write failed the log: %v", err)
 	}
 }
+
+// TestFaultFSRegions: Read's regions over a FaultFS carry the OS file it
+// wraps, so the broker still sendfiles them; a read fault fails what reads
+// through the FS, never the region's bytes.
+func TestFaultFSRegions(t *testing.T) {
+	l, fs, _ := faultLog(t, coreConfig())
+	coreAppend(t, l, 3, 1000, 10)
+	want, err := l.ReadBytes(0, 1<<20, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Read(0, 1<<20, -1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	if len(res.Regions) != 1 || res.Regions[0].File == nil {
+		t.Fatalf("regions %+v", res.Regions)
+	}
+	fs.Inject(Fault{Ops: OpRead, Sticky: true})
+	rg := res.Regions[0]
+	got := make([]byte, rg.Length)
+	if _, err := rg.File.ReadAt(got, rg.Offset); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("region bytes differ (%v)", err)
+	}
+	if _, err := l.Read(0, 1<<20, -1, true); !errors.Is(err, ErrStorage) {
+		t.Fatalf("Read through a failing FS: %v, want ErrStorage", err)
+	}
+}
