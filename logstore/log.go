@@ -227,9 +227,10 @@ func (l *Log) String() string {
 
 // Failed returns nil while the log is healthy, and after a write, fsync,
 // rename or checkpoint of its files failed the first such error (wrapping
-// ErrStorage). A failed log refuses appends until it is closed and
-// opened again (Open recovers it); reads still answer, never past the end
-// offset, so nothing half-written is served. Its directory should be
+// ErrStorage and the cause). A failed log refuses appends and every other
+// change (see "Storage failures" in the package doc) until it is closed
+// and opened again (Open recovers it); reads still answer, never past the
+// end offset, so nothing half-written is served. Its directory should be
 // taken offline (Kafka's log directory failure): its partitions are no
 // longer served from this broker. Config.OnFailure tells of it as it
 // happens.
