@@ -86,13 +86,14 @@ func faultLog(t *testing.T, cfg Config) (*Log, *FaultFS, *atomic.Int32) {
 	fs := NewFaultFS(nil)
 	var failures atomic.Int32
 	cfg.FS = fs
-	cfg.OnFailure = func(err error) {
-		if !errors.Is(err, ErrStorage) {
-			t.Errorf("OnFailure(%v): not ErrStorage", err)
+	dir := t.TempDir()
+	cfg.OnFailure = func(d string, err error) {
+		if d != dir || !errors.Is(err, ErrStorage) {
+			t.Errorf("OnFailure(%s, %v), want %s and ErrStorage", d, err, dir)
 		}
 		failures.Add(1)
 	}
-	return coreOpen(t, t.TempDir(), cfg), fs, &failures
+	return coreOpen(t, dir, cfg), fs, &failures
 }
 
 // checkFailed checks that l reports one storage failure and refuses appends.

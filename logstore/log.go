@@ -60,12 +60,14 @@ type Config struct {
 	// FaultFS. Open reads it; SetConfig does not change it.
 	FS FS
 
-	// OnFailure, when set, is called once, with the first storage error
-	// that fails the log (see Log.Failed). It runs on the goroutine that
-	// hit the error, possibly with the log's append lock held: it must not
-	// block or call the Log, only hand the news on (Kafka's
-	// LogDirFailureChannel). Open reads it; SetConfig does not change it.
-	OnFailure func(error)
+	// OnFailure, when set, is called once, with the log's (partition)
+	// directory and the first storage error that fails the log (see
+	// Log.Failed); the log directory that went bad is filepath.Dir(dir).
+	// It runs on the goroutine that hit the error, possibly with the
+	// log's locks held: it must not block or call the Log, only hand the
+	// news on (Kafka's LogDirFailureChannel). Open reads it; SetConfig
+	// does not change it.
+	OnFailure func(dir string, err error)
 }
 
 // DefaultConfig returns Kafka's topic defaults.
@@ -140,7 +142,7 @@ type AppendResult struct {
 type Log struct {
 	dir       string
 	fs        FS
-	onFailure func(error) // Config.OnFailure at Open
+	onFailure func(string, error) // Config.OnFailure at Open
 	logger    *slog.Logger
 
 	cfg atomic.Pointer[Config] // replaced whole by SetConfig
@@ -258,7 +260,7 @@ func (l *Log) fail(err error) error {
 	l.logger.Error("log storage failure", "log", l.dir, "err", err)
 	werr := fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
 	if first && l.onFailure != nil {
-		l.onFailure(werr)
+		l.onFailure(l.dir, werr)
 	}
 	return werr
 }
