@@ -72,6 +72,9 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	if l.closed.Load() {
 		return st, ErrClosed
 	}
+	if err := l.Failed(); err != nil {
+		return st, err
+	}
 	if l.uncleanable.Load() {
 		return st, nil
 	}
@@ -134,8 +137,8 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		}
 		// The cleaned file keeps the old one's modification time: the
 		// tombstone clock above, and time retention of an emptied segment.
-		if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
-			_ = os.Remove(tmp)
+		if err := l.fs.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+			_ = l.fs.Remove(tmp)
 			return st, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 		if err := l.replaceSegment(s, size, tmp, gen, interval); err != nil {
@@ -151,7 +154,7 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	// Kafka's cleaner-offset-checkpoint: a restart does not re-read what
 	// is clean. Losing it only costs one pass over the whole log.
 	l.ckptMu.Lock()
-	err = writeOffsetCheckpoint(l.dir, cleanerOffsetName, cleaned)
+	err = writeOffsetCheckpoint(l.fs, l.dir, cleanerOffsetName, cleaned)
 	l.ckptMu.Unlock()
 	if err != nil {
 		l.logger.Warn("cleaner checkpoint", "log", l.dir, "err", err)
@@ -272,7 +275,7 @@ func (l *Log) producerLastOffsets() map[int64]int64 {
 // path, fsynced, and returns its size and how many records it removed;
 // with none removed it leaves no file.
 func writeCleaned(path string, s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, tombstonesGo bool, maxUncompressed int) (int64, int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
@@ -288,7 +291,7 @@ func writeCleaned(path string, s *segment, size int64, keys map[keyHash]int64, p
 		err = cerr
 	}
 	if err != nil || removed == 0 {
-		_ = os.Remove(path)
+		_ = s.fs.Remove(path)
 		if err != nil && !errors.Is(err, ErrStorage) && !errors.Is(err, ErrInvalidRecord) && !errors.Is(err, ErrCorruptBatch) {
 			err = fmt.Errorf("%w: %v", ErrStorage, err)
 		}
@@ -379,9 +382,9 @@ func putLastOffsetDelta(b []byte, delta int32) {
 // therefore leaves the old .log with its indexes or none, or the new .log
 // with none or its own: never a .log with another file's indexes.
 func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, interval int32) error {
-	ns, err := openCleaned(l.dir, s.base, tmp, interval)
+	ns, err := openCleaned(l.fs, l.dir, s.base, tmp, interval)
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = l.fs.Remove(tmp)
 		return err
 	}
 	if err := l.swapSegment(s, ns, size, tmp, gen, interval); err != nil {
@@ -395,7 +398,7 @@ func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, inte
 		err = ns.syncFiles()
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = l.fs.SyncDir(l.dir)
 	}
 	if err != nil {
 		// The indexes are rebuilt from the .log when missing.
@@ -406,8 +409,8 @@ func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, inte
 
 // openCleaned opens the cleaned file tmp as the segment at base, its
 // indexes built in memory.
-func openCleaned(dir string, base int64, tmp string, interval int32) (*segment, error) {
-	f, err := os.OpenFile(tmp, os.O_RDWR, 0o644)
+func openCleaned(fs FS, dir string, base int64, tmp string, interval int32) (*segment, error) {
+	f, err := fs.OpenFile(tmp, os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
@@ -416,11 +419,11 @@ func openCleaned(dir string, base int64, tmp string, interval int32) (*segment, 
 		_ = f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	ns := newSegmentStruct(dir, base, f)
+	ns := newSegmentStruct(fs, dir, base, f)
 	ns.size.Store(st.Size())
 	ns.synced.Store(true)
 	ns.mu.Lock()
-	err = ns.rebuildIndexesLocked(interval, false)
+	err = ns.rebuildIndexesLocked(interval)
 	ns.mu.Unlock()
 	if err != nil {
 		ns.unref()
@@ -432,32 +435,35 @@ func openCleaned(dir string, base int64, tmp string, interval int32) (*segment, 
 // swapSegment puts ns in the place of s under the append lock (see
 // replaceSegment); on error nothing was swapped and tmp is gone.
 func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, interval int32) error {
-	l.appendMu.Lock()
+	if err := l.lockAppend(); err != nil {
+		_ = l.fs.Remove(tmp)
+		return err
+	}
 	defer l.appendMu.Unlock()
 	segs := l.segments()
 	i := slices.Index(segs, s)
-	if l.closed.Load() || i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
-		_ = os.Remove(tmp)
+	if i < 0 || i == len(segs)-1 || s.size.Load() != size || l.truncations.Load() != gen {
+		_ = l.fs.Remove(tmp)
 		return ErrCompactAborted
 	}
 	// Readers of the old segment must never load the new index files (they
 	// share its name): give it its own indexes in memory first.
 	if err := s.ensureIndexes(interval); err != nil {
-		_ = os.Remove(tmp)
+		_ = l.fs.Remove(tmp)
 		return fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-		if err := os.Remove(segmentName(l.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			_ = os.Remove(tmp)
+		if err := l.fs.Remove(segmentName(l.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			_ = l.fs.Remove(tmp)
 			return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
 		}
 	}
-	if err := os.Rename(tmp, segmentName(l.dir, s.base, logSuffix)); err != nil {
-		_ = os.Remove(tmp)
+	if err := l.fs.Rename(tmp, segmentName(l.dir, s.base, logSuffix)); err != nil {
+		_ = l.fs.Remove(tmp)
 		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
 	}
 	// The rename and the removals are durable before any new index file.
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		return l.fail(fmt.Errorf("%w: %v", ErrStorage, err))
 	}
 	ns.next.Store(s.next.Load())
@@ -467,23 +473,4 @@ func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, int
 	l.setSegments(nsegs)
 	s.unref() // the list's reference; readers keep the old file open
 	return nil
-}
-
-// writeFileSynced writes data to a new file at path and fsyncs it.
-func writeFileSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(path)
-	}
-	return err
 }

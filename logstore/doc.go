@@ -93,6 +93,27 @@
 // written after the rename. A crash leaves the old or the new file, with
 // matching indexes or none (rebuilt on use).
 //
+// # Storage failures
+//
+// Every file operation goes through Config.FS (OS by default; FaultFS
+// injects faults in tests). A failed write, fsync, create, rename or
+// removal of what the log needs to stay correct — the segment's bytes, a
+// roll, the log start offset and leader epoch checkpoints, a compacted
+// segment's rename — fails the Log, as a Kafka log directory goes offline
+// on an IOException: the operation returns an error wrapping ErrStorage
+// (and the cause, such as syscall.ENOSPC), Log.Failed reports it, and
+// Config.OnFailure is called once. A failed log refuses appends,
+// truncations, retention, compaction, epoch assignment and flushes (an
+// fsync is never retried after a failed one) until it is closed and opened
+// again; its Close writes no clean-shutdown marker, so the next Open
+// recovers. Bytes of a failed append are cut off again when possible, and
+// are never published either way: readers stop at the end offset, and
+// recovery cuts a torn tail. Files that are only an optimisation — index
+// files rebuilt for a read, the producer snapshot and the recovery point
+// written after a roll or flush, the cleaner checkpoint — do not fail the
+// log: they are written again later, and losing them costs only a longer
+// recovery. At Close any failure leaves out the clean-shutdown marker.
+//
 // # Concurrency
 //
 // A Log has one appender at a time (an internal mutex). Readers never take

@@ -24,6 +24,7 @@ type epochEntry struct {
 // pairs with both fields strictly ascending, persisted in Kafka's
 // leader-epoch-checkpoint text format ("0\n<count>\n<epoch> <offset>\n...").
 type epochCache struct {
+	fs   FS
 	path string
 
 	mu      sync.RWMutex
@@ -32,9 +33,9 @@ type epochCache struct {
 
 // loadEpochCache reads the checkpoint; a missing file is an empty cache,
 // a malformed one is reported (the caller starts empty and logs it).
-func loadEpochCache(dir string) (*epochCache, error) {
-	c := &epochCache{path: filepath.Join(dir, epochCheckpointName)}
-	b, err := os.ReadFile(c.path)
+func loadEpochCache(fs FS, dir string) (*epochCache, error) {
+	c := &epochCache{fs: fs, path: filepath.Join(dir, epochCheckpointName)}
+	b, err := readFile(fs, c.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
 	}
@@ -98,7 +99,7 @@ func (c *epochCache) persist() error {
 		fmt.Fprintf(&b, "%d %d\n", e.epoch, e.start)
 	}
 	c.mu.RUnlock()
-	return writeFileAtomic(c.path, b.Bytes())
+	return writeFileAtomic(c.fs, c.path, b.Bytes())
 }
 
 // assign records that epoch starts at start, as Kafka's

@@ -42,7 +42,7 @@ func TestEpochCacheEndOffsetFor(t *testing.T) {
 
 func TestEpochCacheAssignAndTruncate(t *testing.T) {
 	dir := t.TempDir()
-	c, err := loadEpochCache(dir)
+	c, err := loadEpochCache(OS, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestEpochCacheAssignAndTruncate(t *testing.T) {
 	if string(b) != "0\n2\n3 12\n6 15\n" {
 		t.Fatalf("checkpoint %q", b)
 	}
-	c2, err := loadEpochCache(dir)
+	c2, err := loadEpochCache(OS, dir)
 	if err != nil || !slices.Equal(c2.snapshot(), want) {
 		t.Fatalf("reload: %v %v", c2.snapshot(), err)
 	}

@@ -86,8 +86,8 @@ func (ix *offsetIndex) check(logSize int64) error {
 }
 
 // loadOffsetIndex reads an index file whole; a missing file is an error.
-func loadOffsetIndex(path string, base int64) (*offsetIndex, error) {
-	b, err := os.ReadFile(path)
+func loadOffsetIndex(fs FS, path string, base int64) (*offsetIndex, error) {
+	b, err := readFile(fs, path)
 	if err != nil {
 		return nil, err
 	}
@@ -96,14 +96,14 @@ func loadOffsetIndex(path string, base int64) (*offsetIndex, error) {
 
 // writeTo brings the file at path up to date with the entries in memory:
 // only the unwritten tail is written, then the file is cut to size.
-func (ix *offsetIndex) writeTo(path string) error {
-	return writeIndexFile(path, ix.buf, &ix.persisted)
+func (ix *offsetIndex) writeTo(fs FS, path string) error {
+	return writeIndexFile(fs, path, ix.buf, &ix.persisted)
 }
 
 // writeIndexFile writes buf[*persisted:] at *persisted and truncates the
 // file to len(buf), creating it when needed.
-func writeIndexFile(path string, buf []byte, persisted *int) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func writeIndexFile(fs FS, path string, buf []byte, persisted *int) error {
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -32,14 +32,14 @@ func TestOffsetIndexLookup(t *testing.T) {
 		t.Fatal("entry at the end of the log accepted")
 	}
 	path := filepath.Join(t.TempDir(), "x.index")
-	if err := ix.writeTo(path); err != nil {
+	if err := ix.writeTo(OS, path); err != nil {
 		t.Fatal(err)
 	}
 	ix.add(160, 6000)
-	if err := ix.writeTo(path); err != nil { // appends the tail only
+	if err := ix.writeTo(OS, path); err != nil { // appends the tail only
 		t.Fatal(err)
 	}
-	got, err := loadOffsetIndex(path, 100)
+	got, err := loadOffsetIndex(OS, path, 100)
 	if err != nil || got.count() != 6 {
 		t.Fatalf("reload: %v %v", got, err)
 	}
@@ -49,7 +49,7 @@ func TestOffsetIndexLookup(t *testing.T) {
 	if err := os.WriteFile(path, []byte{1, 2, 3}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := loadOffsetIndex(path, 100)
+	bad, _ := loadOffsetIndex(OS, path, 100)
 	if bad.check(1<<20) == nil {
 		t.Fatal("partial entry accepted")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,19 @@ type Config struct {
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
 	// produce for one batch (zip-bomb guard). 0 = max(DefaultMaxUncompressed, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
+
+	// FS holds the log's files; nil is OS. Tests inject faults with a
+	// FaultFS. Open reads it; SetConfig does not change it.
+	FS FS
+
+	// OnFailure, when set, is called once, with the log's (partition)
+	// directory and the first storage error that fails the log (see
+	// Log.Failed); the log directory that went bad is filepath.Dir(dir).
+	// It runs on the goroutine that hit the error, possibly with the
+	// log's locks held: it must not block or call the Log, only hand the
+	// news on (Kafka's LogDirFailureChannel). Open reads it; SetConfig
+	// does not change it.
+	OnFailure func(dir string, err error)
 }
 
 // DefaultConfig returns Kafka's topic defaults.
@@ -128,8 +140,10 @@ type AppendResult struct {
 
 // Log is one partition's log. See the package documentation.
 type Log struct {
-	dir    string
-	logger *slog.Logger
+	dir       string
+	fs        FS
+	onFailure func(string, error) // Config.OnFailure at Open
+	logger    *slog.Logger
 
 	cfg atomic.Pointer[Config] // replaced whole by SetConfig
 
@@ -213,6 +227,22 @@ func (l *Log) String() string {
 	return fmt.Sprintf("log(%s start=%d end=%d segments=%d)", l.dir, l.start.Load(), l.end.Load(), len(l.segments()))
 }
 
+// Failed returns nil while the log is healthy, and after a write, fsync,
+// rename or checkpoint of its files failed the first such error (wrapping
+// ErrStorage and the cause). A failed log refuses appends and every other
+// change (see "Storage failures" in the package doc) until it is closed
+// and opened again (Open recovers it); reads still answer, never past the
+// end offset, so nothing half-written is served. Its directory should be
+// taken offline (Kafka's log directory failure): its partitions are no
+// longer served from this broker. Config.OnFailure tells of it as it
+// happens.
+func (l *Log) Failed() error {
+	if err := l.failure(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
+	}
+	return nil
+}
+
 func (l *Log) failure() error {
 	l.failMu.Lock()
 	defer l.failMu.Unlock()
@@ -222,12 +252,17 @@ func (l *Log) failure() error {
 // fail records an I/O failure; the log then refuses appends.
 func (l *Log) fail(err error) error {
 	l.failMu.Lock()
-	if l.failed == nil {
+	first := l.failed == nil
+	if first {
 		l.failed = err
 	}
 	l.failMu.Unlock()
 	l.logger.Error("log storage failure", "log", l.dir, "err", err)
-	return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+	werr := fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
+	if first && l.onFailure != nil {
+		l.onFailure(l.dir, werr)
+	}
+	return werr
 }
 
 // Append validates records (one or more v2 batches from a producer) and
@@ -425,10 +460,22 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 	seg := l.active
 	pos := seg.size.Load()
 	if _, err := seg.f.WriteAt(records, pos); err != nil {
-		if terr := seg.f.Truncate(pos); terr != nil {
-			err = errors.Join(err, terr)
+		return l.unwriteLocked(seg, pos, fmt.Errorf("segment %d: write: %w", seg.base, err))
+	}
+
+	epochChanged := false
+	for i := range hdrs {
+		h := &hdrs[i]
+		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
+			epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
 		}
-		return l.fail(fmt.Errorf("segment %d: write: %w", seg.base, err))
+	}
+	if epochChanged {
+		if err := l.epochs.persist(); err != nil {
+			// Recovery finds epochs only in the batches it scans: one that
+			// never reached the checkpoint could be forgotten.
+			return l.unwriteLocked(seg, pos, fmt.Errorf("leader epoch checkpoint: %w", err))
+		}
 	}
 
 	seg.mu.Lock()
@@ -438,20 +485,9 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		p += hdrs[i].Size()
 	}
 	seg.mu.Unlock()
-
-	epochChanged := false
 	for i := range hdrs {
-		h := &hdrs[i]
-		if h.ProducerID >= 0 {
+		if h := &hdrs[i]; h.ProducerID >= 0 {
 			l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)
-		}
-		if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch > l.epochs.latest() {
-			epochChanged = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || epochChanged
-		}
-	}
-	if epochChanged {
-		if err := l.epochs.persist(); err != nil {
-			l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
 		}
 	}
 
@@ -462,6 +498,17 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		l.unflushed += int64(hdrs[i].LastOffsetDelta) + 1
 	}
 	return nil
+}
+
+// unwriteLocked fails the log after a write at pos of the active segment
+// seg that must not stay (it failed, or what has to follow it did): the
+// bytes are cut off again. That is best effort: readers stop at the
+// published size anyway, and the next Open cuts a torn tail.
+func (l *Log) unwriteLocked(seg *segment, pos int64, err error) error {
+	if terr := seg.f.Truncate(pos); terr != nil {
+		err = errors.Join(err, terr)
+	}
+	return l.fail(err)
 }
 
 // maybeFlushLocked applies flush.messages and flush.ms after an append.
@@ -483,7 +530,7 @@ func (l *Log) lockAppend() error {
 	}
 	if err := l.failure(); err != nil {
 		l.appendMu.Unlock()
-		return fmt.Errorf("%w: %s: %v", ErrStorage, l.dir, err)
+		return fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
 	}
 	return nil
 }
@@ -559,7 +606,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 			l.logger.Warn("remove empty segment", "log", l.dir, "segment", old.base, "err", err)
 		}
 		old.unref()
-		ns, err := createSegment(l.dir, base)
+		ns, err := createSegment(l.fs, l.dir, base)
 		if err != nil {
 			return l.fail(fmt.Errorf("roll: %w", err))
 		}
@@ -571,7 +618,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	if err := old.sealIndexes(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: write indexes: %w", old.base, err))
 	}
-	ns, err := createSegment(l.dir, base)
+	ns, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return l.fail(fmt.Errorf("roll: %w", err))
 	}
@@ -625,18 +672,18 @@ const slowSync = time.Second
 
 // Flush fsyncs the log (flush.messages / flush.ms do this on append).
 func (l *Log) Flush() error {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return err
 	}
+	defer l.appendMu.Unlock()
 	return l.flushLocked(time.Now())
 }
 
 // FlushIfDue fsyncs the log when flush.ms has passed since the last flush
 // and something was appended since; a periodic task (Kafka's log flusher)
 // calls it so that an idle partition is flushed too. It reports whether it
-// flushed.
+// flushed. A failed log (Failed) is never due: an fsync retried after a
+// failed one may report success for pages the kernel already dropped.
 func (l *Log) FlushIfDue(now time.Time) (bool, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
@@ -644,7 +691,7 @@ func (l *Log) FlushIfDue(now time.Time) (bool, error) {
 		return false, ErrClosed
 	}
 	cfg := l.config()
-	if l.unflushed == 0 || cfg.FlushMs == math.MaxInt64 || now.Sub(l.lastFlush) < time.Duration(cfg.FlushMs)*time.Millisecond {
+	if l.failure() != nil || l.unflushed == 0 || cfg.FlushMs == math.MaxInt64 || now.Sub(l.lastFlush) < time.Duration(cfg.FlushMs)*time.Millisecond {
 		return false, nil
 	}
 	return true, l.flushLocked(now)
@@ -671,7 +718,12 @@ func (l *Log) flushLocked(now time.Time) error {
 	l.lastFlush = now
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	return l.updateRecoveryPointLocked(-1)
+	if err := l.updateRecoveryPointLocked(-1); err != nil {
+		// The data is fsynced; an older recovery point only makes the
+		// next unclean Open scan more.
+		l.logger.Warn("recovery point checkpoint", "log", l.dir, "err", err)
+	}
+	return nil
 }
 
 // Close flushes everything and leaves the directory in a state the next
@@ -695,7 +747,7 @@ func (l *Log) Delete() error {
 	if errors.Is(err, ErrClosed) {
 		err = nil
 	}
-	return errors.Join(err, os.RemoveAll(l.dir))
+	return errors.Join(err, l.fs.RemoveAll(l.dir))
 }
 
 func (l *Log) close(clean bool) error {
@@ -748,11 +800,11 @@ func (l *Log) shutdownCleanLocked() error {
 	if err := l.writeSnapshotFileLocked(end, snap.Bytes()); err != nil {
 		return err
 	}
-	if err := writeOffsetCheckpoint(l.dir, startOffsetName, l.start.Load()); err != nil {
+	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, l.start.Load()); err != nil {
 		return err
 	}
 	if err := l.updateRecoveryPointLocked(end); err != nil {
 		return err
 	}
-	return writeFileAtomic(pathJoin(l.dir, cleanShutdownName), nil)
+	return writeFileAtomic(l.fs, pathJoin(l.dir, cleanShutdownName), nil)
 }

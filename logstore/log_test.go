@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -472,16 +473,13 @@ func TestFlushMs(t *testing.T) {
 // recovers.
 func TestWriteFailure(t *testing.T) {
 	dir := t.TempDir()
-	l := coreOpen(t, dir, coreConfig())
+	ffs := NewFaultFS(nil)
+	cfg := coreConfig()
+	cfg.FS = ffs
+	l := coreOpen(t, dir, cfg)
 	coreAppend(t, l, 3, 1000, 10)
-	seg := l.active
-	ro, err := os.Open(segmentName(dir, seg.base, logSuffix)) // writes fail on it
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw := seg.f
-	seg.f = ro
-	_, err = l.Append(coreBatch(t, 2, 1000, 10), 0, coreT0)
+	ffs.Inject(Fault{Ops: OpWrite, Path: logSuffix, Err: syscall.ENOSPC})
+	_, err := l.Append(coreBatch(t, 2, 1000, 10), 0, coreT0)
 	if !errors.Is(err, ErrStorage) {
 		t.Fatalf("append on a failing file: %v", err)
 	}
@@ -489,8 +487,6 @@ func TestWriteFailure(t *testing.T) {
 		t.Fatalf("end %d after a failed write", l.EndOffset())
 	}
 	coreCheckContiguous(t, coreReadAll(t, l, 0), 0, 3)
-	seg.f = rw
-	_ = ro.Close()
 	if _, err := l.Append(coreBatch(t, 1, 1000, 10), 0, coreT0); !errors.Is(err, ErrStorage) {
 		t.Fatalf("append after a storage failure: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,7 +43,11 @@ func ParsePartitionDirName(name string) (topic string, p int32, ok bool) {
 // ReadPartitionMetadata returns the topic id a partition directory's
 // partition.metadata names; ok is false without a readable one.
 func ReadPartitionMetadata(dir string) (id [16]byte, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	return readPartitionMetadata(OS, dir)
+}
+
+func readPartitionMetadata(fs FS, dir string) (id [16]byte, ok bool) {
+	b, err := readFile(fs, filepath.Join(dir, partitionMetadataFile))
 	if err != nil {
 		return id, false
 	}
@@ -63,8 +66,12 @@ func ReadPartitionMetadata(dir string) (id [16]byte, ok bool) {
 // WritePartitionMetadata writes partition.metadata naming topic id into
 // dir, atomically.
 func WritePartitionMetadata(dir string, id [16]byte) error {
+	return writePartitionMetadata(OS, dir, id)
+}
+
+func writePartitionMetadata(fs FS, dir string, id [16]byte) error {
 	data := "version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n"
-	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(data))
+	return writeFileAtomic(fs, filepath.Join(dir, partitionMetadataFile), []byte(data))
 }
 
 // PartitionDir is one partition directory found under the log directories.
@@ -77,10 +84,12 @@ type PartitionDir struct {
 
 // ListPartitionDirs returns the partition directories under every one of
 // dirs: those named topic-N. A directory that cannot be read is skipped.
-func ListPartitionDirs(dirs []string) []PartitionDir {
+func ListPartitionDirs(dirs []string) []PartitionDir { return listPartitionDirs(OS, dirs) }
+
+func listPartitionDirs(fs FS, dirs []string) []PartitionDir {
 	var out []PartitionDir
 	for _, d := range dirs {
-		ents, err := os.ReadDir(d)
+		ents, err := fs.ReadDir(d)
 		if err != nil {
 			continue
 		}
@@ -93,7 +102,7 @@ func ListPartitionDirs(dirs []string) []PartitionDir {
 				continue
 			}
 			path := filepath.Join(d, e.Name())
-			id, _ := ReadPartitionMetadata(path)
+			id, _ := readPartitionMetadata(fs, path)
 			out = append(out, PartitionDir{Path: path, Topic: topic, Partition: p, TopicID: id})
 		}
 	}
@@ -107,10 +116,15 @@ func ListPartitionDirs(dirs []string) []PartitionDir {
 // tie). A directory left by an older topic of the same name (another id in
 // its partition.metadata, a topic deleted while this broker was down and
 // created again) is removed first, so the new topic does not inherit its
-// records. partition.metadata is written when missing or stale.
+// records. partition.metadata is written when missing or stale. All of it
+// goes through cfg.FS.
 func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config, logger *slog.Logger) (*Log, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("logstore: no log directory")
+	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = OS
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -119,12 +133,12 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 	dir := ""
 	for _, d := range dirs {
 		path := filepath.Join(d, name)
-		if _, err := os.Stat(path); err != nil {
+		if _, err := fs.Stat(path); err != nil {
 			continue
 		}
-		if old, ok := ReadPartitionMetadata(path); ok && old != id {
+		if old, ok := readPartitionMetadata(fs, path); ok && old != id {
 			logger.Info("removing the log of a deleted topic of the same name", "dir", path)
-			if err := os.RemoveAll(path); err != nil {
+			if err := fs.RemoveAll(path); err != nil {
 				return nil, err
 			}
 			continue
@@ -134,14 +148,14 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 		}
 	}
 	if dir == "" {
-		dir = filepath.Join(leastLoaded(dirs), name)
+		dir = filepath.Join(leastLoaded(fs, dirs), name)
 	}
 	l, err := Open(dir, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	if old, ok := ReadPartitionMetadata(dir); !ok || old != id {
-		if err := WritePartitionMetadata(dir, id); err != nil {
+	if old, ok := readPartitionMetadata(fs, dir); !ok || old != id {
+		if err := writePartitionMetadata(fs, dir, id); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("logstore: %s: writing %s: %w", dir, partitionMetadataFile, err)
 		}
@@ -151,10 +165,10 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 
 // leastLoaded is the directory of dirs holding the fewest partition
 // directories, the first of them on a tie.
-func leastLoaded(dirs []string) string {
+func leastLoaded(fs FS, dirs []string) string {
 	best, bestN := dirs[0], -1
 	for _, d := range dirs {
-		n := len(ListPartitionDirs([]string{d}))
+		n := len(listPartitionDirs(fs, []string{d}))
 		if bestN < 0 || n < bestN {
 			best, bestN = d, n
 		}
@@ -165,14 +179,14 @@ func leastLoaded(dirs []string) string {
 // SaveHighWatermark checkpoints the partition's high watermark in its
 // directory, atomically.
 func (l *Log) SaveHighWatermark(hw int64) error {
-	return writeFileAtomic(filepath.Join(l.dir, hwCheckpointFile), []byte(strconv.FormatInt(hw, 10)+"\n"))
+	return writeFileAtomic(l.fs, filepath.Join(l.dir, hwCheckpointFile), []byte(strconv.FormatInt(hw, 10)+"\n"))
 }
 
 // SavedHighWatermark is the high watermark last checkpointed, within the
 // log's bounds; the log start offset when none was saved or it does not
 // parse.
 func (l *Log) SavedHighWatermark() int64 {
-	b, err := os.ReadFile(filepath.Join(l.dir, hwCheckpointFile))
+	b, err := readFile(l.fs, filepath.Join(l.dir, hwCheckpointFile))
 	if err != nil {
 		return l.StartOffset()
 	}

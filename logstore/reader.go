@@ -176,7 +176,7 @@ func (l *Log) readSegment(seg *segment, res *ReadResult, offset int64, budget *i
 		return false, err
 	}
 	if n := to - pos; n > 0 {
-		res.Regions = append(res.Regions, Region{File: seg.f, Offset: pos, Length: n})
+		res.Regions = append(res.Regions, Region{File: seg.osf, Offset: pos, Length: n})
 		res.Size += n
 	}
 	*budget -= to - from

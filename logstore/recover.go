@@ -38,10 +38,14 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fs := cfg.FS
+	if fs == nil {
+		fs = OS
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, fs: fs, onFailure: cfg.OnFailure, logger: logger, lastFlush: time.Now()}
 	c := cfg.normalized()
 	l.cfg.Store(&c)
 	l.setSegments(nil)
@@ -57,11 +61,11 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 // load reads the directory and recovers as the package doc describes.
 func (l *Log) load() error {
 	began := time.Now()
-	entries, err := os.ReadDir(l.dir)
+	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return err
 	}
-	_, err = os.Stat(pathJoin(l.dir, cleanShutdownName))
+	_, err = l.fs.Stat(pathJoin(l.dir, cleanShutdownName))
 	clean := err == nil
 
 	var bases, snapshots []int64
@@ -71,7 +75,7 @@ func (l *Log) load() error {
 		switch {
 		case e.IsDir():
 		case strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted"):
-			_ = os.Remove(pathJoin(l.dir, name))
+			_ = l.fs.Remove(pathJoin(l.dir, name))
 		default:
 			if b, ok := parseSegmentName(name, logSuffix); ok {
 				bases = append(bases, b)
@@ -87,13 +91,13 @@ func (l *Log) load() error {
 	slices.Sort(bases)
 	for name, b := range indexFiles {
 		if _, found := slices.BinarySearch(bases, b); !found {
-			_ = os.Remove(pathJoin(l.dir, name)) // orphan index
+			_ = l.fs.Remove(pathJoin(l.dir, name)) // orphan index
 		}
 	}
 
-	startCkpt, hasStart := readOffsetCheckpoint(l.dir, startOffsetName, l.logger)
-	rp, hasRP := readOffsetCheckpoint(l.dir, recoveryPointName, l.logger)
-	epochs, err := loadEpochCache(l.dir)
+	startCkpt, hasStart := readOffsetCheckpoint(l.fs, l.dir, startOffsetName, l.logger)
+	rp, hasRP := readOffsetCheckpoint(l.fs, l.dir, recoveryPointName, l.logger)
+	epochs, err := loadEpochCache(l.fs, l.dir)
 	if err != nil {
 		l.logger.Warn("leader epoch checkpoint unreadable, starting empty", "log", l.dir, "err", err)
 		clean = false
@@ -102,7 +106,7 @@ func (l *Log) load() error {
 
 	segs := make([]*segment, 0, len(bases)+1)
 	for _, b := range bases {
-		s, err := openSegment(l.dir, b)
+		s, err := openSegment(l.fs, l.dir, b)
 		if err != nil {
 			for _, s := range segs {
 				s.unref()
@@ -117,7 +121,7 @@ func (l *Log) load() error {
 		if hasStart {
 			base = max(startCkpt, 0)
 		}
-		s, err := createSegment(l.dir, base)
+		s, err := createSegment(l.fs, l.dir, base)
 		if err != nil {
 			return err
 		}
@@ -210,17 +214,17 @@ func (l *Log) load() error {
 	}
 
 	// A cleaner checkpoint past a truncated end only delays the next pass.
-	if co, ok := readOffsetCheckpoint(l.dir, cleanerOffsetName, l.logger); ok {
+	if co, ok := readOffsetCheckpoint(l.fs, l.dir, cleanerOffsetName, l.logger); ok {
 		l.cleanedTo.Store(min(co, end))
 	}
 	l.recoveryPoint = rp
 	if clean && recoverFrom == len(segs) {
 		l.recoveryPoint = end
 	}
-	if err := os.Remove(pathJoin(l.dir, cleanShutdownName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := l.fs.Remove(pathJoin(l.dir, cleanShutdownName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		return err
 	}
 	lvl := slog.LevelDebug
@@ -278,7 +282,7 @@ func (s *segment) loadActiveClean(interval int32) error {
 	s.next.Store(next)
 	if _, off, ok := s.tidx.last(); ok && off >= next {
 		// The file lost batches the time index knows (cut after Close).
-		return s.rebuildIndexesLocked(interval, false)
+		return s.rebuildIndexesLocked(interval)
 	}
 	return nil
 }
@@ -356,10 +360,7 @@ func (l *Log) recoverSegment(s *segment, interval int32, lower, upper int64) (bo
 	if s.maxTs >= 0 {
 		s.tidx.maybeAdd(s.maxTs, s.maxOff)
 	}
-	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
-		return truncated, err
-	}
-	return truncated, s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+	return truncated, s.writeIndexesLocked()
 }
 
 // loadProducerState restores the producer state from the newest usable
@@ -372,10 +373,10 @@ func (l *Log) loadProducerState(snapshots []int64, end int64) error {
 	for _, off := range snapshots {
 		path := segmentName(l.dir, off, snapshotSuffix)
 		if off > end {
-			_ = os.Remove(path) // beyond a truncated tail
+			_ = l.fs.Remove(path) // beyond a truncated tail
 			continue
 		}
-		data, err := os.ReadFile(path)
+		data, err := readFile(l.fs, path)
 		if err != nil {
 			l.logger.Warn("producer snapshot unreadable", "log", l.dir, "file", path, "err", err)
 			continue
@@ -436,7 +437,7 @@ func (l *Log) replayProducers(from, end int64) error {
 
 // listSnapshots returns the offsets of the producer snapshot files.
 func (l *Log) listSnapshots() ([]int64, error) {
-	entries, err := os.ReadDir(l.dir)
+	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +454,7 @@ func (l *Log) listSnapshots() ([]int64, error) {
 // writeSnapshotFileLocked writes a producer snapshot and prunes old ones.
 // Caller holds ckptMu.
 func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
-	if err := writeFileAtomic(segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
+	if err := writeFileAtomic(l.fs, segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
 		return err
 	}
 	offs, err := l.listSnapshots()
@@ -461,7 +462,7 @@ func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
 		return err
 	}
 	for i := 0; i+keepSnapshots < len(offs); i++ {
-		_ = os.Remove(segmentName(l.dir, offs[i], snapshotSuffix))
+		_ = l.fs.Remove(segmentName(l.dir, offs[i], snapshotSuffix))
 	}
 	return nil
 }
@@ -486,7 +487,7 @@ func (l *Log) updateRecoveryPointLocked(rp int64) error {
 	if rp == l.recoveryPoint {
 		return nil
 	}
-	if err := writeOffsetCheckpoint(l.dir, recoveryPointName, rp); err != nil {
+	if err := writeOffsetCheckpoint(l.fs, l.dir, recoveryPointName, rp); err != nil {
 		return err
 	}
 	l.recoveryPoint = rp
@@ -494,14 +495,14 @@ func (l *Log) updateRecoveryPointLocked(rp int64) error {
 }
 
 // writeOffsetCheckpoint writes "0\n<offset>\n" atomically.
-func writeOffsetCheckpoint(dir, name string, off int64) error {
-	return writeFileAtomic(pathJoin(dir, name), []byte("0\n"+strconv.FormatInt(off, 10)+"\n"))
+func writeOffsetCheckpoint(fs FS, dir, name string, off int64) error {
+	return writeFileAtomic(fs, pathJoin(dir, name), []byte("0\n"+strconv.FormatInt(off, 10)+"\n"))
 }
 
 // readOffsetCheckpoint reads a checkpoint; ok is false when it is missing
 // or malformed (logged).
-func readOffsetCheckpoint(dir, name string, logger *slog.Logger) (int64, bool) {
-	b, err := os.ReadFile(pathJoin(dir, name))
+func readOffsetCheckpoint(fs FS, dir, name string, logger *slog.Logger) (int64, bool) {
+	b, err := readFile(fs, pathJoin(dir, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false
 	}
@@ -517,29 +518,4 @@ func readOffsetCheckpoint(dir, name string, logger *slog.Logger) (int64, bool) {
 	}
 	logger.Warn("ignoring checkpoint", "file", pathJoin(dir, name), "err", err)
 	return 0, false
-}
-
-// writeFileAtomic replaces path with data: temp file, fsync, rename, fsync dir.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := writeFileSynced(tmp, data); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

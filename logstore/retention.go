@@ -11,11 +11,10 @@ import (
 // end offset (ErrOffsetOutOfRange); an offset at or below the current start
 // changes nothing. It returns the log start offset.
 func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return -1, ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return -1, err
 	}
+	defer l.appendMu.Unlock()
 	end := l.end.Load()
 	if offset > end || offset < 0 {
 		return l.start.Load(), fmt.Errorf("%w: delete before %d, log end %d", ErrOffsetOutOfRange, offset, end)
@@ -40,11 +39,10 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 // many segments were deleted. It also forgets producers idle for longer
 // than producer.id.expiration.ms.
 func (l *Log) EnforceRetention(now time.Time) (int, error) {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return 0, ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return 0, err
 	}
+	defer l.appendMu.Unlock()
 	cfg := l.config()
 	total := 0
 	if cfg.RetentionMs >= 0 {
@@ -160,7 +158,7 @@ func (l *Log) setStartLocked(start int64) error {
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	if err := writeOffsetCheckpoint(l.dir, startOffsetName, start); err != nil {
+	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, start); err != nil {
 		return l.fail(fmt.Errorf("log start offset checkpoint: %w", err))
 	}
 	return nil
@@ -175,11 +173,10 @@ func (l *Log) setStartLocked(start int64) error {
 // TruncateFullyAndStartAt does. Outstanding reads of the cut bytes may
 // come back short.
 func (l *Log) TruncateTo(offset int64) (int64, error) {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return -1, ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return -1, err
 	}
+	defer l.appendMu.Unlock()
 	end := l.end.Load()
 	if offset >= end {
 		// No record goes, but an epoch that starts at the log end goes
@@ -239,7 +236,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	}
 	s.mu.Lock()
 	s.size.Store(pos)
-	err = s.rebuildIndexesLocked(interval, false)
+	err = s.rebuildIndexesLocked(interval)
 	s.mu.Unlock()
 	if err != nil {
 		return -1, l.fail(err)
@@ -260,11 +257,10 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 // at offset, which becomes both its start and end offset (a follower whose
 // fetch offset fell below the leader's log start).
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
-	l.appendMu.Lock()
-	defer l.appendMu.Unlock()
-	if l.closed.Load() {
-		return ErrClosed
+	if err := l.lockAppend(); err != nil {
+		return err
 	}
+	defer l.appendMu.Unlock()
 	if offset < 0 {
 		return fmt.Errorf("%w: %d", ErrOffsetOutOfRange, offset)
 	}
@@ -287,7 +283,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		v.unref()
 	}
 	if keep == nil {
-		ns, err := createSegment(l.dir, offset)
+		ns, err := createSegment(l.fs, l.dir, offset)
 		if err != nil {
 			return l.fail(fmt.Errorf("truncate fully: %w", err))
 		}

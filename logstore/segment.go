@@ -47,7 +47,9 @@ func parseSegmentName(name, suffix string) (int64, bool) {
 type segment struct {
 	base    int64
 	dir     string
-	f       *os.File
+	fs      FS
+	f       File
+	osf     *os.File // f.OSFile(), for Read's regions
 	created time.Time
 
 	size   atomic.Int64 // published length of the .log (readers stop here)
@@ -69,34 +71,34 @@ type segment struct {
 	firstTs    int64 // MaxTimestamp of the first batch, -1 when unknown/none
 }
 
-func newSegmentStruct(dir string, base int64, f *os.File) *segment {
-	s := &segment{base: base, dir: dir, f: f, created: time.Now(), maxTs: -1, maxOff: -1, firstTs: -1}
+func newSegmentStruct(fs FS, dir string, base int64, f File) *segment {
+	s := &segment{base: base, dir: dir, fs: fs, f: f, osf: f.OSFile(), created: time.Now(), maxTs: -1, maxOff: -1, firstTs: -1}
 	s.refs.Store(1)
 	s.next.Store(base)
 	return s
 }
 
 // createSegment makes a new empty segment (replacing stale files).
-func createSegment(dir string, base int64) (*segment, error) {
-	f, err := os.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+func createSegment(fs FS, dir string, base int64) (*segment, error) {
+	f, err := fs.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-		if err := os.Remove(segmentName(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := fs.Remove(segmentName(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			_ = f.Close()
 			return nil, err
 		}
 	}
-	s := newSegmentStruct(dir, base, f)
+	s := newSegmentStruct(fs, dir, base, f)
 	s.idx = &offsetIndex{base: base}
 	s.tidx = &timeIndex{base: base}
 	return s, nil
 }
 
 // openSegment opens an existing segment; its indexes are not loaded.
-func openSegment(dir string, base int64) (*segment, error) {
-	f, err := os.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR, 0o644)
+func openSegment(fs FS, dir string, base int64) (*segment, error) {
+	f, err := fs.OpenFile(segmentName(dir, base, logSuffix), os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +107,7 @@ func openSegment(dir string, base int64) (*segment, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	s := newSegmentStruct(dir, base, f)
+	s := newSegmentStruct(fs, dir, base, f)
 	s.size.Store(st.Size())
 	s.created = st.ModTime()
 	return s, nil
@@ -135,7 +137,7 @@ func (s *segment) unref() {
 func (s *segment) remove() error {
 	var errs []error
 	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-		if err := os.Remove(segmentName(s.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := s.fs.Remove(segmentName(s.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
@@ -187,7 +189,7 @@ func (s *segment) maxTimestamp(interval int32) (int64, int64, error) {
 // lastTimeIndexEntry reads the last entry of the .timeindex file if it is
 // plausible: whole entries and an offset inside the segment.
 func (s *segment) lastTimeIndexEntry() (int64, int64, bool) {
-	f, err := os.Open(segmentName(s.dir, s.base, timeIndexSuffix))
+	f, err := s.fs.OpenFile(segmentName(s.dir, s.base, timeIndexSuffix), os.O_RDONLY, 0)
 	if err != nil {
 		return -1, -1, false
 	}
@@ -239,10 +241,7 @@ func (s *segment) sealIndexes() error {
 	if s.maxTs >= 0 {
 		s.tidx.maybeAdd(s.maxTs, s.maxOff)
 	}
-	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
-		return err
-	}
-	return s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+	return s.writeIndexesLocked()
 }
 
 // syncFiles fsyncs the .log and the index files.
@@ -251,7 +250,7 @@ func (s *segment) syncFiles() error {
 		return err
 	}
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-		f, err := os.Open(segmentName(s.dir, s.base, suf))
+		f, err := s.fs.OpenFile(segmentName(s.dir, s.base, suf), os.O_RDONLY, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -284,13 +283,13 @@ func (s *segment) ensureIndexes(interval int32) error {
 		return nil
 	}
 	size := s.size.Load()
-	idx, err := loadOffsetIndex(segmentName(s.dir, s.base, indexSuffix), s.base)
+	idx, err := loadOffsetIndex(s.fs, segmentName(s.dir, s.base, indexSuffix), s.base)
 	if err == nil {
 		err = idx.check(size)
 	}
 	var tidx *timeIndex
 	if err == nil {
-		tidx, err = loadTimeIndex(segmentName(s.dir, s.base, timeIndexSuffix), s.base)
+		tidx, err = loadTimeIndex(s.fs, segmentName(s.dir, s.base, timeIndexSuffix), s.base)
 	}
 	if err == nil {
 		err = tidx.check(s.next.Load())
@@ -303,7 +302,20 @@ func (s *segment) ensureIndexes(interval int32) error {
 		}
 		return nil
 	}
-	return s.rebuildIndexesLocked(interval, true)
+	if err := s.rebuildIndexesLocked(interval); err != nil {
+		return err
+	}
+	s.writeIndexFilesBestEffort()
+	return nil
+}
+
+// writeIndexFilesBestEffort writes rebuilt indexes that are already in
+// memory. A failure (a full disk) does not fail the read that needed
+// them: the files are only a cache of the .log, checked when loaded (a
+// torn one is rebuilt, an entry off a batch start repaired) and written
+// again at the next roll, Close or Open.
+func (s *segment) writeIndexFilesBestEffort() {
+	_ = s.writeIndexesLocked()
 }
 
 // scanIndexes builds indexes from the batch headers of the first size
@@ -334,9 +346,9 @@ func (s *segment) scanIndexes(size int64, interval int32) (*segment, error) {
 }
 
 // rebuildIndexesLocked rebuilds the indexes and the appender state from
-// the batch headers, writing the index files when write is set. Caller
-// holds s.mu and owns the segment (append lock, or Open).
-func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
+// the batch headers, in memory. Caller holds s.mu and owns the segment
+// (append lock, or Open).
+func (s *segment) rebuildIndexesLocked(interval int32) error {
 	tmp, err := s.scanIndexes(s.size.Load(), interval)
 	if err != nil {
 		return err
@@ -344,17 +356,14 @@ func (s *segment) rebuildIndexesLocked(interval int32, write bool) error {
 	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
 	s.firstTs, s.sinceIndex = tmp.firstTs, tmp.sinceIndex
 	s.next.Store(tmp.next.Load())
-	if !write {
-		return nil
-	}
-	return s.writeIndexesLocked()
+	return nil
 }
 
 func (s *segment) writeIndexesLocked() error {
-	if err := s.idx.writeTo(segmentName(s.dir, s.base, indexSuffix)); err != nil {
+	if err := s.idx.writeTo(s.fs, segmentName(s.dir, s.base, indexSuffix)); err != nil {
 		return err
 	}
-	return s.tidx.writeTo(segmentName(s.dir, s.base, timeIndexSuffix))
+	return s.tidx.writeTo(s.fs, segmentName(s.dir, s.base, timeIndexSuffix))
 }
 
 // repairIndexes replaces indexes a reader found pointing off batch
@@ -369,7 +378,8 @@ func (s *segment) repairIndexes(interval int32) error {
 		return err
 	}
 	s.idx, s.tidx, s.maxTs, s.maxOff = tmp.idx, tmp.tidx, tmp.maxTs, tmp.maxOff
-	return s.writeIndexesLocked()
+	s.writeIndexFilesBestEffort()
+	return nil
 }
 
 // indexPos returns the position of the offset index entry that lookup
@@ -401,7 +411,7 @@ func (s *segment) indexPos(r *headerReader, interval int32, lookup func(*offsetI
 // headerReader reads batch headers through a small buffer of preads,
 // never past limit.
 type headerReader struct {
-	f     *os.File
+	f     File
 	limit int64
 	buf   []byte
 	start int64 // file position of buf[0]
@@ -412,7 +422,7 @@ const headerReaderBuf = 8 << 10
 
 var headerBufPool = sync.Pool{New: func() any { b := make([]byte, headerReaderBuf); return &b }}
 
-func newHeaderReader(f *os.File, limit int64) *headerReader {
+func newHeaderReader(f File, limit int64) *headerReader {
 	return &headerReader{f: f, limit: limit, buf: *headerBufPool.Get().(*[]byte)}
 }
 

@@ -3,7 +3,6 @@ package logstore
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"sort"
 )
 
@@ -77,14 +76,14 @@ func (ti *timeIndex) check(nextOffset int64) error {
 	return nil
 }
 
-func loadTimeIndex(path string, base int64) (*timeIndex, error) {
-	b, err := os.ReadFile(path)
+func loadTimeIndex(fs FS, path string, base int64) (*timeIndex, error) {
+	b, err := readFile(fs, path)
 	if err != nil {
 		return nil, err
 	}
 	return &timeIndex{base: base, buf: b, persisted: len(b)}, nil
 }
 
-func (ti *timeIndex) writeTo(path string) error {
-	return writeIndexFile(path, ti.buf, &ti.persisted)
+func (ti *timeIndex) writeTo(fs FS, path string) error {
+	return writeIndexFile(fs, path, ti.buf, &ti.persisted)
 }
