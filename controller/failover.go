@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -129,6 +130,7 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	for _, b := range brokers {
 		live[b.ID] = true
 	}
+	liveFor := liveReplicas(brokers, live)
 	topics, _, err := s.Topics(ctx)
 	if err != nil {
 		return err
@@ -149,7 +151,7 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 			if st.Version == 0 || p >= len(t.Assignment) {
 				continue // being created
 			}
-			next, ok := decideState(st, t.Assignment[p], live, unclean, rebalance)
+			next, ok := decideState(st, t.Assignment[p], liveFor(name, int32(p)), unclean, rebalance)
 			if !ok {
 				continue
 			}
@@ -170,6 +172,29 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// liveReplicas returns, for a partition, the brokers whose replica of it
+// is live: registered, and not among their offline replicas (a failed log
+// directory).
+func liveReplicas(brokers []BrokerInfo, live map[int32]bool) func(topic string, p int32) map[int32]bool {
+	offline := map[TopicPartition][]int32{}
+	for _, b := range brokers {
+		for _, tp := range b.OfflineReplicas {
+			offline[tp] = append(offline[tp], b.ID)
+		}
+	}
+	return func(topic string, p int32) map[int32]bool {
+		ids := offline[TopicPartition{topic, p}]
+		if len(ids) == 0 {
+			return live
+		}
+		l := maps.Clone(live)
+		for _, id := range ids {
+			delete(l, id)
+		}
+		return l
+	}
 }
 
 // decideState returns the state partition st should have, and whether it
@@ -291,6 +316,7 @@ func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPar
 	for _, b := range brokers {
 		live[b.ID] = true
 	}
+	liveFor := liveReplicas(brokers, live)
 	topics, _, err := s.Topics(ctx)
 	if err != nil {
 		return nil, err
@@ -314,6 +340,7 @@ func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPar
 			continue
 		}
 		st, replicas := t.Partitions[tp.Partition], t.Assignment[tp.Partition]
+		live := liveFor(tp.Topic, tp.Partition)
 		next := st
 		if !unclean {
 			pref := replicas[0]

@@ -178,3 +178,47 @@ func TestRunControllerFailsOver(t *testing.T) {
 		return nil
 	})
 }
+
+// A replica on a failed log directory counts as dead for its partition
+// only: a leader there is replaced from the rest of the ISR, a follower
+// there leaves the ISR, other partitions of the same broker keep it.
+func TestOfflineReplicasAreDeadForTheirPartitions(t *testing.T) {
+	brokers := []BrokerInfo{{ID: 1, OfflineReplicas: []TopicPartition{{"t", 0}}}, {ID: 2}, {ID: 3}}
+	live := map[int32]bool{1: true, 2: true, 3: true}
+	liveFor := liveReplicas(brokers, live)
+	st := PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2, 3}, Version: 7}
+	next, changed := decideState(st, []int32{1, 2, 3}, liveFor("t", 0), false, false)
+	if !changed || next.Leader != 2 || next.LeaderEpoch != 4 || !slices.Equal(next.ISR, []int32{2, 3}) {
+		t.Fatalf("leader on an offline replica: %+v changed=%v; want leader 2, epoch 4, ISR [2 3]", next, changed)
+	}
+	st = PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []int32{2, 1, 3}, Version: 7}
+	next, changed = decideState(st, []int32{2, 1, 3}, liveFor("t", 0), false, false)
+	if !changed || next.Leader != 2 || !slices.Equal(next.ISR, []int32{2, 3}) {
+		t.Fatalf("follower on an offline replica: %+v changed=%v; want ISR [2 3]", next, changed)
+	}
+	if _, changed := decideState(PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, Version: 7}, []int32{1, 2}, liveFor("t", 1), false, false); changed {
+		t.Fatal("another partition of the broker changed")
+	}
+	if !live[1] {
+		t.Fatal("liveReplicas changed the shared live set")
+	}
+}
+
+func TestOfflineReplicasRoundTrip(t *testing.T) {
+	in := BrokerInfo{ID: 4, Host: "h", Port: 9, OfflineReplicas: []TopicPartition{{"a-b", 12}, {"c", 0}}}
+	n, err := in.normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeBroker(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeBroker(4, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.OfflineReplicas, in.OfflineReplicas) {
+		t.Fatalf("offline replicas %v, want %v", out.OfflineReplicas, in.OfflineReplicas)
+	}
+}

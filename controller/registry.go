@@ -35,6 +35,10 @@ type BrokerInfo struct {
 	// epoch: the czxid of the ZooKeeper node). It grows each time the
 	// broker registers anew. Set by Brokers; ignored by RegisterBroker.
 	Epoch int64
+	// OfflineReplicas are the partitions whose replica on this broker is
+	// offline: its log directory failed (Kafka's offline log dirs, KIP-112).
+	// The controller treats the broker as dead for them.
+	OfflineReplicas []TopicPartition
 }
 
 // brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
@@ -49,6 +53,8 @@ type brokerValue struct {
 	ProtocolMap map[string]string `json:"listener_security_protocol_map"`
 	Rack        *string           `json:"rack,omitempty"`
 	Features    map[string]any    `json:"features"`
+	// Offline is samsa's own: "topic-partition" of each offline replica.
+	Offline []string `json:"samsa_offline_replicas,omitempty"`
 }
 
 func (b BrokerInfo) normalized() (BrokerInfo, error) {
@@ -94,6 +100,9 @@ func encodeBroker(b BrokerInfo) ([]byte, error) {
 	if b.Rack != "" {
 		v.Rack = &b.Rack
 	}
+	for _, tp := range b.OfflineReplicas {
+		v.Offline = append(v.Offline, tp.Topic+"-"+strconv.Itoa(int(tp.Partition)))
+	}
 	return json.Marshal(v)
 }
 
@@ -105,6 +114,17 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port}
 	if v.Rack != nil {
 		b.Rack = *v.Rack
+	}
+	for _, s := range v.Offline {
+		i := strings.LastIndexByte(s, '-')
+		if i <= 0 {
+			return BrokerInfo{}, fmt.Errorf("offline replica %q", s)
+		}
+		p, err := strconv.ParseInt(s[i+1:], 10, 32)
+		if err != nil || p < 0 {
+			return BrokerInfo{}, fmt.Errorf("offline replica %q", s)
+		}
+		b.OfflineReplicas = append(b.OfflineReplicas, TopicPartition{Topic: s[:i], Partition: int32(p)})
 	}
 	for _, s := range v.Endpoints {
 		name, hostport, ok := strings.Cut(s, "://")
@@ -155,6 +175,22 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 	s.broker = &info
 	s.mu.Unlock()
 	return nil
+}
+
+// SetOfflineReplicas registers the broker again with parts as its offline
+// replicas (its failed log directories' partitions): the controller elects
+// other leaders for them and drops this broker from their ISRs. Kept
+// across re-registrations.
+func (s *Store) SetOfflineReplicas(ctx context.Context, parts []TopicPartition) error {
+	s.mu.Lock()
+	if s.broker == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: broker %d not registered", ErrInvalid, s.cfg.NodeID)
+	}
+	info := *s.broker
+	s.mu.Unlock()
+	info.OfflineReplicas = slices.Clone(parts)
+	return s.RegisterBroker(ctx, info)
 }
 
 // reregister writes the last registered info again with sess's lease.
