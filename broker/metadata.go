@@ -116,9 +116,15 @@ func (m *metadata) closeAll(clean bool) error {
 	var errs []error
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			if p.Log != nil && clean {
+			switch {
+			case p.Log == nil:
+			case p.Offline():
+				// Its directory failed: closed as a crash leaves it, the
+				// next start recovers it (or finds the disk still bad).
+				_ = p.Log.Abandon()
+			case clean:
 				errs = append(errs, p.Log.Close())
-			} else if p.Log != nil {
+			default:
 				errs = append(errs, p.Log.Abandon())
 			}
 		}

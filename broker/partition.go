@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -104,7 +105,12 @@ func (b *Broker) runController(ctx context.Context) {
 // one of log.dirs (logstore.OpenPartition: where it is, else in the
 // directory holding the fewest partitions).
 func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
-	return logstore.OpenPartition(b.logDirs, name, p, id, cfg, b.log)
+	cfg.FS, cfg.OnFailure = b.logFS, b.logFailed
+	dirs := b.onlineLogDirs()
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%w: every log directory is offline", logstore.ErrStorage)
+	}
+	return logstore.OpenPartition(dirs, name, p, id, cfg, b.log)
 }
 
 // removeOrphanLogs deletes the partition directories (those with a

@@ -29,6 +29,9 @@ type Config struct {
 	// partition leaders (replication.Config.Dial). A test seam for fault
 	// injection; nil dials directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LogFS, when set, holds the partition logs (logstore.Config.FS). A
+	// test seam for storage faults (logstore.FaultFS); nil is the OS.
+	LogFS logstore.FS
 }
 
 // Broker is one samsa broker.
@@ -37,6 +40,11 @@ type Broker struct {
 	log    *slog.Logger
 	nodeID int32
 	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
+	logFS  logstore.FS                                                       // Config.LogFS
+
+	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
+	offlineMu   sync.Mutex      // guards offlineDirs
+	offlineDirs map[string]bool // log directories taken offline
 
 	// Settings read from props once.
 	maxFrame      int32
@@ -97,6 +105,9 @@ func New(cfg Config) (*Broker, error) {
 		log:           l,
 		nodeID:        p.NodeID(),
 		dial:          cfg.Dial,
+		logFS:         cfg.LogFS,
+		dirFailed:     make(chan struct{}, 1),
+		offlineDirs:   map[string]bool{},
 		maxFrame:      p.Int32("socket.request.max.bytes"),
 		fetchMaxBytes: p.Int32("fetch.max.bytes"),
 		useSendfile:   p.Bool("samsa.fetch.sendfile"),
@@ -220,6 +231,7 @@ func (b *Broker) Start() (err error) {
 	b.spawn(b.replicas.Run)
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
+	b.spawn(b.logDirFailureLoop)
 	if b.props.Bool("log.cleaner.enable") {
 		b.spawn(b.cleanerLoop)
 	}

@@ -42,6 +42,7 @@ type Partition struct {
 
 	hw      atomic.Int64 // high watermark, published after the bytes are written
 	savedHW atomic.Int64 // high watermark last checkpointed (0: none)
+	offline atomic.Bool  // its log directory failed: not served here any more
 
 	// roleMu is held for reading by appends as leader and for writing by
 	// a change of role, so that no append of an old leadership lands after
@@ -106,6 +107,18 @@ func (p *Partition) signalLocked() {
 	p.moved = make(chan struct{})
 	p.notifyLocked(0, true, true)
 }
+
+// SetOffline takes the replica offline for good (its log directory
+// failed, Kafka's offline replica): it is no longer led, followed or
+// served here, and every waiter on it wakes. Call ReplicaManager.ApplyRole
+// after it to stop its fetcher.
+func (p *Partition) SetOffline() {
+	p.offline.Store(true)
+	p.Signal()
+}
+
+// Offline reports whether SetOffline was called.
+func (p *Partition) Offline() bool { return p.offline.Load() }
 
 // HighWatermark is the offset below which records are visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -70,9 +71,13 @@ func NewReplicaManager(cfg ReplicaManagerConfig) *ReplicaManager {
 }
 
 // Leading returns p's log if this broker leads it, checking a client's
-// current leader epoch (-1: none), with the leader epoch.
+// current leader epoch (-1: none), with the leader epoch; an error wrapping
+// logstore.ErrStorage (KAFKA_STORAGE_ERROR) when the replica is offline.
 func (m *ReplicaManager) Leading(p *Partition, currentEpoch int32) (*logstore.Log, int32, error) {
 	leader, epoch, _, _ := p.State()
+	if p.Offline() {
+		return nil, epoch, fmt.Errorf("%w: replica of %s offline", logstore.ErrStorage, p)
+	}
 	if leader != m.cfg.NodeID || p.Log == nil {
 		return nil, epoch, ErrNotLeader
 	}
@@ -84,7 +89,8 @@ func (m *ReplicaManager) Leading(p *Partition, currentEpoch int32) (*logstore.Lo
 
 // AppendAsLeader appends a producer's records to a partition led here, in
 // the current leader epoch, and moves the high watermark; ErrNotLeader
-// when leadership moved, even between the caller's check and the append.
+// when leadership moved, even between the caller's check and the append;
+// logstore.ErrStorage when the replica is offline.
 func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.Time) (logstore.AppendResult, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
@@ -116,6 +122,12 @@ func (m *ReplicaManager) ApplyRole(p *Partition) {
 	leader, epoch := p.leader, p.leaderEpoch
 	p.mu.Unlock()
 	switch {
+	case p.Offline():
+		m.StopFollowing(p)
+		p.mu.Lock()
+		p.lead = nil
+		p.mu.Unlock()
+		p.Signal()
 	case leader == m.cfg.NodeID:
 		p.mu.Lock()
 		same := p.lead != nil && p.leadEpoch == epoch
@@ -329,7 +341,7 @@ func (m *ReplicaManager) maybeChangeISR(ctx context.Context, p *Partition) {
 // The broker calls it at Close too.
 func (m *ReplicaManager) CheckpointHWs() {
 	for _, p := range m.cfg.Partitions() {
-		if p.Log == nil || p.ReplicationFactor() < 2 {
+		if p.Log == nil || p.Offline() || p.ReplicationFactor() < 2 {
 			continue
 		}
 		hw := p.HighWatermark()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/controller"
 )
 
@@ -32,6 +33,14 @@ var ClusterDefaults = map[string]string{
 // first.
 func StartCluster(tb testing.TB, n int, overrides map[string]string) *Cluster {
 	tb.Helper()
+	return StartClusterWith(tb, n, overrides, nil)
+}
+
+// StartClusterWith is StartCluster with configure applied to each
+// broker's Config before every start (node.id id): its test seams
+// (broker.Config.LogFS, Dial), or per-broker properties.
+func StartClusterWith(tb testing.TB, n int, overrides map[string]string, configure func(id int32, cfg *broker.Config)) *Cluster {
+	tb.Helper()
 	level := slog.LevelError
 	if os.Getenv("SAMSA_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -54,7 +63,12 @@ func StartCluster(tb testing.TB, n int, overrides map[string]string) *Cluster {
 		maps.Copy(o, overrides)
 		o["node.id"] = strconv.Itoa(i)
 		o["etcd.endpoints"] = strings.Join(e.Endpoints(), ",")
-		c.Nodes = append(c.Nodes, StartBroker(tb, o))
+		var conf func(*broker.Config)
+		if configure != nil {
+			id := int32(i)
+			conf = func(cfg *broker.Config) { configure(id, cfg) }
+		}
+		c.Nodes = append(c.Nodes, startBrokerWith(tb, o, nil, conf))
 	}
 	return c
 }

@@ -26,6 +26,7 @@ type Node struct {
 	tb        testing.TB
 	running   bool
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // broker.Config.Dial
+	configure func(*broker.Config)                                              // applied before each start
 }
 
 // StartBroker starts a broker with the given property overrides on top of
@@ -39,7 +40,14 @@ func StartBroker(tb testing.TB, overrides map[string]string) *Node {
 // startBroker is StartBroker with the broker's replication dialer.
 func startBroker(tb testing.TB, overrides map[string]string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *Node {
 	tb.Helper()
-	n := &Node{Dir: tb.TempDir(), tb: tb, dial: dial, Overrides: map[string]string{
+	return startBrokerWith(tb, overrides, dial, nil)
+}
+
+// startBrokerWith is startBroker with configure applied to the broker's
+// Config before every start.
+func startBrokerWith(tb testing.TB, overrides map[string]string, dial func(ctx context.Context, network, addr string) (net.Conn, error), configure func(*broker.Config)) *Node {
+	tb.Helper()
+	n := &Node{Dir: tb.TempDir(), tb: tb, dial: dial, configure: configure, Overrides: map[string]string{
 		"node.id":   "1",
 		"listeners": "PLAINTEXT://127.0.0.1:0",
 	}}
@@ -71,7 +79,11 @@ func (n *Node) start() {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	b, err := broker.New(broker.Config{Props: props, Logger: logger.With("node", n.Overrides["node.id"]), Dial: n.dial})
+	cfg := broker.Config{Props: props, Logger: logger.With("node", n.Overrides["node.id"]), Dial: n.dial}
+	if n.configure != nil {
+		n.configure(&cfg)
+	}
+	b, err := broker.New(cfg)
 	if err != nil {
 		n.tb.Fatalf("testutil: broker.New: %v", err)
 	}
