@@ -7,13 +7,13 @@ package broker
 // v16: node endpoints. v17: replica directory id. v18: high watermark in
 // replica state.
 //
-// Records leave as file regions (sendfile) through protocol.AppendFetchResponse.
+// Records leave as file regions (sendfile): the handler returns a
+// protocol.FramedResponse built around the logs' regions.
 // The first partition with data returns at least one whole batch even past
 // the byte limits (KIP-74); a fetch offset inside a batch returns that batch.
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -161,7 +161,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 
 	// Build the response: kmsg structs with the records as file regions.
-	var regions [][][]protocol.FileRegion
+	var regions [][][]logstore.Region
 	for _, fp := range parts {
 		rp := kmsg.NewFetchResponseTopicPartition()
 		rp.Partition = fp.key.part
@@ -193,33 +193,17 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 			n++
 		}
 		resp.Topics[n-1].Partitions = append(resp.Topics[n-1].Partitions, rp)
-		var rs []protocol.FileRegion
-		for _, reg := range fp.read.Regions {
-			rs = append(rs, protocol.FileRegion{File: reg.File, Offset: reg.Offset, Length: reg.Length})
-		}
-		regions[n-1] = append(regions[n-1], rs)
+		regions[n-1] = append(regions[n-1], fp.read.Regions) // nil: RecordBatches, empty
 	}
 	if sess != nil {
 		sess.rotate(parts)
 	}
 	resp.SetVersion(r.hdr.Version)
-	raw := &rawReply{release: func() { releaseFetch(parts) }}
-	raw.frame.Bytes(protocol.AppendResponseHeader([]byte{0, 0, 0, 0}, r.hdr))
-	protocol.AppendFetchResponse(&raw.frame, r.hdr.Version, resp, regions)
-	if err := raw.frame.Err(); err != nil {
-		raw.release()
+	fr, err := protocol.NewFetchResponse(r.hdr, resp, regions, func() { releaseFetch(parts) })
+	if err != nil {
 		return nil, err
 	}
-	if raw.frame.Len()-4 > 1<<31-1 {
-		raw.release()
-		return nil, fmt.Errorf("fetch response of %d bytes", raw.frame.Len())
-	}
-	if err := raw.frame.PutInt32At(0, int32(raw.frame.Len()-4)); err != nil {
-		raw.release()
-		return nil, err
-	}
-	r.raw = raw
-	return nil, nil
+	return fr, nil
 }
 
 // nextEpoch is the session epoch after e, wrapping past MaxInt32 to 1.

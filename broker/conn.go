@@ -20,17 +20,6 @@ type request struct {
 	body     kmsg.Request
 	conn     net.Conn
 	listener string // name of the listener the connection came in on
-
-	// raw, when a handler sets it, is sent instead of an encoded kmsg
-	// response: Fetch uses it to send record bytes as file regions.
-	raw *rawReply
-}
-
-// rawReply is a whole response frame (size, header, body) made of bytes and
-// file regions; release is called once it is written.
-type rawReply struct {
-	frame   protocol.Chunks
-	release func()
 }
 
 // errCloseConn asks the connection loop to close without a response, as
@@ -107,9 +96,10 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 		// idle time instead of pinning it (and its file regions).
 		c.SetWriteDeadline(time.Now().Add(cs.idle))
 	}
-	switch {
-	case r.raw != nil:
-		err = b.writeRaw(c, r.raw)
+	switch fr, framed := resp.(*protocol.FramedResponse); {
+	case framed:
+		// Fetch: bytes and file regions, sent with sendfile.
+		_, err = fr.WriteTo(c, b.useSendfile, &b.stats)
 	case resp != nil:
 		cs.out = protocol.AppendResponse(cs.out[:0], r.hdr, resp)
 		_, err = c.Write(cs.out)
@@ -141,15 +131,4 @@ func (f *framePool) put(b []byte) {
 	}
 	b = b[:0]
 	f.p.Put(&b)
-}
-
-// writeRaw writes a response frame made of chunks.
-func (b *Broker) writeRaw(c net.Conn, raw *rawReply) error {
-	defer func() {
-		if raw.release != nil {
-			raw.release()
-		}
-	}()
-	_, err := raw.frame.WriteTo(c, b.useSendfile, &b.stats)
-	return err
 }

@@ -1,6 +1,10 @@
 package protocol
 
 import (
+	"fmt"
+	"io"
+	"os"
+
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -33,7 +37,11 @@ import (
 //
 // Errors (a region with a nil file or negative bounds, records longer than
 // 2^31-1 bytes) are recorded in c and returned by c.Err and c.WriteTo.
-func AppendFetchResponse(c *Chunks, version int16, resp *kmsg.FetchResponse, regions [][][]FileRegion) {
+//
+// Regions are of any type whose underlying type is FileRegion's (Region):
+// a log's own region type is encoded as it is, never copied into
+// FileRegions first.
+func AppendFetchResponse[R Region](c *Chunks, version int16, resp *kmsg.FetchResponse, regions [][][]R) {
 	flexible := version >= 12
 	if version >= 1 {
 		c.buf = kbin.AppendInt32(c.buf, resp.ThrottleMillis)
@@ -50,17 +58,17 @@ func AppendFetchResponse(c *Chunks, version int16, resp *kmsg.FetchResponse, reg
 		} else {
 			c.buf = kbin.AppendUuid(c.buf, t.TopicID)
 		}
-		var topicRegions [][]FileRegion
+		var topicRegions [][]R
 		if ti < len(regions) {
 			topicRegions = regions[ti]
 		}
 		c.appendArrayLen(len(t.Partitions), flexible)
 		for pi := range t.Partitions {
-			var rs []FileRegion
+			var rs []R
 			if pi < len(topicRegions) {
 				rs = topicRegions[pi]
 			}
-			c.appendFetchPartition(version, &t.Partitions[pi], rs)
+			appendFetchPartition(c, version, &t.Partitions[pi], rs)
 		}
 		if flexible {
 			c.appendTagsWithCount(&t.UnknownTags)
@@ -90,9 +98,19 @@ func AppendFetchResponse(c *Chunks, version int16, resp *kmsg.FetchResponse, reg
 	}
 }
 
+// Region is a file region of any type with FileRegion's fields (the
+// logstore's Region is one).
+type Region interface {
+	~struct {
+		File   *os.File
+		Offset int64
+		Length int64
+	}
+}
+
 // appendFetchPartition appends one partition; rs != nil means the records
 // are those file regions.
-func (c *Chunks) appendFetchPartition(version int16, p *kmsg.FetchResponseTopicPartition, rs []FileRegion) {
+func appendFetchPartition[R Region](c *Chunks, version int16, p *kmsg.FetchResponseTopicPartition, rs []R) {
 	flexible := version >= 12
 	c.buf = kbin.AppendInt32(c.buf, p.Partition)
 	c.buf = kbin.AppendInt16(c.buf, p.ErrorCode)
@@ -125,11 +143,11 @@ func (c *Chunks) appendFetchPartition(version int16, p *kmsg.FetchResponseTopicP
 	case rs != nil:
 		var total int64
 		for _, r := range rs {
-			total += max(r.Length, 0)
+			total += max(FileRegion(r).Length, 0)
 		}
 		c.appendRecordsLen(total, flexible)
 		for _, r := range rs {
-			c.File(r)
+			c.File(FileRegion(r))
 		}
 	case p.RecordBatches == nil:
 		if flexible {
@@ -207,4 +225,52 @@ func (c *Chunks) appendTagsWithCount(t *kmsg.Tags) {
 func fetchAppendTags(dst []byte, t *kmsg.Tags) []byte {
 	dst = kbin.AppendUvarint(dst, uint32(t.Len()))
 	return t.AppendEach(dst)
+}
+
+// FramedResponse is a whole response frame (size, response header, body)
+// of bytes and file regions, as NewFetchResponse builds it for Fetch: a
+// handler returns it where others return a kmsg response, and the
+// connection writes it with WriteTo (sendfile for the regions). The
+// embedded response is what was encoded.
+type FramedResponse struct {
+	kmsg.Response
+	frame   Chunks
+	release func()
+}
+
+// NewFetchResponse frames resp for the request of header h: its header
+// and the body AppendFetchResponse encodes around regions. release (may
+// be nil) is called once by Release, after the frame is written or
+// dropped; it lets the regions' files go.
+func NewFetchResponse[R Region](h Header, resp *kmsg.FetchResponse, regions [][][]R, release func()) (*FramedResponse, error) {
+	f := &FramedResponse{Response: resp, release: release}
+	f.frame.Bytes(AppendResponseHeader([]byte{0, 0, 0, 0}, h))
+	AppendFetchResponse(&f.frame, h.Version, resp, regions)
+	err := f.frame.Err()
+	if err == nil && f.frame.Len()-4 > 1<<31-1 {
+		err = fmt.Errorf("protocol: fetch response of %d bytes", f.frame.Len())
+	}
+	if err == nil {
+		err = f.frame.PutInt32At(0, int32(f.frame.Len()-4))
+	}
+	if err != nil {
+		f.Release()
+		return nil, err
+	}
+	return f, nil
+}
+
+// WriteTo writes the frame to w (sendfile for the regions when sendfile
+// and w is a TCP connection) and releases it.
+func (f *FramedResponse) WriteTo(w io.Writer, sendfile bool, st *Stats) (int64, error) {
+	defer f.Release()
+	return f.frame.WriteTo(w, sendfile, st)
+}
+
+// Release lets the frame's regions go; later calls do nothing.
+func (f *FramedResponse) Release() {
+	if r := f.release; r != nil {
+		f.release = nil
+		r()
+	}
 }

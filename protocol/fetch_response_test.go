@@ -235,7 +235,7 @@ func frCheck(t *testing.T, rng *rand.Rand, resp *kmsg.FetchResponse, version int
 
 	// 1: no regions at all.
 	var c Chunks
-	AppendFetchResponse(&c, version, resp, nil)
+	AppendFetchResponse[FileRegion](&c, version, resp, nil)
 	if got := frFlatten(t, &c); !bytes.Equal(got, want) {
 		t.Fatalf("v%d, memory records: encoding differs from kmsg (got %d bytes, want %d)\n%s", version, len(got), len(want), frFirstDiff(got, want))
 	}
@@ -374,7 +374,7 @@ func TestAppendFetchResponseNodeEndpointsVersion(t *testing.T) {
 	resp.Brokers = append(resp.Brokers, b)
 	for version := int16(12); version <= 18; version++ {
 		var c Chunks
-		AppendFetchResponse(&c, version, resp, nil)
+		AppendFetchResponse[FileRegion](&c, version, resp, nil)
 		got := frFlatten(t, &c)
 		cp := *resp
 		cp.Version = version
@@ -439,7 +439,7 @@ func TestAppendFetchResponseFrame(t *testing.T) {
 	resp := frRandomResponse(rng, []int{1000, 20})
 	var c Chunks
 	c.Bytes([]byte{0, 0, 0, 0, 0, 0, 0, 42, 0}) // size, correlation id, header tags
-	AppendFetchResponse(&c, 12, resp, nil)
+	AppendFetchResponse[FileRegion](&c, 12, resp, nil)
 	if err := c.PutInt32At(0, int32(c.Len()-4)); err != nil {
 		t.Fatal(err)
 	}

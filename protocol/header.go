@@ -106,3 +106,28 @@ func AppendResponse(dst []byte, h Header, resp kmsg.Response) []byte {
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst
 }
+
+// ParseResponseHeader parses the response header at the start of frame (a
+// response to a request of key at version, read without its size) and
+// returns the correlation id and the body: response header v1, with its
+// tag section, when the request was flexible (never for ApiVersions).
+func ParseResponseHeader(frame []byte, key, version int16) (int32, []byte, error) {
+	if len(frame) < 4 {
+		return 0, nil, fmt.Errorf("%w: response header of %d bytes", ErrMalformed, len(frame))
+	}
+	corr := int32(binary.BigEndian.Uint32(frame))
+	h := Header{Key: key, Version: version}
+	if req := kmsg.RequestForKey(key); req != nil && version >= 0 && version <= req.MaxVersion() {
+		req.SetVersion(version)
+		h.Flexible = req.IsFlexible()
+	}
+	if !ResponseHeaderFlexible(h) {
+		return corr, frame[4:], nil
+	}
+	r := kbin.Reader{Src: frame[4:]}
+	kmsg.SkipTags(&r)
+	if !r.Ok() {
+		return corr, nil, fmt.Errorf("%w: truncated response header tags", ErrMalformed)
+	}
+	return corr, r.Src, nil
+}

@@ -317,7 +317,10 @@ func (f *fetcher) closeConn() {
 func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Response, wait time.Duration) error {
 	f.corr++
 	f.buf = f.format.AppendRequest(f.buf[:0], req, f.corr)
-	stop := context.AfterFunc(ctx, func() { f.conn.SetDeadline(time.Now()) })
+	// The connection as of now: the func may run after roundTrip returned
+	// and the fetcher dropped it (f.conn nil).
+	conn := f.conn
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
 	// The leader answers within wait: a connection whose answer has not
 	// begun liveness later is dead (packets dropped by a partition), and
@@ -341,17 +344,12 @@ func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Res
 	if err != nil {
 		return err
 	}
-	if len(frame) < 4 {
-		return errors.New("short response")
+	c, body, err := protocol.ParseResponseHeader(frame, req.Key(), req.GetVersion())
+	if err != nil {
+		return err
 	}
-	if c := int32(binary.BigEndian.Uint32(frame)); c != f.corr {
+	if c != f.corr {
 		return fmt.Errorf("correlation id %d, want %d", c, f.corr)
-	}
-	body := frame[4:]
-	if req.IsFlexible() {
-		if body, err = skipTags(body); err != nil {
-			return err
-		}
 	}
 	resp.SetVersion(req.GetVersion())
 	return resp.ReadFrom(body)
@@ -372,28 +370,6 @@ func (f *fetcher) setDeadline(ctx context.Context, d time.Duration) error {
 		return err
 	}
 	return ctx.Err() // cancelled meanwhile: the deadline set by ctx's AfterFunc may be overridden
-}
-
-// skipTags skips the tagged fields of a flexible response header.
-func skipTags(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, errors.New("bad response header tags")
-	}
-	b = b[k:]
-	for range n {
-		_, k := binary.Uvarint(b)
-		if k <= 0 {
-			return nil, errors.New("bad response header tag")
-		}
-		b = b[k:]
-		size, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < size {
-			return nil, errors.New("bad response header tag")
-		}
-		b = b[k+int(size):]
-	}
-	return b, nil
 }
 
 // truncate asks the leader where each partition's latest epoch ends and
