@@ -1,0 +1,44 @@
+package compat
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// broker.rack is registered in etcd, and Metadata and DescribeCluster
+// report it; a broker without one reports none.
+func TestBrokerRackRegistered(t *testing.T) {
+	for _, rack := range []string{"rack-1", ""} {
+		overrides := map[string]string{}
+		if rack != "" {
+			overrides["broker.rack"] = rack
+		}
+		n := testutil.StartBroker(t, overrides)
+		cl := newKgo(t, n.Addr())
+		md, err := kadm.NewClient(cl).BrokerMetadata(testCtx(t, 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(md.Brokers) != 1 {
+			t.Fatalf("brokers %v", md.Brokers)
+		}
+		if got := md.Brokers[0].Rack; (got == nil) != (rack == "") || got != nil && *got != rack {
+			t.Errorf("Metadata: rack %v, want %q", got, rack)
+		}
+		dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dc.Brokers) != 1 {
+			t.Fatalf("DescribeCluster brokers %v", dc.Brokers)
+		}
+		if got := dc.Brokers[0].Rack; (got == nil) != (rack == "") || got != nil && *got != rack {
+			t.Errorf("DescribeCluster: rack %v, want %q", got, rack)
+		}
+	}
+}
