@@ -64,7 +64,7 @@ func TestParseServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, err := parseServe(tt.args, tt.env, io.Discard)
+			opts, err := parseServe(tt.args, tt.env, io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestParseServeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseServe(tt.args, tt.env, io.Discard)
+			_, err := parseServe(tt.args, tt.env, io.Discard, io.Discard)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -104,7 +104,7 @@ func TestParseServeErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseServe([]string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, err := parseServe([]string{"-h"}, nil, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
 }
