@@ -229,3 +229,35 @@ func produceConsume(t *testing.T, addr, topic string) {
 		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
 	}
 }
+
+// --help-config lists what samsa acts on and what it accepts and ignores,
+// and exits 0 without starting a broker.
+func TestServeHelpConfig(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"serve", "--help-config"}, nil, &stdout, &stderr, make(chan os.Signal)); code != 0 {
+		t.Fatalf("exit %d; stderr %q", code, stderr.String())
+	}
+	out := stdout.String()
+	acting, ignored, ok := strings.Cut(out, "Accepted and ignored")
+	if !ok || !strings.HasPrefix(acting, "Broker properties samsa acts on") {
+		t.Fatalf("no sections:\n%s", out)
+	}
+	listed := func(section, name string) bool {
+		for _, l := range strings.Split(section, "\n") {
+			if strings.HasPrefix(l, name+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, name := range []string{"broker.rack", "socket.send.buffer.bytes", "initial.broker.registration.timeout.ms", "producer.id.expiration.ms", "listeners", "etcd.endpoints"} {
+		if !listed(acting, name) || listed(ignored, name) {
+			t.Errorf("%s is not listed as acting", name)
+		}
+	}
+	for _, name := range []string{"controlled.shutdown.enable", "num.recovery.threads.per.data.dir", "metric.reporters", "ssl.keystore.location", "group.consumer.heartbeat.interval.ms", "num.network.threads"} {
+		if !listed(ignored, name) || listed(acting, name) {
+			t.Errorf("%s is not listed as accepted and ignored", name)
+		}
+	}
+}
