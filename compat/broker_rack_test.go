@@ -10,6 +10,14 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
+// wantRack checks a reported rack: none for "".
+func wantRack(t *testing.T, what string, got *string, want string) {
+	t.Helper()
+	if (got == nil) != (want == "") || got != nil && *got != want {
+		t.Errorf("%s: rack %v, want %q", what, got, want)
+	}
+}
+
 // broker.rack is registered in etcd, and Metadata and DescribeCluster
 // report it; a broker without one reports none.
 func TestBrokerRackRegistered(t *testing.T) {
@@ -27,9 +35,7 @@ func TestBrokerRackRegistered(t *testing.T) {
 		if len(md.Brokers) != 1 {
 			t.Fatalf("brokers %v", md.Brokers)
 		}
-		if got := md.Brokers[0].Rack; (got == nil) != (rack == "") || got != nil && *got != rack {
-			t.Errorf("Metadata: rack %v, want %q", got, rack)
-		}
+		wantRack(t, "Metadata", md.Brokers[0].Rack, rack)
 		dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(testCtx(t, 10*time.Second), cl)
 		if err != nil {
 			t.Fatal(err)
@@ -37,8 +43,6 @@ func TestBrokerRackRegistered(t *testing.T) {
 		if len(dc.Brokers) != 1 {
 			t.Fatalf("DescribeCluster brokers %v", dc.Brokers)
 		}
-		if got := dc.Brokers[0].Rack; (got == nil) != (rack == "") || got != nil && *got != rack {
-			t.Errorf("DescribeCluster: rack %v, want %q", got, rack)
-		}
+		wantRack(t, "DescribeCluster", dc.Brokers[0].Rack, rack)
 	}
 }

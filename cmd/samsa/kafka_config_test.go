@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -156,19 +155,7 @@ func serveInProcess(t *testing.T, args, env []string) (string, *syncBuffer) {
 		code <- run(args, env, io.Discard, pw, sig)
 		pw.Close()
 	}()
-	log := new(syncBuffer)
-	addrCh := make(chan string, 1)
-	eof := make(chan struct{})
-	go func() {
-		defer close(eof)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			log.add(sc.Text())
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrCh <- m[1]
-			}
-		}
-	}()
+	log, addrCh, eof := readLog(pr)
 	t.Cleanup(func() {
 		sig <- os.Interrupt
 		select {
