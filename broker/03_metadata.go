@@ -38,6 +38,18 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	}
 	resp.ClusterID = &b.clusterID
 	resp.ControllerID = b.controllerID(brokers)
+	if req.IncludeClusterAuthorizedOperations { // v8-v10
+		resp.AuthorizedOperations = clusterAuthorizedOps
+	}
+	defer func() {
+		if req.IncludeTopicAuthorizedOperations {
+			for i := range resp.Topics {
+				if resp.Topics[i].ErrorCode == 0 {
+					resp.Topics[i].AuthorizedOperations = topicAuthorizedOps
+				}
+			}
+		}
+	}()
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
@@ -93,6 +105,29 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 		resp.Topics = append(resp.Topics, b.metadataTopic(t))
 	}
 	return resp, nil
+}
+
+// With no authorizer (samsa has none yet) Kafka reports every operation a
+// resource supports as allowed, as a bit field of AclOperation codes
+// (1<<code); authorized_operations stays INT32_MIN ("not provided") when
+// the request does not ask for it.
+var (
+	// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+	topicAuthorizedOps = aclOps(kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate,
+		kmsg.ACLOperationDelete, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs)
+	// CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
+	clusterAuthorizedOps = aclOps(kmsg.ACLOperationCreate, kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe,
+		kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs,
+		kmsg.ACLOperationIdempotentWrite)
+)
+
+func aclOps(ops ...kmsg.ACLOperation) int32 {
+	var bits int32
+	for _, op := range ops {
+		bits |= 1 << op
+	}
+	return bits
 }
 
 // endpointFor is the advertised address of broker bi on the named listener,

@@ -1,7 +1,8 @@
 package broker
 
 // DescribeCluster v0-v2. v1: endpoint type (brokers only here; asking for
-// controllers is MISMATCHED_ENDPOINT_TYPE). v2: fenced brokers.
+// controllers is MISMATCHED_ENDPOINT_TYPE). v2: fenced brokers. Cluster
+// authorized operations, when asked: all (no authorizer; see 03_metadata.go).
 
 import (
 	"context"
@@ -25,6 +26,9 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, r *request) (kmsg.Re
 	}
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.controllerID(brokers)
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+	}
 	for _, bi := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID = bi.ID

@@ -35,13 +35,34 @@ const smallFrame = 64 << 10
 func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string) {
 	defer b.forgetConn(c)
 	defer c.Close()
-	cs := &connState{c: c, listener: listener, idle: time.Duration(b.props.Int64("connections.max.idle.ms")) * time.Millisecond}
+	b.tuneConn(c)
+	cs := &connState{c: c, listener: listener, idle: b.settings.ConnectionsMaxIdle}
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				b.log.Info("closing connection", "remote", c.RemoteAddr().String(), "err", err)
 			}
 			return
+		}
+	}
+}
+
+// tuneConn sets the socket buffers of an accepted connection to
+// socket.send.buffer.bytes and socket.receive.buffer.bytes (SO_SNDBUF,
+// SO_RCVBUF), as Kafka's acceptor does; -1 keeps the OS default.
+func (b *Broker) tuneConn(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	if n := b.settings.SocketSendBufferBytes; n != -1 {
+		if err := tc.SetWriteBuffer(int(n)); err != nil {
+			b.log.Debug("socket.send.buffer.bytes", "err", err)
+		}
+	}
+	if n := b.settings.SocketReceiveBufferBytes; n != -1 {
+		if err := tc.SetReadBuffer(int(n)); err != nil {
+			b.log.Debug("socket.receive.buffer.bytes", "err", err)
 		}
 	}
 }

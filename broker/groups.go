@@ -18,20 +18,19 @@ const offsetsTopic = "__consumer_offsets"
 
 // newCoordinator builds the group coordinator from the broker's settings.
 func (b *Broker) newCoordinator() *groups.Coordinator {
-	p := b.props
-	msProp := func(name string) time.Duration { return time.Duration(p.Int64(name)) * time.Millisecond }
+	s := b.settings
 	return groups.New(groups.Config{
 		Log:                    offsetsLog{b},
-		Partitions:             p.Int32("offsets.topic.num.partitions"),
+		Partitions:             s.OffsetsTopicNumPartitions,
 		Logger:                 b.log.With("component", "groups"),
-		InitialRebalanceDelay:  msProp("group.initial.rebalance.delay.ms"),
-		MinSessionTimeout:      msProp("group.min.session.timeout.ms"),
-		MaxSessionTimeout:      msProp("group.max.session.timeout.ms"),
-		MaxSize:                int(p.Int32("group.max.size")),
-		OffsetsRetention:       time.Duration(p.Int64("offsets.retention.minutes")) * time.Minute,
-		RetentionCheckInterval: msProp("offsets.retention.check.interval.ms"),
-		CommitTimeout:          msProp("offsets.commit.timeout.ms"),
-		MaxMetadataBytes:       int(p.Int32("offset.metadata.max.bytes")),
+		InitialRebalanceDelay:  s.GroupInitialRebalanceDelay,
+		MinSessionTimeout:      s.GroupMinSessionTimeout,
+		MaxSessionTimeout:      s.GroupMaxSessionTimeout,
+		MaxSize:                int(s.GroupMaxSize),
+		OffsetsRetention:       s.OffsetsRetention,
+		RetentionCheckInterval: s.OffsetsRetentionCheck,
+		CommitTimeout:          s.OffsetsCommitTimeout,
+		MaxMetadataBytes:       int(s.OffsetMetadataMaxBytes),
 		PartitionExists: func(topic string, partition int32) bool {
 			return b.meta.partition(topic, partition) != nil
 		},
@@ -67,15 +66,15 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rf := min(int(b.props.Int32("offsets.topic.replication.factor")), len(brokers))
+	rf := min(int(b.settings.OffsetsTopicReplicationFactor), len(brokers))
 	spec := &topicSpec{
 		name:        offsetsTopic,
-		partitions:  b.props.Int32("offsets.topic.num.partitions"),
+		partitions:  b.settings.OffsetsTopicNumPartitions,
 		replication: int16(max(rf, 1)),
 		configs: map[string]string{
 			"cleanup.policy":   "compact",
 			"compression.type": "producer",
-			"segment.bytes":    fmt.Sprint(b.props.Int32("offsets.topic.segment.bytes")),
+			"segment.bytes":    fmt.Sprint(b.settings.OffsetsTopicSegmentBytes),
 		},
 	}
 	err = b.createTopic(ctx, spec, false)

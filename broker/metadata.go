@@ -211,7 +211,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 				MinCompactionLagMs: ts.MinCompactionLagMs,
 			}
 		}
-		cfg := logConfig(ts)
+		cfg := logConfig(ts, b.settings.ProducerIDExpirationMs)
 		if t != nil {
 			nt.parts = t.parts
 		}
@@ -285,12 +285,9 @@ func (b *Broker) dropTopic(t *topic) {
 	}
 }
 
-// producerIDExpirationMs is Kafka's producer.id.expiration.ms default: the
-// producer state of an idle producer id is kept this long.
-const producerIDExpirationMs = 86400000
-
-// logConfig turns a topic's settings into the log's.
-func logConfig(ts config.TopicSettings) logstore.Config {
+// logConfig turns a topic's settings into the log's; an idle producer id's
+// state is kept for producerIDExpirationMs (producer.id.expiration.ms).
+func logConfig(ts config.TopicSettings, producerIDExpirationMs int64) logstore.Config {
 	cfg := logstore.Config{
 		SegmentBytes:         int64(ts.SegmentBytes),
 		SegmentMs:            ts.SegmentMs,

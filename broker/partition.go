@@ -51,8 +51,8 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 		Fetchers:           b.fetchers,
 		Store:              stateStore{b},
 		Partitions:         b.meta.allPartitions,
-		LagTime:            time.Duration(b.props.Int64("replica.lag.time.max.ms")) * time.Millisecond,
-		CheckpointInterval: time.Duration(b.props.Int64("replica.high.watermark.checkpoint.interval.ms")) * time.Millisecond,
+		LagTime:            b.settings.ReplicaLagTimeMax,
+		CheckpointInterval: b.settings.ReplicaHWCheckpointInterval,
 		Logger:             b.log,
 	})
 }
@@ -60,17 +60,17 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 // newFetchers returns the follower fetchers, reaching leaders through
 // inter.broker.listener.name (the first listener by default).
 func (b *Broker) newFetchers() *replication.Manager {
-	listener := b.props.String("inter.broker.listener.name")
+	listener := b.settings.InterBrokerListenerName
 	if listener == "" && len(b.lnNames) > 0 {
 		listener = b.lnNames[0]
 	}
 	return replication.NewManager(replication.Config{
 		NodeID:            b.nodeID,
 		BrokerEpoch:       b.store.BrokerEpoch,
-		PartitionMaxBytes: b.props.Int32("replica.fetch.max.bytes"),
-		MinBytes:          b.props.Int32("replica.fetch.min.bytes"),
-		MaxWait:           time.Duration(b.props.Int32("replica.fetch.wait.max.ms")) * time.Millisecond,
-		Timeout:           time.Duration(b.props.Int32("replica.socket.timeout.ms")) * time.Millisecond,
+		PartitionMaxBytes: b.settings.ReplicaFetchMaxBytes,
+		MinBytes:          b.settings.ReplicaFetchMinBytes,
+		MaxWait:           b.settings.ReplicaFetchWaitMax,
+		Timeout:           b.settings.ReplicaSocketTimeout,
 		Logger:            b.log,
 		Dial:              b.dial,
 		Resolve: func(id int32) (string, bool) {
@@ -95,9 +95,9 @@ func (b *Broker) newFetchers() *replication.Manager {
 // keeps partitions led (controller.RunController).
 func (b *Broker) runController(ctx context.Context) {
 	b.store.RunController(ctx, controller.ControllerConfig{
-		UncleanElection:   b.props.Bool("unclean.leader.election.enable"),
-		AutoRebalance:     b.props.Bool("auto.leader.rebalance.enable"),
-		RebalanceInterval: time.Duration(b.props.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
+		UncleanElection:   b.settings.UncleanLeaderElection,
+		AutoRebalance:     b.settings.AutoLeaderRebalance,
+		RebalanceInterval: b.settings.LeaderImbalanceCheckInterval,
 	})
 }
 

@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,17 +38,18 @@ type Config struct {
 
 // Broker is one samsa broker.
 type Broker struct {
-	props  *config.Props
-	log    *slog.Logger
-	nodeID int32
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
-	logFS  logstore.FS                                                       // Config.LogFS
+	props    *config.Props
+	settings *config.BrokerSettings // decoded from props once; read-only
+	log      *slog.Logger
+	nodeID   int32
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
+	logFS    logstore.FS                                                       // Config.LogFS
 
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs
 	offlineDirs map[string]bool // log directories taken offline
 
-	// Settings read from props once.
+	// Settings used on hot paths, copied from settings.
 	maxFrame      int32
 	fetchMaxBytes int32
 	useSendfile   bool
@@ -100,25 +103,27 @@ func New(cfg Config) (*Broker, error) {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
+	s := p.Settings()
 	b := &Broker{
 		props:         p,
+		settings:      s,
 		log:           l,
-		nodeID:        p.NodeID(),
+		nodeID:        s.NodeID,
 		dial:          cfg.Dial,
 		logFS:         cfg.LogFS,
 		dirFailed:     make(chan struct{}, 1),
 		offlineDirs:   map[string]bool{},
-		maxFrame:      p.Int32("socket.request.max.bytes"),
-		fetchMaxBytes: p.Int32("fetch.max.bytes"),
-		useSendfile:   p.Bool("samsa.fetch.sendfile"),
-		autoCreate:    p.Bool("auto.create.topics.enable"),
-		numPartitions: p.Int32("num.partitions"),
-		defaultRF:     int16(p.Int32("default.replication.factor")),
-		deleteEnabled: p.Bool("delete.topic.enable"),
-		retentionTick: time.Duration(p.Int64("log.retention.check.interval.ms")) * time.Millisecond,
+		maxFrame:      s.SocketRequestMaxBytes,
+		fetchMaxBytes: s.FetchMaxBytes,
+		useSendfile:   s.Sendfile,
+		autoCreate:    s.AutoCreateTopics,
+		numPartitions: s.NumPartitions,
+		defaultRF:     s.DefaultReplicationFactor,
+		deleteEnabled: s.DeleteTopicEnable,
+		retentionTick: s.LogRetentionCheck,
 		conns:         make(map[net.Conn]struct{}),
 	}
-	dirs := p.LogDirs()
+	dirs := s.LogDirs
 	if len(dirs) == 0 {
 		return nil, errors.New("broker: log.dirs is empty")
 	}
@@ -143,10 +148,13 @@ func (b *Broker) Start() (err error) {
 			b.Close()
 		}
 	}()
+	if ignored := b.props.Ignored(); len(ignored) > 0 {
+		b.log.Warn("accepted and ignored: samsa does not implement these Kafka properties", "properties", strings.Join(ignored, ","))
+	}
 	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
 		return fmt.Errorf("broker: log dir: %w", err)
 	}
-	endpoints := b.props.List("etcd.endpoints")
+	endpoints := b.settings.EtcdEndpoints
 	if len(endpoints) == 0 {
 		b.embedded, err = controller.StartEmbedded(controller.EmbeddedConfig{
 			Dir:    filepath.Join(b.logDir, "etcd"),
@@ -162,11 +170,11 @@ func (b *Broker) Start() (err error) {
 	defer cancel()
 	b.store, err = controller.Open(ctx, controller.Config{
 		Endpoints: endpoints,
-		Prefix:    b.props.String("etcd.prefix"),
+		Prefix:    b.settings.EtcdPrefix,
 		NodeID:    b.nodeID,
 		Logger:    b.log,
 		// A broker's registration outlives its death by this much.
-		SessionTTL: time.Duration(b.props.Int32("broker.session.timeout.ms")) * time.Millisecond,
+		SessionTTL: b.settings.BrokerSessionTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("broker: etcd: %w", err)
@@ -175,10 +183,7 @@ func (b *Broker) Start() (err error) {
 		return fmt.Errorf("broker: cluster id: %w", err)
 	}
 
-	lns, err := b.props.Listeners()
-	if err != nil {
-		return err
-	}
+	lns := b.settings.Listeners
 	if len(lns) == 0 {
 		return errors.New("broker: no listeners")
 	}
@@ -193,9 +198,9 @@ func (b *Broker) Start() (err error) {
 	}
 	// Advertised listeners: configured ones, with a port of 0 replaced by
 	// the bound port (tests listen on :0).
-	adv, err := b.props.AdvertisedListeners()
-	if err != nil {
-		return err
+	adv := slices.Clone(b.settings.AdvertisedListeners)
+	if len(adv) == 0 {
+		return errors.New("broker: no advertised listeners")
 	}
 	for i := range adv {
 		if adv[i].Port != 0 {
@@ -232,7 +237,7 @@ func (b *Broker) Start() (err error) {
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
 	b.spawn(b.logDirFailureLoop)
-	if b.props.Bool("log.cleaner.enable") {
+	if b.settings.LogCleanerEnable {
 		b.spawn(b.cleanerLoop)
 	}
 	for i, l := range b.listeners {
@@ -243,14 +248,16 @@ func (b *Broker) Start() (err error) {
 	return nil
 }
 
-// register writes this broker's lease-bound registration. After a crash
-// (kill -9) the previous registration lives on until its lease expires, as
-// a ZooKeeper ephemeral node did: wait for that rather than fail.
+// register writes this broker's lease-bound registration, with its rack
+// (broker.rack). After a crash (kill -9) the previous registration lives
+// on until its lease expires, as a ZooKeeper ephemeral node did: wait for
+// that, up to initial.broker.registration.timeout.ms, rather than fail.
 func (b *Broker) register() error {
-	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	wait := b.settings.InitialRegistrationTimeout
+	ctx, cancel := context.WithTimeout(b.ctx, wait)
 	defer cancel()
 	first := b.advertised[0]
-	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port}
+	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack}
 	for _, l := range b.advertised {
 		info.Endpoints = append(info.Endpoints, controller.Endpoint{Listener: l.Name, SecurityProtocol: l.Protocol, Host: l.Host, Port: l.Port})
 	}
@@ -269,7 +276,7 @@ func (b *Broker) register() error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("broker: register: %w (waited %v)", err, 60*time.Second)
+			return fmt.Errorf("broker: register: %w (waited initial.broker.registration.timeout.ms, %v)", err, wait)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -412,7 +419,7 @@ func (b *Broker) forgetConn(c net.Conn) {
 // new since the last one). It runs apart from retention and flushes, which
 // a long pass must not hold up.
 func (b *Broker) cleanerLoop(ctx context.Context) {
-	t := time.NewTicker(max(time.Duration(b.props.Int64("log.cleaner.backoff.ms"))*time.Millisecond, 10*time.Millisecond))
+	t := time.NewTicker(max(b.settings.LogCleanerBackoff, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -430,7 +437,7 @@ func (b *Broker) cleanerLoop(ctx context.Context) {
 func (b *Broker) cleanLogs(ctx context.Context, now time.Time) {
 	// A key costs about 64 bytes in the cleaner's map (an MD5 and an offset,
 	// with the map's own overhead), not Kafka's 24.
-	maxKeys := int(b.props.Int64("log.cleaner.dedupe.buffer.size") / 64)
+	maxKeys := int(b.settings.LogCleanerDedupeBytes / 64)
 	for _, t := range b.meta.topicList() {
 		if t.cleaner == nil {
 			continue

@@ -2,13 +2,17 @@
 // keeps its cluster metadata in etcd.
 //
 //	samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level info]
+//	samsa serve --help-config
 //	samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
 //	samsa version
 //
 // serve reads Kafka's broker properties from the file, then from the
 // environment the way the apache/kafka image does (KAFKA_NODE_ID=1 sets
 // node.id), then from the overrides; it runs until SIGTERM or SIGINT and
-// then shuts down cleanly. Start-up errors print "samsa: <error>" and exit
+// then shuts down cleanly. A property of Apache Kafka's that samsa does not
+// implement is accepted, and named in one warning line at start;
+// --help-config lists the properties samsa acts on and those it accepts
+// and ignores. Start-up errors print "samsa: <error>" and exit
 // with status 2. healthcheck exits 0 when a broker answers ApiVersions (a
 // container's health check; the image has no shell).
 package main
@@ -40,12 +44,15 @@ func main() {
 
 const usage = `usage:
   samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level LEVEL]
+  samsa serve --help-config
   samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
   samsa version
 
 serve takes Kafka's broker property names and defaults. Properties come from
 the file, then from KAFKA_* environment variables (KAFKA_ADVERTISED_LISTENERS
 sets advertised.listeners, as in the apache/kafka image), then from --override.
+Kafka's properties that samsa does not implement are accepted and named in a
+warning at start; --help-config lists them, and the ones samsa acts on.
 `
 
 // run is main without the process: it returns the exit status.
@@ -56,7 +63,7 @@ func run(args, environ []string, stdout, stderr io.Writer, sig <-chan os.Signal)
 	}
 	switch args[0] {
 	case "serve":
-		opts, err := parseServe(args[1:], environ, stderr)
+		opts, err := parseServe(args[1:], environ, stdout, stderr)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -105,18 +112,25 @@ func (o *overrideFlag) Set(v string) error {
 // parseServe parses the arguments of "samsa serve" and loads the
 // properties. A single positional argument is taken as the properties
 // file, as kafka-server-start.sh takes it.
-func parseServe(args, environ []string, stderr io.Writer) (serveOptions, error) {
+func parseServe(args, environ []string, stdout, stderr io.Writer) (serveOptions, error) {
 	fs := flag.NewFlagSet("samsa serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		file      = fs.String("config", "", "Kafka `server.properties` file to read")
 		endpoints = fs.String("etcd-endpoints", "", "comma-separated etcd client `URLs` (sets etcd.endpoints; empty runs an embedded etcd)")
 		level     = fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+		help      = fs.Bool("help-config", false, "list the broker properties samsa acts on, and Kafka's that it accepts and ignores, then exit")
 		overrides overrideFlag
 	)
 	fs.Var(&overrides, "override", "set a property, `key=value` (repeatable; highest precedence)")
 	if err := fs.Parse(args); err != nil {
 		return serveOptions{}, err
+	}
+	if *help {
+		if err := config.WriteHelp(stdout); err != nil {
+			return serveOptions{}, err
+		}
+		return serveOptions{}, flag.ErrHelp
 	}
 	rest := fs.Args()
 	if len(rest) == 1 && *file == "" {

@@ -64,7 +64,7 @@ func TestParseServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts, err := parseServe(tt.args, tt.env, io.Discard)
+			opts, err := parseServe(tt.args, tt.env, io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestParseServeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseServe(tt.args, tt.env, io.Discard)
+			_, err := parseServe(tt.args, tt.env, io.Discard, io.Discard)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -104,7 +104,7 @@ func TestParseServeErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseServe([]string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, err := parseServe([]string{"-h"}, nil, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
 }
@@ -155,6 +155,25 @@ func (s *syncBuffer) String() string {
 
 var addrRE = regexp.MustCompile(`msg="samsa serving".* addr=(\S+)`)
 
+// readLog collects a broker's log lines from r until r ends (then eof is
+// closed), and sends the address of its "samsa serving" line on addr.
+func readLog(r io.Reader) (log *syncBuffer, addr <-chan string, eof <-chan struct{}) {
+	log = new(syncBuffer)
+	addrCh := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			log.add(sc.Text())
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrCh <- m[1]
+			}
+		}
+	}()
+	return log, addrCh, done
+}
+
 // startChild runs "samsa serve" in a child process and returns it with
 // the address it serves on.
 func startChild(t *testing.T, dataDir string) (*exec.Cmd, string, *syncBuffer, <-chan struct{}) {
@@ -174,19 +193,7 @@ func startChild(t *testing.T, dataDir string) (*exec.Cmd, string, *syncBuffer, <
 			_ = cmd.Wait()
 		}
 	})
-	log := new(syncBuffer)
-	addrCh := make(chan string, 1)
-	eof := make(chan struct{})
-	go func() {
-		defer close(eof)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			log.add(sc.Text())
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrCh <- m[1]
-			}
-		}
-	}()
+	log, addrCh, eof := readLog(pr)
 	select {
 	case addr := <-addrCh:
 		return cmd, addr, log, eof

@@ -21,6 +21,7 @@ type Def struct {
 	Doc       string
 	Dynamic   bool // Kafka can change it at run time (DescribeConfigs reports readOnly = !Dynamic)
 	Sensitive bool
+	Ignored   bool                 // samsa accepts it and does not act on it
 	check     func(v string) error // run on the trimmed value once it parses as Type
 }
 
@@ -46,20 +47,20 @@ var DefaultLogDir = filepath.Join(os.TempDir(), "samsa-logs")
 
 func str(v string) *string { return &v }
 
-// ignored marks properties samsa accepts (so that configurations written
-// for Kafka start unchanged) but does not act on.
-const ignored = " (samsa: accepted and ignored.)"
+// ignoredNote ends the documentation of a property samsa accepts (so that
+// configurations written for Kafka start unchanged) but does not act on.
+const ignoredNote = " (samsa: accepted and ignored.)"
 
 // brokerDefs is the table of broker properties, in no particular order.
 var brokerDefs = []Def{
 	// Identity and roles.
 	{Name: "node.id", Type: tInt, Default: str("1"), Doc: "The node id of this broker. samsa's default is 1 (Kafka requires it). broker.id is an alias; if both are set they must agree.", check: atLeast(0)},
 	{Name: "broker.id", Type: tInt, Default: str("-1"), Doc: "Alias of node.id. -1 (the default) means: use node.id.", check: atLeast(-1)},
-	{Name: "process.roles", Type: tList, Default: str(""), Doc: "The roles of this process in KRaft mode." + ignored + " samsa keeps cluster metadata in etcd.", check: listIn("broker", "controller")},
-	{Name: "controller.quorum.voters", Type: tList, Default: str(""), Doc: "The KRaft controller quorum voters." + ignored},
-	{Name: "controller.quorum.bootstrap.servers", Type: tList, Default: str(""), Doc: "The KRaft controller bootstrap servers." + ignored},
+	{Name: "process.roles", Type: tList, Default: str(""), Ignored: true, Doc: "The roles of this process in KRaft mode. samsa keeps cluster metadata in etcd.", check: listIn("broker", "controller")},
+	{Name: "controller.quorum.voters", Type: tList, Default: str(""), Ignored: true, Doc: "The KRaft controller quorum voters."},
+	{Name: "controller.quorum.bootstrap.servers", Type: tList, Default: str(""), Ignored: true, Doc: "The KRaft controller bootstrap servers."},
 	{Name: "controller.listener.names", Type: tList, Default: nil, Doc: "Listener names used by the KRaft controller. samsa does not bind these listeners."},
-	{Name: "cluster.id", Type: tString, Default: nil, Doc: "The cluster id (the apache/kafka image reads it from CLUSTER_ID)." + ignored},
+	{Name: "cluster.id", Type: tString, Default: nil, Ignored: true, Doc: "The cluster id (the apache/kafka image reads it from CLUSTER_ID)."},
 	{Name: "broker.rack", Type: tString, Default: nil, Doc: "Rack of the broker, returned in Metadata responses."},
 
 	// Listeners.
@@ -72,7 +73,7 @@ var brokerDefs = []Def{
 	// Storage.
 	{Name: "log.dir", Type: tString, Default: &DefaultLogDir, Doc: "The directory of the log data, used when log.dirs is not set."},
 	{Name: "log.dirs", Type: tList, Default: nil, Doc: "Comma-separated directories of the log data. If unset, log.dir is used. Embedded etcd keeps its data under the first one.", check: checkDirs},
-	{Name: "metadata.log.dir", Type: tString, Default: nil, Doc: "The KRaft metadata log directory." + ignored},
+	{Name: "metadata.log.dir", Type: tString, Default: nil, Ignored: true, Doc: "The KRaft metadata log directory."},
 	{Name: "num.partitions", Type: tInt, Default: str("1"), Doc: "The default number of partitions of a new topic.", check: atLeast(1)},
 	{Name: "default.replication.factor", Type: tInt, Default: str("1"), Doc: "The default replication factor of a new topic.", check: atLeast(1)},
 	{Name: "auto.create.topics.enable", Type: tBool, Default: str("true"), Doc: "Create a topic when a client asks for its metadata."},
@@ -80,8 +81,8 @@ var brokerDefs = []Def{
 	{Name: "log.segment.bytes", Type: tInt, Default: str("1073741824"), Dynamic: true, Doc: "The maximum size of one log segment file.", check: atLeast(14)},
 	{Name: "log.roll.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum time before a new segment is rolled, in milliseconds. If unset, log.roll.hours is used."},
 	{Name: "log.roll.hours", Type: tInt, Default: str("168"), Dynamic: true, Doc: "The maximum time before a new segment is rolled, in hours; secondary to log.roll.ms.", check: atLeast(1)},
-	{Name: "log.roll.jitter.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum jitter subtracted from the roll time, in milliseconds. If unset, log.roll.jitter.hours is used."},
-	{Name: "log.roll.jitter.hours", Type: tInt, Default: str("0"), Dynamic: true, Doc: "The maximum jitter subtracted from the roll time, in hours; secondary to log.roll.jitter.ms.", check: atLeast(0)},
+	{Name: "log.roll.jitter.ms", Type: tLong, Default: nil, Dynamic: true, Ignored: true, Doc: "The maximum jitter subtracted from the roll time, in milliseconds. If unset, log.roll.jitter.hours is used."},
+	{Name: "log.roll.jitter.hours", Type: tInt, Default: str("0"), Dynamic: true, Ignored: true, Doc: "The maximum jitter subtracted from the roll time, in hours; secondary to log.roll.jitter.ms.", check: atLeast(0)},
 	{Name: "log.retention.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "How long to keep a log segment, in milliseconds; -1 for no limit. If unset, log.retention.minutes is used."},
 	{Name: "log.retention.minutes", Type: tInt, Default: nil, Dynamic: true, Doc: "How long to keep a log segment, in minutes; secondary to log.retention.ms. If unset, log.retention.hours is used."},
 	{Name: "log.retention.hours", Type: tInt, Default: str("168"), Dynamic: true, Doc: "How long to keep a log segment, in hours; tertiary to log.retention.ms."},
@@ -91,46 +92,46 @@ var brokerDefs = []Def{
 	{Name: "log.cleaner.enable", Type: tBool, Default: str("true"), Doc: "Run the log cleaner (compaction)."},
 	{Name: "log.cleaner.backoff.ms", Type: tLong, Default: str("15000"), Doc: "How long the log cleaner sleeps when no log needs cleaning.", check: atLeast(0)},
 	{Name: "log.cleaner.dedupe.buffer.size", Type: tLong, Default: str("134217728"), Doc: "Memory for the cleaner's key map of one pass (samsa counts 64 bytes a key: a Go map of 16-byte key hashes to offsets).", check: atLeast(0)},
-	{Name: "log.cleaner.threads", Type: tInt, Default: str("1"), Dynamic: true, Doc: "Number of log cleaner threads.", check: atLeast(0)},
+	{Name: "log.cleaner.threads", Type: tInt, Default: str("1"), Dynamic: true, Ignored: true, Doc: "Number of log cleaner threads. samsa runs one cleaner.", check: atLeast(0)},
 	{Name: "log.cleaner.delete.retention.ms", Type: tLong, Default: str("86400000"), Dynamic: true, Doc: "How long delete tombstones are kept in compacted topics.", check: atLeast(0)},
 	{Name: "log.cleaner.min.compaction.lag.ms", Type: tLong, Default: str("0"), Dynamic: true, Doc: "The minimum time a message stays uncompacted.", check: atLeast(0)},
-	{Name: "log.cleaner.max.compaction.lag.ms", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "The maximum time a message stays ineligible for compaction.", check: atLeast(1)},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: tLong, Default: str(maxLong), Dynamic: true, Ignored: true, Doc: "The maximum time a message stays ineligible for compaction.", check: atLeast(1)},
 	{Name: "log.cleaner.min.cleanable.ratio", Type: tDouble, Default: str("0.5"), Dynamic: true, Doc: "The minimum ratio of dirty log to total log for a log to be compacted.", check: between(0, 1)},
-	{Name: "log.segment.delete.delay.ms", Type: tLong, Default: str("60000"), Dynamic: true, Doc: "How long to wait before deleting a segment file from the file system.", check: atLeast(0)},
-	{Name: "log.preallocate", Type: tBool, Default: str("false"), Dynamic: true, Doc: "Preallocate the file of a new segment."},
+	{Name: "log.segment.delete.delay.ms", Type: tLong, Default: str("60000"), Dynamic: true, Ignored: true, Doc: "How long to wait before deleting a segment file from the file system. samsa deletes segment files at once.", check: atLeast(0)},
+	{Name: "log.preallocate", Type: tBool, Default: str("false"), Dynamic: true, Ignored: true, Doc: "Preallocate the file of a new segment."},
 	{Name: "log.index.interval.bytes", Type: tInt, Default: str("4096"), Dynamic: true, Doc: "The interval in bytes at which an entry is added to the offset index.", check: atLeast(0)},
 	{Name: "log.index.size.max.bytes", Type: tInt, Default: str("10485760"), Dynamic: true, Doc: "The maximum size in bytes of the offset index.", check: atLeast(4)},
 	{Name: "log.flush.interval.messages", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "The number of messages written to a partition before it is flushed to disk.", check: atLeast(1)},
 	{Name: "log.flush.interval.ms", Type: tLong, Default: nil, Dynamic: true, Doc: "The maximum time a message waits before it is flushed to disk. If unset, log.flush.scheduler.interval.ms is used."},
 	{Name: "log.flush.scheduler.interval.ms", Type: tLong, Default: str(maxLong), Doc: "How often the flusher checks whether a log needs flushing."},
-	{Name: "log.flush.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Doc: "How often the recovery point is recorded.", check: atLeast(0)},
-	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Doc: "How often the log start offset is recorded.", check: atLeast(0)},
+	{Name: "log.flush.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Ignored: true, Doc: "How often the recovery point is recorded.", check: atLeast(0)},
+	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: tInt, Default: str("60000"), Ignored: true, Doc: "How often the log start offset is recorded.", check: atLeast(0)},
 	{Name: "log.message.timestamp.type", Type: tString, Default: str("CreateTime"), Dynamic: true, Doc: "Whether record timestamps are the producer's CreateTime or the broker's LogAppendTime.", check: oneOf("CreateTime", "LogAppendTime")},
 	{Name: "log.message.timestamp.before.max.ms", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "How far in the past a CreateTime timestamp may be, relative to the broker's clock.", check: atLeast(0)},
 	{Name: "log.message.timestamp.after.max.ms", Type: tLong, Default: str("3600000"), Dynamic: true, Doc: "How far in the future a CreateTime timestamp may be, relative to the broker's clock.", check: atLeast(0)},
-	{Name: "log.local.retention.ms", Type: tLong, Default: str("-2"), Dynamic: true, Doc: "Local retention time with tiered storage; -2 means retention.ms.", check: atLeast(-2)},
-	{Name: "log.local.retention.bytes", Type: tLong, Default: str("-2"), Dynamic: true, Doc: "Local retention size with tiered storage; -2 means retention.bytes.", check: atLeast(-2)},
-	{Name: "num.recovery.threads.per.data.dir", Type: tInt, Default: str("2"), Dynamic: true, Doc: "Threads per data directory used to recover logs at start-up and flush them at shutdown.", check: atLeast(1)},
+	{Name: "log.local.retention.ms", Type: tLong, Default: str("-2"), Dynamic: true, Ignored: true, Doc: "Local retention time with tiered storage; -2 means retention.ms. samsa has no tiered storage.", check: atLeast(-2)},
+	{Name: "log.local.retention.bytes", Type: tLong, Default: str("-2"), Dynamic: true, Ignored: true, Doc: "Local retention size with tiered storage; -2 means retention.bytes. samsa has no tiered storage.", check: atLeast(-2)},
+	{Name: "num.recovery.threads.per.data.dir", Type: tInt, Default: str("2"), Dynamic: true, Ignored: true, Doc: "Threads per data directory used to recover logs at start-up and flush them at shutdown. samsa opens (and recovers) the logs one at a time.", check: atLeast(1)},
 	{Name: "message.max.bytes", Type: tInt, Default: str("1048588"), Dynamic: true, Doc: "The largest record batch the broker accepts (after compression).", check: atLeast(0)},
 	{Name: "min.insync.replicas", Type: tInt, Default: str("1"), Dynamic: true, Doc: "The minimum number of in-sync replicas for an acks=all write to succeed.", check: atLeast(1)},
 	{Name: "unclean.leader.election.enable", Type: tBool, Default: str("false"), Dynamic: true, Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
 	{Name: "compression.type", Type: tString, Default: str("producer"), Dynamic: true, Doc: "The final compression of a topic's batches; producer keeps the producer's codec.", check: oneOf(compressionTypes...)},
-	{Name: "compression.gzip.level", Type: tInt, Default: str("-1"), Dynamic: true, Doc: "Compression level when compression.type is gzip.", check: gzipLevel},
-	{Name: "compression.lz4.level", Type: tInt, Default: str("9"), Dynamic: true, Doc: "Compression level when compression.type is lz4.", check: between(1, 17)},
-	{Name: "compression.zstd.level", Type: tInt, Default: str("3"), Dynamic: true, Doc: "Compression level when compression.type is zstd.", check: between(-131072, 22)},
+	{Name: "compression.gzip.level", Type: tInt, Default: str("-1"), Dynamic: true, Ignored: true, Doc: "Compression level when compression.type is gzip. samsa compresses at the codec's default level.", check: gzipLevel},
+	{Name: "compression.lz4.level", Type: tInt, Default: str("9"), Dynamic: true, Ignored: true, Doc: "Compression level when compression.type is lz4. samsa compresses at the codec's default level.", check: between(1, 17)},
+	{Name: "compression.zstd.level", Type: tInt, Default: str("3"), Dynamic: true, Ignored: true, Doc: "Compression level when compression.type is zstd. samsa compresses at the codec's default level.", check: between(-131072, 22)},
 
 	// Network.
 	{Name: "socket.request.max.bytes", Type: tInt, Default: str("104857600"), Doc: "The largest request the broker reads.", check: atLeast(1)},
 	{Name: "socket.send.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_SNDBUF of the listening sockets; -1 for the OS default."},
 	{Name: "socket.receive.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_RCVBUF of the listening sockets; -1 for the OS default."},
-	{Name: "socket.listen.backlog.size", Type: tInt, Default: str("50"), Doc: "The listen backlog." + ignored, check: atLeast(1)},
+	{Name: "socket.listen.backlog.size", Type: tInt, Default: str("50"), Ignored: true, Doc: "The listen backlog.", check: atLeast(1)},
 	{Name: "connections.max.idle.ms", Type: tLong, Default: str("600000"), Doc: "Idle connections are closed after this long."},
-	{Name: "num.network.threads", Type: tInt, Default: str("3"), Dynamic: true, Doc: "Network threads." + ignored + " samsa runs a goroutine pair per connection.", check: atLeast(1)},
-	{Name: "num.io.threads", Type: tInt, Default: str("8"), Dynamic: true, Doc: "Request handler threads." + ignored, check: atLeast(1)},
-	{Name: "background.threads", Type: tInt, Default: str("10"), Dynamic: true, Doc: "Background threads." + ignored, check: atLeast(1)},
-	{Name: "queued.max.requests", Type: tInt, Default: str("500"), Doc: "Queued requests before the network threads stop reading." + ignored, check: atLeast(1)},
-	{Name: "max.connections", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections." + ignored, check: atLeast(0)},
-	{Name: "max.connections.per.ip", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections per IP address." + ignored, check: atLeast(0)},
+	{Name: "num.network.threads", Type: tInt, Default: str("3"), Dynamic: true, Ignored: true, Doc: "Network threads. samsa runs a goroutine pair per connection.", check: atLeast(1)},
+	{Name: "num.io.threads", Type: tInt, Default: str("8"), Dynamic: true, Ignored: true, Doc: "Request handler threads.", check: atLeast(1)},
+	{Name: "background.threads", Type: tInt, Default: str("10"), Dynamic: true, Ignored: true, Doc: "Background threads.", check: atLeast(1)},
+	{Name: "queued.max.requests", Type: tInt, Default: str("500"), Ignored: true, Doc: "Queued requests before the network threads stop reading.", check: atLeast(1)},
+	{Name: "max.connections", Type: tInt, Default: str(maxInt), Dynamic: true, Ignored: true, Doc: "The maximum number of connections.", check: atLeast(0)},
+	{Name: "max.connections.per.ip", Type: tInt, Default: str(maxInt), Dynamic: true, Ignored: true, Doc: "The maximum number of connections per IP address.", check: atLeast(0)},
 	{Name: "fetch.max.bytes", Type: tInt, Default: str("57671680"), Doc: "The maximum number of bytes a Fetch response carries.", check: atLeast(1024)},
 
 	// Replication.
@@ -140,12 +141,12 @@ var brokerDefs = []Def{
 	{Name: "replica.fetch.min.bytes", Type: tInt, Default: str("1"), Doc: "Minimum bytes of a follower's fetch."},
 	{Name: "replica.socket.timeout.ms", Type: tInt, Default: str("30000"), Doc: "Socket timeout of follower fetches."},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: tLong, Default: str("5000"), Doc: "How often the high watermark is saved to disk."},
-	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Doc: "Fetcher threads per source broker." + ignored},
+	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Ignored: true, Doc: "Fetcher threads per source broker."},
 	{Name: "auto.leader.rebalance.enable", Type: tBool, Default: str("true"), Doc: "Move leadership back to preferred replicas."},
 	{Name: "leader.imbalance.check.interval.seconds", Type: tLong, Default: str("300"), Doc: "How often leader balance is checked.", check: atLeast(1)},
-	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Doc: "Move leadership away before shutting down."},
+	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Ignored: true, Doc: "Move leadership away before shutting down. samsa's clean shutdown revokes the broker's etcd lease, and the controller moves leadership at once."},
 	{Name: "broker.session.timeout.ms", Type: tInt, Default: str("9000"), Doc: "A broker whose registration is not renewed for this long is considered dead (samsa: the TTL of its etcd lease)."},
-	{Name: "broker.heartbeat.interval.ms", Type: tInt, Default: str("2000"), Doc: "How often a broker renews its registration."},
+	{Name: "broker.heartbeat.interval.ms", Type: tInt, Default: str("2000"), Ignored: true, Doc: "How often a broker renews its registration. etcd's client renews the lease at a third of broker.session.timeout.ms."},
 	{Name: "initial.broker.registration.timeout.ms", Type: tInt, Default: str("60000"), Doc: "How long a starting broker waits to register."},
 
 	// Internal topics and groups.
@@ -155,27 +156,27 @@ var brokerDefs = []Def{
 	{Name: "offsets.retention.minutes", Type: tInt, Default: str("10080"), Doc: "How long committed offsets of an empty group are kept.", check: atLeast(1)},
 	{Name: "offsets.retention.check.interval.ms", Type: tLong, Default: str("600000"), Doc: "How often expired offsets are removed.", check: atLeast(1)},
 	{Name: "offset.metadata.max.bytes", Type: tInt, Default: str("4096"), Doc: "The largest metadata string an offset commit may carry."},
-	{Name: "offsets.load.buffer.size", Type: tInt, Default: str("5242880"), Doc: "Bytes read at a time when loading __consumer_offsets.", check: atLeast(1)},
+	{Name: "offsets.load.buffer.size", Type: tInt, Default: str("5242880"), Ignored: true, Doc: "Bytes read at a time when loading __consumer_offsets.", check: atLeast(1)},
 	{Name: "offsets.commit.timeout.ms", Type: tInt, Default: str("5000"), Doc: "How long an offset commit waits for replication.", check: atLeast(1)},
-	{Name: "transaction.state.log.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __transaction_state.", check: atLeast(1)},
-	{Name: "transaction.state.log.min.isr", Type: tInt, Default: str("2"), Doc: "min.insync.replicas of __transaction_state.", check: atLeast(1)},
-	{Name: "transaction.state.log.num.partitions", Type: tInt, Default: str("50"), Doc: "Partitions of __transaction_state.", check: atLeast(1)},
-	{Name: "transaction.state.log.segment.bytes", Type: tInt, Default: str("104857600"), Doc: "Segment size of __transaction_state.", check: atLeast(1)},
-	{Name: "transaction.max.timeout.ms", Type: tInt, Default: str("900000"), Doc: "The largest transaction timeout a producer may ask for.", check: atLeast(1)},
-	{Name: "transactional.id.expiration.ms", Type: tInt, Default: str("604800000"), Doc: "How long an idle transactional id is kept.", check: atLeast(1)},
+	{Name: "transaction.state.log.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __transaction_state. samsa has no transaction coordinator yet.", check: atLeast(1)},
+	{Name: "transaction.state.log.min.isr", Type: tInt, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __transaction_state. samsa has no transaction coordinator yet.", check: atLeast(1)},
+	{Name: "transaction.state.log.num.partitions", Type: tInt, Default: str("50"), Ignored: true, Doc: "Partitions of __transaction_state. samsa has no transaction coordinator yet.", check: atLeast(1)},
+	{Name: "transaction.state.log.segment.bytes", Type: tInt, Default: str("104857600"), Ignored: true, Doc: "Segment size of __transaction_state. samsa has no transaction coordinator yet.", check: atLeast(1)},
+	{Name: "transaction.max.timeout.ms", Type: tInt, Default: str("900000"), Ignored: true, Doc: "The largest transaction timeout a producer may ask for. samsa has no transaction coordinator yet.", check: atLeast(1)},
+	{Name: "transactional.id.expiration.ms", Type: tInt, Default: str("604800000"), Ignored: true, Doc: "How long an idle transactional id is kept. samsa has no transaction coordinator yet.", check: atLeast(1)},
 	{Name: "producer.id.expiration.ms", Type: tInt, Default: str("86400000"), Doc: "How long the state of an idle producer id is kept.", check: atLeast(1)},
 	{Name: "group.initial.rebalance.delay.ms", Type: tInt, Default: str("3000"), Doc: "How long the coordinator waits for more members before the first rebalance of a new group."},
 	{Name: "group.min.session.timeout.ms", Type: tInt, Default: str("6000"), Doc: "The smallest session timeout a member may ask for."},
 	{Name: "group.max.session.timeout.ms", Type: tInt, Default: str("1800000"), Doc: "The largest session timeout a member may ask for."},
 	{Name: "group.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of members of a group.", check: atLeast(1)},
-	{Name: "group.coordinator.rebalance.protocols", Type: tList, Default: str("classic,consumer"), Doc: "The group protocols the coordinator serves.", check: listIn("classic", "consumer", "share", "streams")},
-	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __share_group_state." + ignored, check: atLeast(1)},
-	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Doc: "min.insync.replicas of __share_group_state." + ignored, check: atLeast(1)},
+	{Name: "group.coordinator.rebalance.protocols", Type: tList, Default: str("classic,consumer,streams"), Ignored: true, Doc: "The group protocols the coordinator serves. samsa serves the classic protocol.", check: listIn("classic", "consumer", "share", "streams")},
+	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __share_group_state.", check: atLeast(1)},
+	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __share_group_state.", check: atLeast(1)},
 
 	// Security (not served yet).
 	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer class. samsa has no authorizer; only an empty value is accepted.", check: oneOf("")},
-	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Doc: "Authorizer setting." + ignored},
-	{Name: "super.users", Type: tString, Default: nil, Doc: "Authorizer setting." + ignored},
+	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Ignored: true, Doc: "Authorizer setting."},
+	{Name: "super.users", Type: tString, Default: nil, Ignored: true, Doc: "Authorizer setting."},
 	{Name: "create.topic.policy.class.name", Type: tClass, Default: nil, Doc: "Create-topic policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
 	{Name: "alter.config.policy.class.name", Type: tClass, Default: nil, Doc: "Alter-config policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
 
@@ -190,6 +191,9 @@ var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip",
 var brokerIndex = func() map[string]*Def {
 	m := make(map[string]*Def, len(brokerDefs))
 	for i := range brokerDefs {
+		if brokerDefs[i].Ignored {
+			brokerDefs[i].Doc += ignoredNote
+		}
 		m[brokerDefs[i].Name] = &brokerDefs[i] // TestTablesHaveNoDuplicates guards uniqueness
 	}
 	return m

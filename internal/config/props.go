@@ -20,6 +20,7 @@ type Props struct {
 
 	listeners  []Listener // parsed at validation, controller listeners removed
 	advertised []Listener
+	settings   BrokerSettings // decoded once by build
 }
 
 type setValue struct {
@@ -97,13 +98,13 @@ func build(in []input) (*Props, error) {
 	p := &Props{set: make(map[string]setValue)}
 	var errs []error
 	for _, i := range in {
-		d, ok := brokerIndex[i.key]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%w property %q (%s)", ErrUnknownConfig, i.key, i.origin))
+		v := strings.TrimSpace(i.value)
+		typ, check, err := propType(i.key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w (%s)", err, i.origin))
 			continue
 		}
-		v := strings.TrimSpace(i.value)
-		norm, err := checkValue(d.Type, d.check, v)
+		norm, err := checkValue(typ, check, v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%w %q for property %q (%s): %v", ErrInvalidConfig, i.value, i.key, i.origin, err))
 			continue
@@ -113,10 +114,52 @@ func build(in []input) (*Props, error) {
 	if len(errs) == 0 {
 		errs = append(errs, p.crossCheck()...)
 	}
+	if len(errs) == 0 {
+		var err error
+		if p.settings, err = decodeSettings(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// propType returns the type and check of a property name: samsa's
+// definition, else Kafka's (a property samsa accepts and ignores), else
+// Kafka's for a per-listener name (listener.name.<l>.<property>). A name
+// neither defines is ErrUnknownConfig, and a setting samsa cannot honour
+// safely is ErrUnsupportedConfig.
+func propType(key string) (kmsg.ConfigType, func(string) error, error) {
+	if d, ok := brokerIndex[key]; ok {
+		return d.Type, d.check, nil
+	}
+	if d, ok := kafkaIndex[key]; ok {
+		return d.Type, nil, nil
+	}
+	if d, listener, ok := kafkaListenerDef(key); ok {
+		if d.Name == "sasl.enabled.mechanisms" {
+			return 0, nil, fmt.Errorf("%w property %q: SASL on listener %s; samsa serves PLAINTEXT listeners only", ErrUnsupportedConfig, key, listener)
+		}
+		return d.Type, nil, nil
+	}
+	return 0, nil, fmt.Errorf("%w property %q", ErrUnknownConfig, key)
+}
+
+// Ignored returns, sorted, the properties set explicitly that samsa
+// accepts and does not act on: Kafka's properties that samsa does not
+// implement (per-listener ones included) and samsa's own definitions
+// marked Ignored. The broker names them in one warning line at start.
+func (p *Props) Ignored() []string {
+	var out []string
+	for k := range p.set {
+		if d, ok := brokerIndex[k]; !ok || d.Ignored {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // invalid builds an error about the value of a set (or defaulted) key.
@@ -126,6 +169,11 @@ func (p *Props) invalid(key string, format string, args ...any) error {
 		origin = v.origin
 	}
 	return fmt.Errorf("%w %q for property %q (%s): %s", ErrInvalidConfig, p.String(key), key, origin, fmt.Sprintf(format, args...))
+}
+
+// unsupported builds an error about a setting samsa cannot honour safely.
+func (p *Props) unsupported(key string, format string, args ...any) error {
+	return fmt.Errorf("%w setting %q=%q (%s): %s", ErrUnsupportedConfig, key, p.String(key), p.Origin(key), fmt.Sprintf(format, args...))
 }
 
 // crossCheck validates what involves more than one property.
@@ -155,7 +203,7 @@ func (p *Props) crossCheck() []error {
 				return nil, p.invalid(key, "no security protocol for listener %s in listener.security.protocol.map", l.Name)
 			}
 			if proto != "PLAINTEXT" {
-				return nil, p.invalid(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT only", l.Name, proto)
+				return nil, p.unsupported(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT listeners only (SSL and SASL are not implemented yet)", l.Name, proto)
 			}
 			l.Protocol = proto
 			out = append(out, l)
@@ -187,6 +235,9 @@ func (p *Props) crossCheck() []error {
 			p.advertised = append(p.advertised, l)
 		}
 	}
+	if v := p.String("security.inter.broker.protocol"); v != "PLAINTEXT" && !p.IsSet("inter.broker.listener.name") {
+		errs = append(errs, p.unsupported("security.inter.broker.protocol", "samsa serves PLAINTEXT listeners only (SSL and SASL are not implemented yet)"))
+	}
 	if n, ok := p.set["inter.broker.listener.name"]; ok {
 		if !slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == strings.ToUpper(n.norm) }) {
 			errs = append(errs, p.invalid("inter.broker.listener.name", "no such listener in listeners"))
@@ -205,25 +256,32 @@ func (p *Props) Lookup(key string) (string, bool) {
 }
 
 // String returns the value of key: the set value, else the default, else
-// "" (for Kafka's null default or an unknown key).
+// "" (for Kafka's null default). It panics on a name samsa does not
+// define, so that a misspelt lookup fails the first test that reaches it
+// instead of reading as zero. Prefer Settings.
 func (p *Props) String(key string) string {
+	d := brokerIndex[key]
+	if d == nil {
+		panic(fmt.Sprintf("config: lookup of undefined broker property %q", key))
+	}
 	if v, ok := p.set[key]; ok {
 		return v.norm
 	}
-	if d := brokerIndex[key]; d != nil && d.Default != nil {
+	if d.Default != nil {
 		return *d.Default
 	}
 	return ""
 }
 
 // Int64 returns the value of an INT, SHORT or LONG property; 0 when it is
-// null or unknown.
+// null. It panics on an undefined name, as String does.
 func (p *Props) Int64(key string) int64 {
 	n, _ := strconv.ParseInt(p.String(key), 10, 64)
 	return n
 }
 
-// Int32 returns the value of an INT or SHORT property; 0 when null or unknown.
+// Int32 returns the value of an INT or SHORT property; 0 when null. It
+// panics on an undefined name, as String does.
 func (p *Props) Int32(key string) int32 {
 	n, _ := strconv.ParseInt(p.String(key), 10, 32)
 	return int32(n)

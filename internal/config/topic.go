@@ -18,6 +18,9 @@ import (
 var (
 	ErrUnknownConfig = errors.New("config: unknown")
 	ErrInvalidConfig = errors.New("config: invalid value")
+	// ErrUnsupportedConfig is a setting Kafka knows that asks for what samsa
+	// cannot do safely (a SASL or SSL listener, an authorizer).
+	ErrUnsupportedConfig = errors.New("config: unsupported")
 )
 
 // TopicDef describes a topic config and the broker properties that supply

@@ -1,0 +1,177 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BrokerSettings are the broker properties samsa acts on, decoded once
+// when the Props are built (Load, New, With) and read by the broker
+// instead of looking names up where they are used. Each field's prop tag
+// names its property; a duration field's tag also gives the property's
+// unit (ms, s or min). Decoding panics on a tag that names no property,
+// so that every test building a Props fails on a misspelt one, and
+// TestBrokerSettingsTags walks every tag against the definitions.
+// Changes at run time (later) will go through this struct too.
+type BrokerSettings struct {
+	// Derived from more than one property (see the Props methods of the
+	// same names): not tagged.
+	NodeID              int32
+	LogDirs             []string
+	Listeners           []Listener
+	AdvertisedListeners []Listener
+
+	Rack string `prop:"broker.rack"` // "" when unset
+
+	EtcdEndpoints []string `prop:"etcd.endpoints"`
+	EtcdPrefix    string   `prop:"etcd.prefix"`
+	Sendfile      bool     `prop:"samsa.fetch.sendfile"`
+
+	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
+	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
+	SocketReceiveBufferBytes int32         `prop:"socket.receive.buffer.bytes"` // -1: the OS default
+	ConnectionsMaxIdle       time.Duration `prop:"connections.max.idle.ms,ms"`
+	FetchMaxBytes            int32         `prop:"fetch.max.bytes"`
+
+	AutoCreateTopics         bool          `prop:"auto.create.topics.enable"`
+	NumPartitions            int32         `prop:"num.partitions"`
+	DefaultReplicationFactor int16         `prop:"default.replication.factor"`
+	DeleteTopicEnable        bool          `prop:"delete.topic.enable"`
+	LogRetentionCheck        time.Duration `prop:"log.retention.check.interval.ms,ms"`
+	LogCleanerEnable         bool          `prop:"log.cleaner.enable"`
+	LogCleanerBackoff        time.Duration `prop:"log.cleaner.backoff.ms,ms"`
+	LogCleanerDedupeBytes    int64         `prop:"log.cleaner.dedupe.buffer.size"`
+	ProducerIDExpirationMs   int64         `prop:"producer.id.expiration.ms"`
+
+	BrokerSessionTimeout       time.Duration `prop:"broker.session.timeout.ms,ms"`
+	InitialRegistrationTimeout time.Duration `prop:"initial.broker.registration.timeout.ms,ms"`
+
+	OffsetsTopicNumPartitions     int32         `prop:"offsets.topic.num.partitions"`
+	OffsetsTopicReplicationFactor int16         `prop:"offsets.topic.replication.factor"`
+	OffsetsTopicSegmentBytes      int32         `prop:"offsets.topic.segment.bytes"`
+	OffsetsRetention              time.Duration `prop:"offsets.retention.minutes,min"`
+	OffsetsRetentionCheck         time.Duration `prop:"offsets.retention.check.interval.ms,ms"`
+	OffsetsCommitTimeout          time.Duration `prop:"offsets.commit.timeout.ms,ms"`
+	OffsetMetadataMaxBytes        int32         `prop:"offset.metadata.max.bytes"`
+	GroupInitialRebalanceDelay    time.Duration `prop:"group.initial.rebalance.delay.ms,ms"`
+	GroupMinSessionTimeout        time.Duration `prop:"group.min.session.timeout.ms,ms"`
+	GroupMaxSessionTimeout        time.Duration `prop:"group.max.session.timeout.ms,ms"`
+	GroupMaxSize                  int32         `prop:"group.max.size"`
+
+	ReplicaLagTimeMax            time.Duration `prop:"replica.lag.time.max.ms,ms"`
+	ReplicaHWCheckpointInterval  time.Duration `prop:"replica.high.watermark.checkpoint.interval.ms,ms"`
+	InterBrokerListenerName      string        `prop:"inter.broker.listener.name"`
+	ReplicaFetchMaxBytes         int32         `prop:"replica.fetch.max.bytes"`
+	ReplicaFetchMinBytes         int32         `prop:"replica.fetch.min.bytes"`
+	ReplicaFetchWaitMax          time.Duration `prop:"replica.fetch.wait.max.ms,ms"`
+	ReplicaSocketTimeout         time.Duration `prop:"replica.socket.timeout.ms,ms"`
+	UncleanLeaderElection        bool          `prop:"unclean.leader.election.enable"`
+	AutoLeaderRebalance          bool          `prop:"auto.leader.rebalance.enable"`
+	LeaderImbalanceCheckInterval time.Duration `prop:"leader.imbalance.check.interval.seconds,s"`
+}
+
+// Settings returns the decoded broker settings. The slices are shared:
+// treat them as read-only.
+func (p *Props) Settings() *BrokerSettings { return &p.settings }
+
+var durationUnits = map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "min": time.Minute}
+
+// settingTag splits a prop tag into the property name and its unit.
+func settingTag(f reflect.StructField) (name, unit string, ok bool) {
+	tag, ok := f.Tag.Lookup("prop")
+	if !ok {
+		return "", "", false
+	}
+	name, unit, _ = strings.Cut(tag, ",")
+	return name, unit, true
+}
+
+// decodeSettings fills a BrokerSettings from validated properties. A tag
+// naming an undefined property, or a field whose Go type does not fit the
+// property's type, panics: a programming error, found by any test. A value
+// out of the field's range (default.replication.factor=40000 for an
+// int16) is an error.
+func decodeSettings(p *Props) (BrokerSettings, error) {
+	s := BrokerSettings{
+		NodeID:              p.NodeID(),
+		LogDirs:             p.LogDirs(),
+		Listeners:           p.listeners,
+		AdvertisedListeners: p.advertised,
+	}
+	v := reflect.ValueOf(&s).Elem()
+	t := v.Type()
+	var errs []error
+	for i := range t.NumField() {
+		name, unit, ok := settingTag(t.Field(i))
+		if !ok {
+			continue
+		}
+		if err := setField(v.Field(i), p, name, unit); errors.Is(err, errRange) {
+			errs = append(errs, p.invalid(name, "out of range for %s", v.Field(i).Type()))
+		} else if err != nil {
+			panic(fmt.Sprintf("config: BrokerSettings.%s: %v", t.Field(i).Name, err))
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+var errRange = errors.New("out of range")
+
+func setField(f reflect.Value, p *Props, name, unit string) error {
+	d := brokerIndex[name]
+	if d == nil {
+		return fmt.Errorf("property %q is not defined", name)
+	}
+	raw := p.String(name)
+	if f.Type() == reflect.TypeFor[time.Duration]() {
+		u, ok := durationUnits[unit]
+		if !ok {
+			return fmt.Errorf("duration of %q needs a unit (ms, s or min), got %q", name, unit)
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil && raw != "" {
+			return fmt.Errorf("%q=%q: %v", name, raw, err)
+		}
+		if n > int64(1<<63-1)/int64(u) {
+			n = int64(1<<63-1) / int64(u) // Long.MAX_VALUE ms: forever
+		}
+		f.SetInt(n * int64(u))
+		return nil
+	}
+	if unit != "" {
+		return fmt.Errorf("unit %q on a field that is not a time.Duration", unit)
+	}
+	switch f.Kind() {
+	case reflect.Bool:
+		if d.Type != tBool {
+			return fmt.Errorf("property %q is not a BOOLEAN", name)
+		}
+		f.SetBool(raw == "true")
+	case reflect.String:
+		f.SetString(raw)
+	case reflect.Int16, reflect.Int32, reflect.Int64:
+		if d.Type != tShort && d.Type != tInt && d.Type != tLong {
+			return fmt.Errorf("property %q is not an integer", name)
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil && raw != "" {
+			return fmt.Errorf("%q=%q: %v", name, raw, err)
+		}
+		if f.OverflowInt(n) {
+			return errRange
+		}
+		f.SetInt(n)
+	case reflect.Slice:
+		if f.Type().Elem().Kind() != reflect.String || d.Type != tList {
+			return fmt.Errorf("property %q is not a LIST of strings", name)
+		}
+		f.Set(reflect.ValueOf(splitList(raw)))
+	default:
+		return fmt.Errorf("unsupported field type %s", f.Type())
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package config
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The generated table is Kafka 4.4's: its size and a few entries as
+// KafkaConfig.configDef prints them (kafka-server-start.sh --help-config
+// style: type, default, valid values, dynamic).
+func TestKafkaDefsTable(t *testing.T) {
+	if KafkaVersion != "4.4.0" {
+		t.Fatalf("KafkaVersion = %q", KafkaVersion)
+	}
+	defs := KafkaDefs()
+	if len(defs) != 379 {
+		t.Errorf("%d Kafka broker properties, want 379 (Kafka 4.4.0's KafkaConfig.configDef)", len(defs))
+	}
+	if !slices.IsSortedFunc(defs, func(a, b KafkaDef) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Error("kafkaDefs is not sorted by name")
+	}
+	for i := 1; i < len(defs); i++ {
+		if defs[i].Name == defs[i-1].Name {
+			t.Errorf("%s listed twice", defs[i].Name)
+		}
+	}
+	s := func(v string) *string { return &v }
+	checks := []KafkaDef{
+		{Name: "node.id", Type: kmsg.ConfigTypeInt, Required: true, Valid: "[0,...]", Importance: "high"},
+		{Name: "process.roles", Type: kmsg.ConfigTypeList, Required: true, Valid: "[broker, controller]", Importance: "high"},
+		{Name: "log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: s("1073741824"), Valid: "[1048576,...]", Importance: "high", Dynamic: true},
+		{Name: "num.network.threads", Type: kmsg.ConfigTypeInt, Default: s("3"), Valid: "[1,...]", Importance: "high", Dynamic: true},
+		{Name: "message.max.bytes", Type: kmsg.ConfigTypeInt, Default: s("1048588"), Valid: "[0,...]", Importance: "high", Dynamic: true},
+		{Name: "broker.rack", Type: kmsg.ConfigTypeString, Importance: "medium"},
+		{Name: "sasl.jaas.config", Type: kmsg.ConfigTypePassword, Importance: "medium", Dynamic: true},
+		{Name: "metric.reporters", Type: kmsg.ConfigTypeList, Default: s("org.apache.kafka.common.metrics.JmxReporter"), Importance: "low", Dynamic: true},
+	}
+	for _, want := range checks {
+		got, ok := KafkaBrokerDef(want.Name)
+		if !ok {
+			t.Errorf("%s: not in the table", want.Name)
+			continue
+		}
+		got.Doc = ""
+		if got.Name != want.Name || got.Type != want.Type || got.Required != want.Required || got.Valid != want.Valid ||
+			got.Importance != want.Importance || got.Dynamic != want.Dynamic || (got.Default == nil) != (want.Default == nil) ||
+			(got.Default != nil && *got.Default != *want.Default) {
+			t.Errorf("%s: got %+v (default %v), want %+v", want.Name, got, deref(got.Default), want)
+		}
+	}
+	for _, name := range []string{"ssl.keystore.location", "sasl.enabled.mechanisms", "replica.selector.class", "group.consumer.heartbeat.interval.ms", "controller.quorum.voters"} {
+		if _, ok := KafkaBrokerDef(name); !ok {
+			t.Errorf("%s: not in the table", name)
+		}
+	}
+}
+
+// samsa's own definitions agree with Kafka's on type and default, except
+// where samsa says it differs.
+func TestSamsaDefsAgreeWithKafka(t *testing.T) {
+	differs := map[string]bool{ // documented in doc.go and README.md
+		"node.id": true, "listeners": true, "log.dir": true,
+		"process.roles": true, // Kafka requires it; samsa ignores it
+	}
+	typeDiffers := map[string]bool{
+		"log.dir": true, // a LIST in Kafka 4.4; samsa reads one directory from it (log.dirs is the list)
+	}
+	for _, d := range brokerDefs {
+		k, ok := kafkaIndex[d.Name]
+		if !ok {
+			continue
+		}
+		if d.Type != k.Type && !typeDiffers[d.Name] {
+			t.Errorf("%s: samsa type %v, Kafka's %v", d.Name, d.Type, k.Type)
+		}
+		if differs[d.Name] {
+			continue
+		}
+		if deref(d.Default) != deref(k.Default) {
+			t.Errorf("%s: samsa default %s, Kafka's %s", d.Name, deref(d.Default), deref(k.Default))
+		}
+	}
+}
+
+// A Kafka property samsa does not implement is accepted, type-checked
+// and reported by Ignored; a per-listener one too; a name Kafka does not
+// know is still an error, and SASL on a listener is refused.
+func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
+	p, err := New(map[string]string{
+		"metric.reporters":                              "org.example.Reporter",
+		"ssl.keystore.location":                         "/etc/kafka/ks.jks",
+		"replica.selector.class":                        "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+		"group.consumer.heartbeat.interval.ms":          "5000",
+		"listener.name.plaintext.ssl.keystore.location": "/x",
+		"listener.name.external.plain.sasl.jaas.config": "secret",
+		"num.network.threads":                           "3",
+		"num.partitions":                                "3",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"group.consumer.heartbeat.interval.ms", "listener.name.external.plain.sasl.jaas.config",
+		"listener.name.plaintext.ssl.keystore.location", "metric.reporters", "num.network.threads",
+		"replica.selector.class", "ssl.keystore.location"}
+	if got := p.Ignored(); !slices.Equal(got, want) {
+		t.Errorf("Ignored = %v\nwant      %v", got, want)
+	}
+	if v, ok := p.Lookup("group.consumer.heartbeat.interval.ms"); !ok || v != "5000" {
+		t.Errorf("Lookup = %q %v", v, ok)
+	}
+
+	bad := []struct {
+		props    map[string]string
+		sentinel error
+		contains string
+	}{
+		{map[string]string{"group.consumer.heartbeat.interval.ms": "soon"}, ErrInvalidConfig, "group.consumer.heartbeat.interval.ms"},
+		{map[string]string{"leader.imbalance.per.broker.percentage": "10"}, ErrUnknownConfig, "leader.imbalance.per.broker.percentage"}, // gone from Kafka 4.x
+		{map[string]string{"listener.name.plaintext.no.such.thing": "1"}, ErrUnknownConfig, "listener.name.plaintext.no.such.thing"},
+		{map[string]string{"listener.name.plaintext.sasl.enabled.mechanisms": "PLAIN"}, ErrUnsupportedConfig, "SASL on listener PLAINTEXT"},
+		{map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, ErrUnsupportedConfig, "PLAINTEXT listeners only"},
+		{map[string]string{"security.inter.broker.protocol": "SSL"}, ErrUnsupportedConfig, "security.inter.broker.protocol"},
+		{map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}, ErrInvalidConfig, "not supported by samsa"},
+	}
+	for _, c := range bad {
+		_, err := New(c.props)
+		if !errors.Is(err, c.sentinel) || !strings.Contains(err.Error(), c.contains) {
+			t.Errorf("New(%v) = %v, want %v naming %q", c.props, err, c.sentinel, c.contains)
+		}
+	}
+}
+
+func TestLookupOfUndefinedNamePanics(t *testing.T) {
+	p := mustNew(t, nil)
+	for _, name := range []string{"no.such.property", "metric.reporters"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Int64(%q) did not panic", name)
+				}
+			}()
+			p.Int64(name)
+		}()
+	}
+}
