@@ -76,7 +76,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 				sp.LogStartOffset = res.LogStartOffset
 			}
 			st.Partitions = append(st.Partitions, sp)
-			if err == nil && req.Acks == -1 && !res.Duplicate {
+			// A duplicate (an idempotent retry) waits as its first
+			// attempt did: it may be appended and not yet committed, and
+			// acknowledging it now loses it if this leader's tail is cut
+			// (Kafka's DelayedProduce waits for its offsets too).
+			if err == nil && req.Acks == -1 {
 				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, minISR: t.minISR, ti: len(resp.Topics), pi: len(st.Partitions) - 1})
 			}
 		}

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -171,5 +172,57 @@ func TestClusterOffsetForLeaderEpochIsNotCappedAtTheHighWatermark(t *testing.T) 
 	wantCode(t, "OffsetForLeaderEpoch", got.ErrorCode, nil)
 	if got.LeaderEpoch != epoch || got.EndOffset != 8 {
 		t.Fatalf("OffsetForLeaderEpoch(epoch %d) = epoch %d, end %d; want epoch %d ending at the log end, 8", epoch, got.LeaderEpoch, got.EndOffset, epoch)
+	}
+}
+
+// An idempotent retry of a batch the leader appended but could not yet
+// replicate is answered as the first attempt would be: only once the high
+// watermark covers it. samsa answered a duplicate at once with its offset,
+// so a producer whose first attempt timed out on a leader cut off from its
+// followers had its retry acknowledged, and the write was lost when that
+// leader's tail was truncated (seen under faults: acks out of order, the
+// acknowledged records read back nowhere). Kafka's DelayedProduce waits
+// for the duplicate's offsets too.
+func TestClusterDuplicateBatchIsAckedOnlyWhenCommitted(t *testing.T) {
+	c := testutil.StartCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "60000"})
+	const topic = "dupwait"
+	createReplicatedTopic(t, c, topic, 1, 2, map[string]*string{"min.insync.replicas": strp("2")})
+	mp := waitISR(t, c, topic, 0, 2, 30*time.Second)
+	leader := mp.Leader
+	addr := c.Node(leader).Addr()
+	cl := newKgo(t, addr)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	initResp, err := init.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil || initResp.ErrorCode != 0 {
+		t.Fatalf("InitProducerID: %v, code %d", err, initResp.ErrorCode)
+	}
+	// The follower stops fetching but stays in the ISR: nothing new can
+	// be committed.
+	c.Node(3 - leader).StopReplicaFetchers()
+	id := topicID(t, newAdmin(t, addr), topic)
+	batch := rawBatch(initResp.ProducerID, initResp.ProducerEpoch, 0, time.Now().UnixMilli(), []byte("uncommitted"))
+	produce := func() kmsg.ProduceResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = -1, 500
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic, rt.TopicID = topic, id
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = slices.Clone(batch)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testCtx(t, 20*time.Second), cl)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("Produce: %v", err)
+		}
+		return resp.Topics[0].Partitions[0]
+	}
+	wantCode(t, "first attempt", produce().ErrorCode, kerr.RequestTimedOut)
+	for i := range 2 {
+		rp := produce()
+		wantCode(t, fmt.Sprintf("retry %d of a batch not yet committed", i+1), rp.ErrorCode, kerr.RequestTimedOut)
+	}
+	if hw := listOffsetRaw(t, cl, topic, 0, -1).Offset; hw != 0 {
+		t.Fatalf("high watermark %d: the batch was committed without the follower", hw)
 	}
 }
