@@ -197,7 +197,7 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 	mt.Topic = &name
 	mt.TopicID = t.id
 	mt.IsInternal = isInternalTopic(t.name)
-	live := b.liveSet()
+	live, offline := b.liveSet(), b.offlineReplicas()
 	for _, p := range t.parts {
 		leader, epoch, replicas, isr := p.State()
 		mp := kmsg.NewMetadataResponseTopicPartition()
@@ -208,7 +208,7 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 		mp.ISR = slices.Clone(isr)
 		mp.OfflineReplicas = []int32{}
 		for _, r := range replicas {
-			if live != nil && !live[r] {
+			if live != nil && !live[r] || slices.Contains(offline[controller.TopicPartition{Topic: t.name, Partition: p.ID}], r) {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}
@@ -218,6 +218,24 @@ func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// offlineReplicas are the brokers whose replica of each partition is
+// offline (a failed log directory), as last read; nil when none.
+func (b *Broker) offlineReplicas() map[controller.TopicPartition][]int32 {
+	m := &b.meta
+	m.brokersMu.Lock()
+	defer m.brokersMu.Unlock()
+	var out map[controller.TopicPartition][]int32
+	for _, bi := range m.brokers {
+		for _, tp := range bi.OfflineReplicas {
+			if out == nil {
+				out = map[controller.TopicPartition][]int32{}
+			}
+			out[tp] = append(out[tp], bi.ID)
+		}
+	}
+	return out
 }
 
 // liveSet is the set of registered broker ids as last read (nil when

@@ -78,8 +78,9 @@ func TestLogDirFailureMovesItsPartitionsAway(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if mp.Leader == 1 || mp.Leader < 0 || slices.Contains(mp.ISR, 1) {
-				return fmt.Errorf("partition %d on the failed dir: leader %d, ISR %v; want another leader, 1 out of the ISR", p, mp.Leader, mp.ISR)
+			if mp.Leader == 1 || mp.Leader < 0 || slices.Contains(mp.ISR, 1) || !slices.Equal(mp.OfflineReplicas, []int32{1}) {
+				return fmt.Errorf("partition %d on the failed dir: leader %d, ISR %v, offline replicas %v; want another leader, 1 out of the ISR and offline",
+					p, mp.Leader, mp.ISR, mp.OfflineReplicas)
 			}
 		}
 		return nil
