@@ -2,7 +2,9 @@ package broker
 
 // Metadata v0-v13. v0: an empty topic list means all topics (v1+: null).
 // v1: controller id, internal flag. v2: cluster id. v4: allow auto topic
-// creation (older versions always allow it). v5: offline replicas. v7:
+// creation (older versions by auto.create.topics.enable alone); the
+// request that creates a topic gets LEADER_NOT_AVAILABLE and no partitions
+// for it, as from Kafka. v5: offline replicas. v7:
 // leader epochs. v8-10: authorized operations. v9: flexible. v10: topic ids.
 // v12: lookup by topic id. v13: top-level error code.
 
@@ -85,13 +87,10 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			case validateTopicName(name) != nil:
 				mt.ErrorCode = kerr.InvalidTopicException.Code
 			case b.autoCreate && allowCreate && !isInternalTopic(name):
+				// As Kafka answers the request that starts the creation:
+				// the topic, LEADER_NOT_AVAILABLE and no partitions; they
+				// appear in a later answer (clients retry this error).
 				err := b.createTopic(ctx, &topicSpec{name: name, partitions: -1, replication: -1}, false)
-				if err == nil || errCode(err) == kerr.TopicAlreadyExists.Code {
-					if t = b.meta.topic(name); t != nil {
-						resp.Topics = append(resp.Topics, b.metadataTopic(t))
-						continue
-					}
-				}
 				mt.ErrorCode = kerr.LeaderNotAvailable.Code
 				if code := errCode(err); err != nil && code != kerr.TopicAlreadyExists.Code {
 					mt.ErrorCode = code
