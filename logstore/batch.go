@@ -154,7 +154,11 @@ const maxInt32 = 1<<31 - 1
 // whole, its batchLength >= 49 and its magic 2. An empty blob yields no
 // batches.
 func SplitBatches(b []byte) ([][]byte, error) {
-	var out [][]byte
+	return appendBatches(nil, b)
+}
+
+// appendBatches is SplitBatches appending to out.
+func appendBatches(out [][]byte, b []byte) ([][]byte, error) {
 	for len(b) > 0 {
 		if len(b) < BatchHeaderSize {
 			return nil, invalidf("truncated batch header (%d bytes)", len(b))
@@ -225,58 +229,86 @@ func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchInfo, error) {
 	}
 	h, _ := ParseBatchHeader(b)
 	info.Header = h
-	if h.Magic != 2 {
-		return info, errMagic(h.Magic)
-	}
-	if h.Length < batchLengthMin || h.Size() != int64(len(b)) {
-		return info, invalidf("batch length %d does not match %d bytes", h.Length, len(b))
-	}
-	// Kafka checks the base offset before the CRC (UnifiedLog.analyzeAndValidateRecords).
-	if h.BaseOffset != 0 {
-		return info, invalidf("base offset of a produced batch must be 0, got %d", h.BaseOffset)
-	}
-	if BatchCRC(b) != h.CRC {
-		return info, ErrCorruptMessage
-	}
-	if h.LastOffsetDelta < 0 || h.NumRecords <= 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
-		return info, invalidf("record count %d inconsistent with last offset delta %d", h.NumRecords, h.LastOffsetDelta)
-	}
-	if h.IsControl() {
-		return info, invalidf("clients may not write control batches")
-	}
-	if h.ProducerID >= 0 && h.BaseSequence < 0 {
-		return info, invalidf("invalid sequence %d for producer id %d", h.BaseSequence, h.ProducerID)
-	}
-	c := h.Codec()
-	if !c.Known() {
-		return info, fmt.Errorf("%w: codec id %d", ErrUnsupportedCompression, int8(c))
+	if err := checkClientHeader(b, h); err != nil {
+		return info, err
 	}
 	if maxUncompressed <= 0 {
 		maxUncompressed = DefaultMaxUncompressed
 	}
-	body := b[BatchHeaderSize:]
-	if c == CodecNone {
-		return info, checkRecords(&info, body, h)
-	}
-	buf, err := decompress(c, body, maxUncompressed)
+	data, buf, err := batchRecords(b, h, maxUncompressed)
 	if err != nil {
 		return info, err
 	}
-	defer putBuf(buf)
-	return info, checkRecords(&info, *buf, h)
+	if buf != nil {
+		defer putBuf(buf)
+	}
+	_, err = checkRecords(&info, data, h, nil)
+	return info, err
 }
 
-// checkRecords walks the records of a client batch without allocating.
-func checkRecords(info *BatchInfo, data []byte, h BatchHeader) error {
+// checkClientHeader checks the header h of a client batch b: everything
+// ValidateBatch checks but the records.
+func checkClientHeader(b []byte, h BatchHeader) error {
+	if h.Magic != 2 {
+		return errMagic(h.Magic)
+	}
+	if h.Length < batchLengthMin || h.Size() != int64(len(b)) {
+		return invalidf("batch length %d does not match %d bytes", h.Length, len(b))
+	}
+	// Kafka checks the base offset before the CRC (UnifiedLog.analyzeAndValidateRecords).
+	if h.BaseOffset != 0 {
+		return invalidf("base offset of a produced batch must be 0, got %d", h.BaseOffset)
+	}
+	if BatchCRC(b) != h.CRC {
+		return ErrCorruptMessage
+	}
+	if h.LastOffsetDelta < 0 || h.NumRecords <= 0 || int64(h.NumRecords) != int64(h.LastOffsetDelta)+1 {
+		return invalidf("record count %d inconsistent with last offset delta %d", h.NumRecords, h.LastOffsetDelta)
+	}
+	if h.IsControl() {
+		return invalidf("clients may not write control batches")
+	}
+	if h.ProducerID >= 0 && h.BaseSequence < 0 {
+		return invalidf("invalid sequence %d for producer id %d", h.BaseSequence, h.ProducerID)
+	}
+	if c := h.Codec(); !c.Known() {
+		return fmt.Errorf("%w: codec id %d", ErrUnsupportedCompression, int8(c))
+	}
+	return nil
+}
+
+// batchRecords returns the uncompressed records data of the whole batch b
+// with header h (a known codec): b's own bytes, or a pooled buffer of at
+// most limit bytes that the caller returns with putBuf.
+func batchRecords(b []byte, h BatchHeader, limit int) ([]byte, *[]byte, error) {
+	body := b[BatchHeaderSize:h.Size()]
+	c := h.Codec()
+	if c == CodecNone {
+		return body, nil, nil
+	}
+	buf, err := decompress(c, body, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return *buf, buf, nil
+}
+
+// checkRecords walks the records of a client batch with header h in one
+// pass, without allocating: their framing and offset deltas (an error
+// ends the walk), and with rules, the topic's per-record rules, whose
+// breaches it returns (the walk goes on, to name every record at fault).
+// It fills info's timestamps and Keyless.
+func checkRecords(info *BatchInfo, data []byte, h BatchHeader, rules *recordRules) ([]RecordError, error) {
 	info.MaxRecordTimestamp, info.MinRecordTimestamp = -1, -1
 	info.MaxTimestampDelta = 0
+	var errs []RecordError
 	for i := int32(0); i < h.NumRecords; i++ {
 		r, rest, err := nextRecord(data)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
+			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
 		if r.offsetDelta != i {
-			return invalidf("record %d has offset delta %d", i, r.offsetDelta)
+			return nil, invalidf("record %d has offset delta %d", i, r.offsetDelta)
 		}
 		ts := h.BaseTimestamp + r.timestampDelta
 		if i == 0 || ts > info.MaxRecordTimestamp {
@@ -289,12 +321,15 @@ func checkRecords(info *BatchInfo, data []byte, h BatchHeader) error {
 		if r.key == nil {
 			info.Keyless = true
 		}
+		if rules != nil {
+			errs = rules.check(&h, i, &r, ts, errs)
+		}
 		data = rest
 	}
 	if len(data) != 0 {
-		return invalidf("%d bytes left after the last of %d records", len(data), h.NumRecords)
+		return nil, invalidf("%d bytes left after the last of %d records", len(data), h.NumRecords)
 	}
-	return nil
+	return errs, nil
 }
 
 // SetBaseOffset rewrites the base offset of the whole batch b in place. The

@@ -52,6 +52,11 @@ type Config struct {
 	// key (ErrInvalidRecord otherwise).
 	Compact bool
 
+	// Compression is compression.type: the codec produced batches are
+	// stored with. The zero value, CompressionProducer, keeps the
+	// producer's.
+	Compression Compression
+
 	// MaxUncompressedBytes bounds the decompressed size ValidateBatch may
 	// produce for one batch (zip-bomb guard). 0 = max(DefaultMaxUncompressed, 32 × MaxMessageBytes).
 	MaxUncompressedBytes int64
@@ -267,8 +272,12 @@ func (l *Log) fail(err error) error {
 
 // Append validates records (one or more v2 batches from a producer) and
 // appends them atomically: all batches are validated before any is
-// written, and all go into one segment with one write. The batches are
-// rewritten in place (base offset, partition leader epoch, LogAppendTime).
+// written, and all go into one segment with one write. Validation is one
+// pass per batch (validate.go); records at fault under the topic's rules
+// are named in a *RecordErrors. The batches are rewritten in place (base
+// offset, partition leader epoch, max timestamp, LogAppendTime), or
+// re-compressed into new bytes when Config.Compression names a codec
+// other than the batch's.
 // An idempotent batch that repeats one of its producer's last five
 // batches is not written; the result then carries the original offsets
 // and Duplicate set.
@@ -277,7 +286,8 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 		return AppendResult{}, ErrClosed
 	}
 	cfg := l.config()
-	batches, err := SplitBatches(records)
+	var batchArr [2][]byte
+	batches, err := appendBatches(batchArr[:0], records)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -288,40 +298,20 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 	hdrs := hdrArr[:0]
 	idempotent := -1
 	var total int64
+	rebuilt := false
+	tp := l.tpName()
 	for i, b := range batches {
-		// Kafka's order: client base offset, size, then CRC and records.
-		if h, err := ParseBatchHeader(b); err == nil && h.BaseOffset != 0 {
-			return AppendResult{}, fmt.Errorf("%w: client batch base offset %d, want 0", ErrInvalidRecord, h.BaseOffset)
-		}
-		if int64(len(b)) > int64(cfg.MaxMessageBytes) {
-			return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, max.message.bytes %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
-		}
-		info, err := ValidateBatchInfo(b, int(cfg.MaxUncompressedBytes))
+		v, h, err := validateProduced(cfg, b, tp, now)
 		if err != nil {
 			return AppendResult{}, err
-		}
-		h := info.Header
-		if cfg.Compact && info.Keyless {
-			return AppendResult{}, fmt.Errorf("%w: compacted topic cannot accept a record without a key", ErrInvalidRecord)
-		}
-		if cfg.TimestampType == LogAppendTime && h.LogAppendTime() {
-			// LogValidator: producers must not set the timestamp type.
-			return AppendResult{}, fmt.Errorf("%w: producer set the timestamp type to LogAppendTime", ErrInvalidTimestamp)
-		}
-		if err := checkTimestamps(cfg, info.MinRecordTimestamp, info.MaxRecordTimestamp, now); err != nil {
-			return AppendResult{}, err
-		}
-		if cfg.TimestampType == CreateTime && (h.MaxTimestamp != info.MaxRecordTimestamp || h.LogAppendTime()) {
-			// Kafka stores the true largest record timestamp as the batch's
-			// (LogValidator): time index, roll and retention rely on it.
-			SetMaxTimestamp(b, info.MaxRecordTimestamp)
-			h.MaxTimestamp = info.MaxRecordTimestamp
-			h.Attributes &^= 0x08
 		}
 		if h.ProducerID >= 0 {
 			idempotent = i
 		}
-		total += int64(len(b))
+		if len(v) != len(b) || &v[0] != &b[0] {
+			batches[i], rebuilt = v, true
+		}
+		total += int64(len(v))
 		hdrs = append(hdrs, h)
 	}
 	if idempotent >= 0 && len(batches) > 1 {
@@ -365,6 +355,14 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 			h.Attributes |= 0x08
 		}
 		next += int64(h.LastOffsetDelta) + 1
+	}
+	if rebuilt {
+		// Re-compressed for compression.type: the records are new bytes.
+		if len(batches) == 1 {
+			records = batches[0]
+		} else {
+			records = bytes.Join(batches, nil)
+		}
 	}
 	if err := l.writeLocked(cfg, records, hdrs, total, now); err != nil {
 		return AppendResult{}, err
@@ -531,26 +529,6 @@ func (l *Log) lockAppend() error {
 	if err := l.failure(); err != nil {
 		l.appendMu.Unlock()
 		return fmt.Errorf("%w: %s: %w", ErrStorage, l.dir, err)
-	}
-	return nil
-}
-
-// checkTimestamps applies message.timestamp.before/after.max.ms to a
-// CreateTime batch whose records' timestamps lie in [lo, hi], as Kafka
-// checks every record.
-func checkTimestamps(cfg *Config, lo, hi int64, now time.Time) error {
-	if cfg.TimestampType != CreateTime || (cfg.TimestampBeforeMaxMs <= 0 && cfg.TimestampAfterMaxMs <= 0) {
-		return nil
-	}
-	nowMs := now.UnixMilli()
-	if lo < 0 && hi < 0 {
-		return nil // no timestamps
-	}
-	if cfg.TimestampBeforeMaxMs > 0 && lo >= 0 && nowMs-lo > cfg.TimestampBeforeMaxMs {
-		return fmt.Errorf("%w: timestamp %d is more than %d ms before %d", ErrInvalidTimestamp, lo, cfg.TimestampBeforeMaxMs, nowMs)
-	}
-	if cfg.TimestampAfterMaxMs > 0 && hi-nowMs > cfg.TimestampAfterMaxMs {
-		return fmt.Errorf("%w: timestamp %d is more than %d ms after %d", ErrInvalidTimestamp, hi, cfg.TimestampAfterMaxMs, nowMs)
 	}
 	return nil
 }
