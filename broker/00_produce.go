@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -64,10 +65,17 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			default:
 				res, err = b.produceTo(p, t, req, rp.Records, now)
 			}
+			var re *logstore.RecordErrors
 			if err != nil {
 				failed = true
 				sp.ErrorCode = produceErrCode(err)
-				if req.Version >= 8 {
+				switch {
+				case req.Version >= 8 && errors.As(err, &re):
+					setRecordErrors(&sp, re)
+					if p.Log != nil {
+						sp.LogStartOffset = p.Log.StartOffset() // as Kafka, with record errors
+					}
+				case req.Version >= 8:
 					sp.ErrorMessage = errMsg(err)
 				}
 			} else {
@@ -116,35 +124,16 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	return resp, nil
 }
 
-// produceTo appends one partition's records.
+// produceTo appends one partition's records. The handler keeps the
+// protocol's rules (leadership, Kafka's ProduceRequest.validateRecords,
+// min.insync.replicas); the log validates the batch itself, once, with the
+// topic's rules and compression.type.
 func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
 	if _, _, err := b.replicas.Leading(p, -1); err != nil {
 		return logstore.AppendResult{}, err
 	}
-	// Produce v3+ carries exactly one batch per partition (Kafka's
-	// ProduceRequest.validateRecords); zstd needs v7+.
-	batches, err := logstore.SplitBatches(records)
-	if err != nil {
+	if err := checkProduceRecords(req.Version, records); err != nil {
 		return logstore.AppendResult{}, err
-	}
-	if len(batches) != 1 {
-		return logstore.AppendResult{}, fmt.Errorf("%w: produce requests must carry exactly one record batch, got %d", logstore.ErrInvalidRecord, len(batches))
-	}
-	h, err := logstore.ParseBatchHeader(batches[0])
-	if err != nil {
-		return logstore.AppendResult{}, err
-	}
-	if req.Version < 7 && h.Codec() == logstore.CodecZstd {
-		return logstore.AppendResult{}, kerr.UnsupportedCompressionType
-	}
-	codec := h.Codec()
-	if t.codec >= 0 {
-		codec = t.codec
-	}
-	if codec != h.Codec() {
-		if records, err = recompress(batches[0], h, codec); err != nil {
-			return logstore.AppendResult{}, err
-		}
 	}
 	if req.Acks == -1 {
 		_, _, _, isr := p.State()
@@ -155,25 +144,58 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 	return b.replicas.AppendAsLeader(p, records, now)
 }
 
-// recompress re-encodes a client batch with the topic's codec, as Kafka
-// does when compression.type names one; producer id, epoch, sequence and
-// timestamps are kept.
-func recompress(batch []byte, h logstore.BatchHeader, codec logstore.Codec) ([]byte, error) {
-	if err := logstore.CheckBatchCRC(batch); err != nil {
-		return nil, err
+// checkProduceRecords is Kafka's ProduceRequest.validateRecords for v3+:
+// exactly one record batch, of magic 2, and zstd only from v7. It reads
+// the first batch's header and nothing else; a header too short or a
+// length out of range is left to the log's validation, which gives
+// Kafka's answer for it.
+func checkProduceRecords(version int16, records []byte) error {
+	if len(records) == 0 {
+		return fmt.Errorf("%w: produce requests with version %d must have at least one record batch per partition", logstore.ErrInvalidRecord, version)
 	}
-	recs, err := logstore.DecodeRecords(batch)
-	if err != nil {
-		return nil, err
+	h, err := logstore.ParseBatchHeader(records)
+	if err != nil || h.Length < logstore.BatchHeaderSize-12 {
+		return nil
 	}
-	return logstore.EncodeBatch(logstore.BatchSpec{
-		PartitionLeaderEpoch: -1,
-		Codec:                codec,
-		ProducerID:           h.ProducerID,
-		ProducerEpoch:        h.ProducerEpoch,
-		BaseSequence:         h.BaseSequence,
-		Transactional:        h.IsTransactional(),
-	}, recs)
+	if h.Magic != 2 {
+		return fmt.Errorf("%w: produce requests with version %d are only allowed to contain record batches with magic version 2", logstore.ErrInvalidRecord, version)
+	}
+	if version < 7 && h.Codec() == logstore.CodecZstd {
+		return fmt.Errorf("%w: produce requests with version %d are not allowed to use ZStandard compression", logstore.ErrUnsupportedCompression, version)
+	}
+	if h.Size() < int64(len(records)) {
+		return fmt.Errorf("%w: produce requests with version %d are only allowed to contain exactly one record batch per partition", logstore.ErrInvalidRecord, version)
+	}
+	return nil
+}
+
+// setRecordErrors fills a v8+ partition answer for a batch refused for
+// some of its records: one ErrorRecords entry (RecordErrors in Kafka's
+// schema) per record, and Kafka's message
+// (LogValidator.processRecordErrors).
+func setRecordErrors(sp *kmsg.ProduceResponseTopicPartition, re *logstore.RecordErrors) {
+	for _, r := range re.Records {
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		e.RelativeOffset = r.Index
+		e.ErrorMessage = kmsg.StringPtr(r.Message)
+		sp.ErrorRecords = append(sp.ErrorRecords, e)
+	}
+	var msg string
+	if errors.Is(re, logstore.ErrInvalidTimestamp) {
+		msg = "One or more records have been rejected due to invalid timestamp"
+	} else {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [", len(re.Records))
+		for i, r := range re.Records[:min(3, len(re.Records))] {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "RecordError(batchIndex=%d, message='%s')", r.Index, r.Message)
+		}
+		sb.WriteString("]")
+		msg = sb.String()
+	}
+	sp.ErrorMessage = &msg
 }
 
 // produceErrCode is errCode for Produce, which never answers

@@ -23,17 +23,10 @@ type topic struct {
 	configs map[string]string // overrides, as stored in etcd
 	parts   []*partition      // by partition id
 	minISR  int               // min.insync.replicas in effect
-	codec   logstore.Codec    // compression.type in effect; -1 keeps the producer's
 	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
 	// cleaner is set when cleanup.policy includes compact: the cleaner's
 	// settings (UpTo is each partition's high watermark at the pass).
 	cleaner *logstore.CompactOptions
-}
-
-// topicCodecs maps compression.type to the codec batches are stored with.
-var topicCodecs = map[string]logstore.Codec{
-	"producer": -1, "uncompressed": logstore.CodecNone, "gzip": logstore.CodecGzip,
-	"snappy": logstore.CodecSnappy, "lz4": logstore.CodecLZ4, "zstd": logstore.CodecZstd,
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -200,10 +193,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			codec: -1, deletes: ts.CleanupDelete}
-		if c, ok := topicCodecs[ts.CompressionType]; ok {
-			nt.codec = c
-		}
+			deletes: ts.CleanupDelete}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,
@@ -302,6 +292,8 @@ func logConfig(ts config.TopicSettings, producerIDExpirationMs int64) logstore.C
 		TimestampAfterMaxMs:  ts.MessageTimestampAfterMaxMs,
 		Compact:              ts.CleanupCompact,
 	}
+	// An unknown name cannot pass the config check: producer, then.
+	cfg.Compression, _ = logstore.ParseCompression(ts.CompressionType)
 	cfg.ProducerIDExpirationMs = producerIDExpirationMs
 	if !ts.CleanupDelete {
 		// retention.ms and retention.bytes delete segments only under
