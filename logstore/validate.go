@@ -205,6 +205,7 @@ func validateProduced(cfg *Config, b []byte, tp string, now time.Time) ([]byte, 
 	if dst == src {
 		if cfg.TimestampType == CreateTime {
 			SetMaxTimestamp(b, h.MaxTimestamp)
+			h.CRC = binary.BigEndian.Uint32(b[17:])
 		}
 		return b, h, nil
 	}
