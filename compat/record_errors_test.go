@@ -210,3 +210,43 @@ func recErrCheckLibrdkafka(t *testing.T, py, script, addr, topic string) {
 	}
 	t.Logf("librdkafka: %v; record 3: %q; record 0: %q", got.Errors, got.Messages["3"], got.Messages["0"])
 }
+
+// TestRecordErrorsKafkaReference runs the raw and librdkafka checks against
+// Apache Kafka (internal/kafkaref: Maven and a JDK; about a minute), so that
+// samsa's answers are Kafka's. It runs only with SAMSA_KAFKA_REFERENCE=1.
+func TestRecordErrorsKafkaReference(t *testing.T) {
+	if os.Getenv("SAMSA_KAFKA_REFERENCE") != "1" {
+		t.Skip("set SAMSA_KAFKA_REFERENCE=1 to compare with Apache Kafka")
+	}
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := admCtx(t, 5*time.Minute)
+	libs, err := kafkaref.Libs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: t.TempDir(), HeapMB: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kb.Stop(30 * time.Second) })
+	t.Logf("Apache Kafka %s at %s", kafkaref.Version(libs), kb.Addr)
+	adm, _ := admAdmin(t, kb.Addr)
+	ctopic := admTopic("recerr-compact")
+	admCreate(t, adm, ctopic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
+	ttopic := admTopic("recerr-ts")
+	admCreate(t, adm, ttopic, 1, 1, map[string]*string{"message.timestamp.after.max.ms": kmsg.StringPtr("60000")})
+	recErrCheckRaw(t, kb.Addr, ctopic, ttopic)
+	if py := filepath.Join(root, ".venv", "bin", "python"); fileExists(py) {
+		topic := admTopic("recerr-rdkafka")
+		admCreate(t, adm, topic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
+		recErrCheckLibrdkafka(t, py, filepath.Join(root, "compat", "python", "record_errors.py"), kb.Addr, topic)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
