@@ -170,7 +170,7 @@ func validateProduced(cfg *Config, b []byte, tp string, now time.Time) ([]byte, 
 		return nil, h, invalidf("truncated batch header (%d bytes)", len(b))
 	}
 	if h.BaseOffset != 0 {
-		return nil, h, invalidf("the base offset of a produced batch must be 0, got %d", h.BaseOffset)
+		return nil, h, invalidf("base offset of a produced batch must be 0, got %d", h.BaseOffset)
 	}
 	if int64(len(b)) > int64(cfg.MaxMessageBytes) {
 		return nil, h, fmt.Errorf("%w: batch of %d bytes, max.message.bytes %d", ErrMessageTooLarge, len(b), cfg.MaxMessageBytes)
