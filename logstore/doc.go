@@ -1,6 +1,7 @@
 // Package logstore stores one Kafka partition as an append-only sequence of
 // segments, the way Apache Kafka does, and keeps Kafka's v2 record batches
-// byte for byte as producers sent them (compressed batches stay compressed).
+// byte for byte as producers sent them (compressed batches stay
+// compressed), unless the topic's compression.type names another codec.
 //
 // # Directory layout
 //
