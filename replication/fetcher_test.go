@@ -134,3 +134,44 @@ func TestFetcherDropsASilentLeader(t *testing.T) {
 		}
 	}
 }
+
+// Closing the manager while a request waits on a silent leader cuts the
+// request short through its context; the fetcher then closes its
+// connection, which must not race with (or be dereferenced, nil, by) the
+// context's callback that cut it short. TestChaos crashed there when a
+// broker was killed.
+func TestFetcherCloseDuringARequest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conns := make(chan net.Conn, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c) // reads every request, answers none
+			conns <- c
+		}
+	}()
+	l := followerLog(t, [2]int{0, 3})
+	for range 30 {
+		m := NewManager(Config{
+			NodeID:  2,
+			Resolve: func(int32) (string, bool) { return ln.Addr().String(), true },
+			MaxWait: 100 * time.Millisecond,
+			Timeout: time.Hour,
+		})
+		m.Follow(&Replica{Topic: "t", Partition: 0, Log: l}, 1, 0)
+		select {
+		case c := <-conns:
+			defer c.Close()
+		case <-time.After(10 * time.Second):
+			t.Fatal("no connection from the fetcher in 10 s")
+		}
+		m.Close()
+	}
+}
