@@ -94,30 +94,38 @@ func TestTruncateAtTheEndDropsAnEmptyEpoch(t *testing.T) {
 	}
 }
 
-// A leader that stops answering (its packets dropped by a partition) is
-// given up on a few seconds after the fetch's wait, and dialled again, not
-// after replica.socket.timeout.ms: here that timeout is an hour, and the
-// fetcher must still come back with a new connection.
-func TestFetcherDropsASilentLeader(t *testing.T) {
+// silentLeader listens for a leader that reads every request and answers
+// none; it returns the address and the connections accepted.
+func silentLeader(t *testing.T) (string, <-chan net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	conns := make(chan net.Conn, 16)
+	t.Cleanup(func() { ln.Close() })
+	conns := make(chan net.Conn, 64)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go io.Copy(io.Discard, c) // reads every request, answers none
+			go io.Copy(io.Discard, c)
 			conns <- c
 		}
 	}()
+	return ln.Addr().String(), conns
+}
+
+// A leader that stops answering (its packets dropped by a partition) is
+// given up on a few seconds after the fetch's wait, and dialled again, not
+// after replica.socket.timeout.ms: here that timeout is an hour, and the
+// fetcher must still come back with a new connection.
+func TestFetcherDropsASilentLeader(t *testing.T) {
+	addr, conns := silentLeader(t)
 	m := NewManager(Config{
 		NodeID:  2,
-		Resolve: func(int32) (string, bool) { return ln.Addr().String(), true },
+		Resolve: func(int32) (string, bool) { return addr, true },
 		MaxWait: 100 * time.Millisecond,
 		Timeout: time.Hour,
 	})
@@ -141,27 +149,12 @@ func TestFetcherDropsASilentLeader(t *testing.T) {
 // context's callback that cut it short. TestChaos crashed there when a
 // broker was killed.
 func TestFetcherCloseDuringARequest(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	conns := make(chan net.Conn, 64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go io.Copy(io.Discard, c) // reads every request, answers none
-			conns <- c
-		}
-	}()
+	addr, conns := silentLeader(t)
 	l := followerLog(t, [2]int{0, 3})
 	for range 30 {
 		m := NewManager(Config{
 			NodeID:  2,
-			Resolve: func(int32) (string, bool) { return ln.Addr().String(), true },
+			Resolve: func(int32) (string, bool) { return addr, true },
 			MaxWait: 100 * time.Millisecond,
 			Timeout: time.Hour,
 		})
