@@ -5,6 +5,7 @@
 //	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
 //	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
+//	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-json]
 //
 // produce writes N records of -size random bytes (no key, no compression),
 // at most -rate per second when given (an open loop: record i is issued at
@@ -13,7 +14,12 @@
 // default, except that acks other than all turn idempotence off, as they
 // must. consume reads the topic from the start with a direct (group-less)
 // consumer until it has N records (more are ignored), checking that every partition's offsets
-// run 0,1,2,... and every value has -size bytes.
+// run 0,1,2,... and every value has -size bytes. fanin consumes every
+// partition of an empty topic with one direct consumer while a producer
+// (linger 0) writes N records at -rate to partition -partition alone, and
+// reports each record's latency from the Produce call to the consumer's poll
+// returning it (see fanin.go): the cost of a Fetch that spans many idle
+// partitions.
 //
 // With -json the result is one JSON object on stdout (fields of Result);
 // otherwise a line of text. The exit status is 1 when the run failed.
@@ -40,18 +46,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Result is what a run reports; latencies only for produce.
+// Result is what a run reports; latencies only for produce (to the
+// acknowledgement) and fanin (to the consumer).
 type Result struct {
-	Op      string  `json:"op"`
-	Records int64   `json:"records"`
-	Bytes   int64   `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-	MBps    float64 `json:"mb_per_s"` // 10^6 bytes of values per second
-	RPS     float64 `json:"records_per_s"`
-	P50ms   float64 `json:"p50_ms,omitempty"`
-	P99ms   float64 `json:"p99_ms,omitempty"`
-	P999ms  float64 `json:"p999_ms,omitempty"`
-	MaxMs   float64 `json:"max_ms,omitempty"`
+	Op         string  `json:"op"`
+	Partitions int     `json:"partitions,omitempty"` // fanin: partitions consumed
+	Records    int64   `json:"records"`
+	Bytes      int64   `json:"bytes"`
+	Seconds    float64 `json:"seconds"`
+	MBps       float64 `json:"mb_per_s"` // 10^6 bytes of values per second
+	RPS        float64 `json:"records_per_s"`
+	P50ms      float64 `json:"p50_ms,omitempty"`
+	P99ms      float64 `json:"p99_ms,omitempty"`
+	P999ms     float64 `json:"p999_ms,omitempty"`
+	MaxMs      float64 `json:"max_ms,omitempty"`
 }
 
 func main() {
@@ -59,8 +67,8 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "produce" && args[0] != "consume") {
-		fmt.Fprintln(stderr, "usage: samsa-bench produce|consume -brokers HOST:PORT -topic T -records N [flags]")
+	if len(args) == 0 || (args[0] != "produce" && args[0] != "consume" && args[0] != "fanin") {
+		fmt.Fprintln(stderr, "usage: samsa-bench produce|consume|fanin -brokers HOST:PORT -topic T -records N [flags]")
 		return 2
 	}
 	op := args[0]
@@ -69,11 +77,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	brokers := fs.String("brokers", "127.0.0.1:9092", "seed broker host:port")
 	topic := fs.String("topic", "", "topic (must exist)")
 	records := fs.Int64("records", 0, "records to produce or to read")
-	size := fs.Int("size", 1024, "value size in bytes")
+	defSize := 1024
+	if op == "fanin" {
+		defSize = 100
+	}
+	size := fs.Int("size", defSize, "value size in bytes")
 	acks := fs.String("acks", "all", "produce: all, 1 or 0")
 	linger := fs.String("linger", "default", "produce: kgo's default linger, or a duration")
-	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes")
-	partitions := fs.Int("partitions", 0, "produce: create the topic with this many partitions unless it exists (0: it must exist)")
+	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes; fanin: records per second, required")
+	part := fs.Int("partition", 0, "fanin: the partition written to")
+	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -102,6 +115,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			res, err = produce(ctx, append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic)), *records, *size, *rate)
 		}
+	case "fanin":
+		if *partitions > 0 {
+			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
+		}
+		if err == nil {
+			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate)
+		}
 	case "consume":
 		res, err = consume(ctx, []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, *records, *size)
@@ -117,7 +137,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: %d records, %d bytes in %.2fs: %.1f MB/s, %.0f records/s",
 		res.Op, res.Records, res.Bytes, res.Seconds, res.MBps, res.RPS)
-	if res.Op == "produce" {
+	switch res.Op {
+	case "fanin":
+		fmt.Fprintf(stdout, " to 1 of %d partitions; produce to consumer latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms",
+			res.Partitions, res.P50ms, res.P99ms, res.P999ms, res.MaxMs)
+	case "produce":
 		fmt.Fprintf(stdout, "; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", res.P50ms, res.P99ms, res.P999ms, res.MaxMs)
 	}
 	fmt.Fprintln(stdout)
