@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/kafkaref"
+	"github.com/samsa-io/samsa/internal/procstat"
 )
 
 type config struct {
@@ -182,12 +183,12 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 			}
 		}
 		progress("%s round %d: %s %s %s", name, round, key.section, key.caseName, s.client)
-		cpu0, err := cpuTime(b.pid)
+		cpu0, err := procstat.CPUTime(b.pid)
 		if err != nil {
 			return err
 		}
 		r, err := cfg.tools.runLoad(ctx, s, timeoutFor(s.records*int64(s.size)))
-		cpu1, cerr := cpuTime(b.pid)
+		cpu1, cerr := procstat.CPUTime(b.pid)
 		if err == nil && cerr == nil && r.bytes > 0 {
 			r.cpuPerGB = (cpu1 - cpu0).Seconds() / (float64(r.bytes) / 1e9)
 		}
@@ -268,7 +269,7 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 			return err
 		}
 	}
-	hwm, _ := memStat(b.pid, "VmHWM")
+	hwm, _ := procstat.Mem(b.pid, "VmHWM")
 	res.roundDone(name, b.firstAck, hwm)
 	return nil
 }

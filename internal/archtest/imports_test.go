@@ -54,6 +54,7 @@ func TestImportDirection(t *testing.T) {
 		"protocol":          {},
 		"controller":        {},
 		"internal/config":   {},
+		"internal/procstat": {},
 		"replication":       {"logstore", "protocol"},
 		"groups":            {"logstore", "protocol"},
 		"broker":            {"logstore", "protocol", "controller", "replication", "groups", "internal/config"},

@@ -1,4 +1,4 @@
-package main
+package procstat
 
 import (
 	"os"
@@ -27,19 +27,19 @@ func TestParseStatCPU(t *testing.T) {
 
 func TestOwnProcessStats(t *testing.T) {
 	pid := os.Getpid()
-	rss, err := memStat(pid, "VmRSS")
+	rss, err := Mem(pid, "VmRSS")
 	if err != nil || rss <= 0 {
 		t.Fatalf("VmRSS = %d, %v", rss, err)
 	}
-	hwm, err := memStat(pid, "VmHWM")
+	hwm, err := Mem(pid, "VmHWM")
 	if err != nil || hwm < rss {
 		t.Fatalf("VmHWM = %d (VmRSS %d), %v", hwm, rss, err)
 	}
-	if _, err := memStat(pid, "VmNoSuchField"); err == nil {
+	if _, err := Mem(pid, "VmNoSuchField"); err == nil {
 		t.Fatal("memStat accepted an absent field")
 	}
 	// Burn a little CPU and see the counter move (it ticks every 10ms).
-	before, err := cpuTime(pid)
+	before, err := CPUTime(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestOwnProcessStats(t *testing.T) {
 		for i := range 1000000 {
 			x ^= i
 		}
-		after, err := cpuTime(pid)
+		after, err := CPUTime(pid)
 		if err != nil {
 			t.Fatal(err)
 		}
