@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/procstat"
 )
 
 // faninSeqBytes is the head of every fanin value: the record's sequence
@@ -27,8 +29,10 @@ const faninSeqBytes = 8
 // the consumer's fetches are established (a Fetch parked on all partitions)
 // before the measured records 1..n go out at rate per second. The latency of
 // a record runs from its Produce call to the moment the consumer's poll
-// returns it, both on this process's monotonic clock.
-func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size int, rate float64) (Result, error) {
+// returns it, both on this process's monotonic clock. With brokerPID > 0,
+// the broker's CPU time over the measured records (from the clock's start to
+// the last record's arrival) is read from /proc.
+func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size int, rate float64, brokerPID int) (Result, error) {
 	if size < faninSeqBytes {
 		return Result{}, fmt.Errorf("-size %d: fanin needs at least %d bytes for the sequence number", size, faninSeqBytes)
 	}
@@ -107,6 +111,12 @@ func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size
 	// Let the consumer park its next Fetch before the clock starts.
 	time.Sleep(100 * time.Millisecond)
 
+	var cpu0 time.Duration
+	if brokerPID > 0 {
+		if cpu0, err = procstat.CPUTime(brokerPID); err != nil {
+			return Result{}, fmt.Errorf("broker CPU: %w", err)
+		}
+	}
 	t0 := time.Now()
 	for i := int64(1); i <= n; i++ {
 		if failed.Load() || ctx.Err() != nil {
@@ -135,12 +145,19 @@ func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size
 		}
 	}
 	elapsed := time.Since(t0)
+	var cpu1 time.Duration
+	if brokerPID > 0 {
+		if cpu1, err = procstat.CPUTime(brokerPID); err != nil {
+			return Result{}, fmt.Errorf("broker CPU: %w", err)
+		}
+	}
 	cancel()
 	if err := <-cerr; err != nil && !errors.Is(err, context.Canceled) {
 		return Result{}, err
 	}
 	res := summary("fanin", n, n*int64(size), elapsed)
 	res.Partitions = int(parts)
+	res.BrokerCPUs = (cpu1 - cpu0).Seconds()
 	l := slices.Clone(lat[1:])
 	slices.Sort(l)
 	res.P50ms = ms(percentile(l, 0.50))

@@ -5,7 +5,7 @@
 //	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
 //	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
-//	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-json]
+//	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-broker-pid PID] [-json]
 //
 // produce writes N records of -size random bytes (no key, no compression),
 // at most -rate per second when given (an open loop: record i is issued at
@@ -50,7 +50,8 @@ import (
 // acknowledgement) and fanin (to the consumer).
 type Result struct {
 	Op         string  `json:"op"`
-	Partitions int     `json:"partitions,omitempty"` // fanin: partitions consumed
+	Partitions int     `json:"partitions,omitempty"`   // fanin: partitions consumed
+	BrokerCPUs float64 `json:"broker_cpu_s,omitempty"` // fanin with -broker-pid: the broker's CPU seconds over Seconds
 	Records    int64   `json:"records"`
 	Bytes      int64   `json:"bytes"`
 	Seconds    float64 `json:"seconds"`
@@ -86,6 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	linger := fs.String("linger", "default", "produce: kgo's default linger, or a duration")
 	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes; fanin: records per second, required")
 	part := fs.Int("partition", 0, "fanin: the partition written to")
+	brokerPID := fs.Int("broker-pid", 0, "fanin: report this process's CPU time (/proc) over the measured records")
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -120,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
 		}
 		if err == nil {
-			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate)
+			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate, *brokerPID)
 		}
 	case "consume":
 		res, err = consume(ctx, []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic),
@@ -141,6 +143,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "fanin":
 		fmt.Fprintf(stdout, " to 1 of %d partitions; produce to consumer latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms",
 			res.Partitions, res.P50ms, res.P99ms, res.P999ms, res.MaxMs)
+		if res.BrokerCPUs > 0 {
+			fmt.Fprintf(stdout, "; broker CPU %.2f s (%.3f s/s)", res.BrokerCPUs, res.BrokerCPUs/res.Seconds)
+		}
 	case "produce":
 		fmt.Fprintf(stdout, "; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms", res.P50ms, res.P99ms, res.P999ms, res.MaxMs)
 	}
