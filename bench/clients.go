@@ -17,7 +17,8 @@ import (
 
 // runResult is one load run as its client reported it. MB are 10^6 bytes of
 // record values; latencies (produce only) are per record, from the client's
-// send call to the acknowledgement, in ms.
+// send call to the acknowledgement, in ms; for fanin, from the send call to
+// the consumer receiving the record.
 type runResult struct {
 	records        int64
 	bytes          int64
@@ -26,6 +27,7 @@ type runResult struct {
 	hasLat         bool
 	p50, p99, p999 float64
 	cpuPerGB       float64 // broker CPU seconds per 10^9 bytes moved, set by the caller
+	cpuPerSec      float64 // fanin: broker CPU seconds per second of the measured records, as samsa-bench read them
 	clientCPUPerGB float64 // the load generator's own CPU seconds per 10^9 bytes (a JVM's start included)
 }
 
@@ -37,6 +39,8 @@ var javaToolOpts = append([]string{"-Xmx512m"}, kafkaref.JVMOpts...)
 type loadSpec struct {
 	client  string
 	produce bool
+	fanin   bool // samsa-bench fanin: rate and size apply, acks and linger do not
+	pid     int  // fanin: the broker's process, whose CPU samsa-bench reads
 	addr    string
 	topic   string
 	records int64
@@ -54,7 +58,10 @@ type tools struct {
 
 func (s loadSpec) String() string {
 	op := "consume"
-	if s.produce {
+	switch {
+	case s.fanin:
+		op = "fanin"
+	case s.produce:
 		op = "produce"
 	}
 	return s.client + " " + op
@@ -64,13 +71,19 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 	switch s.client {
 	case clientKgo:
 		args := []string{"consume"}
-		if s.produce {
+		switch {
+		case s.fanin:
+			args = []string{"fanin", "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64), "-broker-pid", strconv.Itoa(s.pid)}
+		case s.produce:
 			args = []string{"produce", "-acks", s.acks, "-linger", s.linger, "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64)}
 		}
 		args = append(args, "-brokers", s.addr, "-topic", s.topic, "-records", strconv.FormatInt(s.records, 10),
 			"-size", strconv.Itoa(s.size), "-json")
 		return exec.CommandContext(ctx, t.samsaBench, args...), nil
 	case clientJava:
+		if s.fanin {
+			return nil, errors.New("the Java tools have no fanin run")
+		}
 		if t.libs == "" {
 			return nil, errors.New("no Kafka jars for the Java tools")
 		}
@@ -149,13 +162,18 @@ func parseKgo(out []byte) (runResult, error) {
 		P99     float64 `json:"p99_ms"`
 		P999    float64 `json:"p999_ms"`
 		Op      string  `json:"op"`
+		CPU     float64 `json:"broker_cpu_s"`
 	}
 	line := lastLine(string(out))
 	if err := json.Unmarshal([]byte(line), &v); err != nil {
 		return runResult{}, fmt.Errorf("samsa-bench output %q: %w", line, err)
 	}
-	return runResult{records: v.Records, bytes: v.Bytes, seconds: v.Seconds, mbps: v.MBps, rps: v.RPS,
-		hasLat: v.Op == "produce", p50: v.P50, p99: v.P99, p999: v.P999}, nil
+	r := runResult{records: v.Records, bytes: v.Bytes, seconds: v.Seconds, mbps: v.MBps, rps: v.RPS,
+		hasLat: v.Op == "produce" || v.Op == "fanin", p50: v.P50, p99: v.P99, p999: v.P999}
+	if v.Op == "fanin" && v.Seconds > 0 {
+		r.cpuPerSec = v.CPU / v.Seconds
+	}
+	return r, nil
 }
 
 // producerPerfFinal matches ProducerPerformance's closing line, e.g.

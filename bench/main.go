@@ -11,8 +11,12 @@
 // and linger 5 ms), one of which fills a 16-partition topic with the consume
 // volume; each client reads that topic from the page cache; the latency case
 // (acks=all, one partition) paced at half of the rate Kafka reached with the
-// same client in its first round; peak RSS. For every run the broker's
-// CPU-seconds (user+system, /proc) per GB moved. Before the rounds, the
+// same client in its first round; the fanin case (one direct consumer of all
+// 1,000 partitions of a topic while a producer writes 100 B records at
+// 1,000/s, linger 0, to one of them: latency from the produce call to the
+// consumer, and the broker's CPU-seconds per second of the run, the cost of
+// a Fetch parked on many idle partitions); peak RSS. For every run the
+// broker's CPU-seconds (user+system, /proc) per GB moved. Before the rounds, the
 // machine's own limits: one loopback TCP stream from memory, and sendfile
 // from a page-cached file. Medians of the rounds and the ratios samsa/Kafka
 // are printed as one table.
@@ -21,7 +25,12 @@
 // bench says why and measures samsa alone. The exit status is non-zero only
 // when samsa or bench itself fails.
 //
-//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-keep] [-v] [-profile DIR]
+//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-sections produce,consume,latency,fanin]
+//	               [-samsa-bin PATH] [-keep] [-v] [-profile DIR]
+//
+// -samsa-bin measures a samsa binary built elsewhere (another commit, for a
+// before and after) instead of building ./cmd/samsa; samsa-bench is still
+// built from this tree.
 package main
 
 import (
@@ -59,10 +68,12 @@ func run() int {
 	only := flag.String("only", "", "run only this broker: samsa or kafka")
 	keep := flag.Bool("keep", false, "keep the temporary directory (broker logs and data)")
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
+	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin (consume and latency need produce)")
+	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
 	flag.Parse()
-	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 {
-		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q or -rounds outside 0..20\n", flag.Args())
+	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 || (*samsaBinFlag != "" && *profile != "") {
+		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q, -rounds outside 0..20, or -samsa-bin with -profile\n", flag.Args())
 		return 2
 	}
 	withSamsa, withKafka := true, true
@@ -80,6 +91,10 @@ func run() int {
 	defer stop()
 
 	cfg := config{plan: makePlan(*quick, *rounds), verbose: *verbose}
+	if err := cfg.plan.only(*sectionList); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
 	var err error
 	if cfg.root, err = kafkaref.ModuleRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -103,6 +118,13 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
+	}
+	if *samsaBinFlag != "" {
+		if samsaBin, err = filepath.Abs(*samsaBinFlag); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		res.samsaVersion = samsaBin
 	}
 	// Kafka's jars serve the Java load generator too, -only samsa or not.
 	progress("resolving Apache Kafka jars")
@@ -187,9 +209,13 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 		if err != nil {
 			return err
 		}
-		r, err := cfg.tools.runLoad(ctx, s, timeoutFor(s.records*int64(s.size)))
+		timeout := timeoutFor(s.records * int64(s.size))
+		if s.rate > 0 {
+			timeout += time.Duration(float64(s.records) / s.rate * float64(time.Second))
+		}
+		r, err := cfg.tools.runLoad(ctx, s, timeout)
 		cpu1, cerr := procstat.CPUTime(b.pid)
-		if err == nil && cerr == nil && r.bytes > 0 {
+		if err == nil && cerr == nil && r.bytes > 0 && !s.fanin {
 			r.cpuPerGB = (cpu1 - cpu0).Seconds() / (float64(r.bytes) / 1e9)
 		}
 		res.add(name, key, r, err)
@@ -198,7 +224,7 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 			if r.hasLat {
 				lat = fmt.Sprintf(" p50 %.1f p99 %.1f p99.9 %.1f ms,", r.p50, r.p99, r.p999)
 			}
-			progress("  %.1f MB/s %.0f rec/s,%s %.2f broker CPU s/GB", r.mbps, r.rps, lat, r.cpuPerGB)
+			progress("  %.1f MB/s %.0f rec/s,%s %.2f broker CPU s/GB, %.3f broker CPU s/s", r.mbps, r.rps, lat, r.cpuPerGB, r.cpuPerSec)
 		}
 		if err != nil {
 			progress("%s round %d: %s %s %s FAILED: %v", name, round, key.section, key.caseName, s.client, err)
@@ -228,6 +254,9 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 	var fillTopic string
 	var fillRecords int64
 	for _, c := range p.cases {
+		if !p.sections["produce"] {
+			break
+		}
 		for _, client := range clients {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -246,7 +275,7 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 			}
 		}
 	}
-	if fillTopic != "" {
+	if fillTopic != "" && p.sections["consume"] {
 		caseName := fmt.Sprintf("%s from page cache, p=%d", fmtBytes(p.consumeBytes), fillCase.parts)
 		for _, client := range clients {
 			s := loadSpec{client: client, addr: b.addr, topic: fillTopic, records: fillRecords, size: p.size}
@@ -257,7 +286,7 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 	}
 	for _, client := range clients {
 		rate, src := res.latencyRate(client, latencyCase)
-		if rate <= 0 {
+		if rate <= 0 || !p.sections["latency"] {
 			continue
 		}
 		res.rateNote[client] = src
@@ -266,6 +295,14 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 		s := loadSpec{client: client, produce: true, addr: b.addr, topic: topic, records: n, size: p.size,
 			acks: latencyCase.acks, linger: latencyCase.linger, rate: rate}
 		if err := measure(figKey{"latency", fmt.Sprintf("%s @ %.0f rec/s", latencyCase, rate), client}, s, latencyCase.parts); err != nil {
+			return err
+		}
+	}
+	if p.sections["fanin"] {
+		// The Java tools have no such run: kgo only.
+		n := int64(faninRate * p.faninSeconds)
+		s := loadSpec{client: clientKgo, fanin: true, pid: b.pid, addr: b.addr, topic: "fanin-" + clientKgo, records: n, size: faninSize, rate: faninRate}
+		if err := measure(figKey{"fanin", faninCaseName(), clientKgo}, s, faninParts); err != nil {
 			return err
 		}
 	}

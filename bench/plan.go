@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,6 +49,24 @@ var fillCase = prodCase{acks: "1", parts: 16, linger: "5ms"}
 // latencyCase runs paced at half of Kafka's peak for the same client.
 var latencyCase = prodCase{acks: "all", parts: 1, linger: "default"}
 
+// The fanin case: one direct consumer of every partition of a topic of
+// faninParts partitions, a producer (linger 0) writing faninSize-byte
+// records at faninRate per second to one of them; latency is produce call to
+// consumer, and the broker's CPU is given per second of the measured records.
+const (
+	faninParts = 1000
+	faninRate  = 1000
+	faninSize  = 100
+)
+
+// faninCaseName labels the fanin case in the report.
+func faninCaseName() string {
+	return fmt.Sprintf("p=%d, 1 written, %d B @ %d rec/s linger 0", faninParts, faninSize, faninRate)
+}
+
+// sections are the parts of a round, in order; -sections picks some.
+var sections = []string{"produce", "consume", "latency", "fanin"}
+
 // plan is what one run of bench measures.
 type plan struct {
 	quick          bool
@@ -56,8 +77,10 @@ type plan struct {
 	consumeBytes   int64 // the fill topic, read once by each client
 	warmBytes      int64 // unmeasured, before the first case of a round
 	latencySeconds float64
-	cases          []prodCase // fillCase is among them
-	limitBytes     int64      // sendfile file size for the machine limits
+	faninSeconds   float64
+	sections       map[string]bool // which of sections run
+	cases          []prodCase      // fillCase is among them
+	limitBytes     int64           // sendfile file size for the machine limits
 	limitSeconds   float64
 }
 
@@ -71,6 +94,8 @@ func makePlan(quick bool, rounds int) plan {
 		consumeBytes:   5 << 30,
 		warmBytes:      512 << 20,
 		latencySeconds: 10,
+		faninSeconds:   10,
+		sections:       map[string]bool{},
 		limitBytes:     512 << 20,
 		limitSeconds:   3,
 	}
@@ -93,6 +118,7 @@ func makePlan(quick bool, rounds int) plan {
 		p.consumeBytes = 256 << 20
 		p.warmBytes = 64 << 20
 		p.latencySeconds = 3
+		p.faninSeconds = 5
 		p.limitBytes = 128 << 20
 		p.limitSeconds = 1
 		p.cases = []prodCase{latencyCase, fillCase}
@@ -100,7 +126,32 @@ func makePlan(quick bool, rounds int) plan {
 	if rounds > 0 {
 		p.rounds = rounds
 	}
+	for _, s := range sections {
+		p.sections[s] = true
+	}
 	return p
+}
+
+// only restricts p to the comma-separated sections in list ("" keeps all).
+// The consume section reads the fill case's topic and the latency case
+// takes its rate from the produce section, so each needs produce.
+func (p *plan) only(list string) error {
+	if list == "" {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(sections, s) {
+			return fmt.Errorf("-sections: %q is not one of %s", s, strings.Join(sections, ","))
+		}
+		want[s] = true
+	}
+	if (want["consume"] || want["latency"]) && !want["produce"] {
+		return errors.New("-sections: consume and latency need produce")
+	}
+	p.sections = want
+	return nil
 }
 
 // recordsFor is how many records of p.size make up bytes.

@@ -11,7 +11,7 @@ import (
 
 // figKey names one measured run across rounds.
 type figKey struct {
-	section  string // produce, consume, latency
+	section  string // produce, consume, latency, fanin
 	caseName string
 	client   string
 }
@@ -121,6 +121,7 @@ func (r *results) samsaFailed() bool {
 type agg struct {
 	n                                    int
 	mbps, rps, p50, p99, p999, cpu, ccpu float64
+	cps                                  float64 // broker CPU s per s
 	hasLat                               bool
 }
 
@@ -140,6 +141,7 @@ func aggregate(runs []runResult) agg {
 	a.rps = pick(func(x runResult) float64 { return x.rps })
 	a.cpu = pick(func(x runResult) float64 { return x.cpuPerGB })
 	a.ccpu = pick(func(x runResult) float64 { return x.clientCPUPerGB })
+	a.cps = pick(func(x runResult) float64 { return x.cpuPerSec })
 	a.hasLat = runs[0].hasLat
 	if a.hasLat {
 		a.p50 = pick(func(x runResult) float64 { return x.p50 })
@@ -198,10 +200,13 @@ func (r *results) print(w io.Writer, p plan) {
 	fmt.Fprintln(w, "generator's own (a JVM's start and JIT included), on the same 2 cores: the two add up to what the machine has.")
 	fmt.Fprintln(w, "kgo = cmd/samsa-bench (franz-go, kgo defaults); java = Kafka's ProducerPerformance/ConsumerPerformance (defaults;")
 	fmt.Fprintln(w, "its linger.ms default is already 5 ms, so its 'linger 5ms' cases are its 'default' ones).")
+	fmt.Fprintf(w, "fanin (kgo only, %.0fs): one direct consumer of all %d partitions, %d B records produced to one of them; its latency\n", p.faninSeconds, faninParts, faninSize)
+	fmt.Fprintln(w, "is produce call to consumer; CPU s/s: broker CPU seconds per second while the measured records flow (read by")
+	fmt.Fprintln(w, "samsa-bench from /proc once the consumer has its first record, and again when it has the last), i.e. cores busy.")
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tclient\tbroker\tMB/s\trecords/s\tp50 ms\tp99 ms\tp99.9 ms\tCPU s/GB\tclient CPU s/GB\tstart→ack s\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "case\tclient\tbroker\tMB/s\trecords/s\tp50 ms\tp99 ms\tp99.9 ms\tCPU s/GB\tCPU s/s\tclient CPU s/GB\tstart→ack s\tpeak RSS MiB\t")
 	for _, k := range r.keys {
 		s, kf := aggregate(r.runs["samsa"][k]), aggregate(r.runs["kafka"][k])
 		label := k.section + " " + k.caseName
@@ -218,33 +223,41 @@ func (r *results) print(w io.Writer, p plan) {
 				if f := r.fails[row.name][k]; len(f) > 0 {
 					note = "FAILED"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\t\n", first, k.client, row.name, note)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\t\t\n", first, k.client, row.name, note)
 				continue
 			}
 			lat := []string{"", "", ""}
 			if row.a.hasLat {
 				lat = []string{fmtNum(row.a.p50, 1), fmtNum(row.a.p99, 1), fmtNum(row.a.p999, 1)}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", first, k.client, row.name,
-				fmtNum(row.a.mbps, 1), fmtNum(row.a.rps, 0), lat[0], lat[1], lat[2], fmtNum(row.a.cpu, 2), fmtNum(row.a.ccpu, 2))
+			cps := ""
+			if k.section == "fanin" {
+				cps = fmtNum(row.a.cps, 3)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", first, k.client, row.name,
+				fmtNum(row.a.mbps, 1), fmtNum(row.a.rps, 0), lat[0], lat[1], lat[2], fmtNum(row.a.cpu, 2), cps, fmtNum(row.a.ccpu, 2))
 		}
 		lat := []string{"", "", ""}
 		if s.hasLat && kf.hasLat {
 			lat = []string{fmtRatio(ratio(s.p50, kf.p50)), fmtRatio(ratio(s.p99, kf.p99)), fmtRatio(ratio(s.p999, kf.p999))}
 		}
-		fmt.Fprintf(tw, "\t\tsamsa/kafka\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n",
-			fmtRatio(ratio(s.mbps, kf.mbps)), fmtRatio(ratio(s.rps, kf.rps)), lat[0], lat[1], lat[2], fmtRatio(ratio(s.cpu, kf.cpu)), fmtRatio(ratio(s.ccpu, kf.ccpu)))
+		cps := ""
+		if k.section == "fanin" {
+			cps = fmtRatio(ratio(s.cps, kf.cps))
+		}
+		fmt.Fprintf(tw, "\t\tsamsa/kafka\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n",
+			fmtRatio(ratio(s.mbps, kf.mbps)), fmtRatio(ratio(s.rps, kf.rps)), lat[0], lat[1], lat[2], fmtRatio(ratio(s.cpu, kf.cpu)), cps, fmtRatio(ratio(s.ccpu, kf.ccpu)))
 	}
 	sa, ka := median(r.rounds["samsa"].firstAck), median(r.rounds["kafka"].firstAck)
 	sr, kr := median(r.rounds["samsa"].peakRSS)/(1<<20), median(r.rounds["kafka"].peakRSS)/(1<<20)
-	fmt.Fprintf(tw, "whole round\t\tsamsa\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(sa, 3), fmtNum(sr, 0))
-	fmt.Fprintf(tw, "\t\tkafka\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(ka, 3), fmtNum(kr, 0))
-	fmt.Fprintf(tw, "\t\tsamsa/kafka\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtRatio(ratio(sa, ka)), fmtRatio(ratio(sr, kr)))
+	fmt.Fprintf(tw, "whole round\t\tsamsa\t\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(sa, 3), fmtNum(sr, 0))
+	fmt.Fprintf(tw, "\t\tkafka\t\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtNum(ka, 3), fmtNum(kr, 0))
+	fmt.Fprintf(tw, "\t\tsamsa/kafka\t\t\t\t\t\t\t\t\t%s\t%s\t\n", fmtRatio(ratio(sa, ka)), fmtRatio(ratio(sr, kr)))
 	if r.limitsErr != nil {
-		fmt.Fprintf(tw, "machine limits\t\t\tFAILED\t\t\t\t\t\t\t\t\t\n")
+		fmt.Fprintf(tw, "machine limits\t\t\tFAILED\t\t\t\t\t\t\t\t\t\t\n")
 	} else {
-		fmt.Fprintf(tw, "machine: loopback TCP, 1 stream from memory\t\t\t%s\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.loopbackMBps, 0))
-		fmt.Fprintf(tw, "machine: sendfile from a cached file, 1 stream\t\t\t%s\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.sendfileMBps, 0))
+		fmt.Fprintf(tw, "machine: loopback TCP, 1 stream from memory\t\t\t%s\t\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.loopbackMBps, 0))
+		fmt.Fprintf(tw, "machine: sendfile from a cached file, 1 stream\t\t\t%s\t\t\t\t\t\t\t\t\t\t\n", fmtNum(r.limits.sendfileMBps, 0))
 	}
 	tw.Flush()
 

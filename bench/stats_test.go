@@ -179,3 +179,65 @@ func TestReportTableAndTargets(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestParseKgoFanin(t *testing.T) {
+	r, err := parseKgo([]byte(`{"op":"fanin","partitions":1000,"broker_cpu_s":2.5,"records":5000,"bytes":500000,"seconds":5,"mb_per_s":0.1,"records_per_s":1000,"p50_ms":1.2,"p99_ms":8,"p999_ms":15}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.records != 5000 || !r.hasLat || r.p50 != 1.2 || r.p999 != 15 || r.cpuPerSec != 0.5 {
+		t.Errorf("parsed %+v", r)
+	}
+}
+
+func TestPlanSections(t *testing.T) {
+	p := makePlan(true, 0)
+	for _, s := range sections {
+		if !p.sections[s] {
+			t.Errorf("default plan lacks section %s", s)
+		}
+	}
+	if err := p.only("fanin"); err != nil || p.sections["produce"] || !p.sections["fanin"] {
+		t.Errorf("only(fanin): %v, %v", err, p.sections)
+	}
+	if err := p.only("produce, latency"); err != nil || !p.sections["latency"] || p.sections["fanin"] {
+		t.Errorf("only(produce, latency): %v, %v", err, p.sections)
+	}
+	for _, bad := range []string{"fetch", "consume", "latency,fanin", "produce,"} {
+		q := makePlan(true, 0)
+		if err := q.only(bad); err == nil {
+			t.Errorf("only(%q) accepted", bad)
+		}
+	}
+	if makePlan(false, 0).faninSeconds <= p.faninSeconds {
+		t.Error("the quick fanin is not shorter")
+	}
+}
+
+func TestReportFanin(t *testing.T) {
+	r := newResults()
+	k := figKey{"fanin", faninCaseName(), clientKgo}
+	r.add("samsa", k, runResult{mbps: 0.1, rps: 1000, hasLat: true, p50: 1, p99: 4, p999: 8, cpuPerGB: 300, cpuPerSec: 0.05}, nil)
+	r.add("kafka", k, runResult{mbps: 0.1, rps: 1000, hasLat: true, p50: 2, p99: 8, p999: 20, cpuPerGB: 600, cpuPerSec: 0.2}, nil)
+	var sb strings.Builder
+	r.print(&sb, makePlan(true, 0))
+	out := sb.String()
+	var row, ratios string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "fanin p=1000") {
+			row, ratios = l, lines[i+2]
+		}
+	}
+	if !strings.Contains(row, "0.050") || !strings.Contains(ratios, "0.25x") || !strings.Contains(ratios, "0.40x") {
+		t.Errorf("fanin rows lack CPU s/s 0.050, its ratio 0.25x or the p99.9 ratio 0.40x:\n%s", out)
+	}
+	// CPU s/s is shown for fanin only.
+	pk := figKey{"produce", "acks=1 p=1 default", clientKgo}
+	r.add("samsa", pk, runResult{mbps: 300, rps: 1, cpuPerGB: 2, cpuPerSec: 0.777}, nil)
+	sb.Reset()
+	r.print(&sb, makePlan(true, 0))
+	if strings.Contains(sb.String(), "0.777") {
+		t.Error("CPU s/s shown for a produce case")
+	}
+}
