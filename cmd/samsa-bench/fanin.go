@@ -31,8 +31,11 @@ const faninSeqBytes = 8
 // a record runs from its Produce call to the moment the consumer's poll
 // returns it, both on this process's monotonic clock. With brokerPID > 0,
 // the broker's CPU time over the measured records (from the clock's start to
-// the last record's arrival) is read from /proc.
-func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size int, rate float64, brokerPID int) (Result, error) {
+// the last record's arrival) is read from /proc. With minBytes > 1 the
+// consumer asks each Fetch to wait for that many bytes (fetch.min.bytes,
+// with Kafka's consumer's fetch.max.wait.ms of 500 ms), so that one parked
+// Fetch sees many appends.
+func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size int, rate float64, brokerPID int, minBytes int32) (Result, error) {
 	if size < faninSeqBytes {
 		return Result{}, fmt.Errorf("-size %d: fanin needs at least %d bytes for the sequence number", size, faninSeqBytes)
 	}
@@ -50,8 +53,11 @@ func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size
 	for p := range parts {
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(brokers),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
+	copts := []kgo.Opt{kgo.SeedBrokers(brokers), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets})}
+	if minBytes > 1 {
+		copts = append(copts, kgo.FetchMinBytes(minBytes), kgo.FetchMaxWait(500*time.Millisecond))
+	}
+	cons, err := kgo.NewClient(copts...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -230,20 +236,36 @@ func faninSeq(v []byte, n int) (int, error) {
 	return int(i), nil
 }
 
-// partitionCount asks the broker how many partitions topic has.
+// partitionCount asks the broker how many partitions topic has, waiting up
+// to 90s for it to be listed with a leader for every partition (a topic just
+// created may not be yet).
 func partitionCount(ctx context.Context, brokers, topic string) (int32, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
 	if err != nil {
 		return 0, err
 	}
 	defer cl.Close()
-	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("metadata of %s: %w", topic, err)
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			td := md.Topics[topic]
+			if err = td.Err; err == nil && len(td.Partitions) == 0 {
+				err = errors.New("no partitions")
+			}
+			for _, p := range td.Partitions {
+				if err == nil && (p.Err != nil || p.Leader < 0) {
+					err = fmt.Errorf("partition %d: leader %d, %v", p.Partition, p.Leader, p.Err)
+				}
+			}
+			if err == nil {
+				return int32(len(td.Partitions)), nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, fmt.Errorf("topic %s: %w", topic, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	td, ok := md.Topics[topic]
-	if !ok || td.Err != nil {
-		return 0, fmt.Errorf("topic %s: not found (%v)", topic, td.Err)
-	}
-	return int32(len(td.Partitions)), nil
 }

@@ -5,7 +5,7 @@
 //	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
 //	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
-//	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-broker-pid PID] [-json]
+//	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-broker-pid PID] [-fetch-min-bytes N] [-json]
 //
 // produce writes N records of -size random bytes (no key, no compression),
 // at most -rate per second when given (an open loop: record i is issued at
@@ -87,6 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	linger := fs.String("linger", "default", "produce: kgo's default linger, or a duration")
 	rate := fs.Float64("rate", 0, "produce: records per second, 0 for as fast as the client goes; fanin: records per second, required")
 	part := fs.Int("partition", 0, "fanin: the partition written to")
+	minBytes := fs.Int("fetch-min-bytes", 1, "fanin: the consumer's fetch.min.bytes")
 	brokerPID := fs.Int("broker-pid", 0, "fanin: report this process's CPU time (/proc) over the measured records")
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
@@ -122,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
 		}
 		if err == nil {
-			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate, *brokerPID)
+			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
 		}
 	case "consume":
 		res, err = consume(ctx, []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic),

@@ -72,7 +72,7 @@ func TestFaninRefusesBadFlags(t *testing.T) {
 		rate float64
 	}{{7, 1000}, {100, 0}} {
 		// Checked before any dial: the broker address is never used.
-		if _, err := fanin(t.Context(), "127.0.0.1:1", "t", 0, 10, c.size, c.rate, 0); err == nil {
+		if _, err := fanin(t.Context(), "127.0.0.1:1", "t", 0, 10, c.size, c.rate, 0, 1); err == nil {
 			t.Errorf("fanin with -size %d -rate %v: no error", c.size, c.rate)
 		}
 	}
