@@ -37,17 +37,18 @@ var javaToolOpts = append([]string{"-Xmx512m"}, kafkaref.JVMOpts...)
 
 // loadSpec is one produce or consume run.
 type loadSpec struct {
-	client  string
-	produce bool
-	fanin   bool // samsa-bench fanin: rate and size apply, acks and linger do not
-	pid     int  // fanin: the broker's process, whose CPU samsa-bench reads
-	addr    string
-	topic   string
-	records int64
-	size    int
-	acks    string
-	linger  string  // "default" or a duration
-	rate    float64 // records/s, 0 for unpaced
+	client   string
+	produce  bool
+	fanin    bool  // samsa-bench fanin: rate and size apply, acks and linger do not
+	pid      int   // fanin: the broker's process, whose CPU samsa-bench reads
+	minBytes int32 // fanin: the consumer's fetch.min.bytes
+	addr     string
+	topic    string
+	records  int64
+	size     int
+	acks     string
+	linger   string  // "default" or a duration
+	rate     float64 // records/s, 0 for unpaced
 }
 
 // tools are the load generators' locations.
@@ -73,7 +74,8 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 		args := []string{"consume"}
 		switch {
 		case s.fanin:
-			args = []string{"fanin", "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64), "-broker-pid", strconv.Itoa(s.pid)}
+			args = []string{"fanin", "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64), "-broker-pid", strconv.Itoa(s.pid),
+				"-fetch-min-bytes", strconv.Itoa(int(s.minBytes))}
 		case s.produce:
 			args = []string{"produce", "-acks", s.acks, "-linger", s.linger, "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64)}
 		}

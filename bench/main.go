@@ -15,7 +15,8 @@
 // 1,000 partitions of a topic while a producer writes 100 B records at
 // 1,000/s, linger 0, to one of them: latency from the produce call to the
 // consumer, and the broker's CPU-seconds per second of the run, the cost of
-// a Fetch parked on many idle partitions); peak RSS. For every run the
+// a Fetch parked on many idle partitions; once with fetch.min.bytes 1, once
+// with 16 KiB so that a parked Fetch sees many appends); peak RSS. For every run the
 // broker's CPU-seconds (user+system, /proc) per GB moved. Before the rounds, the
 // machine's own limits: one loopback TCP stream from memory, and sendfile
 // from a page-cached file. Medians of the rounds and the ratios samsa/Kafka
@@ -300,10 +301,13 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 	}
 	if p.sections["fanin"] {
 		// The Java tools have no such run: kgo only.
-		n := int64(faninRate * p.faninSeconds)
-		s := loadSpec{client: clientKgo, fanin: true, pid: b.pid, addr: b.addr, topic: "fanin-" + clientKgo, records: n, size: faninSize, rate: faninRate}
-		if err := measure(figKey{"fanin", faninCaseName(), clientKgo}, s, faninParts); err != nil {
-			return err
+		for _, mb := range faninMinBytes {
+			n := int64(faninRate * p.faninSeconds)
+			s := loadSpec{client: clientKgo, fanin: true, pid: b.pid, minBytes: mb, addr: b.addr,
+				topic: fmt.Sprintf("fanin-%s-%d", clientKgo, mb), records: n, size: faninSize, rate: faninRate}
+			if err := measure(figKey{"fanin", faninCaseName(mb), clientKgo}, s, faninParts); err != nil {
+				return err
+			}
 		}
 	}
 	hwm, _ := procstat.Mem(b.pid, "VmHWM")

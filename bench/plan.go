@@ -59,9 +59,14 @@ const (
 	faninSize  = 100
 )
 
-// faninCaseName labels the fanin case in the report.
-func faninCaseName() string {
-	return fmt.Sprintf("p=%d, 1 written, %d B @ %d rec/s linger 0", faninParts, faninSize, faninRate)
+// faninMinBytes are the consumer's fetch.min.bytes of the fanin runs: kgo's
+// and Kafka's default, where a Fetch returns at the first append, and 16 KiB
+// (500 ms max wait), where one parked Fetch sees about a hundred appends.
+var faninMinBytes = []int32{1, 16 << 10}
+
+// faninCaseName labels the fanin run with the given fetch.min.bytes.
+func faninCaseName(minBytes int32) string {
+	return fmt.Sprintf("p=%d, 1 written, %d B @ %d rec/s, fetch.min.bytes %d", faninParts, faninSize, faninRate, minBytes)
 }
 
 // sections are the parts of a round, in order; -sections picks some.
@@ -118,7 +123,7 @@ func makePlan(quick bool, rounds int) plan {
 		p.consumeBytes = 256 << 20
 		p.warmBytes = 64 << 20
 		p.latencySeconds = 3
-		p.faninSeconds = 5
+		p.faninSeconds = 4
 		p.limitBytes = 128 << 20
 		p.limitSeconds = 1
 		p.cases = []prodCase{latencyCase, fillCase}

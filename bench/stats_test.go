@@ -216,7 +216,7 @@ func TestPlanSections(t *testing.T) {
 
 func TestReportFanin(t *testing.T) {
 	r := newResults()
-	k := figKey{"fanin", faninCaseName(), clientKgo}
+	k := figKey{"fanin", faninCaseName(1), clientKgo}
 	r.add("samsa", k, runResult{mbps: 0.1, rps: 1000, hasLat: true, p50: 1, p99: 4, p999: 8, cpuPerGB: 300, cpuPerSec: 0.05}, nil)
 	r.add("kafka", k, runResult{mbps: 0.1, rps: 1000, hasLat: true, p50: 2, p99: 8, p999: 20, cpuPerGB: 600, cpuPerSec: 0.2}, nil)
 	var sb strings.Builder

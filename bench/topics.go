@@ -16,7 +16,7 @@ import (
 // NOT_LEADER_OR_FOLLOWER there waits for kgo's next metadata refresh (at least
 // 5 s later), which showed up as multi-second p99 latencies. ListOffsets is
 // answered by the partition itself, so all partitions answering it means
-// the topic is ready.
+// the topic is ready. The wait is 30s and 50ms more per partition.
 func createTopic(ctx context.Context, addr, topic string, partitions int32) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -24,7 +24,8 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wait := 30*time.Second + time.Duration(partitions)*50*time.Millisecond
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	resp, err := adm.CreateTopics(ctx, partitions, 1, nil, topic)
 	if err != nil {
@@ -52,7 +53,7 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("topic %s: partitions without a leader after 30s (last metadata error: %v)", topic, err)
+			return fmt.Errorf("topic %s: partitions without a leader after %v (last metadata error: %v)", topic, wait, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
