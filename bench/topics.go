@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -33,7 +35,9 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 	}
 	if r, ok := resp[topic]; !ok {
 		return fmt.Errorf("create topic %s: no answer for it", topic)
-	} else if r.Err != nil {
+	} else if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+		// TOPIC_ALREADY_EXISTS: kgo retried a CreateTopics that outlived its
+		// request timeout (1,000 partitions can); names are fresh per broker.
 		return fmt.Errorf("create topic %s: %w (%s)", topic, r.Err, r.ErrMessage)
 	}
 	for {
