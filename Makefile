@@ -14,7 +14,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # make run SERVEFLAGS='--override num.partitions=3'
 DATA       ?= ./data
 SERVEFLAGS ?=
-# make bench BENCH_QUICK=1 (about a minute); more flags with BENCHFLAGS='-rounds 5 -v'
+# make bench BENCH_QUICK=1 (about three minutes); more flags with BENCHFLAGS='-rounds 5 -v'
 BENCH_QUICK ?=
 BENCHFLAGS  ?=
 # make fuzz FUZZTIME=5m
