@@ -46,8 +46,7 @@ func (b *Broker) syncCoordinator() {
 	owned := make(map[int32]int32)
 	if t := b.meta.topic(offsetsTopic); t != nil {
 		for _, p := range t.parts {
-			leader, epoch, _, _ := p.State()
-			if leader == b.nodeID && p.Log != nil {
+			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
 				owned[p.ID] = epoch
 			}
 		}

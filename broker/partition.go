@@ -51,6 +51,7 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 		Fetchers:           b.fetchers,
 		Store:              stateStore{b},
 		Partitions:         b.meta.allPartitions,
+		BrokerEpoch:        b.store.BrokerEpoch,
 		LagTime:            b.settings.ReplicaLagTimeMax,
 		CheckpointInterval: b.settings.ReplicaHWCheckpointInterval,
 		Logger:             b.log,

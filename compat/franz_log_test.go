@@ -200,6 +200,7 @@ func TestFranzTornTail(t *testing.T) {
 				t.Logf("no .clean-shutdown marker found under %s", n.Dir)
 			}
 			n.Restart()
+			waitLed(t, n.Addr(), topic, 0)
 
 			ends, err := adm.ListEndOffsets(testCtx(t, 20*time.Second), topic)
 			if err != nil {
@@ -452,6 +453,7 @@ func TestFranzTornTailProducerState(t *testing.T) {
 	}
 	removeCleanShutdownMarkers(t, n.Dir)
 	n.Restart()
+	waitLed(t, n.Addr(), topic, 0)
 	cl = newKgo(t, n.Addr())
 
 	sp := produceRaw(t, cl, topic, id, 0, batch(5))
@@ -528,6 +530,7 @@ func TestFranzCrashLikeRestart(t *testing.T) {
 		}
 	}
 	n.Restart()
+	waitLed(t, n.Addr(), topic, 0)
 	cl = newKgo(t, n.Addr())
 
 	for _, c := range []struct {

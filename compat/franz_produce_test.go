@@ -162,6 +162,7 @@ func TestFranzIdempotentProducer(t *testing.T) {
 
 	// Producer state is rebuilt on restart.
 	n.Restart()
+	waitLed(t, n.Addr(), topic, 0)
 	cl = newKgo(t, n.Addr())
 	produce("seq 3 after restart", batch(3, "d", "e"), nil, 5)
 	produce("seq 10 after restart", batch(10, "x"), kerr.OutOfOrderSequenceNumber, 0)

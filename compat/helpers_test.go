@@ -353,3 +353,35 @@ func wantCode(t testing.TB, what string, code int16, want *kerr.Error) {
 		t.Fatalf("%s: error %v (code %d), want %v (code %d)", what, got, code, want, want.Code)
 	}
 }
+
+// waitLed waits until the broker at addr leads partition p of topic, as
+// ListOffsets tells: a restarted broker takes a new leader epoch from the
+// controller before it leads again (TestRestartedLeaderLeadsInANewEpoch),
+// and a raw request meanwhile gets NOT_LEADER_OR_FOLLOWER, which clients
+// retry.
+func waitLed(t testing.TB, addr, topic string, p int32) {
+	t.Helper()
+	cl := newKgo(t, addr)
+	testutil.Eventually(t, 30*time.Second, func() error {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = p, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		kr, err := cl.SeedBrokers()[0].Request(testCtx(t, 5*time.Second), req)
+		if err != nil {
+			return err
+		}
+		resp := kr.(*kmsg.ListOffsetsResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return fmt.Errorf("malformed ListOffsets answer")
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			return fmt.Errorf("%s-%d at %s: %v", topic, p, addr, kerr.ErrorForCode(code))
+		}
+		return nil
+	})
+}

@@ -72,6 +72,7 @@ func TestIdempotentProducerSequences(t *testing.T) {
 
 	// After a restart the producer state comes back from the log.
 	n.Restart()
+	waitLed(t, n.Addr(), topic, 0)
 	cl2 := newKgo(t, n.Addr())
 	sp = produceRaw(t, cl2, topic, id, 0, b1)
 	wantCode(t, "retry after restart", sp.ErrorCode, nil)

@@ -131,6 +131,10 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 		live[b.ID] = true
 	}
 	liveFor := liveReplicas(brokers, live)
+	epochs := make(map[int32]int64, len(brokers))
+	for _, b := range brokers {
+		epochs[b.ID] = b.Epoch
+	}
 	topics, _, err := s.Topics(ctx)
 	if err != nil {
 		return err
@@ -151,7 +155,14 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 			if st.Version == 0 || p >= len(t.Assignment) {
 				continue // being created
 			}
-			next, ok := decideState(st, t.Assignment[p], liveFor(name, int32(p)), unclean, rebalance)
+			live := liveFor(name, int32(p))
+			var next PartitionState
+			var ok bool
+			if st.Leader >= 0 && live[st.Leader] && epochs[st.Leader] > st.Version {
+				next, ok = reelectBounced(st, t.Assignment[p], live), true
+			} else {
+				next, ok = decideState(st, t.Assignment[p], live, unclean, rebalance)
+			}
 			if !ok {
 				continue
 			}
@@ -195,6 +206,32 @@ func liveReplicas(brokers []BrokerInfo, live map[int32]bool) func(topic string, 
 		}
 		return l
 	}
+}
+
+// reelectBounced is the state of a partition whose leader is live but
+// registered anew after st was written (it restarted, or lost its lease
+// and took a new one): it must not go on leading from its previous
+// incarnation's state. As Kafka's controller handles a bounced broker, a
+// leader is elected with a new epoch: another live ISR member when there
+// is one (the bounced broker leaves the ISR and rejoins once caught up),
+// else the bounced broker itself.
+func reelectBounced(st PartitionState, replicas []int32, live map[int32]bool) PartitionState {
+	var others []int32
+	for _, r := range st.ISR {
+		if live[r] && r != st.Leader {
+			others = append(others, r)
+		}
+	}
+	next := st
+	next.LeaderEpoch = st.LeaderEpoch + 1
+	for _, r := range replicas {
+		if slices.Contains(others, r) {
+			next.Leader, next.ISR = r, others
+			return next
+		}
+	}
+	next.ISR = append([]int32{st.Leader}, others...)
+	return next
 }
 
 // decideState returns the state partition st should have, and whether it

@@ -222,3 +222,21 @@ func TestOfflineReplicasRoundTrip(t *testing.T) {
 		t.Fatalf("offline replicas %v, want %v", out.OfflineReplicas, in.OfflineReplicas)
 	}
 }
+
+// A leader that registered anew after its partition's state was written
+// (restarted, or its lease lost and taken again) does not go on leading
+// from its previous incarnation's state: another live ISR member leads,
+// with a new epoch, and the bounced broker leaves the ISR; alone in it, it
+// leads again, with a new epoch.
+func TestReelectBounced(t *testing.T) {
+	live := map[int32]bool{1: true, 2: true, 3: true}
+	st := PartitionState{Leader: 1, LeaderEpoch: 4, ISR: []int32{1, 2, 3}, Version: 20}
+	next := reelectBounced(st, []int32{1, 2, 3}, live)
+	if next.Leader != 2 || next.LeaderEpoch != 5 || !slices.Equal(next.ISR, []int32{2, 3}) {
+		t.Fatalf("bounced leader with an ISR: %+v, want leader 2, epoch 5, ISR [2 3]", next)
+	}
+	alone := reelectBounced(PartitionState{Leader: 1, LeaderEpoch: 4, ISR: []int32{1}, Version: 20}, []int32{1, 2}, live)
+	if alone.Leader != 1 || alone.LeaderEpoch != 5 || !slices.Equal(alone.ISR, []int32{1}) {
+		t.Fatalf("bounced leader alone in the ISR: %+v, want leader 1, epoch 5, ISR [1]", alone)
+	}
+}

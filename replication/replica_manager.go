@@ -34,6 +34,10 @@ type ReplicaManagerConfig struct {
 	Store StateStore
 	// Partitions lists every partition with a log here.
 	Partitions func() []*Partition
+	// BrokerEpoch is this broker's registration epoch (the store's
+	// revision of its registration); nil: 0. A state written before it,
+	// by this broker's previous incarnation, is not led from.
+	BrokerEpoch func() int64
 	// LagTime is replica.lag.time.max.ms: a follower not caught up for
 	// this long leaves the ISR. Default 30s.
 	LagTime time.Duration
@@ -67,6 +71,9 @@ func NewReplicaManager(cfg ReplicaManagerConfig) *ReplicaManager {
 	if cfg.Partitions == nil {
 		cfg.Partitions = func() []*Partition { return nil }
 	}
+	if cfg.BrokerEpoch == nil {
+		cfg.BrokerEpoch = func() int64 { return 0 }
+	}
 	return &ReplicaManager{cfg: cfg, kick: make(chan struct{}, 1), now: time.Now}
 }
 
@@ -74,11 +81,16 @@ func NewReplicaManager(cfg ReplicaManagerConfig) *ReplicaManager {
 // current leader epoch (-1: none), with the leader epoch; an error wrapping
 // logstore.ErrStorage (KAFKA_STORAGE_ERROR) when the replica is offline.
 func (m *ReplicaManager) Leading(p *Partition, currentEpoch int32) (*logstore.Log, int32, error) {
-	leader, epoch, _, _ := p.State()
+	p.mu.Lock()
+	leader, epoch := p.leader, p.leaderEpoch
+	led := p.lead != nil && p.leadEpoch == epoch
+	p.mu.Unlock()
 	if p.Offline() {
 		return nil, epoch, fmt.Errorf("%w: replica of %s offline", logstore.ErrStorage, p)
 	}
-	if leader != m.cfg.NodeID || p.Log == nil {
+	// Led once ApplyRole took it on: not from a state of this broker's
+	// previous incarnation, not before its epoch is in the log.
+	if leader != m.cfg.NodeID || p.Log == nil || !led {
 		return nil, epoch, ErrNotLeader
 	}
 	if err := CheckLeaderEpoch(currentEpoch, epoch); err != nil {
@@ -119,9 +131,16 @@ func (m *ReplicaManager) ApplyRole(p *Partition) {
 	p.roleMu.Lock()
 	defer p.roleMu.Unlock()
 	p.mu.Lock()
-	leader, epoch := p.leader, p.leaderEpoch
+	leader, epoch, version := p.leader, p.leaderEpoch, p.version
 	p.mu.Unlock()
 	switch {
+	case leader == m.cfg.NodeID && version != 0 && version <= m.cfg.BrokerEpoch():
+		// Written before this broker registered: its previous
+		// incarnation led (it restarted, or lost its lease and took a
+		// new one). Kafka's broker leads only once the controller has
+		// dealt with the new incarnation; the controller elects anew
+		// (RunController), and this broker leads from that state.
+		fallthrough
 	case p.Offline():
 		m.StopFollowing(p)
 		p.mu.Lock()
