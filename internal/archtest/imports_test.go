@@ -55,10 +55,11 @@ func TestImportDirection(t *testing.T) {
 		"controller":        {},
 		"internal/config":   {},
 		"internal/procstat": {},
+		"internal/poll":     {},
 		"replication":       {"logstore", "protocol"},
 		"groups":            {"logstore", "protocol"},
 		"broker":            {"logstore", "protocol", "controller", "replication", "groups", "internal/config"},
-		"internal/testutil": {"broker", "internal/config", "controller"},
+		"internal/testutil": {"broker", "internal/config", "controller", "internal/poll"},
 	}
 	forbiddenExternal := map[string][]string{
 		"controller": {"github.com/twmb/franz-go"},

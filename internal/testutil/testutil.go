@@ -16,6 +16,7 @@ import (
 
 	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // Node is one broker started by StartBroker.
@@ -114,36 +115,22 @@ func (n *Node) Restart() {
 		n.Stop()
 	}
 	// The old port may take a moment to be free again.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, port, _ := net.SplitHostPort(n.Addr())
+	_, port, _ := net.SplitHostPort(n.Addr())
+	poll.Eventually(n.tb, 10*time.Second, func() error {
 		l, err := net.Listen("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			l.Close()
-			break
+		if err != nil {
+			return fmt.Errorf("testutil: port %s still busy: %w", port, err)
 		}
-		if time.Now().After(deadline) {
-			n.tb.Fatalf("testutil: port %s still busy: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return l.Close()
+	})
 	n.start()
 }
 
-// Eventually polls cond until it returns nil or the timeout passes.
+// Eventually polls cond until it returns nil or the timeout passes
+// (poll.Eventually, for packages that cannot import testutil).
 func Eventually(tb testing.TB, timeout time.Duration, cond func() error) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(tb, timeout, cond)
 }
 
 // PartitionDir is the directory of a partition's log under the node's log dir.
