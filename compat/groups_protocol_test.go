@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,18 +153,12 @@ func TestGroupProtocolErrors(t *testing.T) {
 	}()
 	waitCode := func(what string, f func() int16, want *kerr.Error) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			code := f()
-			if (want == nil && code == 0) || (want != nil && code == want.Code) {
-				return
+		testutil.Eventually(t, 20*time.Second, func() error {
+			if code := f(); code != want.Code {
+				return fmt.Errorf("%s: error %v (code %d), want %v", what, kerr.ErrorForCode(code), code, want)
 			}
-			if time.Now().After(deadline) {
-				wantCode(t, what, code, want)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitCode("heartbeat during the rebalance", func() int16 { return hb(m1, 1) }, kerr.RebalanceInProgress)
 	commit := func(member string, gen int32, version int16, topic string) int16 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func TestCampaign(t *testing.T) {
@@ -118,7 +120,7 @@ func TestControllerDoneOnLeaseLoss(t *testing.T) {
 	}
 	// Once the store has a new lease it is no longer the controller, and
 	// can win again with the next epoch.
-	eventually(t, 10*time.Second, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		return errorIf(s.ControllerDone() != nil, "still the controller")
 	})
 	if ep, err := s.Campaign(ctx); err != nil || ep != 2 {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func TestDecideState(t *testing.T) {
@@ -157,7 +159,7 @@ func TestRunControllerFailsOver(t *testing.T) {
 		<-done
 	})
 	s2.abandon() // broker 2 dies: its lease expires
-	eventually(t, 20*time.Second, func() error {
+	poll.Eventually(t, 20*time.Second, func() error {
 		st := mustTopic(t, s1, "moves").Partitions[0]
 		return errorIf(st.Leader != 1 || st.LeaderEpoch != 1 || !slices.Equal(st.ISR, []int32{1}), "state %+v", st)
 	})
@@ -170,7 +172,7 @@ func TestRunControllerFailsOver(t *testing.T) {
 	if _, err := s1.UpdatePartitionState(testCtx(t), "moves", 0, st); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() error {
+	poll.Eventually(t, 20*time.Second, func() error {
 		st := mustTopic(t, s1, "moves").Partitions[0]
 		if st.Leader != 2 || st.LeaderEpoch != 2 {
 			return fmt.Errorf("state %+v", st)

@@ -68,22 +68,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// eventually polls f until it returns nil or d passes.
-func eventually(t *testing.T, d time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %v", d, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func mustCreate(t *testing.T, s *Store, name string, assignment [][]int32, configs map[string]string) [16]byte {
 	t.Helper()
 	id := NewUUID()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func brokerIDs(t *testing.T, s *Store) ([]int32, error) {
@@ -116,7 +118,7 @@ func TestBrokerLeaseExpiresAfterCrash(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("registration gone at once after a crash: %v", ids)
 	}
-	eventually(t, 15*time.Second, func() error {
+	poll.Eventually(t, 15*time.Second, func() error {
 		ids, err := brokerIDs(t, watcher)
 		if err != nil {
 			return err
@@ -149,7 +151,7 @@ func TestReregisterAfterLeaseLoss(t *testing.T) {
 	if _, err := cli.Revoke(ctx, sess.Lease()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, func() error {
+	poll.Eventually(t, 15*time.Second, func() error {
 		bs, err := s.Brokers(ctx)
 		if err != nil {
 			return err
@@ -217,7 +219,7 @@ func directClient(t *testing.T, e *Embedded) *clientv3.Client {
 // enough for a one-shot revoke of the lost lease to time out.
 func waitLeaseLost(t *testing.T, s *Store, lease clientv3.LeaseID) {
 	t.Helper()
-	eventually(t, 20*time.Second, func() error {
+	poll.Eventually(t, 20*time.Second, func() error {
 		s.mu.Lock()
 		sess := s.sess
 		s.mu.Unlock()
@@ -265,7 +267,7 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 		cancel()
 		<-done
 	})
-	eventually(t, 10*time.Second, func() error { return errorIf(!s.IsController(), "not the controller") })
+	poll.Eventually(t, 10*time.Second, func() error { return errorIf(!s.IsController(), "not the controller") })
 	old, _ := s.session()
 	bs, err := s.Brokers(testCtx(t))
 	if err != nil || len(bs) != 1 {
@@ -288,7 +290,7 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 	// As soon as the store has a new lease, cut it off again, until that
 	// lease has expired on the server.
 	var fresh clientv3.LeaseID
-	eventually(t, 20*time.Second, func() error {
+	poll.Eventually(t, 20*time.Second, func() error {
 		sess, _ := s.session()
 		fresh = sess.Lease()
 		return errorIf(fresh == old.Lease(), "no new lease yet")
@@ -296,7 +298,7 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 	px.Cut()
 	holder, _, _ := regLease(t, cli, s, 1)
 	t.Logf("cut with the registration on lease %x (old %x, new %x)", holder, old.Lease(), fresh)
-	eventually(t, 20*time.Second, func() error {
+	poll.Eventually(t, 20*time.Second, func() error {
 		alive, err := leaseAlive(t, cli, fresh)
 		if err != nil {
 			return err
@@ -309,7 +311,7 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 	})
 	px.Heal()
 
-	eventually(t, 30*time.Second, func() error {
+	poll.Eventually(t, 30*time.Second, func() error {
 		if err := registeredAnew(t, cli, s, 1, epoch); err != nil {
 			return err
 		}
@@ -319,7 +321,7 @@ func TestReregisterAfterEtcdRestartAndCut(t *testing.T) {
 		}
 		return errorIf(len(bs) != 1 || bs[0].Epoch <= epoch, "brokers %+v, epoch was %d", bs, epoch)
 	})
-	eventually(t, 30*time.Second, func() error {
+	poll.Eventually(t, 30*time.Second, func() error {
 		return errorIf(!s.IsController() || s.controllerEpoch() < 2, "controller %v, epoch %d", s.IsController(), s.controllerEpoch())
 	})
 }
@@ -356,7 +358,7 @@ func TestReregisterRevokesOwnOldLease(t *testing.T) {
 	waitLeaseLost(t, s, old.Lease())
 	px.Heal()
 
-	eventually(t, 10*time.Second, func() error { return registeredAnew(t, cli, s, 1, epoch) })
+	poll.Eventually(t, 10*time.Second, func() error { return registeredAnew(t, cli, s, 1, epoch) })
 	if alive, err := leaseAlive(t, cli, old.Lease()); err != nil || alive {
 		t.Errorf("old lease alive %v (%v), want revoked", alive, err)
 	}

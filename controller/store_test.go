@@ -12,6 +12,8 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func TestClusterIDStable(t *testing.T) {
@@ -148,7 +150,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	cycle()
 	before := goleak.IgnoreCurrent()
 	cycle()
-	eventually(t, 10*time.Second, func() error { return goleak.Find(before) })
+	poll.Eventually(t, 10*time.Second, func() error { return goleak.Find(before) })
 }
 
 func TestZapBridgeTruncatesLongValues(t *testing.T) {

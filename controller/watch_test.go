@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // counter counts onChange calls.
@@ -18,7 +20,7 @@ func (c *counter) get() int64 { return c.n.Load() }
 func waitMore(t *testing.T, c *counter, than int64, what string) int64 {
 	t.Helper()
 	var n int64
-	eventually(t, 10*time.Second, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		n = c.get()
 		return errorIf(n <= than, "no callback after %s", what)
 	})
@@ -139,12 +141,12 @@ func TestWatchStopsWithContext(t *testing.T) {
 	s.WatchTopics(wctx, 0, c.inc)
 	// The watch is from "now": make sure it is established before the
 	// change by creating until a callback comes.
-	eventually(t, 10*time.Second, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		mustCreate(t, s, "t"+time.Now().Format("150405.000000000"), [][]int32{{1}}, nil)
 		return errorIf(c.get() == 0, "no callback")
 	})
 	cancel()
-	eventually(t, 10*time.Second, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		return errorIf(s.watches.Load() != 0, "%d watches still running", s.watches.Load())
 	})
 	before := c.get()

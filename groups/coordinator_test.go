@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // memLog is an in-memory __consumer_offsets.
@@ -67,7 +69,7 @@ func testConfig(l Log) Config {
 func ownAll(t *testing.T, c *Coordinator) {
 	t.Helper()
 	c.SetOwned(map[int32]int32{0: 0, 1: 0, 2: 0, 3: 0})
-	waitFor(t, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		if _, err := c.shardFor("x"); err != nil {
 			return err
 		}
@@ -76,21 +78,6 @@ func ownAll(t *testing.T, c *Coordinator) {
 		}
 		return nil
 	})
-}
-
-func waitFor(t *testing.T, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func simpleCommit(c *Coordinator, group, topic string, p int32, off int64) int16 {
@@ -228,7 +215,7 @@ func TestReloadFromLog(t *testing.T) {
 		t.Errorf("heartbeat of the reloaded member: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 	// Without further heartbeats its session (300 ms) expires.
-	waitFor(t, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		if st := describeState(c2, "real"); st != "Empty" {
 			return fmt.Errorf("group %s, want Empty after the session timeout", st)
 		}
@@ -253,7 +240,7 @@ func TestOffsetExpiry(t *testing.T) {
 	if off, _ := fetchOffset(c, "exp", "t", 0); off != 9 {
 		t.Fatalf("offset %d, want 9", off)
 	}
-	waitFor(t, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		if off, _ := fetchOffset(c, "exp", "t", 0); off != -1 {
 			return fmt.Errorf("offset %d still there", off)
 		}
@@ -263,7 +250,7 @@ func TestOffsetExpiry(t *testing.T) {
 		t.Errorf("expired group is %s, want Dead", st)
 	}
 	p := PartitionFor("exp", 4)
-	waitFor(t, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		var offTomb, groupTomb bool
 		for _, r := range l.records(p) {
 			k, err := parseKey(r.Key)
@@ -291,7 +278,7 @@ func TestSessionTimeoutRemovesMember(t *testing.T) {
 	defer c.Close()
 	ownAll(t, c)
 	member, gen := joinAndSync(t, c, "sess", 200*time.Millisecond)
-	waitFor(t, func() error {
+	poll.Eventually(t, 10*time.Second, func() error {
 		if st := describeState(c, "sess"); st != "Empty" {
 			return fmt.Errorf("group %s", st)
 		}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // What a Log does when its disk fails, tested through FaultFS: the append
@@ -246,7 +248,7 @@ func TestBackgroundFsyncFails(t *testing.T) {
 		}
 		acked += 2
 		if len(l.segments()) > 1 {
-			coreEventually(t, 5*time.Second, func() error {
+			poll.Eventually(t, 5*time.Second, func() error {
 				if l.Failed() == nil {
 					return errors.New("the log has not failed after a failed background fsync")
 				}
@@ -390,7 +392,7 @@ func TestCheckpointRenameFailsDuringRoll(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatalf("Flush with a failing recovery-point checkpoint: %v", err)
 	}
-	coreEventually(t, 5*time.Second, func() error {
+	poll.Eventually(t, 5*time.Second, func() error {
 		if fs.Injected() < 2 {
 			return fmt.Errorf("%d faults injected", fs.Injected())
 		}

@@ -151,22 +151,6 @@ func coreSegmentBases(l *Log) []int64 {
 	return b
 }
 
-// coreEventually polls cond until it returns nil or the deadline passes.
-func coreEventually(t testing.TB, d time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // ---- tests ----
 
 func TestAppendAssignsOffsetsAndStamps(t *testing.T) {

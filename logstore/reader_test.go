@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // regionBatches reads a result's regions and returns the batch headers,
@@ -188,7 +190,7 @@ func TestReadSurvivesSegmentDeletion(t *testing.T) {
 	res.Release() // idempotent
 	cp.Release()  // a copy too
 	// The background fsync of the sealed segment may hold it a moment longer.
-	coreEventually(t, 5*time.Second, func() error {
+	poll.Eventually(t, 5*time.Second, func() error {
 		if n := first.refs.Load(); n != 0 {
 			return fmt.Errorf("deleted segment still has %d refs", n)
 		}
