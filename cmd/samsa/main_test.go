@@ -20,17 +20,19 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
 
 	"github.com/samsa-io/samsa/internal/config"
 )
 
-// TestMain lets a test run this binary's main in a child process.
+// TestMain lets a test run this binary's main in a child process, and
+// otherwise fails the tests if any goroutine outlives them.
 func TestMain(m *testing.M) {
 	if os.Getenv("SAMSA_TEST_RUN_MAIN") == "1" {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func TestParseServe(t *testing.T) {
@@ -167,7 +169,10 @@ func readLog(r io.Reader) (log *syncBuffer, addr <-chan string, eof <-chan struc
 		for sc.Scan() {
 			log.add(sc.Text())
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrCh <- m[1]
+				select {
+				case addrCh <- m[1]:
+				default: // a second listener: the first address serves
+				}
 			}
 		}
 	}()
@@ -187,13 +192,17 @@ func startChild(t *testing.T, dataDir string) (*exec.Cmd, string, *syncBuffer, <
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	log, addrCh, eof := readLog(pr)
+	// The child's stderr is read until the test closes the pipe (a test
+	// that stopped the child waits for eof) or the cleanup does.
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
+		_ = pw.Close()
+		<-eof
 	})
-	log, addrCh, eof := readLog(pr)
 	select {
 	case addr := <-addrCh:
 		return cmd, addr, log, eof
