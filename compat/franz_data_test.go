@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -569,6 +571,7 @@ func TestFranzFetchLongPoll(t *testing.T) {
 	prod := newKgo(t, n.Addr())
 
 	t.Run("kgo consumer wakes on append", func(t *testing.T) {
+		parked := parkedFetches()
 		fetchSent := make(chan struct{})
 		var once sync.Once
 		hook := fetchWriteHook(func() { once.Do(func() { close(fetchSent) }) })
@@ -599,9 +602,9 @@ func TestFranzFetchLongPoll(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the consumer sent no Fetch")
 		}
-		// The consumer's fetch is parked on the empty partition; append
-		// 300 ms later.
-		time.Sleep(300 * time.Millisecond)
+		// Append once the consumer's fetch is parked on the empty
+		// partition.
+		waitFetchParked(t, parked)
 		r := &kgo.Record{Topic: topic, Value: []byte("wake up")}
 		produceAll(t, prod, r)
 		acked := time.Now()
@@ -636,6 +639,7 @@ func TestFranzFetchLongPoll(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		ctx := testCtx(t, 20*time.Second)
+		parked := parkedFetches()
 		go func() {
 			req := kmsg.NewPtrFetchRequest()
 			req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 5000, 1, 1<<20
@@ -653,7 +657,7 @@ func TestFranzFetchLongPoll(t *testing.T) {
 			}
 			done <- res
 		}()
-		time.Sleep(300 * time.Millisecond)
+		waitFetchParked(t, parked)
 		r := &kgo.Record{Topic: topic, Value: []byte("second")}
 		produceAll(t, prod, r)
 		acked := time.Now()
@@ -669,6 +673,45 @@ func TestFranzFetchLongPoll(t *testing.T) {
 		if lat := res.at.Sub(acked); lat > 3*time.Second {
 			t.Fatalf("long-poll fetch answered %v after the ack", lat)
 		}
+	})
+}
+
+// parkedFetches are the goroutines, by id, parked at the select of the
+// broker's awaitFetch: Fetches waiting for data (the brokers run in this
+// process).
+func parkedFetches() map[string]bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	ids := map[string]bool{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		// "goroutine 42 [select, 1 minutes]:\n..."
+		head, _, _ := strings.Cut(g, "\n")
+		id, state, _ := strings.Cut(strings.TrimPrefix(head, "goroutine "), " ")
+		if strings.HasPrefix(state, "[select") && strings.Contains(g, "/broker.(*Broker).awaitFetch(") {
+			ids[id] = true
+		}
+	}
+	return ids
+}
+
+// waitFetchParked waits until a Fetch is parked in a broker on a goroutine
+// that was not among before (parkedFetches).
+func waitFetchParked(t *testing.T, before map[string]bool) {
+	t.Helper()
+	testutil.Eventually(t, 20*time.Second, func() error {
+		for id := range parkedFetches() {
+			if !before[id] {
+				return nil
+			}
+		}
+		return errors.New("no new Fetch parked in the broker's awaitFetch")
 	})
 }
 
