@@ -14,13 +14,23 @@ import (
 
 // segmentio/kafka-go: Client for admin requests, Writer and Reader for data.
 func kafkaGoScenarios() goScenarios {
-	return goScenarios{
+	sc := goScenarios{
 		"create":  kgoCreate,
 		"produce": kgoProduce,
 		"group":   kgoGroup,
 		"admin":   kgoAdmin,
 		"errors":  kgoErrors,
 	}
+	for name, f := range sc {
+		sc[name] = func(ctx context.Context, e *env) error {
+			// The Clients and Writers share kafka-go's DefaultTransport,
+			// whose pooled connections (a goroutine each, and one that
+			// watches the metadata) outlive them until closed.
+			defer kafka.DefaultTransport.(*kafka.Transport).CloseIdleConnections()
+			return f(ctx, e)
+		}
+	}
+	return sc
 }
 
 func kgoClient(e *env) *kafka.Client {
