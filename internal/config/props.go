@@ -138,6 +138,9 @@ func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if d, ok := kafkaIndex[key]; ok {
 		return d.Type, nil, nil
 	}
+	if removedInKafka4(key) {
+		return kmsg.ConfigTypeString, nil, nil
+	}
 	if d, listener, ok := kafkaListenerDef(key); ok {
 		if d.Name == "sasl.enabled.mechanisms" {
 			return 0, nil, fmt.Errorf("%w property %q: SASL on listener %s; samsa serves PLAINTEXT listeners only", ErrUnsupportedConfig, key, listener)
@@ -145,6 +148,37 @@ func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 		return d.Type, nil, nil
 	}
 	return 0, nil, fmt.Errorf("%w property %q", ErrUnknownConfig, key)
+}
+
+// removedBrokerProps are broker properties of Kafka 3.x that Kafka 4.0
+// removed (ZooKeeper, the old message formats, the ZooKeeper controller's
+// settings): a server.properties or compose file written for Kafka 3
+// still names them, and Kafka 4 starts with them (it warns about unused
+// names), so samsa accepts them as it accepts every Kafka property it
+// does not implement: ignored, and named in the start-up warning.
+var removedBrokerProps = map[string]bool{
+	"leader.imbalance.per.broker.percentage":      true,
+	"log.message.format.version":                  true,
+	"log.message.timestamp.difference.max.ms":     true,
+	"inter.broker.protocol.version":               true,
+	"control.plane.listener.name":                 true,
+	"broker.id.generation.enable":                 true,
+	"reserved.broker.max.id":                      true,
+	"controlled.shutdown.max.retries":             true,
+	"controlled.shutdown.retry.backoff.ms":        true,
+	"offsets.commit.required.acks":                true,
+	"delegation.token.master.key":                 true,
+	"quota.producer.default":                      true,
+	"quota.consumer.default":                      true,
+	"auto.include.jmx.reporter":                   true,
+	"zookeeper.metadata.migration.enable":         true,
+	"zookeeper.metadata.migration.min.batch.size": true,
+}
+
+// removedInKafka4 reports whether key is a broker property Kafka 4.0
+// removed: one of removedBrokerProps or any zookeeper.* setting.
+func removedInKafka4(key string) bool {
+	return removedBrokerProps[key] || strings.HasPrefix(key, "zookeeper.")
 }
 
 // Ignored returns, sorted, the properties set explicitly that samsa

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -483,5 +484,28 @@ log.retention.check.interval.ms=300000
 	}
 	if p.NodeID() != 1 || p.LogDirs()[0] != "/tmp/kraft-combined-logs" || p.RetentionMs() != 604800000 {
 		t.Fatal("values")
+	}
+}
+
+// A server.properties written for Kafka 3 names properties Kafka 4
+// removed; Kafka 4 starts with them, and so does samsa: accepted, ignored
+// and named in the start-up warning. A name no Kafka knows still stops it.
+func TestPropertiesRemovedInKafka4AreAcceptedAndIgnored(t *testing.T) {
+	p, err := New(map[string]string{
+		"leader.imbalance.per.broker.percentage": "10",
+		"zookeeper.connect":                      "localhost:2181",
+		"log.message.format.version":             "2.8",
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ign := p.Ignored()
+	for _, k := range []string{"leader.imbalance.per.broker.percentage", "log.message.format.version", "zookeeper.connect"} {
+		if !slices.Contains(ign, k) {
+			t.Errorf("%s not among the ignored properties %v", k, ign)
+		}
+	}
+	if _, err := New(map[string]string{"leader.imbalance.per.broker.percentag": "10"}); err == nil {
+		t.Error("a misspelt name was accepted")
 	}
 }
