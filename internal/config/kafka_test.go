@@ -119,7 +119,7 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		contains string
 	}{
 		{map[string]string{"group.consumer.heartbeat.interval.ms": "soon"}, ErrInvalidConfig, "group.consumer.heartbeat.interval.ms"},
-		{map[string]string{"leader.imbalance.per.broker.percentage": "10"}, ErrUnknownConfig, "leader.imbalance.per.broker.percentage"}, // gone from Kafka 4.x
+		{map[string]string{"leader.imbalance.per.brokers.percentage": "10"}, ErrUnknownConfig, "leader.imbalance.per.brokers.percentage"}, // no Kafka knows it
 		{map[string]string{"listener.name.plaintext.no.such.thing": "1"}, ErrUnknownConfig, "listener.name.plaintext.no.such.thing"},
 		{map[string]string{"listener.name.plaintext.sasl.enabled.mechanisms": "PLAIN"}, ErrUnsupportedConfig, "SASL on listener PLAINTEXT"},
 		{map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, ErrUnsupportedConfig, "PLAINTEXT listeners only"},
