@@ -225,16 +225,7 @@ func (b *Broker) offlineReplicas() map[controller.TopicPartition][]int32 {
 	m := &b.meta
 	m.brokersMu.Lock()
 	defer m.brokersMu.Unlock()
-	var out map[controller.TopicPartition][]int32
-	for _, bi := range m.brokers {
-		for _, tp := range bi.OfflineReplicas {
-			if out == nil {
-				out = map[controller.TopicPartition][]int32{}
-			}
-			out[tp] = append(out[tp], bi.ID)
-		}
-	}
-	return out
+	return controller.OfflineReplicas(m.brokers)
 }
 
 // liveSet is the set of registered broker ids as last read (nil when

@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
@@ -106,13 +108,7 @@ func (b *Broker) takeFailedDirsOffline() []controller.TopicPartition {
 		b.log.Error("every log directory is offline: no replica is served here", "log.dirs", b.logDirs)
 	}
 	slices.SortFunc(offline, func(x, y controller.TopicPartition) int {
-		if x.Topic != y.Topic {
-			if x.Topic < y.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(x.Partition - y.Partition)
+		return cmp.Or(strings.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
 	})
 	return offline
 }

@@ -185,16 +185,26 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	return errors.Join(errs...)
 }
 
+// OfflineReplicas maps each partition to the brokers whose replica of it
+// is offline (BrokerInfo.OfflineReplicas); nil when none is.
+func OfflineReplicas(brokers []BrokerInfo) map[TopicPartition][]int32 {
+	var out map[TopicPartition][]int32
+	for _, b := range brokers {
+		for _, tp := range b.OfflineReplicas {
+			if out == nil {
+				out = map[TopicPartition][]int32{}
+			}
+			out[tp] = append(out[tp], b.ID)
+		}
+	}
+	return out
+}
+
 // liveReplicas returns, for a partition, the brokers whose replica of it
 // is live: registered, and not among their offline replicas (a failed log
 // directory).
 func liveReplicas(brokers []BrokerInfo, live map[int32]bool) func(topic string, p int32) map[int32]bool {
-	offline := map[TopicPartition][]int32{}
-	for _, b := range brokers {
-		for _, tp := range b.OfflineReplicas {
-			offline[tp] = append(offline[tp], b.ID)
-		}
-	}
+	offline := OfflineReplicas(brokers)
 	return func(topic string, p int32) map[int32]bool {
 		ids := offline[TopicPartition{topic, p}]
 		if len(ids) == 0 {
