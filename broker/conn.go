@@ -12,14 +12,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/protocol"
+	"github.com/samsa-io/samsa/security"
 )
 
 // request is one decoded request on a connection.
 type request struct {
-	hdr      protocol.Header
-	body     kmsg.Request
-	conn     net.Conn
-	listener string // name of the listener the connection came in on
+	hdr       protocol.Header
+	body      kmsg.Request
+	conn      net.Conn
+	listener  string // name of the listener the connection came in on
+	principal string // the connection's principal, "User:name"
 }
 
 // errCloseConn asks the connection loop to close without a response, as
@@ -32,11 +34,16 @@ const smallFrame = 64 << 10
 
 // serveConn serves one connection: one request at a time, so responses leave
 // in request order.
-func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string) {
+func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, t *security.TLS) {
 	defer b.forgetConn(c)
 	defer c.Close()
 	b.tuneConn(c)
-	cs := &connState{c: c, listener: listener, idle: b.settings.ConnectionsMaxIdle}
+	sc, principal, err := b.secureConn(ctx, c, t, listener)
+	if err != nil {
+		return
+	}
+	c = sc
+	cs := &connState{c: c, listener: listener, principal: principal, idle: b.settings.ConnectionsMaxIdle}
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
@@ -69,11 +76,12 @@ func (b *Broker) tuneConn(c net.Conn) {
 
 // connState is what a connection keeps between requests.
 type connState struct {
-	c        net.Conn
-	listener string
-	idle     time.Duration
-	small    []byte // buffer for requests up to smallFrame
-	out      []byte // buffer for encoded responses
+	c         net.Conn
+	listener  string
+	principal string
+	idle      time.Duration
+	small     []byte // buffer for requests up to smallFrame
+	out       []byte // buffer for encoded responses
 }
 
 // serveOne reads, serves and answers one request. An error closes the
@@ -107,7 +115,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return fmt.Errorf("bad request header: %w", err)
 	}
-	r := &request{hdr: hdr, conn: c, listener: cs.listener}
+	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal}
 	resp, err := b.dispatch(ctx, r, body)
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)

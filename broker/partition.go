@@ -73,7 +73,7 @@ func (b *Broker) newFetchers() *replication.Manager {
 		MaxWait:           b.settings.ReplicaFetchWaitMax,
 		Timeout:           b.settings.ReplicaSocketTimeout,
 		Logger:            b.log,
-		Dial:              b.dial,
+		Dial:              b.interBrokerDial(listener, b.dial),
 		Resolve: func(id int32) (string, bool) {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			defer cancel()

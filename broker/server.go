@@ -21,6 +21,7 @@ import (
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
+	"github.com/samsa-io/samsa/security"
 )
 
 // Config is what New needs: the Kafka properties and a logger.
@@ -67,7 +68,8 @@ type Broker struct {
 	clusterID string
 
 	listeners []net.Listener
-	lnNames   []string // listener name of each of listeners
+	lnNames   []string        // listener name of each of listeners
+	lnTLS     []*security.TLS // TLS of each of listeners; nil for PLAINTEXT
 	addrs     []string
 
 	ctx    context.Context // the server's root context; cancelled by Close
@@ -188,12 +190,17 @@ func (b *Broker) Start() (err error) {
 		return errors.New("broker: no listeners")
 	}
 	for _, ln := range lns {
+		t, err := b.listenerTLS(ln)
+		if err != nil {
+			return err
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(ln.Host, strconv.Itoa(int(ln.Port))))
 		if err != nil {
 			return fmt.Errorf("broker: listen %s: %w", ln.Name, err)
 		}
 		b.listeners = append(b.listeners, l)
 		b.lnNames = append(b.lnNames, ln.Name)
+		b.lnTLS = append(b.lnTLS, t)
 		b.addrs = append(b.addrs, l.Addr().String())
 	}
 	// Advertised listeners: configured ones, with a port of 0 replaced by
@@ -241,7 +248,7 @@ func (b *Broker) Start() (err error) {
 		b.spawn(b.cleanerLoop)
 	}
 	for i, l := range b.listeners {
-		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i]) })
+		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnTLS[i]) })
 	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
 		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
@@ -375,8 +382,9 @@ func (b *Broker) shutdown(clean bool) error {
 	return errors.Join(errs...)
 }
 
-// accept serves the connections of listener l, named name.
-func (b *Broker) accept(ctx context.Context, l net.Listener, name string) {
+// accept serves the connections of listener l, named name, with TLS t
+// (nil for PLAINTEXT).
+func (b *Broker) accept(ctx context.Context, l net.Listener, name string, t *security.TLS) {
 	var backoff time.Duration
 	for {
 		c, err := l.Accept()
@@ -402,7 +410,7 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string) {
 		}
 		b.conns[c] = struct{}{}
 		b.mu.Unlock()
-		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name) }) {
+		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name, t) }) {
 			c.Close()
 		}
 	}

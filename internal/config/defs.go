@@ -173,6 +173,25 @@ var brokerDefs = []Def{
 	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __share_group_state.", check: atLeast(1)},
 	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __share_group_state.", check: atLeast(1)},
 
+	// TLS listeners (security/tls.go). Each may be set per listener as
+	// listener.name.<listener>.<property>.
+	{Name: "ssl.keystore.type", Type: tString, Default: str("JKS"), Dynamic: true, Doc: "The keystore's format: JKS, PKCS12 or PEM.", check: oneOfFold("JKS", "PKCS12", "PEM")},
+	{Name: "ssl.keystore.location", Type: tString, Default: nil, Dynamic: true, Doc: "The keystore file. Reloaded when its content changes."},
+	{Name: "ssl.keystore.password", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The keystore's password."},
+	{Name: "ssl.key.password", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The private key's password (JKS, PKCS12: defaults to the keystore's; PEM: of an encrypted PKCS#8 key)."},
+	{Name: "ssl.keystore.certificate.chain", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "With ssl.keystore.type=PEM: the certificate chain, inline."},
+	{Name: "ssl.keystore.key", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "With ssl.keystore.type=PEM: the private key, inline."},
+	{Name: "ssl.truststore.type", Type: tString, Default: str("JKS"), Dynamic: true, Doc: "The trust store's format: JKS, PKCS12 or PEM.", check: oneOfFold("JKS", "PKCS12", "PEM")},
+	{Name: "ssl.truststore.location", Type: tString, Default: nil, Dynamic: true, Doc: "The trust store file. Reloaded when its content changes."},
+	{Name: "ssl.truststore.password", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The trust store's password."},
+	{Name: "ssl.truststore.certificates", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "With ssl.truststore.type=PEM: the trusted certificates, inline."},
+	{Name: "ssl.client.auth", Type: tString, Default: str("none"), Dynamic: true, Doc: "Client certificates: none, requested (checked when sent) or required.", check: oneOf("required", "requested", "none")},
+	{Name: "ssl.enabled.protocols", Type: tList, Default: str("TLSv1.2,TLSv1.3"), Dynamic: true, Doc: "The TLS versions served.", check: listIn("TLSv1.2", "TLSv1.3", "TLSv1.1", "TLSv1")},
+	{Name: "ssl.protocol", Type: tString, Default: str("TLSv1.3"), Dynamic: true, Ignored: true, Doc: "Java's SSLContext protocol; ssl.enabled.protocols decides the versions."},
+	{Name: "ssl.cipher.suites", Type: tList, Default: str(""), Dynamic: true, Doc: "The TLS 1.2 cipher suites served (IANA names); empty: Go's defaults. TLS 1.3's suites are not configurable."},
+	{Name: "ssl.principal.mapping.rules", Type: tString, Default: str("DEFAULT"), Doc: "Rules mapping a client certificate's subject to the principal's name: RULE:pattern/replacement/[LU], DEFAULT."},
+	{Name: "ssl.endpoint.identification.algorithm", Type: tString, Default: str("https"), Dynamic: true, Doc: "https: a broker dialling another over TLS checks its host name; empty: the chain only."},
+
 	// Security (not served yet).
 	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer class. samsa has no authorizer; only an empty value is accepted.", check: oneOf("")},
 	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Ignored: true, Doc: "Authorizer setting."},
@@ -322,6 +341,12 @@ func oneOf(allowed ...string) func(string) error {
 		}
 		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
 	}
+}
+
+// oneOfFold is oneOf ignoring case.
+func oneOfFold(allowed ...string) func(string) error {
+	one := oneOf(allowed...)
+	return func(v string) error { return one(strings.ToUpper(v)) }
 }
 
 func listIn(allowed ...string) func(string) error {

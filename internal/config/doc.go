@@ -26,8 +26,10 @@
 // a value that does not parse (ErrInvalidConfig) is an error that names
 // the key, the value and where it came from; so is a setting samsa cannot
 // honour safely (ErrUnsupportedConfig): a listener whose security protocol
-// is not PLAINTEXT, SASL mechanisms on a listener, a non-PLAINTEXT
-// security.inter.broker.protocol, an authorizer or a policy class.
+// is neither PLAINTEXT nor SSL, SASL mechanisms on a listener, a SASL
+// security.inter.broker.protocol, an authorizer or a policy class. The
+// ssl.* settings samsa acts on may be set per listener
+// (listener.name.<listener>.ssl.*; Props.ListenerString).
 //
 // The properties samsa acts on are decoded once into BrokerSettings
 // (Props.Settings); the string accessors (String, Int64, ...) remain for

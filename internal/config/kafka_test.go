@@ -92,10 +92,10 @@ func TestSamsaDefsAgreeWithKafka(t *testing.T) {
 func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 	p, err := New(map[string]string{
 		"metric.reporters":                              "org.example.Reporter",
-		"ssl.keystore.location":                         "/etc/kafka/ks.jks",
+		"ssl.keymanager.algorithm":                      "SunX509",
 		"replica.selector.class":                        "org.apache.kafka.common.replica.RackAwareReplicaSelector",
 		"group.consumer.heartbeat.interval.ms":          "5000",
-		"listener.name.plaintext.ssl.keystore.location": "/x",
+		"listener.name.plaintext.ssl.provider":          "SunJSSE",
 		"listener.name.external.plain.sasl.jaas.config": "secret",
 		"num.network.threads":                           "3",
 		"num.partitions":                                "3",
@@ -104,8 +104,8 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"group.consumer.heartbeat.interval.ms", "listener.name.external.plain.sasl.jaas.config",
-		"listener.name.plaintext.ssl.keystore.location", "metric.reporters", "num.network.threads",
-		"replica.selector.class", "ssl.keystore.location"}
+		"listener.name.plaintext.ssl.provider", "metric.reporters", "num.network.threads",
+		"replica.selector.class", "ssl.keymanager.algorithm"}
 	if got := p.Ignored(); !slices.Equal(got, want) {
 		t.Errorf("Ignored = %v\nwant      %v", got, want)
 	}
@@ -122,8 +122,8 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		{map[string]string{"leader.imbalance.per.brokers.percentage": "10"}, ErrUnknownConfig, "leader.imbalance.per.brokers.percentage"}, // no Kafka knows it
 		{map[string]string{"listener.name.plaintext.no.such.thing": "1"}, ErrUnknownConfig, "listener.name.plaintext.no.such.thing"},
 		{map[string]string{"listener.name.plaintext.sasl.enabled.mechanisms": "PLAIN"}, ErrUnsupportedConfig, "SASL on listener PLAINTEXT"},
-		{map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, ErrUnsupportedConfig, "PLAINTEXT listeners only"},
-		{map[string]string{"security.inter.broker.protocol": "SSL"}, ErrUnsupportedConfig, "security.inter.broker.protocol"},
+		{map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}, ErrUnsupportedConfig, "PLAINTEXT and SSL listeners only"},
+		{map[string]string{"security.inter.broker.protocol": "SASL_SSL"}, ErrUnsupportedConfig, "security.inter.broker.protocol"},
 		{map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}, ErrInvalidConfig, "not supported by samsa"},
 	}
 	for _, c := range bad {

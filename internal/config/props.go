@@ -141,6 +141,9 @@ func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if removedInKafka4(key) {
 		return kmsg.ConfigTypeString, nil, nil
 	}
+	if d, ok := samsaListenerDef(key); ok {
+		return d.Type, d.check, nil
+	}
 	if d, listener, ok := kafkaListenerDef(key); ok {
 		if d.Name == "sasl.enabled.mechanisms" {
 			return 0, nil, fmt.Errorf("%w property %q: SASL on listener %s; samsa serves PLAINTEXT listeners only", ErrUnsupportedConfig, key, listener)
@@ -188,7 +191,11 @@ func removedInKafka4(key string) bool {
 func (p *Props) Ignored() []string {
 	var out []string
 	for k := range p.set {
-		if d, ok := brokerIndex[k]; !ok || d.Ignored {
+		d, ok := brokerIndex[k]
+		if !ok {
+			d, ok = samsaListenerDef(k)
+		}
+		if !ok || d.Ignored {
 			out = append(out, k)
 		}
 	}
@@ -236,8 +243,8 @@ func (p *Props) crossCheck() []error {
 			if !ok {
 				return nil, p.invalid(key, "no security protocol for listener %s in listener.security.protocol.map", l.Name)
 			}
-			if proto != "PLAINTEXT" {
-				return nil, p.unsupported(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT listeners only (SSL and SASL are not implemented yet)", l.Name, proto)
+			if proto != "PLAINTEXT" && proto != "SSL" {
+				return nil, p.unsupported(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT and SSL listeners only (SASL is not implemented yet)", l.Name, proto)
 			}
 			l.Protocol = proto
 			out = append(out, l)
@@ -269,8 +276,8 @@ func (p *Props) crossCheck() []error {
 			p.advertised = append(p.advertised, l)
 		}
 	}
-	if v := p.String("security.inter.broker.protocol"); v != "PLAINTEXT" && !p.IsSet("inter.broker.listener.name") {
-		errs = append(errs, p.unsupported("security.inter.broker.protocol", "samsa serves PLAINTEXT listeners only (SSL and SASL are not implemented yet)"))
+	if v := p.String("security.inter.broker.protocol"); v != "PLAINTEXT" && v != "SSL" && !p.IsSet("inter.broker.listener.name") {
+		errs = append(errs, p.unsupported("security.inter.broker.protocol", "samsa serves PLAINTEXT and SSL listeners only (SASL is not implemented yet)"))
 	}
 	if n, ok := p.set["inter.broker.listener.name"]; ok {
 		if !slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == strings.ToUpper(n.norm) }) {
@@ -281,6 +288,31 @@ func (p *Props) crossCheck() []error {
 }
 
 // ---- plain accessors ----------------------------------------------------
+
+// samsaListenerDef returns samsa's definition of the property that a
+// per-listener name (listener.name.<listener>.ssl.keystore.location)
+// overrides, when samsa acts on it.
+func samsaListenerDef(key string) (*Def, bool) {
+	rest, ok := strings.CutPrefix(key, listenerPrefix)
+	if !ok {
+		return nil, false
+	}
+	_, prop, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, false
+	}
+	d, ok := brokerIndex[prop]
+	return d, ok
+}
+
+// ListenerString is String for one listener: Kafka's per-listener
+// override listener.name.<listener lower-cased>.<key> when set, else key.
+func (p *Props) ListenerString(listener, key string) string {
+	if v, ok := p.set[listenerPrefix+strings.ToLower(listener)+"."+key]; ok {
+		return v.norm
+	}
+	return p.String(key)
+}
 
 // Lookup returns the value of key in Kafka's canonical form and whether it
 // was set explicitly.

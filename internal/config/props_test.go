@@ -167,8 +167,8 @@ func TestLoadErrors(t *testing.T) {
 			contains: []string{`"listeners"`, "invalid port"}},
 		{name: "listener without protocol", overrides: []string{"listeners=INTERNAL://:9092"}, sentinel: ErrInvalidConfig,
 			contains: []string{`"listeners"`, "INTERNAL", "listener.security.protocol.map"}},
-		{name: "ssl listener", overrides: []string{"listeners=SSL://:9093"}, sentinel: ErrUnsupportedConfig,
-			contains: []string{`"listeners"`, "PLAINTEXT listeners only"}},
+		{name: "sasl listener", overrides: []string{"listeners=SASL_SSL://:9093"}, sentinel: ErrUnsupportedConfig,
+			contains: []string{`"listeners"`, "PLAINTEXT and SSL listeners only"}},
 		{name: "advertised wildcard", overrides: []string{"advertised.listeners=PLAINTEXT://0.0.0.0:9092"}, sentinel: ErrInvalidConfig,
 			contains: []string{`"advertised.listeners"`, "0.0.0.0"}},
 		{name: "advertised unknown name", overrides: []string{"listeners=PLAINTEXT://:9092", "advertised.listeners=SSL://h:1", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:PLAINTEXT"}, sentinel: ErrInvalidConfig,
@@ -507,5 +507,31 @@ func TestPropertiesRemovedInKafka4AreAcceptedAndIgnored(t *testing.T) {
 	}
 	if _, err := New(map[string]string{"leader.imbalance.per.broker.percentag": "10"}); err == nil {
 		t.Error("a misspelt name was accepted")
+	}
+}
+
+// A per-listener form of a setting samsa acts on overrides the broker-wide
+// value for that listener only, is checked as the setting is, and is not
+// reported as ignored.
+func TestListenerOverrides(t *testing.T) {
+	p, err := New(map[string]string{
+		"listeners":                         "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"ssl.client.auth":                   "requested",
+		"listener.name.ssl.ssl.client.auth": "required",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.ListenerString("SSL", "ssl.client.auth"); got != "required" {
+		t.Errorf("SSL: ssl.client.auth %q", got)
+	}
+	if got := p.ListenerString("PLAINTEXT", "ssl.client.auth"); got != "requested" {
+		t.Errorf("PLAINTEXT: ssl.client.auth %q", got)
+	}
+	if got := p.Ignored(); len(got) != 0 {
+		t.Errorf("Ignored = %v", got)
+	}
+	if _, err := New(map[string]string{"listener.name.ssl.ssl.client.auth": "sometimes"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("a bad per-listener ssl.client.auth: %v", err)
 	}
 }

@@ -1,0 +1,226 @@
+package compat
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/kafkaref"
+	"github.com/samsa-io/samsa/internal/testcerts"
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// tlsBroker starts a broker with a PLAINTEXT listener (first: the
+// inter-broker one) and an SSL listener whose key is issued by ca, with
+// the extra properties given; it returns the broker and the SSL address.
+func tlsBroker(t *testing.T, ca *testcerts.CA, extra map[string]string) (*testutil.Node, string) {
+	t.Helper()
+	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	props := map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"auto.create.topics.enable":      "true",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.certificate.chain": leaf.CertPEM(),
+		"ssl.keystore.key":               leaf.KeyPEM(t),
+		"ssl.truststore.type":            "PEM",
+		"ssl.truststore.certificates":    ca.CertPEM(),
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	n := testutil.StartBroker(t, props)
+	return n, n.Addrs()[1]
+}
+
+// franz-go produces and consumes over an SSL listener (kgo.DialTLSConfig),
+// and the record bytes of its fetches go through the copy path (no
+// sendfile under TLS).
+func TestFranzTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	n, addr := tlsBroker(t, ca, nil)
+	tc := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
+	cl := newKgo(t, addr, kgo.DialTLSConfig(tc), kgo.AllowAutoTopicCreation())
+	produceAll(t, cl, &kgo.Record{Topic: "tls", Value: []byte("over tls")})
+	got := consumeExact(t, addr, "tls", map[int32]int64{0: 0}, 1, 20*time.Second, kgo.DialTLSConfig(tc))
+	if string(got[0].Value) != "over tls" {
+		t.Errorf("consumed %q", got[0].Value)
+	}
+	if n.CopiedFileBytes() == 0 {
+		t.Error("a fetch over TLS copied no record bytes through user space")
+	}
+	// A client that does not trust the broker's CA fails its handshake.
+	other := testcerts.NewCA(t, "other-ca")
+	bad := newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: other.Pool(), ServerName: "127.0.0.1"}))
+	if err := bad.Ping(testCtx(t, 5*time.Second)); err == nil {
+		t.Error("a client that does not trust the broker's certificate connected")
+	}
+}
+
+// ssl.client.auth=required (mTLS): a client with a certificate from the
+// trusted CA is served, one without a certificate, with one from another
+// CA or with an expired one is refused; each refusal leaves a log line and
+// no effect on the connection that is served.
+func TestFranzMutualTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	_, addr := tlsBroker(t, ca, map[string]string{
+		"listener.name.ssl.ssl.client.auth": "required",
+	})
+	alice := ca.Issue(t, pkix.Name{CommonName: "alice"}, nil)
+	good := newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1",
+		Certificates: []tls.Certificate{alice.TLSCertificate()}}), kgo.AllowAutoTopicCreation())
+	produceAll(t, good, &kgo.Record{Topic: "mtls", Value: []byte("1")})
+
+	expired := ca.Issue(t, pkix.Name{CommonName: "old"}, func(c *x509.Certificate) { c.NotAfter = time.Now().Add(-time.Hour) })
+	stranger := testcerts.NewCA(t, "other-ca").Issue(t, pkix.Name{CommonName: "mallory"}, nil)
+	for name, cert := range map[string]*tls.Certificate{"no certificate": nil, "expired": ptr(expired.TLSCertificate()), "untrusted CA": ptr(stranger.TLSCertificate())} {
+		cfg := &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}
+		if cert != nil {
+			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+		}
+		cl := newKgo(t, addr, kgo.DialTLSConfig(cfg), kgo.RetryTimeout(2*time.Second))
+		if err := cl.Ping(testCtx(t, 5*time.Second)); err == nil {
+			t.Errorf("%s: connected to a listener requiring client certificates", name)
+		}
+	}
+	produceAll(t, good, &kgo.Record{Topic: "mtls", Value: []byte("2")})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Bytes that are no TLS ClientHello on an SSL listener close that
+// connection; the listener goes on serving TLS.
+func TestTLSGarbageClientHello(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	_, addr := tlsBroker(t, ca, nil)
+	for _, garbage := range [][]byte{
+		bytes.Repeat([]byte{0xff}, 64),
+		{0x16, 0x03, 0x01, 0xff, 0xff, 1, 2, 3},                            // a handshake record claiming 64 KiB, cut short
+		[]byte("\x00\x00\x00\x0a\x00\x12\x00\x03\x00\x00\x00\x01\x00\x00"), // a plaintext ApiVersions
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(garbage)
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		b, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Errorf("%x: %v (want the connection closed)", garbage, err)
+		}
+		if len(b) > 0 && b[0] != 0x15 { // at most a TLS alert
+			t.Errorf("%x: the broker answered %x", garbage, b)
+		}
+	}
+	cl := newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}))
+	if err := cl.Ping(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Kafka's own Java client (the console producer and consumer of Kafka
+// 4.4) produces and consumes over an SSL listener with a client
+// certificate, keystore and trust store as PKCS12 files, and the broker's
+// keystore a JKS file.
+func TestJavaClientMutualTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	dir := t.TempDir()
+	brokerLeaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	n := testutil.StartBroker(t, map[string]string{
+		"listeners":                                 "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"listener.security.protocol.map":            "PLAINTEXT:PLAINTEXT,SSL:SSL",
+		"inter.broker.listener.name":                "PLAINTEXT",
+		"auto.create.topics.enable":                 "true",
+		"listener.name.ssl.ssl.keystore.location":   testcerts.WriteFile(t, dir, "broker.jks", brokerLeaf.JKS(t, "store-pw", "key-pw")),
+		"listener.name.ssl.ssl.keystore.password":   "store-pw",
+		"listener.name.ssl.ssl.key.password":        "key-pw",
+		"listener.name.ssl.ssl.truststore.location": testcerts.WriteFile(t, dir, "trust.jks", ca.TrustJKS(t, "trust-pw")),
+		"listener.name.ssl.ssl.truststore.password": "trust-pw",
+		"listener.name.ssl.ssl.client.auth":         "required",
+	})
+	addr := n.Addrs()[1]
+	client := ca.Issue(t, pkix.Name{CommonName: "java-client"}, nil)
+	clientProps := fmt.Sprintf(`security.protocol=SSL
+ssl.keystore.type=PKCS12
+ssl.keystore.location=%s
+ssl.keystore.password=client-pw
+ssl.truststore.type=PKCS12
+ssl.truststore.location=%s
+ssl.truststore.password=trust-pw
+`, testcerts.WriteFile(t, dir, "client.p12", client.PKCS12(t, "client-pw")), testcerts.WriteFile(t, dir, "trust.p12", ca.TrustPKCS12(t, "trust-pw")))
+	propsFile := testcerts.WriteFile(t, dir, "client.properties", []byte(clientProps))
+
+	ctx := testCtx(t, 3*time.Minute)
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, err := kafkaref.Libs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin, class string, args ...string) string {
+		t.Helper()
+		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class,
+			append([]string{"--bootstrap-server", addr}, args...)...)
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", class, err, kafkaref.Tail(out, 20))
+		}
+		return string(out)
+	}
+	run("one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--topic", "java-tls", "--command-config", propsFile)
+	out := run("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", "java-tls", "--from-beginning",
+		"--max-messages", "3", "--timeout-ms", "60000", "--command-config", propsFile)
+	for _, want := range []string{"one", "two", "three"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("the console consumer over TLS printed %q, missing %q", out, want)
+		}
+	}
+}
+
+// Three brokers whose inter-broker listener is SSL with client
+// certificates required replicate: followers reach leaders through the
+// SSL listener (the only one that takes them), so acks=all produces are
+// acknowledged only once every follower fetched over TLS.
+func TestClusterReplicatesOverTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	c := testutil.StartCluster(t, 3, map[string]string{
+		"listeners":                              "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map":         "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+		"inter.broker.listener.name":             "INTERNAL",
+		"ssl.keystore.type":                      "PEM",
+		"ssl.keystore.certificate.chain":         leaf.CertPEM(),
+		"ssl.keystore.key":                       leaf.KeyPEM(t),
+		"ssl.truststore.type":                    "PEM",
+		"ssl.truststore.certificates":            ca.CertPEM(),
+		"listener.name.internal.ssl.client.auth": "required",
+	})
+	createReplicatedTopic(t, c, "tls-replicated", 3, 3, nil)
+	cl := newClusterKgo(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite())
+	var recs []*kgo.Record
+	for i := range 30 {
+		recs = append(recs, &kgo.Record{Topic: "tls-replicated", Partition: int32(i % 3), Value: []byte(fmt.Sprint(i))})
+	}
+	produceAll(t, cl, recs...)
+	for p := range int32(3) {
+		mp := waitISR(t, c, "tls-replicated", p, 3, 30*time.Second)
+		if len(mp.ISR) != 3 {
+			t.Errorf("partition %d: ISR %v", p, mp.ISR)
+		}
+	}
+}
