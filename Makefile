@@ -26,20 +26,26 @@ TESTFLAGS  ?=
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
+# promtool (check metrics, for the /metrics test), built from the Prometheus
+# module (v0.316.0 is Prometheus 3.x; builds with Go 1.26).
+PROMTOOL_VERSION := v0.316.0
+PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
+
 # The race detector needs cgo and a C compiler; without one the tests still
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run test test-deps go-deps promtool java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/samsa ./cmd/samsa
 
-## run: a single broker on 127.0.0.1:9092 with an embedded etcd, data in $(DATA)
+## run: a single broker on 127.0.0.1:9092 with an embedded etcd, data in $(DATA);
+## metrics and the console on http://127.0.0.1:9644
 run: build
 	mkdir -p $(DATA)
-	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) $(SERVEFLAGS)
+	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) --override samsa.http.listener=127.0.0.1:9644 $(SERVEFLAGS)
 
 ## test: install what the tests need, lint, then every test with the race detector
 test: test-deps lint
@@ -48,7 +54,7 @@ test: test-deps lint
 
 # Hooks for the client libraries the compat tests drive. Each installs into
 # the working tree (git-ignored) so that a fresh clone needs nothing else.
-test-deps: go-deps java-deps python-deps node-deps
+test-deps: go-deps java-deps python-deps node-deps promtool
 
 go-deps:
 	$(GO) mod download
@@ -95,6 +101,10 @@ lint: $(STATICCHECK)
 
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+promtool: $(PROMTOOL)
+$(PROMTOOL):
+	GOBIN=$(dir $@) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 ## fuzz: every Fuzz* target of every package, FUZZTIME each
 fuzz:

@@ -83,6 +83,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 				sp.LogAppendTime = res.LogAppendTime
 				sp.LogStartOffset = res.LogStartOffset
 			}
+			if t != nil {
+				t.metrics.produced(len(rp.Records), res.FirstOffset, res.LastOffset, res.Duplicate, err)
+			}
 			st.Partitions = append(st.Partitions, sp)
 			// A duplicate (an idempotent retry) waits as its first
 			// attempt did: it may be appended and not yet committed, and

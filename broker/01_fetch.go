@@ -27,6 +27,7 @@ import (
 // fetchPart is one partition of one fetch, in response order.
 type fetchPart struct {
 	key         fetchKey
+	t           *topic // nil: unknown
 	p           *partition
 	offset      int64
 	maxBytes    int32
@@ -125,7 +126,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
 	for _, fp := range parts {
-		fp.p = b.lookupFetchPartition(fp.key, byID)
+		fp.t, fp.p = b.lookupFetchPartition(fp.key, byID)
 		if req.Version < 12 {
 			fp.lastEpoch = -1
 		}
@@ -163,6 +164,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	// Build the response: kmsg structs with the records as file regions.
 	var regions [][][]logstore.Region
 	for _, fp := range parts {
+		b.metrics.fetched(fp.t, fp.follower, fp.read.Size, fp.err)
 		rp := kmsg.NewFetchResponseTopicPartition()
 		rp.Partition = fp.key.part
 		rp.ErrorCode = errCode(fp.err)
@@ -214,7 +216,7 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-func (b *Broker) lookupFetchPartition(k fetchKey, byID bool) *partition {
+func (b *Broker) lookupFetchPartition(k fetchKey, byID bool) (*topic, *partition) {
 	var t *topic
 	if byID {
 		t = b.meta.topicByID(k.id)
@@ -222,9 +224,9 @@ func (b *Broker) lookupFetchPartition(k fetchKey, byID bool) *partition {
 		t = b.meta.topic(k.topic)
 	}
 	if t == nil || k.part < 0 || int(k.part) >= len(t.parts) {
-		return nil
+		return nil, nil
 	}
-	return t.parts[k.part]
+	return t, t.parts[k.part]
 }
 
 // readFetch reads every partition within the byte limits and reports the

@@ -20,8 +20,9 @@ type request struct {
 	hdr       protocol.Header
 	body      kmsg.Request
 	conn      net.Conn
-	listener  string // name of the listener the connection came in on
-	principal string // the connection's principal, "User:name"
+	listener  string    // name of the listener the connection came in on
+	principal string    // the connection's principal, "User:name"
+	times     *reqTimes // the request's times, for the metrics; dispatch sets start
 }
 
 // errCloseConn asks the connection loop to close without a response, as
@@ -37,6 +38,10 @@ const smallFrame = 64 << 10
 func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, t *security.TLS) {
 	defer b.forgetConn(c)
 	defer c.Close()
+	lm := b.metrics.forListener(listener)
+	lm.created.Inc()
+	lm.count.Inc()
+	defer func() { lm.count.Dec(); lm.close.Inc() }()
 	b.tuneConn(c)
 	sc, principal, err := b.secureConn(ctx, c, t, listener)
 	if err != nil {
@@ -111,12 +116,14 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return err
 	}
+	t := reqTimes{read: time.Now()}
 	hdr, body, err := protocol.ParseHeader(frame)
 	if err != nil {
 		return fmt.Errorf("bad request header: %w", err)
 	}
-	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal}
+	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal, times: &t}
 	resp, err := b.dispatch(ctx, r, body)
+	t.end = time.Now()
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
@@ -139,6 +146,8 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil && ctx.Err() == nil {
 		b.log.Debug("write failed", "remote", c.RemoteAddr().String(), "err", err)
 	}
+	t.sent = time.Now()
+	b.metrics.observeRequest(hdr.Key, hdr.Version, r, resp, t)
 	return err
 }
 

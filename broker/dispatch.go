@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -96,6 +97,9 @@ func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (resp km
 		return nil, err
 	}
 	r.body = req
+	if r.times != nil {
+		r.times.start = time.Now()
+	}
 	resp, err = h.serve(b, ctx, r)
 	if err != nil {
 		return nil, err

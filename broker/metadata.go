@@ -27,6 +27,7 @@ type topic struct {
 	// cleaner is set when cleanup.policy includes compact: the cleaner's
 	// settings (UpTo is each partition's high watermark at the pass).
 	cleaner *logstore.CompactOptions
+	metrics *topicMetrics // the topic's counters
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -193,7 +194,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			deletes: ts.CleanupDelete}
+			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name)}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,
@@ -262,6 +263,7 @@ func (m *metadata) forgetBrokers() {
 
 // dropTopic deletes the local logs of a topic that etcd no longer has.
 func (b *Broker) dropTopic(t *topic) {
+	b.metrics.dropTopic(t.name)
 	for _, p := range t.parts {
 		if p.Log == nil {
 			continue

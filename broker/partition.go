@@ -54,6 +54,7 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 		BrokerEpoch:        b.store.BrokerEpoch,
 		LagTime:            b.settings.ReplicaLagTimeMax,
 		CheckpointInterval: b.settings.ReplicaHWCheckpointInterval,
+		OnISRChange:        b.metrics.isrChanged,
 		Logger:             b.log,
 	})
 }
@@ -74,6 +75,7 @@ func (b *Broker) newFetchers() *replication.Manager {
 		Timeout:           b.settings.ReplicaSocketTimeout,
 		Logger:            b.log,
 		Dial:              b.interBrokerDial(listener, b.dial),
+		OnAppend:          func(n int) { b.metrics.replicationBytesIn.Add(float64(n)) },
 		Resolve: func(id int32) (string, bool) {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			defer cancel()
@@ -106,7 +108,7 @@ func (b *Broker) runController(ctx context.Context) {
 // one of log.dirs (logstore.OpenPartition: where it is, else in the
 // directory holding the fewest partitions).
 func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
-	cfg.FS, cfg.OnFailure = b.logFS, b.logFailed
+	cfg.FS, cfg.OnFailure, cfg.OnFlush = b.logFS, b.logFailed, b.metrics.flushed
 	dirs := b.onlineLogDirs()
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w: every log directory is offline", logstore.ErrStorage)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/groups"
+	"github.com/samsa-io/samsa/httpapi"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
@@ -90,9 +91,11 @@ type Broker struct {
 	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
 	ctrlID   controllerCache             // the elected controller, for Metadata
 
-	frames framePool // buffers for large request frames
-	stats  protocol.Stats
-	panics atomic.Int64 // handler panics recovered by dispatch
+	frames  framePool // buffers for large request frames
+	stats   protocol.Stats
+	metrics *metrics        // see metrics.go
+	http    *httpapi.Server // samsa.http.listener; nil when unset
+	panics  atomic.Int64    // handler panics recovered by dispatch
 }
 
 // New validates the configuration; Start brings the broker up.
@@ -135,6 +138,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.sessions = newFetchSessions(1000)
 	b.versions = advertisedVersions()
+	b.metrics = newMetrics(b)
 	b.meta.init()
 	return b, nil
 }
@@ -250,6 +254,12 @@ func (b *Broker) Start() (err error) {
 	for i, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnTLS[i]) })
 	}
+	if addr := b.settings.HTTPListener; addr != "" {
+		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: dialable(b.addrs[0]), Logger: b.log})
+		if err != nil {
+			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
+		}
+	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
 		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
 	return nil
@@ -295,6 +305,27 @@ func (b *Broker) Addr() string {
 		return ""
 	}
 	return b.addrs[0]
+}
+
+// HTTPAddr is the bound address of samsa.http.listener, or "".
+func (b *Broker) HTTPAddr() string {
+	if b.http == nil {
+		return ""
+	}
+	return b.http.Addr()
+}
+
+// dialable is a bound address a client on this host can dial: an
+// unspecified host (0.0.0.0, ::) becomes loopback.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Addrs are the bound addresses of every listener, in configuration order.
@@ -349,6 +380,14 @@ func (b *Broker) shutdown(clean bool) error {
 		return nil
 	}
 	b.closing = true
+	b.mu.Unlock()
+	if b.http != nil {
+		// First: the console's client closes its connections itself.
+		if err := b.http.Close(); err != nil {
+			b.log.Warn("closing the http listener", "err", err)
+		}
+	}
+	b.mu.Lock()
 	for c := range b.conns {
 		c.Close()
 	}

@@ -73,6 +73,12 @@ type Config struct {
 	// news on (Kafka's LogDirFailureChannel). Open reads it; SetConfig
 	// does not change it.
 	OnFailure func(dir string, err error)
+
+	// OnFlush, when set, is told how long each fsync of the log took (a
+	// flush, or the sync of a segment sealed at a roll): the broker's
+	// log flush metric. It must not block or call the Log. Open reads
+	// it; SetConfig does not change it.
+	OnFlush func(took time.Duration)
 }
 
 // DefaultConfig returns Kafka's topic defaults.
@@ -148,6 +154,7 @@ type Log struct {
 	dir       string
 	fs        FS
 	onFailure func(string, error) // Config.OnFailure at Open
+	onFlush   func(time.Duration) // Config.OnFlush at Open
 	logger    *slog.Logger
 
 	cfg atomic.Pointer[Config] // replaced whole by SetConfig
@@ -631,8 +638,12 @@ func (l *Log) syncSealed(s *segment, snapOffset int64, snap []byte) {
 		return
 	}
 	s.synced.Store(true)
-	if took := time.Since(start); took > slowSync {
+	took := time.Since(start)
+	if took > slowSync {
 		l.logger.Warn("slow fsync", "log", l.dir, "segment", s.base, "took", took)
+	}
+	if l.onFlush != nil {
+		l.onFlush(took)
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
@@ -689,8 +700,12 @@ func (l *Log) flushLocked(now time.Time) error {
 	if err := l.active.f.Sync(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: fsync: %w", l.active.base, err))
 	}
-	if took := time.Since(start); took > slowSync {
+	took := time.Since(start)
+	if took > slowSync {
 		l.logger.Warn("slow fsync", "log", l.dir, "took", took)
+	}
+	if l.onFlush != nil {
+		l.onFlush(took)
 	}
 	l.unflushed = 0
 	l.lastFlush = now

@@ -45,7 +45,7 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, fs: fs, onFailure: cfg.OnFailure, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, fs: fs, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
 	c := cfg.normalized()
 	l.cfg.Store(&c)
 	l.setSegments(nil)

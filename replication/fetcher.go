@@ -37,8 +37,11 @@ type Config struct {
 	Timeout time.Duration
 	// Dial, when set, opens the connections to leaders instead of a
 	// net.Dialer. A test seam: tests pass one that can cut links.
-	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	Logger *slog.Logger
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// OnAppend, when set, is told the bytes of each batch run a fetcher
+	// appended (the broker's ReplicationBytesIn metric). It must not block.
+	OnAppend func(bytes int)
+	Logger   *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -615,6 +618,9 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 				fp.truncate = true
 			}
 			return
+		}
+		if f.m.cfg.OnAppend != nil {
+			f.m.cfg.OnAppend(len(recs))
 		}
 	}
 	if fp.r.OnFetched != nil && rp.HighWatermark >= 0 {

@@ -44,7 +44,11 @@ type ReplicaManagerConfig struct {
 	// CheckpointInterval is replica.high.watermark.checkpoint.interval.ms.
 	// Default 5s.
 	CheckpointInterval time.Duration
-	Logger             *slog.Logger
+	// OnISRChange, when set, is told of each ISR change written for a
+	// partition led here: whether members left and whether members
+	// joined (the broker's IsrShrinks and IsrExpands metrics).
+	OnISRChange func(shrunk, expanded bool)
+	Logger      *slog.Logger
 }
 
 // ReplicaManager leads and follows this broker's partitions (Kafka's
@@ -346,6 +350,10 @@ func (m *ReplicaManager) maybeChangeISR(ctx context.Context, p *Partition) {
 		return
 	}
 	m.cfg.Logger.Info("ISR changed", "partition", p.String(), "from", isr, "to", want, "leader_epoch", st.LeaderEpoch)
+	if m.cfg.OnISRChange != nil {
+		shrunk := slices.ContainsFunc(isr, func(r int32) bool { return !slices.Contains(want, r) })
+		m.cfg.OnISRChange(shrunk, len(joining) > 0)
+	}
 	p.mu.Lock()
 	if p.version == st.Version && p.leaderEpoch == st.LeaderEpoch {
 		p.isr, p.version = slices.Clone(want), rev

@@ -60,7 +60,10 @@ func TestImportDirection(t *testing.T) {
 		"security":           {},
 		"replication":        {"logstore", "protocol"},
 		"groups":             {"logstore", "protocol"},
-		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "security", "internal/config"},
+		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "security", "internal/config", "httpapi"},
+		"httpapi":            {"internal/admin"},
+		"internal/admin":     {},
+		"internal/cli":       {"internal/admin"},
 		"internal/testutil":  {"broker", "internal/config", "controller", "internal/poll"},
 	}
 	forbiddenExternal := map[string][]string{

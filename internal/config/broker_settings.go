@@ -30,6 +30,7 @@ type BrokerSettings struct {
 	EtcdEndpoints []string `prop:"etcd.endpoints"`
 	EtcdPrefix    string   `prop:"etcd.prefix"`
 	Sendfile      bool     `prop:"samsa.fetch.sendfile"`
+	HTTPListener  string   `prop:"samsa.http.listener"` // "": no HTTP
 
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default

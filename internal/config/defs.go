@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -203,6 +204,7 @@ var brokerDefs = []Def{
 	{Name: "etcd.endpoints", Type: tList, Default: str(""), Doc: "samsa: comma-separated etcd client URLs (http://host:port). Empty starts an embedded etcd under <first log dir>/etcd on loopback ports.", check: checkEndpoints},
 	{Name: "etcd.prefix", Type: tString, Default: str("/samsa"), Doc: "samsa: the etcd key prefix of the cluster's metadata.", check: checkPrefix},
 	{Name: "samsa.fetch.sendfile", Type: tBool, Default: str("true"), Doc: "samsa: send Fetch record bytes with sendfile(2) on plain TCP; false copies them through user space."},
+	{Name: "samsa.http.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving Prometheus metrics at /metrics and the web console at /. Empty (the default) serves no HTTP.", check: checkHTTPListener},
 }
 
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
@@ -373,6 +375,20 @@ func checkEndpoints(v string) error {
 		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
 			return fmt.Errorf("endpoint %q: expected http://host:port", e)
 		}
+	}
+	return nil
+}
+
+func checkHTTPListener(v string) error {
+	if v == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("expected host:port: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q out of range", port)
 	}
 	return nil
 }

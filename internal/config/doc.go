@@ -36,7 +36,7 @@
 // code not converted yet and panic on a name samsa does not define.
 //
 // samsa-specific properties: etcd.endpoints, etcd.prefix,
-// samsa.fetch.sendfile. Defaults that differ from Kafka's: node.id=1
+// samsa.fetch.sendfile, samsa.http.listener. Defaults that differ from Kafka's: node.id=1
 // (Kafka has none), listeners=PLAINTEXT://127.0.0.1:9092 (Kafka:
 // PLAINTEXT://:9092), log.dir=<os.TempDir()>/samsa-logs. Properties of
 // KRaft (process.roles, controller.quorum.*) are accepted and ignored;

@@ -1,0 +1,84 @@
+// Package httpapi is the broker's HTTP listener (samsa.http.listener):
+// Prometheus metrics at /metrics, and the web console at / with the JSON
+// API under /api/ that it calls. The console's API is a Kafka client of
+// the broker itself (franz-go's kadm), so it goes through the same
+// handlers, and the same authorization, as any other client. The package
+// imports nothing of the project.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config is what Start needs.
+type Config struct {
+	// Addr is host:port to listen on (port 0: any).
+	Addr string
+	// Gatherer is what /metrics exposes.
+	Gatherer prometheus.Gatherer
+	// Bootstrap is the Kafka address (host:port) the console's client
+	// dials: the broker's own listener.
+	Bootstrap string
+	Logger    *slog.Logger
+}
+
+// Server is a running HTTP listener.
+type Server struct {
+	cfg  Config
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+	api  *api
+}
+
+// Start listens on cfg.Addr and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), api: newAPI(cfg.Bootstrap, cfg.Logger)}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
+	s.api.routes(mux)
+	mux.Handle("GET /", consoleHandler())
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			cfg.Logger.Warn("http listener stopped", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the listener, waits up to 5 s for requests in flight, and
+// closes the console's Kafka client.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, s.srv.Close())
+	}
+	<-s.done
+	s.api.close()
+	return err
+}
