@@ -132,8 +132,15 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	}
 	liveFor := liveReplicas(brokers, live)
 	epochs := make(map[int32]int64, len(brokers))
+	var draining map[int32]bool
 	for _, b := range brokers {
 		epochs[b.ID] = b.Epoch
+		if b.ShuttingDown {
+			if draining == nil {
+				draining = map[int32]bool{}
+			}
+			draining[b.ID] = true
+		}
 	}
 	topics, _, err := s.Topics(ctx)
 	if err != nil {
@@ -161,7 +168,7 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 			if st.Leader >= 0 && live[st.Leader] && epochs[st.Leader] > st.Version {
 				next, ok = reelectBounced(st, t.Assignment[p], live), true
 			} else {
-				next, ok = decideState(st, t.Assignment[p], live, unclean, rebalance)
+				next, ok = decideState(st, t.Assignment[p], live, draining, unclean, rebalance)
 			}
 			if !ok {
 				continue
@@ -245,8 +252,10 @@ func reelectBounced(st PartitionState, replicas []int32, live map[int32]bool) Pa
 }
 
 // decideState returns the state partition st should have, and whether it
-// differs: see RunController.
-func decideState(st PartitionState, replicas []int32, live map[int32]bool, unclean, preferred bool) (PartitionState, bool) {
+// differs: see RunController. A broker in controlled shutdown (draining)
+// is elected only when no other in-sync replica is live, and loses the
+// leadership it holds to one that is.
+func decideState(st PartitionState, replicas []int32, live, draining map[int32]bool, unclean, preferred bool) (PartitionState, bool) {
 	var isrLive []int32
 	for _, r := range st.ISR {
 		if live[r] {
@@ -260,16 +269,24 @@ func decideState(st PartitionState, replicas []int32, live map[int32]bool, uncle
 		if len(isrLive) != len(st.ISR) && slices.Contains(isrLive, st.Leader) {
 			next.ISR, changed = isrLive, true
 		}
-		if preferred && len(replicas) > 0 && replicas[0] != st.Leader && live[replicas[0]] && slices.Contains(next.ISR, replicas[0]) {
+		if draining[st.Leader] {
+			if r, ok := firstReplica(replicas, isrLive, draining); ok {
+				next.Leader, next.LeaderEpoch, changed = r, st.LeaderEpoch+1, true
+			}
+			return next, changed
+		}
+		if preferred && len(replicas) > 0 && replicas[0] != st.Leader && live[replicas[0]] && !draining[replicas[0]] && slices.Contains(next.ISR, replicas[0]) {
 			next.Leader, next.LeaderEpoch, changed = replicas[0], st.LeaderEpoch+1, true
 		}
 		return next, changed
 	}
-	for _, r := range replicas {
-		if slices.Contains(isrLive, r) {
-			next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, isrLive
-			return next, true
-		}
+	r, ok := firstReplica(replicas, isrLive, draining)
+	if !ok {
+		r, ok = firstReplica(replicas, isrLive, nil)
+	}
+	if ok {
+		next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, isrLive
+		return next, true
 	}
 	if unclean {
 		for _, r := range replicas {
@@ -286,6 +303,17 @@ func decideState(st PartitionState, replicas []int32, live map[int32]bool, uncle
 	// that the first of them to return leads again.
 	next.Leader, next.LeaderEpoch = -1, st.LeaderEpoch+1
 	return next, true
+}
+
+// firstReplica is the first of replicas (the assignment's order: the
+// preferred leader first) that is in isr and not draining.
+func firstReplica(replicas, isr []int32, draining map[int32]bool) (int32, bool) {
+	for _, r := range replicas {
+		if slices.Contains(isr, r) && !draining[r] {
+			return r, true
+		}
+	}
+	return -1, false
 }
 
 // writeStateFenced is UpdatePartitionState for the controller: the
@@ -405,7 +433,7 @@ func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPar
 				out[tp] = ErrElectionNotNeeded
 				continue
 			}
-			cand, ok := decideState(st, replicas, live, true, false)
+			cand, ok := decideState(st, replicas, live, nil, true, false)
 			if !ok || cand.Leader < 0 {
 				out[tp] = ErrEligibleLeadersNotAvailable
 				continue

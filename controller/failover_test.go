@@ -31,19 +31,26 @@ func TestDecideState(t *testing.T) {
 		preferred bool
 		want      PartitionState
 		changed   bool
+		draining  map[int32]bool
 	}{
-		{"all live", st(1, 0, 1, 2, 3), live(1, 2, 3), false, false, st(1, 0, 1, 2, 3), false},
-		{"dead follower leaves the ISR", st(1, 0, 1, 2, 3), live(1, 3), false, false, st(1, 0, 1, 3), true},
-		{"dead leader: next ISR member, epoch+1", st(1, 4, 1, 2, 3), live(2, 3), false, false, st(2, 5, 2, 3), true},
-		{"dead leader: only ISR members lead", st(1, 4, 1, 3), live(2, 3), false, false, st(3, 5, 3), true},
-		{"no live ISR member: offline, ISR kept", st(1, 4, 1), live(2, 3), false, false, st(-1, 5, 1), true},
-		{"already offline", st(-1, 5, 1), live(2, 3), false, false, st(-1, 5, 1), false},
-		{"unclean election takes a live replica", st(-1, 5, 1), live(2, 3), true, false, st(2, 6, 2), true},
-		{"ISR member returns to an offline partition", st(-1, 5, 1), live(1, 2), false, false, st(1, 6, 1), true},
-		{"preferred leader back in sync", st(2, 5, 2, 3, 1), live(1, 2, 3), false, true, st(1, 6, 2, 3, 1), true},
-		{"preferred leader not in sync", st(2, 5, 2, 3), live(1, 2, 3), false, true, st(2, 5, 2, 3), false},
+		{"all live", st(1, 0, 1, 2, 3), live(1, 2, 3), false, false, st(1, 0, 1, 2, 3), false, nil},
+		{"dead follower leaves the ISR", st(1, 0, 1, 2, 3), live(1, 3), false, false, st(1, 0, 1, 3), true, nil},
+		{"dead leader: next ISR member, epoch+1", st(1, 4, 1, 2, 3), live(2, 3), false, false, st(2, 5, 2, 3), true, nil},
+		{"dead leader: only ISR members lead", st(1, 4, 1, 3), live(2, 3), false, false, st(3, 5, 3), true, nil},
+		{"no live ISR member: offline, ISR kept", st(1, 4, 1), live(2, 3), false, false, st(-1, 5, 1), true, nil},
+		{"already offline", st(-1, 5, 1), live(2, 3), false, false, st(-1, 5, 1), false, nil},
+		{"unclean election takes a live replica", st(-1, 5, 1), live(2, 3), true, false, st(2, 6, 2), true, nil},
+		{"ISR member returns to an offline partition", st(-1, 5, 1), live(1, 2), false, false, st(1, 6, 1), true, nil},
+		{"preferred leader back in sync", st(2, 5, 2, 3, 1), live(1, 2, 3), false, true, st(1, 6, 2, 3, 1), true, nil},
+		{"preferred leader not in sync", st(2, 5, 2, 3), live(1, 2, 3), false, true, st(2, 5, 2, 3), false, nil},
+		{"draining leader: next ISR member leads, the drainer stays in the ISR", st(1, 4, 1, 2, 3), live(1, 2, 3), false, false, st(2, 5, 1, 2, 3), true, live(1)},
+		{"draining leader, the others draining too", st(1, 4, 1, 2, 3), live(1, 2, 3), false, false, st(3, 5, 1, 2, 3), true, live(1, 2)},
+		{"draining leader alone in the ISR keeps leading", st(1, 4, 1), live(1, 2, 3), false, false, st(1, 4, 1), false, live(1)},
+		{"dead leader: a draining ISR member only as a last resort", st(1, 4, 1, 2, 3), live(2, 3), false, false, st(3, 5, 2, 3), true, live(2)},
+		{"dead leader, only a draining ISR member left", st(1, 4, 1, 2), live(2, 3), false, false, st(2, 5, 2), true, live(2)},
+		{"no preferred election to a draining broker", st(2, 5, 2, 3, 1), live(1, 2, 3), false, true, st(2, 5, 2, 3, 1), false, live(1)},
 	} {
-		got, changed := decideState(tt.in, replicas, tt.live, tt.unclean, tt.preferred)
+		got, changed := decideState(tt.in, replicas, tt.live, tt.draining, tt.unclean, tt.preferred)
 		if changed != tt.changed || got.Leader != tt.want.Leader || got.LeaderEpoch != tt.want.LeaderEpoch || !slices.Equal(got.ISR, tt.want.ISR) {
 			t.Errorf("%s: got %+v changed=%v, want %+v changed=%v", tt.name, got, changed, tt.want, tt.changed)
 		}
@@ -189,16 +196,16 @@ func TestOfflineReplicasAreDeadForTheirPartitions(t *testing.T) {
 	live := map[int32]bool{1: true, 2: true, 3: true}
 	liveFor := liveReplicas(brokers, live)
 	st := PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2, 3}, Version: 7}
-	next, changed := decideState(st, []int32{1, 2, 3}, liveFor("t", 0), false, false)
+	next, changed := decideState(st, []int32{1, 2, 3}, liveFor("t", 0), nil, false, false)
 	if !changed || next.Leader != 2 || next.LeaderEpoch != 4 || !slices.Equal(next.ISR, []int32{2, 3}) {
 		t.Fatalf("leader on an offline replica: %+v changed=%v; want leader 2, epoch 4, ISR [2 3]", next, changed)
 	}
 	st = PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []int32{2, 1, 3}, Version: 7}
-	next, changed = decideState(st, []int32{2, 1, 3}, liveFor("t", 0), false, false)
+	next, changed = decideState(st, []int32{2, 1, 3}, liveFor("t", 0), nil, false, false)
 	if !changed || next.Leader != 2 || !slices.Equal(next.ISR, []int32{2, 3}) {
 		t.Fatalf("follower on an offline replica: %+v changed=%v; want ISR [2 3]", next, changed)
 	}
-	if _, changed := decideState(PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, Version: 7}, []int32{1, 2}, liveFor("t", 1), false, false); changed {
+	if _, changed := decideState(PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, Version: 7}, []int32{1, 2}, liveFor("t", 1), nil, false, false); changed {
 		t.Fatal("another partition of the broker changed")
 	}
 	if !live[1] {

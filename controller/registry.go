@@ -39,6 +39,10 @@ type BrokerInfo struct {
 	// offline: its log directory failed (Kafka's offline log dirs, KIP-112).
 	// The controller treats the broker as dead for them.
 	OfflineReplicas []TopicPartition
+	// ShuttingDown is set by a broker in controlled shutdown
+	// (BeginControlledShutdown): the controller moves the leadership of
+	// its partitions to other in-sync replicas and elects it nowhere.
+	ShuttingDown bool
 }
 
 // brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
@@ -55,6 +59,8 @@ type brokerValue struct {
 	Features    map[string]any    `json:"features"`
 	// Offline is samsa's own: "topic-partition" of each offline replica.
 	Offline []string `json:"samsa_offline_replicas,omitempty"`
+	// ShuttingDown is samsa's own: the broker is in controlled shutdown.
+	ShuttingDown bool `json:"samsa_controlled_shutdown,omitempty"`
 }
 
 func (b BrokerInfo) normalized() (BrokerInfo, error) {
@@ -100,6 +106,7 @@ func encodeBroker(b BrokerInfo) ([]byte, error) {
 	if b.Rack != "" {
 		v.Rack = &b.Rack
 	}
+	v.ShuttingDown = b.ShuttingDown
 	for _, tp := range b.OfflineReplicas {
 		v.Offline = append(v.Offline, tp.Topic+"-"+strconv.Itoa(int(tp.Partition)))
 	}
@@ -111,7 +118,7 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return BrokerInfo{}, err
 	}
-	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port}
+	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown}
 	if v.Rack != nil {
 		b.Rack = *v.Rack
 	}
@@ -182,6 +189,12 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 // other leaders for them and drops this broker from their ISRs. Kept
 // across re-registrations.
 func (s *Store) SetOfflineReplicas(ctx context.Context, parts []TopicPartition) error {
+	return s.registerChanged(ctx, func(info *BrokerInfo) { info.OfflineReplicas = slices.Clone(parts) })
+}
+
+// registerChanged registers the broker again with its registration
+// changed by change.
+func (s *Store) registerChanged(ctx context.Context, change func(*BrokerInfo)) error {
 	s.mu.Lock()
 	if s.broker == nil {
 		s.mu.Unlock()
@@ -189,8 +202,16 @@ func (s *Store) SetOfflineReplicas(ctx context.Context, parts []TopicPartition) 
 	}
 	info := *s.broker
 	s.mu.Unlock()
-	info.OfflineReplicas = slices.Clone(parts)
+	change(&info)
 	return s.RegisterBroker(ctx, info)
+}
+
+// BeginControlledShutdown registers the broker again as shutting down
+// (Kafka's controlled shutdown): the controller moves the leadership of
+// its partitions to other live in-sync replicas and elects it leader of
+// nothing while another replica can lead. Kept across re-registrations.
+func (s *Store) BeginControlledShutdown(ctx context.Context) error {
+	return s.registerChanged(ctx, func(info *BrokerInfo) { info.ShuttingDown = true })
 }
 
 // reregister writes the last registered info again with sess's lease.
