@@ -62,10 +62,7 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 // newFetchers returns the follower fetchers, reaching leaders through
 // inter.broker.listener.name (the first listener by default).
 func (b *Broker) newFetchers() *replication.Manager {
-	listener := b.settings.InterBrokerListenerName
-	if listener == "" && len(b.lnNames) > 0 {
-		listener = b.lnNames[0]
-	}
+	listener := b.interBrokerListener()
 	return replication.NewManager(replication.Config{
 		NodeID:            b.nodeID,
 		BrokerEpoch:       b.store.BrokerEpoch,

@@ -248,6 +248,7 @@ func (b *Broker) Start() (err error) {
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
 	b.spawn(b.logDirFailureLoop)
+	b.spawn(b.livenessLoop)
 	if b.settings.LogCleanerEnable {
 		b.spawn(b.cleanerLoop)
 	}
@@ -360,10 +361,23 @@ func (b *Broker) spawn(f func(ctx context.Context)) bool {
 	return true
 }
 
-// Close stops accepting, closes every connection, waits for every goroutine,
-// closes the logs cleanly (so the next start needs no recovery scan), and
-// leaves etcd (revoking the broker's lease).
-func (b *Broker) Close() error { return b.shutdown(true) }
+// Close is a clean shutdown: leadership moves to other replicas first
+// (DrainLeadership, with controlled.shutdown.enable), then the broker stops
+// accepting, closes every connection, waits for every goroutine, leaves
+// etcd (revoking the broker's lease, so that the controller drops it from
+// the ISRs at once) and closes the logs cleanly (so the next start needs
+// no recovery scan).
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	closing := b.closing
+	b.mu.Unlock()
+	if !closing && b.ctx != nil {
+		if err := b.DrainLeadership(b.ctx); err != nil && b.ctx.Err() == nil {
+			b.log.Warn("controlled shutdown failed; shutting down anyway", "node", b.nodeID, "err", err)
+		}
+	}
+	return b.shutdown(true)
+}
 
 // Kill stops the broker as a crash would, within the process: connections
 // and goroutines stop, but the logs are not closed cleanly (the next start
@@ -405,15 +419,16 @@ func (b *Broker) shutdown(clean bool) error {
 	if b.fetchers != nil {
 		b.fetchers.Close()
 	}
-	if clean && b.replicas != nil {
-		b.replicas.CheckpointHWs()
-	}
-	errs := []error{b.meta.closeAll(clean)}
+	var errs []error
 	if b.store != nil && clean {
 		errs = append(errs, b.store.Close())
 	} else if b.store != nil {
 		b.store.Abandon()
 	}
+	if clean && b.replicas != nil {
+		b.replicas.CheckpointHWs()
+	}
+	errs = append(errs, b.meta.closeAll(clean))
 	if b.embedded != nil {
 		errs = append(errs, b.embedded.Close())
 	}

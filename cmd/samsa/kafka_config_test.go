@@ -237,12 +237,12 @@ func TestServeHelpConfig(t *testing.T) {
 		}
 		return false
 	}
-	for _, name := range []string{"broker.rack", "socket.send.buffer.bytes", "initial.broker.registration.timeout.ms", "producer.id.expiration.ms", "listeners", "etcd.endpoints"} {
+	for _, name := range []string{"broker.rack", "socket.send.buffer.bytes", "initial.broker.registration.timeout.ms", "producer.id.expiration.ms", "listeners", "etcd.endpoints", "controlled.shutdown.enable"} {
 		if !listed(acting, name) || listed(ignored, name) {
 			t.Errorf("%s is not listed as acting", name)
 		}
 	}
-	for _, name := range []string{"controlled.shutdown.enable", "num.recovery.threads.per.data.dir", "metric.reporters", "ssl.keystore.location", "group.consumer.heartbeat.interval.ms", "num.network.threads"} {
+	for _, name := range []string{"num.recovery.threads.per.data.dir", "metric.reporters", "ssl.keystore.location", "group.consumer.heartbeat.interval.ms", "num.network.threads"} {
 		if !listed(ignored, name) || listed(acting, name) {
 			t.Errorf("%s is not listed as accepted and ignored", name)
 		}

@@ -50,6 +50,8 @@ type BrokerSettings struct {
 
 	BrokerSessionTimeout       time.Duration `prop:"broker.session.timeout.ms,ms"`
 	InitialRegistrationTimeout time.Duration `prop:"initial.broker.registration.timeout.ms,ms"`
+	ControlledShutdown         bool          `prop:"controlled.shutdown.enable"`
+	LivenessProbe              time.Duration `prop:"samsa.broker.liveness.probe.ms,ms"`
 
 	OffsetsTopicNumPartitions     int32         `prop:"offsets.topic.num.partitions"`
 	OffsetsTopicReplicationFactor int16         `prop:"offsets.topic.replication.factor"`

@@ -145,7 +145,7 @@ var brokerDefs = []Def{
 	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Ignored: true, Doc: "Fetcher threads per source broker."},
 	{Name: "auto.leader.rebalance.enable", Type: tBool, Default: str("true"), Doc: "Move leadership back to preferred replicas."},
 	{Name: "leader.imbalance.check.interval.seconds", Type: tLong, Default: str("300"), Doc: "How often leader balance is checked.", check: atLeast(1)},
-	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Ignored: true, Doc: "Move leadership away before shutting down. samsa's clean shutdown revokes the broker's etcd lease, and the controller moves leadership at once."},
+	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Doc: "Move leadership away before shutting down: on SIGTERM the broker registers as shutting down, the controller elects another in-sync replica for each partition it leads, and the broker stops once it leads none that another replica could (at most 30 s)."},
 	{Name: "broker.session.timeout.ms", Type: tInt, Default: str("9000"), Doc: "A broker whose registration is not renewed for this long is considered dead (samsa: the TTL of its etcd lease)."},
 	{Name: "broker.heartbeat.interval.ms", Type: tInt, Default: str("2000"), Ignored: true, Doc: "How often a broker renews its registration. etcd's client renews the lease at a third of broker.session.timeout.ms."},
 	{Name: "initial.broker.registration.timeout.ms", Type: tInt, Default: str("60000"), Doc: "How long a starting broker waits to register."},
@@ -203,6 +203,7 @@ var brokerDefs = []Def{
 	// samsa's own.
 	{Name: "etcd.endpoints", Type: tList, Default: str(""), Doc: "samsa: comma-separated etcd client URLs (http://host:port). Empty starts an embedded etcd under <first log dir>/etcd on loopback ports.", check: checkEndpoints},
 	{Name: "etcd.prefix", Type: tString, Default: str("/samsa"), Doc: "samsa: the etcd key prefix of the cluster's metadata.", check: checkPrefix},
+	{Name: "samsa.broker.liveness.probe.ms", Type: tInt, Default: str("250"), Doc: "samsa: how often each broker connects to its peers' inter-broker ports; a registration whose port refuses connections to a majority of the other brokers (its process is gone) is fenced at once rather than after broker.session.timeout.ms. 0 turns the probe off.", check: atLeast(0)},
 	{Name: "samsa.fetch.sendfile", Type: tBool, Default: str("true"), Doc: "samsa: send Fetch record bytes with sendfile(2) on plain TCP; false copies them through user space."},
 	{Name: "samsa.http.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving Prometheus metrics at /metrics and the web console at /. Empty (the default) serves no HTTP.", check: checkHTTPListener},
 }
