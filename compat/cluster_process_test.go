@@ -26,7 +26,8 @@ type procCluster struct {
 	t     *testing.T
 	bin   string
 	etcd  []string
-	nodes []*proc // nodes[i] has node.id i+1
+	nodes []*proc  // nodes[i] has node.id i+1
+	extra []string // key=value overrides after the defaults
 }
 
 type proc struct {
@@ -63,8 +64,9 @@ func freePort(t *testing.T) string {
 }
 
 // startProcCluster starts an embedded etcd in the test process and n
-// samsa processes using it.
-func startProcCluster(t *testing.T, n int) *procCluster {
+// samsa processes using it, with the given key=value overrides after the
+// defaults (broker.session.timeout.ms=2000).
+func startProcCluster(t *testing.T, n int, overrides ...string) *procCluster {
 	t.Helper()
 	bin := buildSamsa(t)
 	e, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
@@ -72,7 +74,7 @@ func startProcCluster(t *testing.T, n int) *procCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	c := &procCluster{t: t, bin: bin, etcd: e.Endpoints()}
+	c := &procCluster{t: t, bin: bin, etcd: e.Endpoints(), extra: overrides}
 	for i := 1; i <= n; i++ {
 		dir := t.TempDir()
 		p := &proc{id: int32(i), addr: freePort(t), dir: dir, logPath: filepath.Join(dir, "samsa.log")}
@@ -119,13 +121,17 @@ func (c *procCluster) start(id int32) {
 	}
 	defer logf.Close()
 	off, _ := logf.Seek(0, 2)
-	cmd := exec.Command(c.bin, "serve",
-		"--override", "node.id="+strconv.Itoa(int(id)),
-		"--override", "listeners=PLAINTEXT://"+p.addr,
-		"--override", "log.dirs="+filepath.Join(p.dir, "data"),
-		"--override", "etcd.endpoints="+strings.Join(c.etcd, ","),
+	args := []string{"serve",
+		"--override", "node.id=" + strconv.Itoa(int(id)),
+		"--override", "listeners=PLAINTEXT://" + p.addr,
+		"--override", "log.dirs=" + filepath.Join(p.dir, "data"),
+		"--override", "etcd.endpoints=" + strings.Join(c.etcd, ","),
 		"--override", "broker.session.timeout.ms=2000",
-		"--log-level", "info")
+		"--log-level", "info"}
+	for _, o := range c.extra {
+		args = append(args, "--override", o)
+	}
+	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
