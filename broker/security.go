@@ -3,7 +3,9 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -46,7 +48,11 @@ func (b *Broker) secureConn(ctx context.Context, c net.Conn, t *security.TLS, li
 	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
-		b.log.Info("failed authentication: TLS handshake failed", "remote", c.RemoteAddr().String(), "listener", listener, "err", err)
+		// A peer that closes before sending a byte (a port probe, a load
+		// balancer's health check, samsa's liveness probe) did not try.
+		if !errors.Is(err, io.EOF) {
+			b.log.Info("failed authentication: TLS handshake failed", "remote", c.RemoteAddr().String(), "listener", listener, "err", err)
+		}
 		return nil, "", err
 	}
 	p, err := t.Principal(tc.ConnectionState())
