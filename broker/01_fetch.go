@@ -34,6 +34,7 @@ type fetchPart struct {
 	leaderEpoch int32
 	sp          *sessPart               // nil outside sessions
 	follower    bool                    // a follower's fetch: reads up to the log end, not the HW
+	committed   bool                    // read_committed: reads up to the last stable offset
 	lastEpoch   int32                   // a follower's last fetched epoch (v12+; -1 none)
 	diverging   *replication.Divergence // a follower's log diverged: answered, not read
 	refused     error                   // a follower's fetch refused before any read
@@ -41,6 +42,7 @@ type fetchPart struct {
 	// result of the latest read
 	err      error
 	hw       int64
+	lso      int64 // last stable offset
 	logStart int64
 	read     logstore.ReadResult
 }
@@ -127,6 +129,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 	for _, fp := range parts {
 		fp.t, fp.p = b.lookupFetchPartition(fp.key, byID)
+		fp.committed = req.IsolationLevel == 1 && replicaID < 0
 		if req.Version < 12 {
 			fp.lastEpoch = -1
 		}
@@ -168,16 +171,17 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		rp := kmsg.NewFetchResponseTopicPartition()
 		rp.Partition = fp.key.part
 		rp.ErrorCode = errCode(fp.err)
-		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.hw, fp.logStart
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.lso, fp.logStart
 		rp.PreferredReadReplica = -1
 		rp.RecordBatches = []byte{}
 		if fp.diverging != nil && fp.err == nil {
 			rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fp.diverging.Epoch, fp.diverging.EndOffset
 		}
 		if req.IsolationLevel == 1 {
-			// read_committed: Kafka sends an empty (not null) list of
-			// aborted transactions; there are none without transactions.
-			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			// read_committed: the aborted transactions with records in
+			// what is returned; Kafka sends an empty (not null) list when
+			// there are none.
+			rp.AbortedTransactions = abortedTxns(fp)
 		}
 		if fp.sp != nil {
 			changed := fp.read.Size > 0 || rp.ErrorCode != 0 || fp.diverging != nil || fp.hw != fp.sp.sentHW || fp.logStart != fp.sp.sentLogStart
@@ -246,7 +250,7 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 // response (at least one whole batch when minOne: the first partition with
 // data, KIP-74), and reports the bytes read and whether it has an error.
 func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64, bool) {
-	fp.err, fp.hw, fp.logStart, fp.read = nil, -1, -1, logstore.ReadResult{}
+	fp.err, fp.hw, fp.lso, fp.logStart, fp.read = nil, -1, -1, -1, logstore.ReadResult{}
 	if fp.p == nil {
 		if byID {
 			fp.err = kerr.UnknownTopicID
@@ -261,6 +265,7 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 		return 0, true
 	}
 	fp.hw, fp.logStart = fp.p.HighWatermark(), l.StartOffset()
+	fp.lso = l.LastStableOffset(fp.hw)
 	if fp.refused != nil {
 		fp.err = fp.refused
 		return 0, true
@@ -280,8 +285,11 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 		return 0, false
 	}
 	maxOffset := fp.hw
-	if fp.follower {
+	switch {
+	case fp.follower:
 		maxOffset = l.EndOffset()
+	case fp.committed:
+		maxOffset = fp.lso
 	}
 	rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
 	if err != nil {
@@ -290,6 +298,21 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 	}
 	fp.read = rr
 	return rr.Size, false
+}
+
+// abortedTxns lists the aborted transactions with records in a
+// read_committed read (Kafka's FetchResponse AbortedTransactions).
+func abortedTxns(fp *fetchPart) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	if fp.read.Size == 0 || fp.p == nil || fp.p.Log == nil {
+		return out
+	}
+	for _, a := range fp.p.Log.AbortedTxns(fp.offset, fp.read.NextOffset) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, at)
+	}
+	return out
 }
 
 // releaseFetch releases every read's file regions.

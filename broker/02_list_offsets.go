@@ -31,7 +31,7 @@ func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			err := b.listOffset(rt.Topic, rp, &sp)
+			err := b.listOffset(rt.Topic, req.IsolationLevel, rp, &sp)
 			sp.ErrorCode = errCode(err)
 			if err != nil {
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
@@ -43,7 +43,7 @@ func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response
 	return resp, nil
 }
 
-func (b *Broker) listOffset(topicName string, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) error {
+func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) error {
 	p := b.meta.partition(topicName, rp.Partition)
 	if p == nil {
 		return kerr.UnknownTopicOrPartition
@@ -52,7 +52,12 @@ func (b *Broker) listOffset(topicName string, rp kmsg.ListOffsetsRequestTopicPar
 	if err != nil {
 		return err
 	}
+	// The last offset a reader at the request's isolation level sees:
+	// the high watermark, or at read_committed the last stable offset.
 	hw := p.HighWatermark()
+	if isolation == 1 {
+		hw = l.LastStableOffset(hw)
+	}
 	sp.LeaderEpoch = epoch
 	switch rp.Timestamp {
 	case tsLatest:

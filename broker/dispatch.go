@@ -54,6 +54,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.ListGroups:              {0, 5, 0, (*Broker).handleListGroups},
 	kmsg.DeleteGroups:            {0, 2, 0, (*Broker).handleDeleteGroups},
 	kmsg.OffsetDelete:            {0, 0, 0, (*Broker).handleOffsetDelete},
+	kmsg.WriteTxnMarkers:         {1, 2, 1, (*Broker).handleWriteTxnMarkers},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

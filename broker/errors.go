@@ -54,6 +54,10 @@ func errCode(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, logstore.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, logstore.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
+	case errors.Is(err, logstore.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, logstore.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, controller.ErrTopicExists):

@@ -25,7 +25,7 @@ type topic struct {
 	minISR  int               // min.insync.replicas in effect
 	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
 	// cleaner is set when cleanup.policy includes compact: the cleaner's
-	// settings (UpTo is each partition's high watermark at the pass).
+	// settings (UpTo is each partition's last stable offset at the pass).
 	cleaner *logstore.CompactOptions
 	metrics *topicMetrics // the topic's counters
 }

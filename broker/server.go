@@ -96,6 +96,8 @@ type Broker struct {
 	metrics *metrics        // see metrics.go
 	http    *httpapi.Server // samsa.http.listener; nil when unset
 	panics  atomic.Int64    // handler panics recovered by dispatch
+
+	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
 }
 
 // New validates the configuration; Start brings the broker up.
@@ -512,7 +514,7 @@ func (b *Broker) cleanLogs(ctx context.Context) {
 				continue
 			}
 			opts := *t.cleaner
-			opts.UpTo, opts.MaxKeys = p.HighWatermark(), maxKeys
+			opts.UpTo, opts.MaxKeys = p.LastStableOffset(), maxKeys // never past an undecided transaction
 			// The clock now, not the tick's: a tick waits in its channel
 			// while a slow pass runs, and a segment sealed after the tick
 			// would look written in the future, keeping its expired

@@ -13,8 +13,9 @@ import (
 
 // CompactOptions bound one compaction pass (Kafka's log cleaner settings).
 type CompactOptions struct {
-	// UpTo is the first offset the pass may not touch: the high watermark
-	// (a replica compacts only what every consumer may already read). Only
+	// UpTo is the first offset the pass may not touch: the last stable
+	// offset (a replica compacts only what every consumer may already
+	// read, and no undecided transaction). Only
 	// sealed segments that end at or below it are cleaned.
 	UpTo int64
 	// MinCleanableRatio is min.cleanable.dirty.ratio: the pass does nothing
@@ -468,6 +469,9 @@ func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, int
 	}
 	ns.next.Store(s.next.Load())
 	ns.created = s.created
+	s.mu.RLock()
+	ns.aborted = s.aborted // the .txnindex file stays as it is
+	s.mu.RUnlock()
 	nsegs := slices.Clone(segs)
 	nsegs[i] = ns
 	l.setSegments(nsegs)

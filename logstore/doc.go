@@ -13,6 +13,7 @@
 //	00000000000000004711.log        next segment, named by its base offset
 //	00000000000000004711.index
 //	00000000000000004711.timeindex
+//	00000000000000004711.txnindex   aborted transactions whose ABORT marker is in that segment (if any)
 //	00000000000000004711.snapshot   producer state as of offset 4711
 //	leader-epoch-checkpoint         leader epochs (Kafka's text format)
 //	log-start-offset                checkpoint: first readable offset
@@ -80,6 +81,19 @@
 // leader-epoch cache to the new end, and rebuilds the producer state from
 // the newest usable snapshot plus the batch headers after it. Missing or
 // inconsistent index files of older segments are rebuilt when first used.
+//
+// # Transactions
+//
+// The producer state also tracks each producer's open transaction (from
+// its first transactional batch to its COMMIT or ABORT control batch,
+// appended with AppendMarker) and is snapshotted with it, so a restart or
+// a follower that becomes leader knows every open transaction.
+// LastStableOffset(hw) is the first offset of the oldest transaction that
+// is open, or whose marker is not yet below hw; read_committed reads stop
+// there. An ABORT marker adds a 34-byte entry to its segment's .txnindex
+// (Kafka's format, see txnindex.go); AbortedTxns answers Fetch from them.
+// Recovery and truncation rebuild the state and the entries from the
+// snapshot and the batches after it; the entries go with their segment.
 //
 // # Compaction
 //

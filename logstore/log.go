@@ -161,6 +161,7 @@ type Log struct {
 
 	start atomic.Int64 // log start offset
 	end   atomic.Int64 // log end offset, published after the bytes are written
+	txns  txnView      // for the last stable offset; changed under appendMu
 
 	segs   atomic.Pointer[[]*segment] // copy-on-write, ascending base; replaced under appendMu
 	closed atomic.Bool
@@ -483,6 +484,13 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		}
 	}
 
+	for i, off := 0, int64(0); i < len(hdrs); i++ {
+		h := &hdrs[i]
+		if err := l.applyProducerBatchLocked(seg, h, pos+off, records[off:off+h.Size()]); err != nil {
+			return l.unwriteLocked(seg, pos, err)
+		}
+		off += h.Size()
+	}
 	seg.mu.Lock()
 	p := pos
 	for i := range hdrs {
@@ -490,11 +498,6 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		p += hdrs[i].Size()
 	}
 	seg.mu.Unlock()
-	for i := range hdrs {
-		if h := &hdrs[i]; h.ProducerID >= 0 {
-			l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)
-		}
-	}
 
 	seg.next.Store(last + 1)
 	seg.size.Store(pos + total)

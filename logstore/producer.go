@@ -12,7 +12,12 @@ import (
 // Idempotent producer state (KIP-98), following Kafka's ProducerStateManager
 // and ProducerAppendInfo: per producer id, the current epoch and the
 // metadata of its last five batches, which is the window in which a retried
-// batch is recognised as a duplicate. Transactional state is not tracked yet.
+// batch is recognised as a duplicate; and its transaction (KIP-98): the
+// first offset of its open transaction, begun by its first transactional
+// batch and ended by a control batch (a COMMIT or ABORT marker), and the
+// coordinator epoch of its last marker. The smallest first offset of an
+// open transaction is the partition's first unstable offset, which bounds
+// the last stable offset.
 
 var (
 	// ErrOutOfOrderSequence: OUT_OF_ORDER_SEQUENCE_NUMBER (45).
@@ -49,6 +54,15 @@ type producerEntry struct {
 	n             int                       // batches in use, oldest first
 	batches       [producerWindow]batchMeta // the last n batches of this epoch
 	lastTimestamp int64
+	// coordinatorEpoch is that of the producer's last marker, -1 before
+	// any; txnFirstOffset the first offset of its open transaction, -1
+	// when none is open.
+	coordinatorEpoch int32
+	txnFirstOffset   int64
+}
+
+func newProducerEntry() *producerEntry {
+	return &producerEntry{epoch: -1, coordinatorEpoch: -1, txnFirstOffset: -1}
 }
 
 func (e *producerEntry) addBatch(b batchMeta) {
@@ -65,15 +79,29 @@ func (e *producerEntry) addBatch(b batchMeta) {
 // guards it.
 type producerStateManager struct {
 	producers map[int64]*producerEntry
+	ongoing   map[int64]int64 // producer id → first offset of its open transaction
 }
 
 func newProducerStateManager() *producerStateManager {
-	return &producerStateManager{producers: make(map[int64]*producerEntry)}
+	return &producerStateManager{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64)}
 }
 
 // reset forgets every producer (before a full replay of the log).
 func (m *producerStateManager) reset() {
 	m.producers = make(map[int64]*producerEntry)
+	m.ongoing = make(map[int64]int64)
+}
+
+// firstUnstableOffset is the smallest first offset of an open
+// transaction, -1 when none is open.
+func (m *producerStateManager) firstUnstableOffset() int64 {
+	first := int64(-1)
+	for _, off := range m.ongoing {
+		if first < 0 || off < first {
+			first = off
+		}
+	}
+	return first
 }
 
 // inSequence reports whether next follows last, wrapping at MaxInt32.
@@ -99,6 +127,10 @@ func (m *producerStateManager) check(h BatchHeader) (dup DuplicateInfo, isDup bo
 		return dup, false, nil
 	}
 	first, last := h.BaseSequence, h.LastSequence()
+	if e.txnFirstOffset >= 0 && !h.IsTransactional() && h.ProducerEpoch >= e.epoch {
+		return dup, false, fmt.Errorf("%w: non-transactional batch from producer %d, whose transaction from offset %d is open",
+			ErrInvalidTxnState, h.ProducerID, e.txnFirstOffset)
+	}
 	if h.ProducerEpoch == e.epoch {
 		for _, b := range e.batches[:e.n] {
 			if b.firstSeq == first && b.lastSeq == last {
@@ -144,17 +176,15 @@ func (m *producerStateManager) update(h BatchHeader, firstOffset int64, timestam
 	if timestamp < 0 {
 		timestamp = h.MaxTimestamp
 	}
-	e := m.producers[h.ProducerID]
-	if e == nil {
-		e = &producerEntry{epoch: -1}
-		m.producers[h.ProducerID] = e
+	e := m.entry(h.ProducerID, h.ProducerEpoch, timestamp)
+	if h.IsControl() {
+		return
 	}
-	if e.epoch != h.ProducerEpoch {
-		e.epoch = h.ProducerEpoch
-		e.n = 0
+	if h.IsTransactional() && e.txnFirstOffset < 0 {
+		e.txnFirstOffset = firstOffset
+		m.ongoing[h.ProducerID] = firstOffset
 	}
-	e.lastTimestamp = timestamp
-	if h.IsControl() || h.BaseSequence < 0 {
+	if h.BaseSequence < 0 {
 		return
 	}
 	e.addBatch(batchMeta{
@@ -166,12 +196,92 @@ func (m *producerStateManager) update(h BatchHeader, firstOffset int64, timestam
 	})
 }
 
+// entry returns the producer's entry, created when unknown, moved to epoch
+// (forgetting the batches of an older one) and to timestamp.
+func (m *producerStateManager) entry(id int64, epoch int16, timestamp int64) *producerEntry {
+	e := m.producers[id]
+	if e == nil {
+		e = newProducerEntry()
+		m.producers[id] = e
+	}
+	if e.epoch != epoch {
+		e.epoch = epoch
+		e.n = 0
+	}
+	e.lastTimestamp = timestamp
+	return e
+}
+
+// completedTxn is a transaction a marker ended: its producer, its first
+// offset and the marker's offset.
+type completedTxn struct {
+	producerID              int64
+	firstOffset, lastOffset int64
+	aborted                 bool
+}
+
+// checkMarker validates a marker from the transaction coordinator
+// (Kafka's ProducerAppendInfo.appendEndTxnMarker): an epoch older than the
+// producer's is ErrInvalidProducerEpoch, a coordinator epoch older than
+// the one of its last marker ErrTransactionCoordinatorFenced. A marker
+// for an unknown producer is accepted.
+func (m *producerStateManager) checkMarker(mk Marker) error {
+	e := m.producers[mk.ProducerID]
+	if e == nil {
+		return nil
+	}
+	if mk.ProducerEpoch < e.epoch {
+		return fmt.Errorf("%w: marker for producer %d with epoch %d, older than %d",
+			ErrInvalidProducerEpoch, mk.ProducerID, mk.ProducerEpoch, e.epoch)
+	}
+	if mk.CoordinatorEpoch < e.coordinatorEpoch {
+		return fmt.Errorf("%w: marker for producer %d with coordinator epoch %d, older than %d",
+			ErrTransactionCoordinatorFenced, mk.ProducerID, mk.CoordinatorEpoch, e.coordinatorEpoch)
+	}
+	return nil
+}
+
+// updateMarker records a control batch h holding the end transaction
+// marker mk, appended at offset (or replayed). It returns the transaction
+// the marker ended, nil when the producer had none open (an empty
+// transaction changes neither the last stable offset nor the aborted
+// index). No checks are made (the log is the truth).
+func (m *producerStateManager) updateMarker(h BatchHeader, offset, timestamp int64, mk EndTxnMarker) *completedTxn {
+	if h.ProducerID < 0 {
+		return nil
+	}
+	if timestamp < 0 {
+		timestamp = h.MaxTimestamp
+	}
+	e := m.entry(h.ProducerID, h.ProducerEpoch, timestamp)
+	e.coordinatorEpoch = mk.CoordinatorEpoch
+	if e.txnFirstOffset < 0 {
+		return nil
+	}
+	done := &completedTxn{producerID: h.ProducerID, firstOffset: e.txnFirstOffset, lastOffset: offset, aborted: !mk.Commit}
+	e.txnFirstOffset = -1
+	delete(m.ongoing, h.ProducerID)
+	return done
+}
+
+// lastStableAfter is the last stable offset once txn is complete: the
+// first offset of the next open transaction, or the offset after txn's
+// marker (Kafka's ProducerStateManager.lastStableOffset). Call it after
+// updateMarker.
+func (m *producerStateManager) lastStableAfter(txn *completedTxn) int64 {
+	if first := m.firstUnstableOffset(); first >= 0 {
+		return first
+	}
+	return txn.lastOffset + 1
+}
+
 // expire forgets producers whose last batch timestamp is at least maxAgeMs
-// before nowMs (producer.id.expiration.ms); it returns how many went.
+// before nowMs (producer.id.expiration.ms), never one with an open
+// transaction; it returns how many went.
 func (m *producerStateManager) expire(nowMs, maxAgeMs int64) int {
 	n := 0
 	for id, e := range m.producers {
-		if nowMs-e.lastTimestamp >= maxAgeMs {
+		if e.txnFirstOffset < 0 && nowMs-e.lastTimestamp >= maxAgeMs {
 			delete(m.producers, id)
 			n++
 		}
@@ -198,21 +308,24 @@ func (m *producerStateManager) numProducers() int { return len(m.producers) }
 // Snapshot format, big endian:
 //
 //	magic        4  "SPSN"
-//	version      2  1
+//	version      2  2 (1: without the transaction fields, still read)
 //	crc          4  CRC32C of everything after this field
 //	lastOffset   8  opaque to the manager: the caller's "state covers the log up to here"
 //	count        4  producers, sorted by id
 //	per producer:
-//	  producerId     8
-//	  epoch          2
-//	  lastTimestamp  8
-//	  batches        1  0..5, oldest first
+//	  producerId        8
+//	  epoch             2
+//	  lastTimestamp     8
+//	  coordinatorEpoch  4  v2: of its last marker, -1 none
+//	  txnFirstOffset    8  v2: first offset of its open transaction, -1 none
+//	  batches           1  0..5, oldest first
 //	  per batch: firstSeq 4, lastSeq 4, firstOffset 8, lastOffset 8, timestamp 8
 const (
 	snapshotMagic      = "SPSN"
-	snapshotVersion    = 1
+	snapshotVersion    = 2
 	snapshotHeaderSize = 4 + 2 + 4 + 8 + 4
-	snapshotEntryMin   = 8 + 2 + 8 + 1
+	snapshotEntryMinV1 = 8 + 2 + 8 + 1
+	snapshotEntryMin   = snapshotEntryMinV1 + 4 + 8
 	snapshotBatchSize  = 4 + 4 + 8 + 8 + 8
 )
 
@@ -238,6 +351,8 @@ func (m *producerStateManager) writeSnapshot(w io.Writer, lastOffset int64) erro
 		b = be.AppendUint64(b, uint64(id))
 		b = be.AppendUint16(b, uint16(e.epoch))
 		b = be.AppendUint64(b, uint64(e.lastTimestamp))
+		b = be.AppendUint32(b, uint32(e.coordinatorEpoch))
+		b = be.AppendUint64(b, uint64(e.txnFirstOffset))
 		b = append(b, byte(e.n))
 		for _, bm := range e.batches[:e.n] {
 			b = be.AppendUint32(b, uint32(bm.firstSeq))
@@ -267,6 +382,11 @@ func (m *producerStateManager) readSnapshot(r io.Reader) (lastOffset int64, err 
 		return -1, err
 	}
 	m.producers = producers
+	for id, e := range producers {
+		if e.txnFirstOffset >= 0 {
+			m.ongoing[id] = e.txnFirstOffset
+		}
+	}
 	return lastOffset, nil
 }
 
@@ -282,8 +402,14 @@ func parseSnapshot(b []byte) (map[int64]*producerEntry, int64, error) {
 	if string(b[:4]) != snapshotMagic {
 		return nil, -1, corruptSnapshot("bad magic")
 	}
-	if v := be.Uint16(b[4:]); v != snapshotVersion {
-		return nil, -1, corruptSnapshot("unsupported version %d", v)
+	version := be.Uint16(b[4:])
+	entryMin := snapshotEntryMin
+	switch version {
+	case 1:
+		entryMin = snapshotEntryMinV1
+	case snapshotVersion:
+	default:
+		return nil, -1, corruptSnapshot("unsupported version %d", version)
 	}
 	if crc32.Checksum(b[10:], castagnoli) != be.Uint32(b[6:]) {
 		return nil, -1, corruptSnapshot("CRC mismatch")
@@ -291,21 +417,26 @@ func parseSnapshot(b []byte) (map[int64]*producerEntry, int64, error) {
 	lastOffset := int64(be.Uint64(b[10:]))
 	count := be.Uint32(b[18:])
 	p := b[snapshotHeaderSize:]
-	if uint64(count)*snapshotEntryMin > uint64(len(p)) {
+	if uint64(count)*uint64(entryMin) > uint64(len(p)) {
 		return nil, -1, corruptSnapshot("%d producers in %d bytes", count, len(p))
 	}
 	producers := make(map[int64]*producerEntry, count)
 	for i := uint32(0); i < count; i++ {
-		if len(p) < snapshotEntryMin {
+		if len(p) < entryMin {
 			return nil, -1, corruptSnapshot("truncated producer %d", i)
 		}
 		id := int64(be.Uint64(p))
-		e := &producerEntry{
-			epoch:         int16(be.Uint16(p[8:])),
-			lastTimestamp: int64(be.Uint64(p[10:])),
-			n:             int(p[18]),
+		e := newProducerEntry()
+		e.epoch = int16(be.Uint16(p[8:]))
+		e.lastTimestamp = int64(be.Uint64(p[10:]))
+		q := p[18:]
+		if version >= 2 {
+			e.coordinatorEpoch = int32(be.Uint32(q))
+			e.txnFirstOffset = int64(be.Uint64(q[4:]))
+			q = q[12:]
 		}
-		p = p[snapshotEntryMin:]
+		e.n = int(q[0])
+		p = p[entryMin:]
 		if id < 0 || producers[id] != nil {
 			return nil, -1, corruptSnapshot("bad or repeated producer id %d", id)
 		}

@@ -226,6 +226,13 @@ func snapshotFixture(t *testing.T) (*producerStateManager, []byte) {
 	ctrl := pbatch(7, 3, -1, 1)
 	ctrl.Attributes = attrControl
 	m.update(ctrl, next, -1) // a producer with an epoch and no batches
+	next++
+	txn := pbatch(8, 1, 0, 2)
+	txn.Attributes = attrTransactional
+	m.update(txn, next, -1) // an open transaction
+	mk := pbatch(9, 2, -1, 1)
+	mk.Attributes = attrTransactional | attrControl
+	m.updateMarker(mk, next+2, -1, EndTxnMarker{Commit: true, CoordinatorEpoch: 7}) // a marker's coordinator epoch
 	var buf bytes.Buffer
 	if err := m.writeSnapshot(&buf, 12345); err != nil {
 		t.Fatal(err)
@@ -311,14 +318,14 @@ func TestProducerSnapshotCorruption(t *testing.T) {
 		t.Fatalf("huge count: %v", err)
 	}
 	tooManyBatches := bytes.Clone(snap)
-	tooManyBatches[snapshotHeaderSize+18] = 6 // first producer's batch count
+	tooManyBatches[snapshotHeaderSize+snapshotEntryMin-1] = 6 // first producer's batch count
 	if err := readErr(restamp(tooManyBatches)); !errors.Is(err, ErrCorruptSnapshot) {
 		t.Fatalf("6 batches: %v", err)
 	}
 	badVersion := bytes.Clone(snap)
-	badVersion[5] = 2
+	badVersion[5] = 3
 	if err := readErr(badVersion); !errors.Is(err, ErrCorruptSnapshot) {
-		t.Fatalf("version 2: %v", err)
+		t.Fatalf("version 3: %v", err)
 	}
 	// An I/O error is returned as is.
 	ioErr := errors.New("disk gone")

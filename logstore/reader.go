@@ -22,7 +22,12 @@ type Region struct {
 type ReadResult struct {
 	Regions []Region
 	Size    int64
-	release func()
+	// NextOffset bounds the offsets read: every record returned is below
+	// it (the base of the first batch left out, or the end of the last
+	// segment read, at most the read's maxOffset); 0 when nothing was
+	// read. Fetch lists the aborted transactions up to it.
+	NextOffset int64
+	release    func()
 }
 
 // Release lets the segments of the result go. It is idempotent, also
@@ -178,6 +183,13 @@ func (l *Log) readSegment(seg *segment, res *ReadResult, offset int64, budget *i
 	if n := to - pos; n > 0 {
 		res.Regions = append(res.Regions, Region{File: seg.osf, Offset: pos, Length: n})
 		res.Size += n
+		next := seg.next.Load()
+		if to < limit {
+			if nh, err := r.at(to); err == nil {
+				next = nh.BaseOffset
+			}
+		}
+		res.NextOffset = min(next, maxOffset)
 	}
 	*budget -= to - from
 	return to < limit, nil

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,8 @@ func (l *Log) load() error {
 				indexFiles[name] = b
 			} else if b, ok := parseSegmentName(name, timeIndexSuffix); ok {
 				indexFiles[name] = b
+			} else if b, ok := parseSegmentName(name, txnIndexSuffix); ok {
+				indexFiles[name] = b
 			}
 		}
 	}
@@ -105,8 +108,15 @@ func (l *Log) load() error {
 	l.epochs = epochs
 
 	segs := make([]*segment, 0, len(bases)+1)
+	rebuildTxns := int64(math.MaxInt64) // aborted indexes at and after it are rebuilt from the log
 	for _, b := range bases {
 		s, err := openSegment(l.fs, l.dir, b)
+		if err == nil {
+			if terr := s.loadTxnIndex(); terr != nil {
+				l.logger.Warn("transaction index unreadable, rebuilding it", "log", l.dir, "segment", b, "err", terr)
+				rebuildTxns = min(rebuildTxns, b)
+			}
+		}
 		if err != nil {
 			for _, s := range segs {
 				s.unref()
@@ -209,7 +219,11 @@ func (l *Log) load() error {
 		}
 	}
 
-	if err := l.loadProducerState(snapshots, end); err != nil {
+	if recoverFrom < len(segs) {
+		// Recovered segments get their aborted indexes from the log again.
+		rebuildTxns = min(rebuildTxns, segs[recoverFrom].base)
+	}
+	if err := l.loadProducerState(snapshots, end, rebuildTxns); err != nil {
 		return err
 	}
 
@@ -364,8 +378,11 @@ func (l *Log) recoverSegment(s *segment, interval int32, lower, upper int64) (bo
 }
 
 // loadProducerState restores the producer state from the newest usable
-// snapshot at or below end and replays the batch headers after it.
-func (l *Log) loadProducerState(snapshots []int64, end int64) error {
+// snapshot at or below end and replays the batch headers after it; the
+// aborted-transaction entries from there on are replayed too. A snapshot
+// above rebuildTxns is passed over (kept), so that the aborted indexes
+// from rebuildTxns on are rebuilt from the log.
+func (l *Log) loadProducerState(snapshots []int64, end, rebuildTxns int64) error {
 	slices.Sort(snapshots)
 	slices.Reverse(snapshots)
 	from := l.segments()[0].base
@@ -374,6 +391,9 @@ func (l *Log) loadProducerState(snapshots []int64, end int64) error {
 		path := segmentName(l.dir, off, snapshotSuffix)
 		if off > end {
 			_ = l.fs.Remove(path) // beyond a truncated tail
+			continue
+		}
+		if off > rebuildTxns {
 			continue
 		}
 		data, err := readFile(l.fs, path)
@@ -391,6 +411,12 @@ func (l *Log) loadProducerState(snapshots []int64, end int64) error {
 		from = max(from, off)
 		break
 	}
+	for _, s := range l.segments() {
+		if err := s.dropAbortedFrom(from); err != nil {
+			return err
+		}
+	}
+	l.txns.reset(l.pstate.firstUnstableOffset())
 	return l.replayProducers(from, end)
 }
 
@@ -423,11 +449,15 @@ func (l *Log) replayProducers(from, end int64) error {
 				r.free()
 				return fmt.Errorf("segment %d: replay producer state: %w", s.base, err)
 			}
+			at := pos
 			pos += h.Size()
 			if h.BaseOffset < from || h.ProducerID < 0 {
 				continue
 			}
-			l.pstate.update(h, h.BaseOffset, h.MaxTimestamp)
+			if err := l.applyProducerBatchLocked(s, &h, at, nil); err != nil {
+				r.free()
+				return fmt.Errorf("segment %d: replay producer state: %w", s.base, err)
+			}
 			l.replayedBatches.Add(1)
 		}
 		r.free()

@@ -322,7 +322,7 @@ func (l *Log) afterTruncateLocked(end int64) error {
 	if err != nil {
 		return l.fail(err)
 	}
-	if err := l.loadProducerState(snaps, end); err != nil {
+	if err := l.loadProducerState(snaps, end, end); err != nil {
 		return l.fail(err)
 	}
 	return l.updateRecoveryPointLocked(-1)

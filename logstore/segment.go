@@ -65,6 +65,9 @@ type segment struct {
 	// maxKnown: maxTs/maxOff were read from the time index's last entry
 	// while the indexes are not loaded. Guarded by mu.
 	maxKnown bool
+	// aborted is the aborted-transaction index (.txnindex), in marker
+	// order. Guarded by mu; changed under Log.appendMu.
+	aborted []AbortedTxn
 
 	// Appender state, guarded by Log.appendMu.
 	sinceIndex int64 // log bytes since the last offset index entry
@@ -84,7 +87,7 @@ func createSegment(fs FS, dir string, base int64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := fs.Remove(segmentName(dir, base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			_ = f.Close()
 			return nil, err
@@ -136,7 +139,7 @@ func (s *segment) unref() {
 // remove unlinks the segment's files; open readers keep the data.
 func (s *segment) remove() error {
 	var errs []error
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := s.fs.Remove(segmentName(s.dir, s.base, suf)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -249,7 +252,7 @@ func (s *segment) syncFiles() error {
 	if err := s.f.Sync(); err != nil {
 		return err
 	}
-	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		f, err := s.fs.OpenFile(segmentName(s.dir, s.base, suf), os.O_RDONLY, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			continue

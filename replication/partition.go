@@ -123,6 +123,18 @@ func (p *Partition) Offline() bool { return p.offline.Load() }
 // HighWatermark is the offset below which records are visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.hw.Load() }
 
+// LastStableOffset is the offset below which read_committed readers read
+// (KIP-98): the high watermark, or the first offset of the oldest
+// transaction below it that is undecided or whose marker is not yet below
+// the high watermark.
+func (p *Partition) LastStableOffset() int64 {
+	hw := p.hw.Load()
+	if p.Log == nil {
+		return hw
+	}
+	return p.Log.LastStableOffset(hw)
+}
+
 // InitHighWatermark sets the high watermark of a partition whose log was
 // just opened: the log end offset when it is the only replica, else the
 // one last checkpointed (a replicated partition learns the rest from the

@@ -124,6 +124,28 @@ func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.T
 	return res, nil
 }
 
+// markerBytes is about the size of a marker's control batch, what its
+// append counts for the fetches parked on the partition.
+const markerBytes = 78
+
+// AppendMarker appends a transaction marker (logstore.Log.AppendMarker)
+// to a partition led here, in the current leader epoch, as AppendAsLeader
+// appends records.
+func (m *ReplicaManager) AppendMarker(p *Partition, mk logstore.Marker, now time.Time) (logstore.AppendResult, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	l, epoch, err := m.Leading(p, -1)
+	if err != nil {
+		return logstore.AppendResult{}, err
+	}
+	res, err := l.AppendMarker(mk, epoch, now)
+	if err != nil {
+		return res, err
+	}
+	p.appended(markerBytes)
+	return res, nil
+}
+
 // ApplyRole makes this broker lead or follow p as its state says: a new
 // leader stops fetching, records its leader epoch at its log end (the
 // epoch's start offset) and starts tracking its followers; a follower

@@ -1,0 +1,298 @@
+package compat
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// The partition side of transactions, driven by hand as a transaction
+// coordinator would: transactional batches in raw Produce requests, COMMIT
+// and ABORT markers in raw WriteTxnMarkers requests, and read_committed
+// readers (raw Fetch, ListOffsets, a kgo consumer) that must see neither
+// aborted nor undecided records.
+
+// rawTxnBatch is rawBatch with the transactional attribute (bit 4).
+func rawTxnBatch(producerID int64, epoch int16, baseSeq int32, values ...string) []byte {
+	vs := make([][]byte, len(values))
+	for i, v := range values {
+		vs[i] = []byte(v)
+	}
+	b := rawBatch(producerID, epoch, baseSeq, time.Now().UnixMilli(), vs...)
+	binary.BigEndian.PutUint16(b[21:], binary.BigEndian.Uint16(b[21:])|0x10)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32c))
+	return b
+}
+
+// produceTxnRaw produces a transactional batch and fails the test unless
+// it is appended at wantOffset.
+func produceTxnRaw(t testing.TB, cl *kgo.Client, topic string, id [16]byte, records []byte, wantOffset int64) {
+	t.Helper()
+	sp := produceRaw(t, cl, topic, id, 0, records)
+	wantCode(t, "transactional produce", sp.ErrorCode, nil)
+	if sp.BaseOffset != wantOffset {
+		t.Fatalf("transactional batch at %d, want %d", sp.BaseOffset, wantOffset)
+	}
+}
+
+// writeMarker sends one WriteTxnMarkers request for partition 0 of topic
+// through broker b (the partition's leader) and returns the partition's
+// error code.
+func writeMarker(t testing.TB, b *kgo.Broker, topic string, pid int64, epoch int16, coordEpoch int32, commit bool) int16 {
+	t.Helper()
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed = pid, epoch, coordEpoch, commit
+	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	mt.Topic, mt.Partitions = topic, []int32{0}
+	m.Topics = append(m.Topics, mt)
+	req.Markers = append(req.Markers, m)
+	kr, err := b.Request(testCtx(t, 40*time.Second), req)
+	if err != nil {
+		t.Fatalf("WriteTxnMarkers: %v", err)
+	}
+	resp := kr.(*kmsg.WriteTxnMarkersResponse)
+	if len(resp.Markers) != 1 || resp.Markers[0].ProducerID != pid || len(resp.Markers[0].Topics) != 1 ||
+		len(resp.Markers[0].Topics[0].Partitions) != 1 {
+		t.Fatalf("WriteTxnMarkers: malformed answer %+v", resp)
+	}
+	return resp.Markers[0].Topics[0].Partitions[0].ErrorCode
+}
+
+// committedState is what a read_committed reader is told of partition 0.
+type committedState struct {
+	lso     int64
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	last    int64 // last offset of the last batch returned, -1 none
+}
+
+func fetchCommitted(t testing.TB, b *kgo.Broker, topic string, id [16]byte) committedState {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.IsolationLevel, req.MaxBytes = -1, 1, 10<<20
+	req.SessionID, req.SessionEpoch = 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.CurrentLeaderEpoch, rp.LogStartOffset, rp.PartitionMaxBytes = -1, -1, 10<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kr, err := b.Request(testCtx(t, 15*time.Second), req)
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	resp := kr.(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("Fetch: malformed answer")
+	}
+	p := resp.Topics[0].Partitions[0]
+	wantCode(t, "read_committed fetch", p.ErrorCode, nil)
+	if p.AbortedTransactions == nil {
+		t.Fatal("read_committed fetch: aborted transactions null, want a list")
+	}
+	st := committedState{lso: p.LastStableOffset, aborted: p.AbortedTransactions, last: -1}
+	for _, s := range scanBatches(p.RecordBatches) {
+		st.last = s.lastOffset
+	}
+	if st.last >= st.lso {
+		t.Fatalf("read_committed fetch returned offset %d at or past the LSO %d", st.last, st.lso)
+	}
+	return st
+}
+
+func abortedList(pairs ...int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		a := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		a.ProducerID, a.FirstOffset = pairs[i], pairs[i+1]
+		out = append(out, a)
+	}
+	return out
+}
+
+func checkCommitted(t testing.TB, b *kgo.Broker, topic string, id [16]byte, lso int64, aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
+	t.Helper()
+	st := fetchCommitted(t, b, topic, id)
+	same := slices.EqualFunc(st.aborted, aborted, func(a, b kmsg.FetchResponseTopicPartitionAbortedTransaction) bool {
+		return a.ProducerID == b.ProducerID && a.FirstOffset == b.FirstOffset
+	})
+	if st.lso != lso || !same {
+		t.Fatalf("read_committed: LSO %d, aborted %+v; want LSO %d, aborted %+v", st.lso, st.aborted, lso, aborted)
+	}
+}
+
+func listLatest(t testing.TB, b *kgo.Broker, topic string, isolation int8) int64 {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID, req.IsolationLevel = -1, isolation
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.CurrentLeaderEpoch, rp.Timestamp = -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kr, err := b.Request(testCtx(t, 10*time.Second), req)
+	if err != nil {
+		t.Fatalf("ListOffsets: %v", err)
+	}
+	p := kr.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	wantCode(t, "ListOffsets", p.ErrorCode, nil)
+	return p.Offset
+}
+
+// consumeCommitted reads partition 0 from the start at read_committed
+// with a kgo consumer until the record "last" arrives, and returns the
+// values seen.
+func consumeCommitted(t testing.TB, addrs []string, topic string) []string {
+	t.Helper()
+	cl := newKgo(t, addrs[0], kgo.SeedBrokers(addrs...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	defer cl.Close()
+	ctx := testCtx(t, 30*time.Second)
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != "last" {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read_committed consumer: %v before the last record (got %q)", ctx.Err(), got)
+		}
+		for _, fe := range fs.Errors() {
+			t.Fatalf("read_committed consumer: %v", fe.Err)
+		}
+		for _, r := range fs.Records() {
+			got = append(got, string(r.Value))
+		}
+	}
+	return got
+}
+
+func TestTxnReadCommitted(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	cl := newKgo(t, n.Addr())
+	adm := newAdmin(t, n.Addr())
+	const topic = "txnlog"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	b := cl.SeedBrokers()[0]
+
+	wantCode(t, "plain produce", produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("p0"))).ErrorCode, nil)
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(1000, 0, 0, "a1", "a2"), 1) // 1-2, aborted below
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 0, 0, "b1"), 3)       // 3, committed below
+	// Both open: read_committed readers stop at the first, offset 1.
+	checkCommitted(t, b, topic, id, 1, abortedList())
+	if got := listLatest(t, b, topic, 1); got != 1 {
+		t.Fatalf("ListOffsets latest at read_committed: %d, want 1", got)
+	}
+	if got := listLatest(t, b, topic, 0); got != 4 {
+		t.Fatalf("ListOffsets latest at read_uncommitted: %d, want 4", got)
+	}
+
+	wantCode(t, "abort 1000", writeMarker(t, b, topic, 1000, 0, 3, false), nil) // 4
+	checkCommitted(t, b, topic, id, 3, abortedList(1000, 1))
+	wantCode(t, "commit 2000", writeMarker(t, b, topic, 2000, 0, 3, true), nil) // 5
+	checkCommitted(t, b, topic, id, 6, abortedList(1000, 1))
+	if got := listLatest(t, b, topic, 1); got != 6 {
+		t.Fatalf("ListOffsets latest at read_committed after the markers: %d, want 6", got)
+	}
+
+	// Kafka's answers to what a coordinator or client must not do; nothing
+	// is appended.
+	wantCode(t, "marker from an older coordinator epoch", writeMarker(t, b, topic, 2000, 0, 2, false), kerr.TransactionCoordinatorFenced)
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 1, 0, "b2"), 6) // epoch bumped to 1, open
+	wantCode(t, "marker for an older producer epoch", writeMarker(t, b, topic, 2000, 0, 3, false), kerr.InvalidProducerEpoch)
+	wantCode(t, "transactional batch of an older epoch", produceRaw(t, cl, topic, id, 0, rawTxnBatch(2000, 0, 1, "x")).ErrorCode, kerr.InvalidProducerEpoch)
+	ctrl := rawTxnBatch(3000, 0, -1, "x")
+	binary.BigEndian.PutUint16(ctrl[21:], 0x30)
+	binary.BigEndian.PutUint32(ctrl[17:], crc32.Checksum(ctrl[21:], crc32c))
+	wantCode(t, "client control batch", produceRaw(t, cl, topic, id, 0, ctrl).ErrorCode, kerr.InvalidRecord)
+	wantCode(t, "marker for an unknown partition", writeMarker(t, b, "no-such-topic", 2000, 1, 3, true), kerr.UnknownTopicOrPartition)
+	wantCode(t, "abort 2000 epoch 1", writeMarker(t, b, topic, 2000, 1, 3, false), nil) // 7
+	wantCode(t, "last", produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("last"))).ErrorCode, nil)
+	want := abortedList(1000, 1, 2000, 6)
+	checkCommitted(t, b, topic, id, 9, want)
+	if got := listLatest(t, b, topic, 0); got != 9 {
+		t.Fatalf("log end %d, want 9: a refused request appended", got)
+	}
+
+	// A kgo read_committed consumer sees the committed records only.
+	if got := consumeCommitted(t, []string{n.Addr()}, topic); !slices.Equal(got, []string{"p0", "b1", "last"}) {
+		t.Fatalf("read_committed consumer read %q, want [p0 b1 last]", got)
+	}
+
+	// A restart (clean, then as after a crash) rebuilds the same state
+	// from the snapshot, the .txnindex and the log.
+	restart := func(crash bool) *kgo.Broker {
+		n.Stop()
+		if crash {
+			removeCleanShutdownMarkers(t, n.Dir)
+		}
+		n.Restart()
+		waitLed(t, n.Addr(), topic, 0)
+		return newKgo(t, n.Addr()).SeedBrokers()[0]
+	}
+	end := int64(9)
+	for _, crash := range []bool{false, true} {
+		b := restart(crash)
+		checkCommitted(t, b, topic, id, end, want)
+		// An open transaction is known after a restart: it holds the LSO
+		// until its marker.
+		pid := 4000 + end
+		produceTxnRaw(t, newKgo(t, n.Addr()), topic, id, rawTxnBatch(pid, 0, 0, "c"), end)
+		checkCommitted(t, b, topic, id, end, want)
+		b = restart(crash)
+		checkCommitted(t, b, topic, id, end, want)
+		wantCode(t, "commit after restart", writeMarker(t, b, topic, pid, 0, 3, true), nil)
+		end += 2
+		checkCommitted(t, b, topic, id, end, want)
+	}
+}
+
+// A leader killed after a marker: the new leader, which replicated the
+// batches and the markers, answers the same LSO and aborted list, and an
+// open transaction still holds its LSO until its marker lands there.
+func TestTxnFailover(t *testing.T) {
+	c := testutil.StartCluster(t, 3, nil)
+	const topic = "txnfail"
+	createReplicatedTopic(t, c, topic, 1, 3, map[string]*string{"min.insync.replicas": strp("2")})
+	mp := waitISR(t, c, topic, 0, 3, 30*time.Second)
+	cl := newKgo(t, c.Node(mp.Leader).Addr())
+	id := topicID(t, newAdmin(t, c.Node(mp.Leader).Addr()), topic)
+	waitLed(t, c.Node(mp.Leader).Addr(), topic, 0)
+	lb := cl.SeedBrokers()[0]
+
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(1000, 0, 0, "a1", "a2"), 0)      // 0-1, aborted
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 0, 0, "b1"), 2)            // 2, stays open
+	wantCode(t, "abort 1000", writeMarker(t, lb, topic, 1000, 0, 1, false), nil) // 3
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(3000, 0, 0, "c1"), 4)            // 4, committed
+	wantCode(t, "commit 3000", writeMarker(t, lb, topic, 3000, 0, 1, true), nil) // 5
+	want := abortedList(1000, 0)
+	checkCommitted(t, lb, topic, id, 2, want)
+
+	c.Node(mp.Leader).Kill()
+	nmp := waitLeader(t, c, topic, 0, mp.Leader, 60*time.Second)
+	ncl := newKgo(t, c.Node(nmp.Leader).Addr())
+	waitLed(t, c.Node(nmp.Leader).Addr(), topic, 0)
+	nb := ncl.SeedBrokers()[0]
+	// The new leader's high watermark catches up with the ISR's fetches.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if got := listLatest(t, nb, topic, 0); got != 6 {
+			return fmt.Errorf("high watermark %d, want 6", got)
+		}
+		return nil
+	})
+	checkCommitted(t, nb, topic, id, 2, want)
+	wantCode(t, "abort 2000 on the new leader", writeMarker(t, nb, topic, 2000, 0, 2, false), nil) // 6
+	checkCommitted(t, nb, topic, id, 7, abortedList(1000, 0, 2000, 2))
+	wantCode(t, "last", produceRaw(t, ncl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("last"))).ErrorCode, nil)
+	if got := consumeCommitted(t, c.Addrs(), topic); !slices.Equal(got, []string{"c1", "last"}) {
+		t.Fatalf("read_committed consumer read %q, want [c1 last]", got)
+	}
+}

@@ -1,0 +1,331 @@
+package logstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// txnBatch builds a transactional client batch of n records.
+func txnBatch(t testing.TB, n int, pid int64, epoch int16, seq int32) []byte {
+	t.Helper()
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{Timestamp: coreT0.UnixMilli(), Key: []byte{byte(i)}, Value: []byte("txn")}
+	}
+	b, err := EncodeBatch(BatchSpec{PartitionLeaderEpoch: -1, ProducerID: pid, ProducerEpoch: epoch,
+		BaseSequence: seq, Transactional: true}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustAppend(t testing.TB, l *Log, b []byte) AppendResult {
+	t.Helper()
+	res, err := l.Append(b, 3, coreT0)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	return res
+}
+
+func mustMarker(t testing.TB, l *Log, mk Marker) int64 {
+	t.Helper()
+	res, err := l.AppendMarker(mk, 3, coreT0)
+	if err != nil {
+		t.Fatalf("AppendMarker %v: %v", mk, err)
+	}
+	return res.FirstOffset
+}
+
+// txnFixture writes: 0-1 plain, 2-4 txn of producer 1, 5-6 txn of
+// producer 2, 7 ABORT of 1. Producer 2 stays open.
+func txnFixture(t testing.TB, l *Log) {
+	t.Helper()
+	mustAppend(t, l, coreBatch(t, 2, coreT0.UnixMilli(), 10))
+	if r := mustAppend(t, l, txnBatch(t, 3, 1, 0, 0)); r.FirstOffset != 2 {
+		t.Fatalf("first txn batch at %d", r.FirstOffset)
+	}
+	mustAppend(t, l, txnBatch(t, 2, 2, 0, 0))
+	if off := mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 5}); off != 7 {
+		t.Fatalf("marker at %d", off)
+	}
+}
+
+func checkTxnState(t testing.TB, l *Log, wantLSO int64, wantAborted []AbortedTxn) {
+	t.Helper()
+	end := l.EndOffset()
+	if got := l.LastStableOffset(end); got != wantLSO {
+		t.Fatalf("LastStableOffset(%d) = %d, want %d", end, got, wantLSO)
+	}
+	if got := l.AbortedTxns(0, end); !slices.Equal(got, wantAborted) {
+		t.Fatalf("AbortedTxns = %+v, want %+v", got, wantAborted)
+	}
+}
+
+func TestTxnLastStableOffset(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	if got := l.LastStableOffset(0); got != 0 {
+		t.Fatalf("empty log: LSO %d", got)
+	}
+	mustAppend(t, l, coreBatch(t, 2, coreT0.UnixMilli(), 10))
+	mustAppend(t, l, txnBatch(t, 3, 1, 0, 0))
+	for hw, want := range map[int64]int64{0: 0, 2: 2, 4: 2, 5: 2} {
+		if got := l.LastStableOffset(hw); got != want {
+			t.Fatalf("open txn at 2, hw %d: LSO %d, want %d", hw, got, want)
+		}
+	}
+	mustAppend(t, l, txnBatch(t, 2, 2, 0, 0))
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 5})
+	// Until the marker (7) is below the high watermark, the aborted
+	// transaction keeps the LSO at its first offset.
+	if got := l.LastStableOffset(7); got != 2 {
+		t.Fatalf("marker not replicated: LSO %d, want 2", got)
+	}
+	checkTxnState(t, l, 5, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+	// A second transaction of producer 1, then producer 2 commits.
+	mustAppend(t, l, txnBatch(t, 1, 1, 0, 3))                                                    // 8
+	mustMarker(t, l, Marker{ProducerID: 2, ProducerEpoch: 0, CoordinatorEpoch: 5, Commit: true}) // 9
+	checkTxnState(t, l, 8, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 5}) // 10: abort
+	all := []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5},
+		{ProducerID: 1, FirstOffset: 8, LastOffset: 10, LastStableOffset: 11}}
+	checkTxnState(t, l, 11, all)
+	// The lookup is by overlap with [from, upper).
+	for _, c := range []struct {
+		from, upper int64
+		want        []AbortedTxn
+	}{
+		{0, 2, nil}, {0, 3, all[:1]}, {7, 8, all[:1]}, {8, 9, all[1:]}, {9, 11, all[1:]}, {11, 11, nil},
+	} {
+		if got := l.AbortedTxns(c.from, c.upper); !slices.Equal(got, c.want) {
+			t.Errorf("AbortedTxns(%d, %d) = %+v, want %+v", c.from, c.upper, got, c.want)
+		}
+	}
+	// An empty transaction's marker changes nothing.
+	mustMarker(t, l, Marker{ProducerID: 3, ProducerEpoch: 0, CoordinatorEpoch: 5})
+	checkTxnState(t, l, 12, all)
+}
+
+func TestTxnMarkerChecks(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	txnFixture(t, l)
+	end := l.EndOffset()
+	// A coordinator epoch older than producer 1's last marker is fenced.
+	if _, err := l.AppendMarker(Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 4}, 3, coreT0); !errors.Is(err, ErrTransactionCoordinatorFenced) {
+		t.Fatalf("old coordinator epoch: %v", err)
+	}
+	// Producer 2 is at epoch 1 after a bump: a marker for epoch 0 is refused.
+	mustAppend(t, l, txnBatch(t, 1, 2, 1, 0))
+	end++
+	if _, err := l.AppendMarker(Marker{ProducerID: 2, ProducerEpoch: 0, CoordinatorEpoch: 5}, 3, coreT0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("old producer epoch: %v", err)
+	}
+	// A transactional batch from an older epoch is refused too.
+	if _, err := l.Append(txnBatch(t, 1, 2, 0, 2), 3, coreT0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("old epoch batch: %v", err)
+	}
+	// A non-transactional batch while the producer's transaction is open.
+	if _, err := l.Append(coreBatchP(t, 1, coreT0.UnixMilli(), 5, 2, 1, 1), 3, coreT0); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("plain batch in a transaction: %v", err)
+	}
+	if l.EndOffset() != end {
+		t.Fatalf("refused appends moved the end to %d, want %d", l.EndOffset(), end)
+	}
+	// A client control batch is refused.
+	ctrl, err := markerBatch(Marker{ProducerID: 2, ProducerEpoch: 1, Commit: true}, -1, coreT0.UnixMilli(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctrl, 3, coreT0); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("client control batch: %v", err)
+	}
+	// Producer state for DescribeProducers.
+	ps, err := l.Producers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ProducerInfo{
+		{ProducerID: 1, ProducerEpoch: 0, LastSequence: 2, LastTimestamp: coreT0.UnixMilli(), CoordinatorEpoch: 5, TxnStartOffset: -1},
+		{ProducerID: 2, ProducerEpoch: 1, LastSequence: 0, LastTimestamp: coreT0.UnixMilli(), CoordinatorEpoch: -1, TxnStartOffset: 5},
+	}
+	if !slices.Equal(ps, want) {
+		t.Fatalf("Producers = %+v, want %+v", ps, want)
+	}
+}
+
+func TestTxnStateSurvivesReopen(t *testing.T) {
+	wantAborted := []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}}
+	for _, crash := range []bool{false, true} {
+		dir := t.TempDir()
+		l, err := Open(dir, coreConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txnFixture(t, l)
+		checkTxnState(t, l, 5, wantAborted)
+		if crash {
+			coreCrash(t, l)
+		} else if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !crash {
+			b, err := os.ReadFile(filepath.Join(dir, "00000000000000000000.txnindex"))
+			if err != nil || len(b) != txnIndexEntrySize {
+				t.Fatalf(".txnindex: %d bytes, %v", len(b), err)
+			}
+			if got, err := parseTxnIndex(b); err != nil || !slices.Equal(got, wantAborted) {
+				t.Fatalf(".txnindex holds %+v, %v", got, err)
+			}
+		}
+		l = coreOpen(t, dir, coreConfig())
+		checkTxnState(t, l, 5, wantAborted)
+		// The open transaction's producer is known: its marker ends it.
+		mustMarker(t, l, Marker{ProducerID: 2, ProducerEpoch: 0, CoordinatorEpoch: 5})
+		checkTxnState(t, l, 9, append(wantAborted, AbortedTxn{ProducerID: 2, FirstOffset: 5, LastOffset: 8, LastStableOffset: 9}))
+	}
+}
+
+func TestTxnIndexRebuiltAfterLoss(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, coreConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txnFixture(t, l)
+	coreCrash(t, l)
+	// The index file torn (a crash in its write): recovery rebuilds it.
+	path := filepath.Join(dir, "00000000000000000000.txnindex")
+	if err := os.WriteFile(path, make([]byte, 20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, coreConfig())
+	checkTxnState(t, l, 5, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+}
+
+func TestTxnTruncation(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	txnFixture(t, l)
+	// Cutting the ABORT marker reopens producer 1's transaction.
+	if _, err := l.TruncateTo(7); err != nil {
+		t.Fatal(err)
+	}
+	checkTxnState(t, l, 2, nil)
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 5, Commit: true})
+	checkTxnState(t, l, 5, nil)
+	// Cutting into a transaction's batches drops it.
+	if _, err := l.TruncateTo(5); err != nil {
+		t.Fatal(err)
+	}
+	checkTxnState(t, l, 2, nil)
+	if _, err := l.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	checkTxnState(t, l, 2, nil)
+}
+
+func TestTxnFollowerBuildsSameState(t *testing.T) {
+	leader := coreOpen(t, t.TempDir(), coreConfig())
+	txnFixture(t, leader)
+	b, err := leader.ReadBytes(0, 1<<20, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := coreOpen(t, t.TempDir(), coreConfig())
+	if _, err := f.AppendAsFollower(b, coreT0); err != nil {
+		t.Fatal(err)
+	}
+	checkTxnState(t, f, 5, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+}
+
+func TestTxnOpenProducerNotExpired(t *testing.T) {
+	m := newProducerStateManager()
+	h := pbatch(1, 0, 0, 1)
+	h.Attributes = attrTransactional
+	m.update(h, 0, 1_000)
+	m.update(pbatch(2, 0, 0, 1), 1, 1_000)
+	if n := m.expire(1_000_000, 10); n != 1 || m.producers[1] == nil {
+		t.Fatalf("expired %d, producer 1 kept: %v", n, m.producers[1] != nil)
+	}
+}
+
+func TestParseEndTxnMarker(t *testing.T) {
+	key, value := AppendEndTxnMarker(nil, nil, EndTxnMarker{Commit: true, CoordinatorEpoch: 9})
+	if mk, err := ParseEndTxnMarker(key, value); err != nil || mk != (EndTxnMarker{Commit: true, CoordinatorEpoch: 9}) {
+		t.Fatalf("round trip: %+v %v", mk, err)
+	}
+	for _, c := range []struct{ key, value []byte }{
+		{key[:3], value}, {[]byte{0xff, 0xff, 0, 1}, value}, {[]byte{0, 0, 0, 2}, value},
+		{key, value[:5]}, {key, []byte{0x80, 0, 0, 0, 0, 0}},
+	} {
+		if _, err := ParseEndTxnMarker(c.key, c.value); !errors.Is(err, ErrInvalidRecord) {
+			t.Errorf("ParseEndTxnMarker(%x, %x) = %v", c.key, c.value, err)
+		}
+	}
+	// A newer value version is read as version 0, with trailing bytes.
+	if mk, err := ParseEndTxnMarker([]byte{0, 0, 0, 0}, []byte{0, 1, 0, 0, 0, 3, 9, 9}); err != nil || mk != (EndTxnMarker{CoordinatorEpoch: 3}) {
+		t.Fatalf("newer version: %+v %v", mk, err)
+	}
+}
+
+func FuzzEndTxnMarker(f *testing.F) {
+	key, value := AppendEndTxnMarker(nil, nil, EndTxnMarker{CoordinatorEpoch: 1})
+	f.Add(key, value)
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		mk, err := ParseEndTxnMarker(key, value)
+		if err != nil {
+			return
+		}
+		k, v := AppendEndTxnMarker(nil, nil, mk)
+		if again, err := ParseEndTxnMarker(k, v); err != nil || again != mk {
+			t.Fatalf("re-encoded %+v reads as %+v, %v", mk, again, err)
+		}
+	})
+}
+
+func FuzzTxnIndex(f *testing.F) {
+	f.Add(appendAbortedTxn(appendAbortedTxn(nil, AbortedTxn{1, 2, 3, 4}), AbortedTxn{5, 6, 7, 8}))
+	f.Add([]byte{0, 1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseTxnIndex(b)
+		if len(got) > len(b)/txnIndexEntrySize {
+			t.Fatalf("%d entries from %d bytes", len(got), len(b))
+		}
+		var again []byte
+		for _, e := range got {
+			again = appendAbortedTxn(again, e)
+		}
+		if err == nil && string(again) != string(b) {
+			t.Fatal("entries do not re-encode to the input")
+		}
+		if string(again) != string(b[:len(again)]) {
+			t.Fatal("entries are not a prefix of the input")
+		}
+	})
+}
+
+func TestTxnIndexSurvivesCompaction(t *testing.T) {
+	cfg := coreConfig()
+	cfg.Compact = true
+	l := coreOpen(t, t.TempDir(), cfg)
+	txnFixture(t, l)
+	mustMarker(t, l, Marker{ProducerID: 2, ProducerEpoch: 0, CoordinatorEpoch: 5, Commit: true})
+	for range 3 { // supersede offsets 0-1 and roll past the transactions
+		coreAppend(t, l, 2, coreT0.UnixMilli(), 30<<10)
+	}
+	if len(l.segments()) < 2 {
+		t.Fatalf("%d segments, want a sealed one", len(l.segments()))
+	}
+	st, err := l.Compact(coreT0, CompactOptions{UpTo: l.LastStableOffset(l.EndOffset())})
+	if err != nil || st.Segments == 0 {
+		t.Fatalf("Compact: %+v, %v", st, err)
+	}
+	want := []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}}
+	if got := l.AbortedTxns(0, l.EndOffset()); !slices.Equal(got, want) {
+		t.Fatalf("after compaction: %+v, want %+v", got, want)
+	}
+}
