@@ -124,6 +124,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			}
 		}
 	}
+	b.addProduceLeaders(ctx, r, resp)
 	return resp, nil
 }
 

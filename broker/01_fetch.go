@@ -204,6 +204,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if sess != nil {
 		sess.rotate(parts)
 	}
+	b.addFetchLeaders(ctx, r, resp)
 	resp.SetVersion(r.hdr.Version)
 	fr, err := protocol.NewFetchResponse(r.hdr, resp, regions, func() { releaseFetch(parts) })
 	if err != nil {
