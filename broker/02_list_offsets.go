@@ -1,9 +1,11 @@
 package broker
 
-// ListOffsets v1-v10. v2: isolation level. v4: current leader epoch and
+// ListOffsets v1-v11. v2: isolation level. v4: current leader epoch and
 // the leader epoch of the answer. v6: flexible. v7: max timestamp (-3,
 // KIP-734). v8: earliest local (-4, KIP-405). v9: latest tiered (-5,
-// KIP-1005). v10: timeout.
+// KIP-1005). v10: timeout. v11: earliest pending upload (-6, KIP-1023). A
+// special timestamp older than its version, or one no version knows, is
+// UNSUPPORTED_VERSION for its partition, as in Kafka.
 
 import (
 	"context"
@@ -32,6 +34,9 @@ func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			err := b.listOffset(rt.Topic, req.IsolationLevel, rp, &sp)
+			if rp.Timestamp < 0 && req.Version < minListOffsetsVersion(rp.Timestamp) {
+				err = kerr.UnsupportedVersion
+			}
 			sp.ErrorCode = errCode(err)
 			if err != nil {
 				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
@@ -41,6 +46,24 @@ func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// minListOffsetsVersion is the first version that knows a special
+// timestamp; one none knows gets a version no request has.
+func minListOffsetsVersion(ts int64) int16 {
+	switch ts {
+	case tsLatest, tsEarliest:
+		return 0
+	case tsMax:
+		return 7
+	case tsEarliestLocal:
+		return 8
+	case tsLatestTiered:
+		return 9
+	case tsEarliestUpload:
+		return 11
+	}
+	return 1 << 14
 }
 
 func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) error {

@@ -1,9 +1,11 @@
 package broker
 
 // The classic group APIs, served by the group coordinator (package groups):
-// OffsetCommit v2-v9, OffsetFetch v1-v9, JoinGroup v0-v9 (advertised from
+// OffsetCommit v2-v10, OffsetFetch v1-v10 (v10: topic ids,
+// 08_offsets_topic_ids.go), JoinGroup v0-v9 (advertised from
 // v0 for librdkafka), Heartbeat v0-v4, LeaveGroup v0-v5, SyncGroup v0-v5,
-// DescribeGroups v0-v6, ListGroups v0-v5, DeleteGroups v0-v2, OffsetDelete v0.
+// DescribeGroups v0-v6, ListGroups v0-v5, DeleteGroups v0-v3 (v3: as v2; it
+// may delete streams groups), OffsetDelete v0.
 
 import (
 	"context"
@@ -38,10 +40,16 @@ func (b *Broker) handleLeaveGroup(_ context.Context, r *request) (kmsg.Response,
 }
 
 func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
+	if r.hdr.Version >= 10 {
+		return b.offsetCommitByID(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
+	}
 	return b.groups.OffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
 }
 
 func (b *Broker) handleOffsetFetch(_ context.Context, r *request) (kmsg.Response, error) {
+	if r.hdr.Version >= 10 {
+		return b.offsetFetchByID(r.body.(*kmsg.OffsetFetchRequest)), nil
+	}
 	return b.groups.OffsetFetch(r.body.(*kmsg.OffsetFetchRequest)), nil
 }
 

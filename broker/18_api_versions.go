@@ -1,8 +1,11 @@
 package broker
 
-// ApiVersions v0-v4. v3: flexible, client software name and version
+// ApiVersions v0-v5. v3: flexible, client software name and version
 // (KIP-511), which must match protocol.ValidClientSoftware or the answer is
-// INVALID_REQUEST. A version above ours is answered in v0 by dispatch. The
+// INVALID_REQUEST; the feature flags (KIP-584) in tagged fields (features.go).
+// v5: the cluster id and node id the client expects (KIP-1242): both or
+// neither (INVALID_REQUEST), and REBOOTSTRAP_REQUIRED when either is not
+// this broker's. A version above ours is answered in v0 by dispatch. The
 // response header is always v0.
 
 import (
@@ -21,11 +24,21 @@ func (b *Broker) handleApiVersions(_ context.Context, r *request) (kmsg.Response
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
+	if req.Version >= 5 {
+		switch {
+		case (req.ClusterID == nil) != (req.NodeID == -1):
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp, nil
+		case req.ClusterID != nil && (*req.ClusterID != b.clusterID || req.NodeID != b.nodeID):
+			resp.ErrorCode = kerr.RebootstrapRequired.Code
+			return resp, nil
+		}
+	}
 	for _, v := range b.versions {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = v.Key, v.Min, v.Max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
-	resp.FinalizedFeaturesEpoch = -1
+	addFeatures(resp)
 	return resp, nil
 }

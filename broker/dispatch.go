@@ -29,9 +29,9 @@ type handler struct {
 var handlers = map[kmsg.Key]handler{
 	kmsg.Produce:                 {0, 13, 3, (*Broker).handleProduce},
 	kmsg.Fetch:                   {4, 18, 4, (*Broker).handleFetch},
-	kmsg.ListOffsets:             {1, 10, 1, (*Broker).handleListOffsets},
+	kmsg.ListOffsets:             {1, 11, 1, (*Broker).handleListOffsets},
 	kmsg.Metadata:                {0, 13, 0, (*Broker).handleMetadata},
-	kmsg.ApiVersions:             {0, 4, 0, (*Broker).handleApiVersions},
+	kmsg.ApiVersions:             {0, 5, 0, (*Broker).handleApiVersions},
 	kmsg.CreateTopics:            {2, 7, 2, (*Broker).handleCreateTopics},
 	kmsg.DeleteTopics:            {1, 6, 1, (*Broker).handleDeleteTopics},
 	kmsg.DeleteRecords:           {0, 2, 0, (*Broker).handleDeleteRecords},
@@ -48,13 +48,14 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.SyncGroup:               {0, 5, 0, (*Broker).handleSyncGroup},
 	kmsg.Heartbeat:               {0, 4, 0, (*Broker).handleHeartbeat},
 	kmsg.LeaveGroup:              {0, 5, 0, (*Broker).handleLeaveGroup},
-	kmsg.OffsetCommit:            {2, 9, 2, (*Broker).handleOffsetCommit},
-	kmsg.OffsetFetch:             {1, 9, 1, (*Broker).handleOffsetFetch},
+	kmsg.OffsetCommit:            {2, 10, 2, (*Broker).handleOffsetCommit},
+	kmsg.OffsetFetch:             {1, 10, 1, (*Broker).handleOffsetFetch},
 	kmsg.DescribeGroups:          {0, 6, 0, (*Broker).handleDescribeGroups},
 	kmsg.ListGroups:              {0, 5, 0, (*Broker).handleListGroups},
-	kmsg.DeleteGroups:            {0, 2, 0, (*Broker).handleDeleteGroups},
+	kmsg.DeleteGroups:            {0, 3, 0, (*Broker).handleDeleteGroups},
 	kmsg.OffsetDelete:            {0, 0, 0, (*Broker).handleOffsetDelete},
 	kmsg.WriteTxnMarkers:         {1, 2, 1, (*Broker).handleWriteTxnMarkers},
+	kmsg.DescribeTopicPartitions: {0, 0, 0, (*Broker).handleDescribeTopicPartitions},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

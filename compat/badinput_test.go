@@ -156,8 +156,8 @@ func TestBadInputApiVersions(t *testing.T) {
 		for _, k := range resp.ApiKeys {
 			if k.ApiKey == int16(kmsg.ApiVersions) {
 				found = true
-				if k.MinVersion != 0 || k.MaxVersion != 4 {
-					t.Errorf("ApiVersions v99 fallback: ApiVersions range %d-%d, want 0-4", k.MinVersion, k.MaxVersion)
+				if k.MinVersion != 0 || k.MaxVersion != 5 {
+					t.Errorf("ApiVersions v99 fallback: ApiVersions range %d-%d, want 0-5", k.MinVersion, k.MaxVersion)
 				}
 			}
 		}
@@ -174,14 +174,14 @@ func TestBadInputApiVersions(t *testing.T) {
 		admCheckApiKeys(t, "ApiVersions v3 after the fallback", r3.ApiKeys)
 	})
 
-	t.Run("v5", func(t *testing.T) {
+	t.Run("v6", func(t *testing.T) {
 		c := admDial(t, addr)
 		corr := int32(77)
-		c.writeRaw(admFrame(admHeader(int16(kmsg.ApiVersions), 5, corr, "x", true)))
+		c.writeRaw(admFrame(admHeader(int16(kmsg.ApiVersions), 6, corr, "x", true)))
 		resp := kmsg.NewPtrApiVersionsResponse()
 		c.readResponse(corr, resp, 0)
 		if resp.ErrorCode != kerr.UnsupportedVersion.Code {
-			t.Errorf("ApiVersions v5: error %v, want UNSUPPORTED_VERSION", kerr.ErrorForCode(resp.ErrorCode))
+			t.Errorf("ApiVersions v6: error %v, want UNSUPPORTED_VERSION", kerr.ErrorForCode(resp.ErrorCode))
 		}
 	})
 

@@ -1062,9 +1062,9 @@ func admTestOffsetForLeaderEpoch(t *testing.T, addr string) {
 var admWantVersions = map[int16][2]int16{
 	0:  {0, 13}, // Produce (v0-2 advertised, refused)
 	1:  {4, 18}, // Fetch
-	2:  {1, 10}, // ListOffsets
+	2:  {1, 11}, // ListOffsets
 	3:  {0, 13}, // Metadata
-	18: {0, 4},  // ApiVersions
+	18: {0, 5},  // ApiVersions
 	19: {2, 7},  // CreateTopics
 	20: {1, 6},  // DeleteTopics
 	21: {0, 2},  // DeleteRecords
@@ -1075,16 +1075,6 @@ var admWantVersions = map[int16][2]int16{
 	37: {0, 3},  // CreatePartitions
 	44: {0, 1},  // IncrementalAlterConfigs
 	60: {0, 2},  // DescribeCluster
-}
-
-// admKafka4Max is the highest version Kafka 4.x serves per key, for keys an
-// advertisement outside admWantVersions may contain.
-var admKafka4Max = map[int16]int16{
-	8: 10, 9: 10, 10: 6, 11: 9, 12: 4, 13: 5, 14: 5, 15: 6, 16: 5, 17: 1, 24: 5, 25: 4, 26: 5, 27: 2,
-	28: 5, 29: 3, 30: 3, 31: 3, 34: 2, 35: 5, 36: 2, 38: 3, 39: 2, 40: 2, 41: 3, 42: 2, 43: 2,
-	45: 1, 46: 0, 47: 0, 48: 1, 49: 1, 50: 0, 51: 0, 55: 2, 57: 2, 61: 0, 64: 0, 65: 0, 66: 2,
-	68: 1, 69: 1, 71: 0, 72: 0, 74: 1, 75: 0, 76: 1, 77: 1, 78: 2, 79: 2, 80: 1, 81: 0, 88: 0, 89: 0,
-	90: 1, 91: 0, 92: 0,
 }
 
 func admCheckApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseApiKey) {
@@ -1099,7 +1089,7 @@ func admCheckApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseA
 			t.Errorf("%s: key %d (%s) has range %d-%d", what, k.ApiKey, kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
 		}
 		if _, want := admWantVersions[k.ApiKey]; !want {
-			if mx, ok := admKafka4Max[k.ApiKey]; !ok || k.MaxVersion > mx {
+			if kr, ok := kafka44APIs[k.ApiKey]; !ok || k.MaxVersion > kr[1] {
 				t.Errorf("%s: key %d (%s) %d-%d is not something Kafka 4.x serves to clients", what, k.ApiKey, kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
 			}
 		}
@@ -1114,7 +1104,7 @@ func admCheckApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseA
 }
 
 func admTestApiVersions(t *testing.T, addr string) {
-	for v := int16(0); v <= 4; v++ {
+	for v := int16(0); v <= 5; v++ {
 		c := admDial(t, addr)
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-compat", "1.0.0"

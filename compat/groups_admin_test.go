@@ -154,12 +154,13 @@ func TestGroupAdmin(t *testing.T) {
 
 	// ...so commit them as a member of the current generation (once the
 	// group has settled, so that the generation is the current one).
+	otherID := topicID(t, adm, other)
 	testutil.Eventually(t, 20*time.Second, func() error {
 		oc := kmsg.NewPtrOffsetCommitRequest()
 		oc.Group = group
 		oc.MemberID, oc.Generation = m1.cl.GroupMetadata()
 		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = other
+		rt.Topic, rt.TopicID = other, otherID // v10 names it by id
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Offset, rp.LeaderEpoch = 5, -1
 		rt.Partitions = append(rt.Partitions, rp)

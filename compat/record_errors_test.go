@@ -213,6 +213,23 @@ func recErrCheckLibrdkafka(t *testing.T, py, script, addr, topic string) {
 // JDK; about a minute), so that samsa's answers are Kafka's.
 func TestRecordErrorsKafkaReference(t *testing.T) {
 	t.Parallel()
+	kb, root := startKafkaRef(t)
+	adm, _ := admAdmin(t, kb.Addr)
+	ctopic := admTopic("recerr-compact")
+	admCreate(t, adm, ctopic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
+	ttopic := admTopic("recerr-ts")
+	admCreate(t, adm, ttopic, 1, 1, map[string]*string{"message.timestamp.after.max.ms": kmsg.StringPtr("60000")})
+	recErrCheckRaw(t, kb.Addr, ctopic, ttopic)
+	topic := admTopic("recerr-rdkafka")
+	admCreate(t, adm, topic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
+	recErrCheckLibrdkafka(t, venvPython(t, root), filepath.Join(root, "compat", "python", "record_errors.py"), kb.Addr, topic)
+}
+
+// startKafkaRef starts Apache Kafka (internal/kafkaref: the jars make
+// java-deps resolves, and a JDK), stopped when the test ends, and returns
+// it with the module root.
+func startKafkaRef(t *testing.T) (*kafkaref.Broker, string) {
+	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -228,15 +245,7 @@ func TestRecordErrorsKafkaReference(t *testing.T) {
 	}
 	t.Cleanup(func() { kb.Stop(30 * time.Second) })
 	t.Logf("Apache Kafka %s at %s", kafkaref.Version(libs), kb.Addr)
-	adm, _ := admAdmin(t, kb.Addr)
-	ctopic := admTopic("recerr-compact")
-	admCreate(t, adm, ctopic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
-	ttopic := admTopic("recerr-ts")
-	admCreate(t, adm, ttopic, 1, 1, map[string]*string{"message.timestamp.after.max.ms": kmsg.StringPtr("60000")})
-	recErrCheckRaw(t, kb.Addr, ctopic, ttopic)
-	topic := admTopic("recerr-rdkafka")
-	admCreate(t, adm, topic, 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")})
-	recErrCheckLibrdkafka(t, venvPython(t, root), filepath.Join(root, "compat", "python", "record_errors.py"), kb.Addr, topic)
+	return kb, root
 }
 
 // venvPython is the Python of the virtualenv make python-deps (part of
