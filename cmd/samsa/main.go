@@ -4,6 +4,7 @@
 //	samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level info]
 //	samsa serve --help-config
 //	samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
+//	samsa topic|produce|consume|group|cluster ... (the CLI: internal/cli)
 //	samsa version
 //
 // serve reads Kafka's broker properties from the file, then from the
@@ -18,6 +19,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +32,7 @@ import (
 	"syscall"
 
 	"github.com/samsa-io/samsa/broker"
+	"github.com/samsa-io/samsa/internal/cli"
 	"github.com/samsa-io/samsa/internal/config"
 )
 
@@ -47,6 +50,7 @@ const usage = `usage:
   samsa serve --help-config
   samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
   samsa version
+` + cli.Usage + `
 
 serve takes Kafka's broker property names and defaults. Properties come from
 the file, then from KAFKA_* environment variables (KAFKA_ADVERTISED_LISTENERS
@@ -74,6 +78,18 @@ func run(args, environ []string, stdout, stderr io.Writer, sig <-chan os.Signal)
 		return serve(opts, stderr, sig)
 	case "healthcheck":
 		return healthcheck(args[1:], stdout, stderr)
+	case "topic", "produce", "consume", "group", "cluster":
+		// A client: the first signal ends it (consume follows until then).
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-sig:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		return cli.Run(ctx, args, cli.IO{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "samsa %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // TestMain lets a test run this binary's main in a child process, and
@@ -327,5 +328,19 @@ func TestServeSIGKILLKeepsAcknowledged(t *testing.T) {
 			}
 			seen[string(r.Key)] = true
 		})
+	}
+}
+
+// TestCLICommandsAreWired: samsa topic ... reaches the CLI (internal/cli
+// has the CLI's own tests).
+func TestCLICommandsAreWired(t *testing.T) {
+	n := testutil.StartBroker(t, nil)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"topic", "create", "wired", "--bootstrap-server", n.Addr()}, nil, &stdout, &stderr, make(chan os.Signal)); code != 0 {
+		t.Fatalf("samsa topic create: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"cluster", "info", "--bootstrap-server", n.Addr()}, nil, &stdout, &stderr, make(chan os.Signal)); code != 0 || !strings.Contains(stdout.String(), "TOPICS      1") {
+		t.Fatalf("samsa cluster info: exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
