@@ -68,7 +68,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 				st.TopicID, overrides = t.id, t.configs
 			}
 			st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replication
-			for _, e := range b.props.DescribeTopic(overrides, false, false) {
+			for _, e := range b.cfg().DescribeTopic(overrides, false, false) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, e.Source, e.Sensitive
 				st.Configs = append(st.Configs, c)

@@ -28,13 +28,17 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Resp
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				sr.ErrorMessage = kmsg.StringPtr("topic " + rr.ResourceName + " does not exist")
 			} else {
-				entries = b.props.DescribeTopic(t.configs, req.IncludeSynonyms, req.IncludeDocumentation)
+				entries = b.cfg().DescribeTopic(t.configs, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			if err := b.checkBrokerResource(rr.ResourceName); err != nil {
 				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
 			} else {
-				entries = b.props.DescribeBroker(req.IncludeSynonyms, req.IncludeDocumentation)
+				if rr.ResourceName == "" {
+					entries = b.cfg().DescribeBrokerDefault(req.IncludeSynonyms, req.IncludeDocumentation)
+				} else {
+					entries = b.cfg().DescribeBroker(req.IncludeSynonyms, req.IncludeDocumentation)
+				}
 			}
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			if err := b.checkBrokerResource(rr.ResourceName); err != nil {

@@ -1,9 +1,9 @@
 package broker
 
-// AlterConfigs v0-v2 (v2: flexible) replaces a topic's whole override set.
-// IncrementalAlterConfigs (44) v0-v1 (v1: flexible) edits it: SET, DELETE,
-// APPEND and SUBTRACT (list configs only). Dynamic broker configs are not
-// served yet: a broker resource with changes is INVALID_REQUEST.
+// AlterConfigs v0-v2 (v2: flexible) replaces a topic's whole override set,
+// or a broker's dynamic configs (dynconfig.go). IncrementalAlterConfigs
+// (44) v0-v1 (v1: flexible) edits them: SET, DELETE, APPEND and SUBTRACT
+// (list configs only).
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 					if !config.IsListTopicConfig(c.Name) {
 						return nil, fmt.Errorf("%w: config %s is not a list, APPEND and SUBTRACT do not apply", config.ErrInvalidConfig, c.Name)
 					}
-					effective := b.props.TopicConfigs(cur)[c.Name]
+					effective := b.cfg().TopicConfigs(cur)[c.Name]
 					list := splitList(effective)
 					for _, v := range splitList(val) {
 						if c.Op == kmsg.IncrementalAlterConfigOpAppend {
@@ -120,7 +120,9 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 	edit func(cur map[string]string) (map[string]string, error)) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker:
+		return b.alterBrokerConfigs(ctx, name, validateOnly, edit)
+	case kmsg.ConfigResourceTypeBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return err
 		}
@@ -129,7 +131,7 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 			return err
 		}
 		if len(next) > 0 {
-			return fmt.Errorf("%w: dynamic broker configs are not supported", kerr.InvalidRequest)
+			return fmt.Errorf("%w: broker loggers cannot be changed", kerr.InvalidRequest)
 		}
 		return nil
 	default:

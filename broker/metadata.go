@@ -28,6 +28,7 @@ type topic struct {
 	// settings (UpTo is each partition's last stable offset at the pass).
 	cleaner *logstore.CompactOptions
 	metrics *topicMetrics // the topic's counters
+	props   *config.Props // the broker properties its settings were derived from
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -189,12 +190,13 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			b.dropTopic(t)
 			t = nil
 		}
-		ts, err := b.props.TopicSettings(et.Configs)
+		props := b.cfg()
+		ts, err := props.TopicSettings(et.Configs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name)}
+			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,
@@ -202,11 +204,13 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 				MinCompactionLagMs: ts.MinCompactionLagMs,
 			}
 		}
-		cfg := logConfig(ts, b.settings.ProducerIDExpirationMs)
+		cfg := logConfig(ts, props.Settings().ProducerIDExpirationMs)
 		if t != nil {
 			nt.parts = t.parts
 		}
-		configChanged := t != nil && !maps.Equal(t.configs, et.Configs)
+		// A topic's settings change with its overrides, and with the
+		// broker defaults under them (a dynamic broker config).
+		configChanged := t != nil && (!maps.Equal(t.configs, et.Configs) || t.props != props)
 		for i, replicas := range et.Assignment {
 			var st controller.PartitionState
 			if i < len(et.Partitions) {

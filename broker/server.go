@@ -40,8 +40,12 @@ type Config struct {
 
 // Broker is one samsa broker.
 type Broker struct {
-	props    *config.Props
+	props    *config.Props          // the static properties
 	settings *config.BrokerSettings // decoded from props once; read-only
+	// dynProps is props with the dynamic broker configs over them
+	// (dynconfig.go): what the settings Kafka changes at run time are read
+	// from.
+	dynProps atomic.Pointer[config.Props]
 	log      *slog.Logger
 	nodeID   int32
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
@@ -140,6 +144,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.sessions = newFetchSessions(1000)
 	b.versions = advertisedVersions()
+	b.dynProps.Store(p)
 	b.metrics = newMetrics(b)
 	b.meta.init()
 	return b, nil
@@ -234,6 +239,10 @@ func (b *Broker) Start() (err error) {
 	b.groups = b.newCoordinator()
 	b.fetchers = b.newFetchers()
 	b.replicas = b.newReplicaManager()
+	cfgRev, err := b.reloadDynamicConfigs(ctx)
+	if err != nil {
+		return fmt.Errorf("broker: dynamic configs: %w", err)
+	}
 	rev, err := b.syncMetadataRev(ctx)
 	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
@@ -246,6 +255,15 @@ func (b *Broker) Start() (err error) {
 		}
 	})
 	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
+	b.store.WatchBrokerConfigs(b.ctx, cfgRev, func() {
+		if _, err := b.reloadDynamicConfigs(b.ctx); err != nil && b.ctx.Err() == nil {
+			b.log.Warn("dynamic broker configs: reload failed", "err", err)
+			return
+		}
+		if err := b.syncMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
+			b.log.Warn("metadata sync failed", "err", err)
+		}
+	})
 	b.spawn(b.replicas.Run)
 	b.spawn(b.runController)
 	b.spawn(b.maintenanceLoop)
@@ -482,8 +500,12 @@ func (b *Broker) forgetConn(c net.Conn) {
 // each compacted log a pass (which does nothing unless enough of the log is
 // new since the last one). It runs apart from retention and flushes, which
 // a long pass must not hold up.
+// log.cleaner.backoff.ms is dynamic: a change takes effect from the next
+// tick.
 func (b *Broker) cleanerLoop(ctx context.Context) {
-	t := time.NewTicker(max(b.settings.LogCleanerBackoff, 10*time.Millisecond))
+	backoff := func() time.Duration { return max(b.cfg().Settings().LogCleanerBackoff, 10*time.Millisecond) }
+	every := backoff()
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -491,6 +513,10 @@ func (b *Broker) cleanerLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			b.cleanLogs(ctx)
+		}
+		if d := backoff(); d != every {
+			every = d
+			t.Reset(every)
 		}
 	}
 }
@@ -501,7 +527,7 @@ func (b *Broker) cleanerLoop(ctx context.Context) {
 func (b *Broker) cleanLogs(ctx context.Context) {
 	// A key costs about 64 bytes in the cleaner's map (an MD5 and an offset,
 	// with the map's own overhead), not Kafka's 24.
-	maxKeys := int(b.settings.LogCleanerDedupeBytes / 64)
+	maxKeys := int(b.cfg().Settings().LogCleanerDedupeBytes / 64)
 	for _, t := range b.meta.topicList() {
 		if t.cleaner == nil {
 			continue

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -31,6 +33,9 @@ var (
 	srcTopic   = int8(kmsg.ConfigSourceDynamicTopicConfig)
 	srcStatic  = int8(kmsg.ConfigSourceStaticBrokerConfig)
 	srcDefault = int8(kmsg.ConfigSourceDefaultConfig)
+
+	srcDynBroker  = int8(kmsg.ConfigSourceDynamicBrokerConfig)
+	srcDynDefault = int8(kmsg.ConfigSourceDynamicDefaultBrokerConfig)
 )
 
 // DescribeTopic describes every topic config of a topic with the given
@@ -110,6 +115,33 @@ func (p *Props) DescribeBroker(includeSynonyms, includeDocs bool) []Entry {
 	return out
 }
 
+// DescribeBrokerDefault describes the cluster-wide dynamic defaults (a
+// DescribeConfigs of the BROKER resource ""), as Kafka does: only the
+// configs set there, each with its synonyms below this broker's own.
+func (p *Props) DescribeBrokerDefault(includeSynonyms, includeDocs bool) []Entry {
+	var out []Entry
+	for _, name := range slices.Sorted(maps.Keys(p.dynDefault)) {
+		var typ kmsg.ConfigType
+		var doc string
+		var sensitive bool
+		if d := brokerIndex[name]; d != nil {
+			typ, doc, sensitive = d.Type, d.Doc, d.Sensitive
+		} else if d := kafkaIndex[name]; d != nil {
+			typ, doc, sensitive = d.Type, d.Doc, d.Type == tPassword
+		}
+		value := str(p.dynDefault[name])
+		chain := p.brokerChainFrom(name, brokerSynonyms(name), false)
+		if sensitive {
+			value = nil
+			for i := range chain {
+				chain[i].Value = nil
+			}
+		}
+		out = append(out, p.entry(name, value, int8(typ), false, sensitive, doc, chain, includeSynonyms, includeDocs))
+	}
+	return out
+}
+
 func (p *Props) entry(name string, value *string, typ int8, readOnly, sensitive bool, doc string, chain []Synonym, includeSynonyms, includeDocs bool) Entry {
 	e := Entry{Name: name, Value: value, Source: srcDefault, ReadOnly: readOnly, Sensitive: sensitive, Type: typ}
 	if len(chain) > 0 {
@@ -151,9 +183,32 @@ func brokerSynonyms(name string) []string {
 // with a default (DEFAULT_CONFIG), all in synonym order, and then drops
 // every element before the first one named name.
 func (p *Props) brokerChain(name string, synonyms []string) []Synonym {
+	return p.brokerChainFrom(name, synonyms, true)
+}
+
+// brokerChainFrom is brokerChain, with the dynamic layers first (this
+// broker's own when perBroker, then the cluster-wide default), as Kafka's
+// ConfigHelper lists them.
+func (p *Props) brokerChainFrom(name string, synonyms []string, perBroker bool) []Synonym {
 	var chain []Synonym
+	if perBroker {
+		for _, s := range synonyms {
+			if v, ok := p.dynBroker[s]; ok {
+				chain = append(chain, Synonym{Name: s, Value: str(v), Source: srcDynBroker})
+			}
+		}
+	}
 	for _, s := range synonyms {
-		if v, ok := p.set[s]; ok {
+		if v, ok := p.dynDefault[s]; ok {
+			chain = append(chain, Synonym{Name: s, Value: str(v), Source: srcDynDefault})
+		}
+	}
+	static := p.set
+	if p.static != nil {
+		static = p.static
+	}
+	for _, s := range synonyms {
+		if v, ok := static[s]; ok {
 			chain = append(chain, Synonym{Name: s, Value: str(v.raw), Source: srcStatic})
 		} else if (s == "node.id" || s == "broker.id") && p.IsSet("node.id") != p.IsSet("broker.id") {
 			// one of the pair was set: Kafka copies it into the other before

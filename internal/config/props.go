@@ -16,7 +16,12 @@ import (
 // (from the file, the environment or overrides) and Kafka's defaults for
 // the rest. A Props is immutable and safe for concurrent use.
 type Props struct {
-	set map[string]setValue
+	set map[string]setValue // the effective values: static, then the dynamic layers over them
+
+	// The dynamic broker configs (WithDynamic), canonical values by name:
+	// the cluster-wide default and this broker's own. nil without.
+	dynDefault, dynBroker map[string]string
+	static                map[string]setValue // set before the dynamic layers; nil without
 
 	listeners  []Listener // parsed at validation, controller listeners removed
 	advertised []Listener
@@ -27,6 +32,7 @@ type setValue struct {
 	raw    string // as given (trimmed)
 	norm   string // Kafka's canonical form
 	origin string // where it came from, for messages: "file x:12", "env KAFKA_X", "override"
+	source kmsg.ConfigSource
 }
 
 // Load reads broker properties the way Kafka and its container image do:
@@ -76,7 +82,7 @@ func New(overrides map[string]string) (*Props, error) {
 func (p *Props) With(overrides map[string]string) (*Props, error) {
 	var in []input
 	for k, v := range p.set {
-		in = append(in, input{key: k, value: v.raw, origin: v.origin})
+		in = append(in, input{key: k, value: v.raw, origin: v.origin, source: v.source})
 	}
 	sort.Slice(in, func(i, j int) bool { return in[i].key < in[j].key })
 	keys := make([]string, 0, len(overrides))
@@ -92,6 +98,7 @@ func (p *Props) With(overrides map[string]string) (*Props, error) {
 
 type input struct {
 	key, value, origin string
+	source             kmsg.ConfigSource // 0: STATIC_BROKER_CONFIG
 }
 
 func build(in []input) (*Props, error) {
@@ -109,7 +116,11 @@ func build(in []input) (*Props, error) {
 			errs = append(errs, fmt.Errorf("%w %q for property %q (%s): %v", ErrInvalidConfig, i.value, i.key, i.origin, err))
 			continue
 		}
-		p.set[i.key] = setValue{raw: v, norm: norm, origin: i.origin}
+		src := i.source
+		if src == 0 {
+			src = kmsg.ConfigSourceStaticBrokerConfig
+		}
+		p.set[i.key] = setValue{raw: v, norm: norm, origin: i.origin, source: src}
 	}
 	if len(errs) == 0 {
 		errs = append(errs, p.crossCheck()...)
@@ -371,11 +382,13 @@ func (p *Props) IsSet(key string) bool {
 	return ok
 }
 
-// Source returns kmsg.ConfigSourceStaticBrokerConfig for a key set in the
-// properties and kmsg.ConfigSourceDefaultConfig otherwise.
+// Source returns where key's effective value comes from:
+// DYNAMIC_BROKER_CONFIG or DYNAMIC_DEFAULT_BROKER_CONFIG (WithDynamic),
+// STATIC_BROKER_CONFIG for one set in the properties, DEFAULT_CONFIG
+// otherwise.
 func (p *Props) Source(key string) kmsg.ConfigSource {
-	if _, ok := p.set[key]; ok {
-		return kmsg.ConfigSourceStaticBrokerConfig
+	if v, ok := p.set[key]; ok {
+		return v.source
 	}
 	return kmsg.ConfigSourceDefaultConfig
 }

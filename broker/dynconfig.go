@@ -1,0 +1,94 @@
+package broker
+
+// Dynamic broker configs (Kafka's DynamicBrokerConfig): AlterConfigs and
+// IncrementalAlterConfigs on the BROKER resource store them in etcd
+// (controller.UpdateBrokerConfig), for one broker (its id) or as the
+// cluster-wide default (""); every broker watches them and layers them
+// over its static properties (config.Props.WithDynamic). What samsa reads
+// from the layered properties takes the change without a restart: the
+// topic defaults under each topic's overrides (retention, segments,
+// cleanup, message size, min.insync.replicas: the logs are reconfigured
+// at once) and the log cleaner's backoff. DescribeConfigs reports the
+// sources DYNAMIC_BROKER_CONFIG and DYNAMIC_DEFAULT_BROKER_CONFIG.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+// cfg returns the broker properties in effect: the static ones with the
+// dynamic broker configs over them.
+func (b *Broker) cfg() *config.Props { return b.dynProps.Load() }
+
+// reloadDynamicConfigs reads the dynamic broker configs from etcd and puts
+// them in effect; it returns the etcd revision read at. A stored set that
+// no longer validates (written by another version) is logged and left
+// out, as Kafka skips an invalid dynamic config.
+func (b *Broker) reloadDynamicConfigs(ctx context.Context) (int64, error) {
+	def, mine, rev, err := b.store.BrokerConfigs(ctx, b.nodeID)
+	if err != nil {
+		return 0, err
+	}
+	p, err := b.props.WithDynamic(def, mine)
+	if err != nil {
+		b.log.Warn("dynamic broker configs: ignoring an invalid stored set", "err", err)
+		if p, err = b.props.WithDynamic(nil, nil); err != nil {
+			return 0, err
+		}
+	}
+	b.dynProps.Store(p)
+	return rev, nil
+}
+
+// alterBrokerConfigs applies edit to the dynamic configs of the BROKER
+// resource name (this broker's id, or "" for the cluster-wide default),
+// validated as Kafka does: names Kafka can change at run time
+// (INVALID_REQUEST otherwise), values that parse (INVALID_CONFIG).
+func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOnly bool, edit func(cur map[string]string) (map[string]string, error)) error {
+	if err := b.checkBrokerResource(name); err != nil {
+		return err
+	}
+	clusterDefault := name == ""
+	err := b.store.UpdateBrokerConfig(ctx, controller.BrokerConfigEntity(name), func(cur map[string]string) (map[string]string, error) {
+		next, err := edit(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := config.ValidateDynamic(next, clusterDefault); err != nil {
+			return nil, err
+		}
+		now := b.cfg()
+		def, mine := now.DynamicLayer(true), now.DynamicLayer(false)
+		if clusterDefault {
+			def = next
+		} else {
+			mine = next
+		}
+		if _, err := b.props.WithDynamic(def, mine); err != nil {
+			return nil, err
+		}
+		if validateOnly {
+			return nil, errValidateOnly
+		}
+		return next, nil
+	})
+	switch {
+	case errors.Is(err, errValidateOnly):
+		return nil
+	case errors.Is(err, config.ErrNotDynamic):
+		return fmt.Errorf("%w: %v", kerr.InvalidRequest, err)
+	case err != nil:
+		return err
+	}
+	// Apply here at once; the watch brings it to the other brokers.
+	if _, err := b.reloadDynamicConfigs(ctx); err != nil {
+		return err
+	}
+	return b.syncMetadata(ctx)
+}
