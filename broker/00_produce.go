@@ -24,6 +24,14 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	acksValid := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	now := time.Now()
+	if req.TransactionID == nil && hasTransactionalRecords(req) {
+		// Kafka authorizes transactional records by their transactional
+		// id: without one, the whole request is refused.
+		if req.Acks == 0 {
+			return nil, errors.New("acks=0 produce of transactional records without a transactional id")
+		}
+		return refuseProduce(req, resp, kerr.TransactionalIDAuthorizationFailed), nil
+	}
 	type waiter struct {
 		p      *partition
 		need   int64 // HW that acknowledges the write
@@ -126,6 +134,36 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	}
 	b.addProduceLeaders(ctx, r, resp)
 	return resp, nil
+}
+
+// hasTransactionalRecords reports whether the first batch of any
+// partition's records is transactional (Kafka's
+// RequestUtils.hasTransactionalRecords).
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if h, err := logstore.ParseBatchHeader(rp.Records); err == nil && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuseProduce answers every partition of req with err.
+func refuseProduce(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, err *kerr.Error) *kmsg.ProduceResponse {
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, err.Code
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }
 
 // produceTo appends one partition's records. The handler keeps the

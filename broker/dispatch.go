@@ -56,6 +56,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.OffsetDelete:            {0, 0, 0, (*Broker).handleOffsetDelete},
 	kmsg.WriteTxnMarkers:         {1, 2, 1, (*Broker).handleWriteTxnMarkers},
 	kmsg.DescribeTopicPartitions: {0, 0, 0, (*Broker).handleDescribeTopicPartitions},
+	kmsg.DescribeProducers:       {0, 0, 0, (*Broker).handleDescribeProducers},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

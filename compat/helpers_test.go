@@ -319,7 +319,14 @@ func rawBatch(producerID int64, epoch int16, baseSeq int32, ts int64, values ...
 // one partition and returns that partition's answer.
 func produceRaw(t testing.TB, cl *kgo.Client, topic string, id [16]byte, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
+	return produceRawTxn(t, cl, topic, id, partition, nil, records)
+}
+
+// produceRawTxn is produceRaw with the request's transactional id.
+func produceRawTxn(t testing.TB, cl *kgo.Client, topic string, id [16]byte, partition int32, txnID *string, records []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
+	req.TransactionID = txnID
 	req.Acks = -1
 	req.TimeoutMillis = 10000
 	rt := kmsg.NewProduceRequestTopic()

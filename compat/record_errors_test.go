@@ -230,6 +230,12 @@ func TestRecordErrorsKafkaReference(t *testing.T) {
 // it with the module root.
 func startKafkaRef(t *testing.T) (*kafkaref.Broker, string) {
 	t.Helper()
+	return startKafkaRefWith(t, nil)
+}
+
+// startKafkaRefWith is startKafkaRef with extra server properties.
+func startKafkaRefWith(t *testing.T, props map[string]string) (*kafkaref.Broker, string) {
+	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +245,7 @@ func startKafkaRef(t *testing.T) (*kafkaref.Broker, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: t.TempDir(), HeapMB: 512})
+	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: t.TempDir(), HeapMB: 512, Props: props})
 	if err != nil {
 		t.Fatal(err)
 	}

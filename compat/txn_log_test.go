@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -33,11 +35,14 @@ func rawTxnBatch(producerID int64, epoch int16, baseSeq int32, values ...string)
 	return b
 }
 
+// txnRawID is the transactional id of the raw transactional produces.
+var txnRawID = kmsg.StringPtr("txnlog-raw")
+
 // produceTxnRaw produces a transactional batch and fails the test unless
 // it is appended at wantOffset.
 func produceTxnRaw(t testing.TB, cl *kgo.Client, topic string, id [16]byte, records []byte, wantOffset int64) {
 	t.Helper()
-	sp := produceRaw(t, cl, topic, id, 0, records)
+	sp := produceRawTxn(t, cl, topic, id, 0, txnRawID, records)
 	wantCode(t, "transactional produce", sp.ErrorCode, nil)
 	if sp.BaseOffset != wantOffset {
 		t.Fatalf("transactional batch at %d, want %d", sp.BaseOffset, wantOffset)
@@ -174,16 +179,26 @@ func consumeCommitted(t testing.TB, addrs []string, topic string) []string {
 	return got
 }
 
-func TestTxnReadCommitted(t *testing.T) {
-	n := testutil.StartBroker(t, nil)
-	cl := newKgo(t, n.Addr())
-	adm := newAdmin(t, n.Addr())
-	const topic = "txnlog"
+// txnScenario runs the same hand-built sequence of transactional produces,
+// markers and refused requests against the broker at addr (samsa, or
+// Apache Kafka as the reference) and checks each answer; it leaves
+// partition 0 of topic at offset 9 with two aborted transactions (want).
+//
+// Produce is capped at v11: from v12 (transactions version 2) Kafka adds
+// the partition to the transaction itself, through a coordinator, which
+// these hand-built transactions have not.
+func txnScenario(t *testing.T, addr, topic string) (id [16]byte, want []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(int16(kmsg.Produce), 11)
+	cl := newKgo(t, addr, kgo.MaxVersions(versions))
+	adm := newAdmin(t, addr)
 	createTopic(t, adm, topic, 1, nil)
-	id := topicID(t, adm, topic)
+	id = topicID(t, adm, topic)
 	b := cl.SeedBrokers()[0]
 
 	wantCode(t, "plain produce", produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("p0"))).ErrorCode, nil)
+	wantCode(t, "transactional records without a transactional id", produceRaw(t, cl, topic, id, 0, rawTxnBatch(1000, 0, 0, "x")).ErrorCode,
+		kerr.TransactionalIDAuthorizationFailed)
 	produceTxnRaw(t, cl, topic, id, rawTxnBatch(1000, 0, 0, "a1", "a2"), 1) // 1-2, aborted below
 	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 0, 0, "b1"), 3)       // 3, committed below
 	// Both open: read_committed readers stop at the first, offset 1.
@@ -208,24 +223,65 @@ func TestTxnReadCommitted(t *testing.T) {
 	wantCode(t, "marker from an older coordinator epoch", writeMarker(t, b, topic, 2000, 0, 2, false), kerr.TransactionCoordinatorFenced)
 	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 1, 0, "b2"), 6) // epoch bumped to 1, open
 	wantCode(t, "marker for an older producer epoch", writeMarker(t, b, topic, 2000, 0, 3, false), kerr.InvalidProducerEpoch)
-	wantCode(t, "transactional batch of an older epoch", produceRaw(t, cl, topic, id, 0, rawTxnBatch(2000, 0, 1, "x")).ErrorCode, kerr.InvalidProducerEpoch)
+	wantCode(t, "transactional batch of an older epoch", produceRawTxn(t, cl, topic, id, 0, txnRawID, rawTxnBatch(2000, 0, 1, "x")).ErrorCode,
+		kerr.InvalidProducerEpoch)
 	ctrl := rawTxnBatch(3000, 0, -1, "x")
 	binary.BigEndian.PutUint16(ctrl[21:], 0x30)
 	binary.BigEndian.PutUint32(ctrl[17:], crc32.Checksum(ctrl[21:], crc32c))
-	wantCode(t, "client control batch", produceRaw(t, cl, topic, id, 0, ctrl).ErrorCode, kerr.InvalidRecord)
+	wantCode(t, "client control batch", produceRawTxn(t, cl, topic, id, 0, txnRawID, ctrl).ErrorCode, kerr.InvalidRecord)
 	wantCode(t, "marker for an unknown partition", writeMarker(t, b, "no-such-topic", 2000, 1, 3, true), kerr.UnknownTopicOrPartition)
 	wantCode(t, "abort 2000 epoch 1", writeMarker(t, b, topic, 2000, 1, 3, false), nil) // 7
 	wantCode(t, "last", produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("last"))).ErrorCode, nil)
-	want := abortedList(1000, 1, 2000, 6)
+	want = abortedList(1000, 1, 2000, 6)
 	checkCommitted(t, b, topic, id, 9, want)
 	if got := listLatest(t, b, topic, 0); got != 9 {
 		t.Fatalf("log end %d, want 9: a refused request appended", got)
 	}
 
 	// A kgo read_committed consumer sees the committed records only.
-	if got := consumeCommitted(t, []string{n.Addr()}, topic); !slices.Equal(got, []string{"p0", "b1", "last"}) {
+	if got := consumeCommitted(t, []string{addr}, topic); !slices.Equal(got, []string{"p0", "b1", "last"}) {
 		t.Fatalf("read_committed consumer read %q, want [p0 b1 last]", got)
 	}
+	// DescribeProducers (what kafka-transactions.sh describe-producers
+	// shows), but the timestamps.
+	checkProducers(t, cl, topic, "1000/0 seq 1 coordinator 3 txn -1, 2000/1 seq 0 coordinator 3 txn -1")
+	return id, want
+}
+
+// checkProducers compares partition 0's DescribeProducers answer with want.
+func checkProducers(t testing.TB, cl *kgo.Client, topic, want string) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeProducersRequest()
+	rt := kmsg.NewDescribeProducersRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	req.Topics = append(req.Topics, rt)
+	kr, err := cl.SeedBrokers()[0].Request(testCtx(t, 10*time.Second), req)
+	if err != nil {
+		t.Fatalf("DescribeProducers: %v", err)
+	}
+	p := kr.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0]
+	wantCode(t, "DescribeProducers", p.ErrorCode, nil)
+	var got []string
+	for _, ap := range p.ActiveProducers {
+		if ap.LastTimestamp <= 0 {
+			t.Errorf("producer %d: last timestamp %d", ap.ProducerID, ap.LastTimestamp)
+		}
+		got = append(got, fmt.Sprintf("%d/%d seq %d coordinator %d txn %d", ap.ProducerID, ap.ProducerEpoch, ap.LastSequence, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset))
+	}
+	slices.Sort(got)
+	if s := strings.Join(got, ", "); s != want {
+		t.Fatalf("DescribeProducers: %s; want %s", s, want)
+	}
+}
+
+// noVerification lets raw transactional produces in without a
+// coordinator: Kafka's transaction.partition.verification.enable.
+var noVerification = map[string]string{"transaction.partition.verification.enable": "false"}
+
+func TestTxnReadCommitted(t *testing.T) {
+	n := testutil.StartBroker(t, noVerification)
+	const topic = "txnlog"
+	id, want := txnScenario(t, n.Addr(), topic)
 
 	// A restart (clean, then as after a crash) rebuilds the same state
 	// from the snapshot, the .txnindex and the log.
@@ -259,7 +315,7 @@ func TestTxnReadCommitted(t *testing.T) {
 // batches and the markers, answers the same LSO and aborted list, and an
 // open transaction still holds its LSO until its marker lands there.
 func TestTxnFailover(t *testing.T) {
-	c := testutil.StartCluster(t, 3, nil)
+	c := testutil.StartCluster(t, 3, noVerification)
 	const topic = "txnfail"
 	createReplicatedTopic(t, c, topic, 1, 3, map[string]*string{"min.insync.replicas": strp("2")})
 	mp := waitISR(t, c, topic, 0, 3, 30*time.Second)
@@ -295,4 +351,14 @@ func TestTxnFailover(t *testing.T) {
 	if got := consumeCommitted(t, c.Addrs(), topic); !slices.Equal(got, []string{"c1", "last"}) {
 		t.Fatalf("read_committed consumer read %q, want [c1 last]", got)
 	}
+}
+
+// TestTxnKafkaReference runs txnScenario against Apache Kafka 4.4
+// (internal/kafkaref) with the KIP-890 verification off, as no coordinator
+// added the partitions: the same offsets, last stable offsets, aborted
+// lists, error codes and producer states as samsa's.
+func TestTxnKafkaReference(t *testing.T) {
+	t.Parallel()
+	kb, _ := startKafkaRefWith(t, noVerification)
+	txnScenario(t, kb.Addr, "txnlog")
 }

@@ -277,6 +277,11 @@ func (v *txnView) lastStable(hw int64) int64 {
 // open or awaiting replication of its marker.
 func (l *Log) LastStableOffset(hw int64) int64 { return l.txns.lastStable(hw) }
 
+// HighWatermarkMoved forgets the completed transactions whose markers are
+// below hw (LastStableOffset does too); a follower, whose last stable
+// offset nobody asks for, calls it so they do not pile up.
+func (l *Log) HighWatermarkMoved(hw int64) { l.txns.lastStable(hw) }
+
 // AbortedTxns returns the aborted transactions with records in [from,
 // upper), oldest marker first (what Fetch at read_committed lists): Kafka's
 // collectAbortedTransactions, which reads the aborted index of the segment

@@ -329,3 +329,16 @@ func TestTxnIndexSurvivesCompaction(t *testing.T) {
 		t.Fatalf("after compaction: %+v, want %+v", got, want)
 	}
 }
+
+func TestTxnHighWatermarkMovedForgetsDecided(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	txnFixture(t, l)
+	l.HighWatermarkMoved(8)
+	l.txns.mu.Lock()
+	n := len(l.txns.unreplicated)
+	l.txns.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d completed transactions kept past the high watermark", n)
+	}
+	checkTxnState(t, l, 5, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+}

@@ -257,6 +257,9 @@ func (p *Partition) computeHW() bool {
 // leader (capped at its own log end offset).
 func (p *Partition) setFollowerHW(hw int64) {
 	if p.hw.Swap(hw) != hw {
+		if p.Log != nil {
+			p.Log.HighWatermarkMoved(hw)
+		}
 		p.Signal()
 	}
 }
