@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/protocol"
-	"github.com/samsa-io/samsa/security"
 )
 
 // request is one decoded request on a connection.
@@ -35,7 +34,7 @@ const smallFrame = 64 << 10
 
 // serveConn serves one connection: one request at a time, so responses leave
 // in request order.
-func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, t *security.TLS) {
+func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, sec *listenerSecurity) {
 	defer b.forgetConn(c)
 	defer c.Close()
 	lm := b.metrics.forListener(listener)
@@ -43,12 +42,12 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, t *
 	lm.count.Inc()
 	defer func() { lm.count.Dec(); lm.close.Inc() }()
 	b.tuneConn(c)
-	sc, principal, err := b.secureConn(ctx, c, t, listener)
+	sc, principal, err := b.secureConn(ctx, c, sec.tls, listener)
 	if err != nil {
 		return
 	}
 	c = sc
-	cs := &connState{c: c, listener: listener, principal: principal, idle: b.settings.ConnectionsMaxIdle}
+	cs := &connState{c: c, listener: listener, principal: principal, sasl: sec.saslConn(), idle: b.settings.ConnectionsMaxIdle}
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
@@ -84,6 +83,7 @@ type connState struct {
 	c         net.Conn
 	listener  string
 	principal string
+	sasl      *saslConn // nil unless the listener is SASL_PLAINTEXT or SASL_SSL
 	idle      time.Duration
 	small     []byte // buffer for requests up to smallFrame
 	out       []byte // buffer for encoded responses
@@ -96,7 +96,15 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if cs.idle > 0 {
 		c.SetReadDeadline(time.Now().Add(cs.idle))
 	}
-	n, err := protocol.ReadFrameSize(c, b.maxFrame)
+	// Before SASL authentication a frame is at most
+	// sasl.server.max.receive.size: nothing an unauthenticated peer
+	// sends makes the broker allocate more.
+	preAuth := cs.sasl != nil && !cs.sasl.done
+	maxFrame := b.maxFrame
+	if preAuth {
+		maxFrame = b.settings.SaslServerMaxReceiveSize
+	}
+	n, err := protocol.ReadFrameSize(c, maxFrame)
 	if err != nil {
 		return err
 	}
@@ -116,6 +124,9 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return err
 	}
+	if preAuth {
+		return b.serveSASL(ctx, cs, frame)
+	}
 	t := reqTimes{read: time.Now()}
 	hdr, body, err := protocol.ParseHeader(frame)
 	if err != nil {
@@ -127,6 +138,16 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(hdr.Key), hdr.Version, err)
 	}
+	err = b.writeResponse(ctx, cs, r.hdr, resp)
+	t.sent = time.Now()
+	b.metrics.observeRequest(hdr.Key, hdr.Version, r, resp, t)
+	return err
+}
+
+// writeResponse sends the response to a request (none for a nil resp).
+func (b *Broker) writeResponse(ctx context.Context, cs *connState, hdr protocol.Header, resp kmsg.Response) error {
+	c := cs.c
+	var err error
 	if cs.idle > 0 {
 		// A client that stops reading loses its connection after the
 		// idle time instead of pinning it (and its file regions).
@@ -137,7 +158,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 		// Fetch: bytes and file regions, sent with sendfile.
 		_, err = fr.WriteTo(c, b.useSendfile, &b.stats)
 	case resp != nil:
-		cs.out = protocol.AppendResponse(cs.out[:0], r.hdr, resp)
+		cs.out = protocol.AppendResponse(cs.out[:0], hdr, resp)
 		_, err = c.Write(cs.out)
 		if cap(cs.out) > smallFrame {
 			cs.out = nil
@@ -146,8 +167,6 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil && ctx.Err() == nil {
 		b.log.Debug("write failed", "remote", c.RemoteAddr().String(), "err", err)
 	}
-	t.sent = time.Now()
-	b.metrics.observeRequest(hdr.Key, hdr.Version, r, resp, t)
 	return err
 }
 

@@ -57,6 +57,13 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.WriteTxnMarkers:         {1, 2, 1, (*Broker).handleWriteTxnMarkers},
 	kmsg.DescribeTopicPartitions: {0, 0, 0, (*Broker).handleDescribeTopicPartitions},
 	kmsg.DescribeProducers:       {0, 0, 0, (*Broker).handleDescribeProducers},
+
+	// Security (sasl.go, 50_user_scram_credentials.go), apart so that its
+	// longer names leave the alignment above alone.
+	kmsg.SASLHandshake:                {0, 1, 0, (*Broker).handleSaslHandshake},
+	kmsg.SASLAuthenticate:             {0, 2, 0, (*Broker).handleSaslAuthenticate},
+	kmsg.DescribeUserSCRAMCredentials: {0, 0, 0, (*Broker).handleDescribeUserScramCredentials},
+	kmsg.AlterUserSCRAMCredentials:    {0, 0, 0, (*Broker).handleAlterUserScramCredentials},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

@@ -7,32 +7,91 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
+	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/security"
 )
 
-// Listener security: TLS on SSL listeners (security.TLS), the principal of
-// each connection, and the dialer replication uses to reach the leaders
-// through inter.broker.listener.name.
+// Listener security: TLS on SSL and SASL_SSL listeners (security.TLS),
+// SASL on SASL_PLAINTEXT and SASL_SSL ones (security.SASL; the exchange
+// per connection is in sasl.go), the principal of each connection, and the
+// dialer replication uses to reach the leaders through
+// inter.broker.listener.name.
 
 // tlsHandshakeTimeout bounds a TLS handshake on an accepted connection:
 // a peer that connects and sends nothing holds no goroutine longer.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// listenerTLS loads the TLS settings of a listener whose security
-// protocol needs them; nil for PLAINTEXT.
-func (b *Broker) listenerTLS(ln config.Listener) (*security.TLS, error) {
-	if ln.Protocol != "SSL" && ln.Protocol != "SASL_SSL" {
-		return nil, nil
+// listenerSecurity is what a listener's security protocol needs.
+type listenerSecurity struct {
+	protocol string
+	tls      *security.TLS  // SSL, SASL_SSL
+	sasl     *security.SASL // SASL_PLAINTEXT, SASL_SSL
+	// the username and password this broker authenticates with when it
+	// dials another through this listener (its JAAS config for
+	// sasl.mechanism.inter.broker.protocol)
+	user, pass string
+}
+
+// saslConn is a new connection's SASL state; nil when the listener has no
+// SASL.
+func (s *listenerSecurity) saslConn() *saslConn {
+	if s == nil || s.sasl == nil {
+		return nil
 	}
-	get := func(key string) string { return b.props.ListenerString(ln.Name, key) }
-	t, err := security.NewTLS(security.TLSConfigFrom(get), b.log.With("listener", ln.Name))
+	return &saslConn{sasl: s.sasl}
+}
+
+// listenerSecurity loads a listener's TLS and SASL settings.
+func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error) {
+	sec := &listenerSecurity{protocol: ln.Protocol}
+	if ln.Protocol == "SSL" || ln.Protocol == "SASL_SSL" {
+		get := func(key string) string { return b.props.ListenerString(ln.Name, key) }
+		t, err := security.NewTLS(security.TLSConfigFrom(get), b.log.With("listener", ln.Name))
+		if err != nil {
+			return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)
+		}
+		sec.tls = t
+	}
+	if ln.Protocol == "SASL_PLAINTEXT" || ln.Protocol == "SASL_SSL" {
+		jaas := func(mech string) string { return b.props.MechanismString(ln.Name, mech, "sasl.jaas.config") }
+		s, err := security.NewSASL(security.SASLConfig{
+			Mechanisms: strings.Split(b.props.ListenerString(ln.Name, "sasl.enabled.mechanisms"), ","),
+			JAAS:       jaas,
+			Scram:      scramStore{b},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)
+		}
+		sec.sasl = s
+		if opts, err := security.ParseJAAS(jaas(b.settings.SaslInterBrokerMechanism)); err == nil {
+			sec.user, sec.pass = opts["username"], opts["password"]
+		}
+	}
+	return sec, nil
+}
+
+// scramStore reads SCRAM credentials from the users' entity configs in
+// etcd, where AlterUserScramCredentials writes them.
+type scramStore struct{ b *Broker }
+
+func (s scramStore) ScramCredential(ctx context.Context, user, mechanism string) (security.ScramCredential, bool, error) {
+	cfg, err := s.b.store.EntityConfig(ctx, controller.EntityUsers, user)
 	if err != nil {
-		return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)
+		return security.ScramCredential{}, false, err
 	}
-	return t, nil
+	v, ok := cfg[mechanism]
+	if !ok {
+		return security.ScramCredential{}, false, nil
+	}
+	c, err := security.ParseScramCredential(v)
+	if err != nil {
+		return c, false, fmt.Errorf("user %q: %w", user, err)
+	}
+	return c, true, nil
 }
 
 // secureConn runs the TLS handshake of an accepted connection on a TLS
@@ -64,31 +123,43 @@ func (b *Broker) secureConn(ctx context.Context, c net.Conn, t *security.TLS, li
 }
 
 // interBrokerDial wraps dial (nil: a plain dialer) with the security of
-// the inter-broker listener: TLS with that listener's settings on SSL.
+// the inter-broker listener: TLS with that listener's settings on SSL and
+// SASL_SSL, then SASL with sasl.mechanism.inter.broker.protocol and the
+// username and password of the listener's JAAS config for it.
 func (b *Broker) interBrokerDial(listener string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var t *security.TLS
+	var sec *listenerSecurity
 	for i, name := range b.lnNames {
 		if name == listener {
-			t = b.lnTLS[i]
+			sec = b.lnSec[i]
 		}
 	}
-	if t == nil {
+	if sec == nil || (sec.tls == nil && sec.sasl == nil) {
 		return dial
 	}
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
+	mech := b.settings.SaslInterBrokerMechanism
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		host, _, _ := net.SplitHostPort(addr)
-		tc := tls.Client(c, t.ClientConfig(host))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("TLS to %s: %w", addr, err)
+		if sec.tls != nil {
+			host, _, _ := net.SplitHostPort(addr)
+			tc := tls.Client(c, sec.tls.ClientConfig(host))
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("TLS to %s: %w", addr, err)
+			}
+			c = tc
 		}
-		return tc, nil
+		if sec.sasl != nil {
+			if err := saslClient(ctx, c, mech, sec.user, sec.pass, fmt.Sprintf("samsa-replica-%d", b.nodeID)); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("SASL %s to %s: %w", mech, addr, err)
+			}
+		}
+		return c, nil
 	}
 }

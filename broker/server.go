@@ -22,7 +22,6 @@ import (
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
-	"github.com/samsa-io/samsa/security"
 )
 
 // Config is what New needs: the Kafka properties and a logger.
@@ -73,8 +72,8 @@ type Broker struct {
 	clusterID string
 
 	listeners []net.Listener
-	lnNames   []string        // listener name of each of listeners
-	lnTLS     []*security.TLS // TLS of each of listeners; nil for PLAINTEXT
+	lnNames   []string            // listener name of each of listeners
+	lnSec     []*listenerSecurity // TLS and SASL of each of listeners
 	addrs     []string
 
 	ctx    context.Context // the server's root context; cancelled by Close
@@ -201,7 +200,7 @@ func (b *Broker) Start() (err error) {
 		return errors.New("broker: no listeners")
 	}
 	for _, ln := range lns {
-		t, err := b.listenerTLS(ln)
+		sec, err := b.listenerSecurity(ln)
 		if err != nil {
 			return err
 		}
@@ -211,7 +210,7 @@ func (b *Broker) Start() (err error) {
 		}
 		b.listeners = append(b.listeners, l)
 		b.lnNames = append(b.lnNames, ln.Name)
-		b.lnTLS = append(b.lnTLS, t)
+		b.lnSec = append(b.lnSec, sec)
 		b.addrs = append(b.addrs, l.Addr().String())
 	}
 	// Advertised listeners: configured ones, with a port of 0 replaced by
@@ -273,7 +272,7 @@ func (b *Broker) Start() (err error) {
 		b.spawn(b.cleanerLoop)
 	}
 	for i, l := range b.listeners {
-		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnTLS[i]) })
+		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnSec[i]) })
 	}
 	if addr := b.settings.HTTPListener; addr != "" {
 		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: dialable(b.addrs[0]), Logger: b.log})
@@ -456,9 +455,9 @@ func (b *Broker) shutdown(clean bool) error {
 	return errors.Join(errs...)
 }
 
-// accept serves the connections of listener l, named name, with TLS t
-// (nil for PLAINTEXT).
-func (b *Broker) accept(ctx context.Context, l net.Listener, name string, t *security.TLS) {
+// accept serves the connections of listener l, named name, with its
+// security.
+func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *listenerSecurity) {
 	var backoff time.Duration
 	for {
 		c, err := l.Accept()
@@ -484,7 +483,7 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string, t *sec
 		}
 		b.conns[c] = struct{}{}
 		b.mu.Unlock()
-		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name, t) }) {
+		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name, sec) }) {
 			c.Close()
 		}
 	}

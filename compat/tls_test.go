@@ -161,6 +161,35 @@ ssl.truststore.password=trust-pw
 `, testcerts.WriteFile(t, dir, "client.p12", client.PKCS12(t, "client-pw")), testcerts.WriteFile(t, dir, "trust.p12", ca.TrustPKCS12(t, "trust-pw")))
 	propsFile := testcerts.WriteFile(t, dir, "client.properties", []byte(clientProps))
 
+	runConsoleRoundTrip(t, addr, dir, propsFile, "java-tls")
+}
+
+// Three brokers whose inter-broker listener is SSL with client
+// certificates required replicate: followers reach leaders through the
+// SSL listener (the only one that takes them), so acks=all produces are
+// acknowledged only once every follower fetched over TLS.
+func TestClusterReplicatesOverTLS(t *testing.T) {
+	ca := testcerts.NewCA(t, "samsa-test-ca")
+	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	c := testutil.StartCluster(t, 3, map[string]string{
+		"listeners":                              "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map":         "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+		"inter.broker.listener.name":             "INTERNAL",
+		"ssl.keystore.type":                      "PEM",
+		"ssl.keystore.certificate.chain":         leaf.CertPEM(),
+		"ssl.keystore.key":                       leaf.KeyPEM(t),
+		"ssl.truststore.type":                    "PEM",
+		"ssl.truststore.certificates":            ca.CertPEM(),
+		"listener.name.internal.ssl.client.auth": "required",
+	})
+	replicateAcksAll(t, c, "tls-replicated")
+}
+
+// runConsoleRoundTrip produces three lines with Kafka 4.4's console
+// producer and reads them back with its console consumer, both configured
+// with the client properties file given.
+func runConsoleRoundTrip(t *testing.T, addr, dir, propsFile, topic string) {
+	t.Helper()
 	ctx := testCtx(t, 3*time.Minute)
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
@@ -182,8 +211,8 @@ ssl.truststore.password=trust-pw
 		}
 		return string(out)
 	}
-	run("one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--topic", "java-tls", "--command-config", propsFile)
-	out := run("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", "java-tls", "--from-beginning",
+	run("one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--topic", topic, "--command-config", propsFile)
+	out := run("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", topic, "--from-beginning",
 		"--max-messages", "3", "--timeout-ms", "60000", "--command-config", propsFile)
 	for _, want := range []string{"one", "two", "three"} {
 		if !strings.Contains(out, want+"\n") {
@@ -192,35 +221,18 @@ ssl.truststore.password=trust-pw
 	}
 }
 
-// Three brokers whose inter-broker listener is SSL with client
-// certificates required replicate: followers reach leaders through the
-// SSL listener (the only one that takes them), so acks=all produces are
-// acknowledged only once every follower fetched over TLS.
-func TestClusterReplicatesOverTLS(t *testing.T) {
-	ca := testcerts.NewCA(t, "samsa-test-ca")
-	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
-	c := testutil.StartCluster(t, 3, map[string]string{
-		"listeners":                              "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
-		"listener.security.protocol.map":         "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
-		"inter.broker.listener.name":             "INTERNAL",
-		"ssl.keystore.type":                      "PEM",
-		"ssl.keystore.certificate.chain":         leaf.CertPEM(),
-		"ssl.keystore.key":                       leaf.KeyPEM(t),
-		"ssl.truststore.type":                    "PEM",
-		"ssl.truststore.certificates":            ca.CertPEM(),
-		"listener.name.internal.ssl.client.auth": "required",
-	})
-	createReplicatedTopic(t, c, "tls-replicated", 3, 3, nil)
+// replicateAcksAll creates a topic of three partitions with three
+// replicas, produces to each with acks=all and checks the ISRs whole.
+func replicateAcksAll(t *testing.T, c *testutil.Cluster, topic string) {
+	t.Helper()
+	createReplicatedTopic(t, c, topic, 3, 3, nil)
 	cl := newClusterKgo(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite())
 	var recs []*kgo.Record
 	for i := range 30 {
-		recs = append(recs, &kgo.Record{Topic: "tls-replicated", Partition: int32(i % 3), Value: []byte(fmt.Sprint(i))})
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 3), Value: []byte(fmt.Sprint(i))})
 	}
 	produceAll(t, cl, recs...)
 	for p := range int32(3) {
-		mp := waitISR(t, c, "tls-replicated", p, 3, 30*time.Second)
-		if len(mp.ISR) != 3 {
-			t.Errorf("partition %d: ISR %v", p, mp.ISR)
-		}
+		waitISR(t, c, topic, p, 3, 30*time.Second)
 	}
 }

@@ -25,6 +25,8 @@
 //	    {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}
 //	<prefix>/<cluster-id>/config/topics/<topic>
 //	    {"version":1,"config":{"retention.ms":"1000"}}
+//	<prefix>/<cluster-id>/config/users/<url-escaped user>           SCRAM credentials (entities.go)
+//	    {"version":1,"config":{"SCRAM-SHA-256":"salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=4096"}}
 //	<prefix>/<cluster-id>/admin/delete_topics/<topic>               deletion marker (reserved)
 //	<prefix>/<cluster-id>/controller/<lease-id>                    election (concurrency.Election);
 //	    {"version":1,"brokerid":1,"timestamp":"<unix ms>"}          the oldest key is the controller

@@ -269,3 +269,19 @@ func TestCertificateReload(t *testing.T) {
 		return nil
 	})
 }
+
+func TestParseJAAS(t *testing.T) {
+	got, err := ParseJAAS(`org.apache.kafka.common.security.plain.PlainLoginModule required
+		username="admin" password="a \"quoted\" secret" user_alice=alice-secret;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["username"] != "admin" || got["password"] != `a "quoted" secret` || got["user_alice"] != "alice-secret" {
+		t.Errorf("ParseJAAS = %v", got)
+	}
+	for _, bad := range []string{"", "Module required a=b", "Module maybe a=b;", `Module required a="b;`} {
+		if _, err := ParseJAAS(bad); err == nil {
+			t.Errorf("ParseJAAS(%q) accepted", bad)
+		}
+	}
+}

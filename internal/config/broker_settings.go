@@ -37,6 +37,8 @@ type BrokerSettings struct {
 	SocketReceiveBufferBytes int32         `prop:"socket.receive.buffer.bytes"` // -1: the OS default
 	ConnectionsMaxIdle       time.Duration `prop:"connections.max.idle.ms,ms"`
 	FetchMaxBytes            int32         `prop:"fetch.max.bytes"`
+	SaslServerMaxReceiveSize int32         `prop:"sasl.server.max.receive.size"`
+	SaslInterBrokerMechanism string        `prop:"sasl.mechanism.inter.broker.protocol"`
 
 	AutoCreateTopics         bool          `prop:"auto.create.topics.enable"`
 	NumPartitions            int32         `prop:"num.partitions"`

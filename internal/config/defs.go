@@ -193,6 +193,14 @@ var brokerDefs = []Def{
 	{Name: "ssl.principal.mapping.rules", Type: tString, Default: str("DEFAULT"), Doc: "Rules mapping a client certificate's subject to the principal's name: RULE:pattern/replacement/[LU], DEFAULT."},
 	{Name: "ssl.endpoint.identification.algorithm", Type: tString, Default: str("https"), Dynamic: true, Doc: "https: a broker dialling another over TLS checks its host name; empty: the chain only."},
 
+	// SASL listeners (security/sasl.go). sasl.enabled.mechanisms may be set
+	// per listener, sasl.jaas.config per listener and mechanism
+	// (listener.name.<listener>.<mechanism>.sasl.jaas.config).
+	{Name: "sasl.enabled.mechanisms", Type: tList, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanisms served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is not served: set this on a SASL listener)."},
+	{Name: "sasl.jaas.config", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The JAAS login module options: PLAIN's users (user_<name>=\"<password>\"), and the username and password a broker authenticates with to the others."},
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: tString, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanism a broker authenticates with to the others."},
+	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},
+
 	// Security (not served yet).
 	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer class. samsa has no authorizer; only an empty value is accepted.", check: oneOf("")},
 	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Ignored: true, Doc: "Authorizer setting."},

@@ -25,11 +25,11 @@
 // warning line at start. A name neither table knows (ErrUnknownConfig) or
 // a value that does not parse (ErrInvalidConfig) is an error that names
 // the key, the value and where it came from; so is a setting samsa cannot
-// honour safely (ErrUnsupportedConfig): a listener whose security protocol
-// is neither PLAINTEXT nor SSL, SASL mechanisms on a listener, a SASL
-// security.inter.broker.protocol, an authorizer or a policy class. The
-// ssl.* settings samsa acts on may be set per listener
-// (listener.name.<listener>.ssl.*; Props.ListenerString).
+// honour safely ("not supported by samsa"): an authorizer or a policy class.
+// The ssl.* and sasl.* settings samsa acts on may be set per listener
+// (listener.name.<listener>.ssl.*, listener.name.<listener>.sasl.*, and
+// listener.name.<listener>.<mechanism>.sasl.jaas.config; Props.ListenerString,
+// Props.MechanismString).
 //
 // The properties samsa acts on are decoded once into BrokerSettings
 // (Props.Settings); the string accessors (String, Int64, ...) remain for

@@ -140,8 +140,7 @@ func build(in []input) (*Props, error) {
 // propType returns the type and check of a property name: samsa's
 // definition, else Kafka's (a property samsa accepts and ignores), else
 // Kafka's for a per-listener name (listener.name.<l>.<property>). A name
-// neither defines is ErrUnknownConfig, and a setting samsa cannot honour
-// safely is ErrUnsupportedConfig.
+// neither defines is ErrUnknownConfig.
 func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if d, ok := brokerIndex[key]; ok {
 		return d.Type, d.check, nil
@@ -155,10 +154,7 @@ func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if d, ok := samsaListenerDef(key); ok {
 		return d.Type, d.check, nil
 	}
-	if d, listener, ok := kafkaListenerDef(key); ok {
-		if d.Name == "sasl.enabled.mechanisms" {
-			return 0, nil, fmt.Errorf("%w property %q: SASL on listener %s; samsa serves PLAINTEXT listeners only", ErrUnsupportedConfig, key, listener)
-		}
+	if d, _, ok := kafkaListenerDef(key); ok {
 		return d.Type, nil, nil
 	}
 	return 0, nil, fmt.Errorf("%w property %q", ErrUnknownConfig, key)
@@ -223,11 +219,6 @@ func (p *Props) invalid(key string, format string, args ...any) error {
 	return fmt.Errorf("%w %q for property %q (%s): %s", ErrInvalidConfig, p.String(key), key, origin, fmt.Sprintf(format, args...))
 }
 
-// unsupported builds an error about a setting samsa cannot honour safely.
-func (p *Props) unsupported(key string, format string, args ...any) error {
-	return fmt.Errorf("%w setting %q=%q (%s): %s", ErrUnsupportedConfig, key, p.String(key), p.Origin(key), fmt.Sprintf(format, args...))
-}
-
 // crossCheck validates what involves more than one property.
 func (p *Props) crossCheck() []error {
 	var errs []error
@@ -253,9 +244,6 @@ func (p *Props) crossCheck() []error {
 			proto, ok := protos[l.Name]
 			if !ok {
 				return nil, p.invalid(key, "no security protocol for listener %s in listener.security.protocol.map", l.Name)
-			}
-			if proto != "PLAINTEXT" && proto != "SSL" {
-				return nil, p.unsupported(key, "listener %s uses security protocol %s; samsa serves PLAINTEXT and SSL listeners only (SASL is not implemented yet)", l.Name, proto)
 			}
 			l.Protocol = proto
 			out = append(out, l)
@@ -287,8 +275,9 @@ func (p *Props) crossCheck() []error {
 			p.advertised = append(p.advertised, l)
 		}
 	}
-	if v := p.String("security.inter.broker.protocol"); v != "PLAINTEXT" && v != "SSL" && !p.IsSet("inter.broker.listener.name") {
-		errs = append(errs, p.unsupported("security.inter.broker.protocol", "samsa serves PLAINTEXT and SSL listeners only (SASL is not implemented yet)"))
+	if v := p.String("security.inter.broker.protocol"); v != "PLAINTEXT" && !p.IsSet("inter.broker.listener.name") &&
+		!slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == v }) {
+		errs = append(errs, p.invalid("security.inter.broker.protocol", "no listener named %s in listeners (or set inter.broker.listener.name)", v))
 	}
 	if n, ok := p.set["inter.broker.listener.name"]; ok {
 		if !slices.ContainsFunc(p.listeners, func(l Listener) bool { return l.Name == strings.ToUpper(n.norm) }) {
@@ -312,8 +301,24 @@ func samsaListenerDef(key string) (*Def, bool) {
 	if !ok {
 		return nil, false
 	}
-	d, ok := brokerIndex[prop]
-	return d, ok
+	if d, ok := brokerIndex[prop]; ok {
+		return d, true
+	}
+	// <mechanism>.sasl.jaas.config
+	if _, prop, ok := strings.Cut(prop, "."); ok && strings.HasPrefix(prop, "sasl.") {
+		d, ok := brokerIndex[prop]
+		return d, ok
+	}
+	return nil, false
+}
+
+// MechanismString is ListenerString for a SASL mechanism's setting:
+// listener.name.<listener>.<mechanism>.<key>, else the listener's value.
+func (p *Props) MechanismString(listener, mechanism, key string) string {
+	if v, ok := p.set[listenerPrefix+strings.ToLower(listener)+"."+strings.ToLower(mechanism)+"."+key]; ok {
+		return v.norm
+	}
+	return p.ListenerString(listener, key)
 }
 
 // ListenerString is String for one listener: Kafka's per-listener

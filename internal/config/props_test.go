@@ -167,8 +167,6 @@ func TestLoadErrors(t *testing.T) {
 			contains: []string{`"listeners"`, "invalid port"}},
 		{name: "listener without protocol", overrides: []string{"listeners=INTERNAL://:9092"}, sentinel: ErrInvalidConfig,
 			contains: []string{`"listeners"`, "INTERNAL", "listener.security.protocol.map"}},
-		{name: "sasl listener", overrides: []string{"listeners=SASL_SSL://:9093"}, sentinel: ErrUnsupportedConfig,
-			contains: []string{`"listeners"`, "PLAINTEXT and SSL listeners only"}},
 		{name: "advertised wildcard", overrides: []string{"advertised.listeners=PLAINTEXT://0.0.0.0:9092"}, sentinel: ErrInvalidConfig,
 			contains: []string{`"advertised.listeners"`, "0.0.0.0"}},
 		{name: "advertised unknown name", overrides: []string{"listeners=PLAINTEXT://:9092", "advertised.listeners=SSL://h:1", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:PLAINTEXT"}, sentinel: ErrInvalidConfig,
