@@ -29,10 +29,36 @@ func rawTxnBatch(producerID int64, epoch int16, baseSeq int32, values ...string)
 	for i, v := range values {
 		vs[i] = []byte(v)
 	}
-	b := rawBatch(producerID, epoch, baseSeq, time.Now().UnixMilli(), vs...)
+	return asTransactional(rawBatch(producerID, epoch, baseSeq, time.Now().UnixMilli(), vs...))
+}
+
+// asTransactional sets a batch's transactional attribute and its CRC.
+func asTransactional(b []byte) []byte {
 	binary.BigEndian.PutUint16(b[21:], binary.BigEndian.Uint16(b[21:])|0x10)
 	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32c))
 	return b
+}
+
+// rawKeyedBatch encodes an uncompressed batch of key, value pairs with
+// the given producer fields, transactional or not.
+func rawKeyedBatch(producerID int64, epoch int16, baseSeq int32, txn bool, kv ...string) []byte {
+	var recs []byte
+	for i := 0; i+1 < len(kv); i += 2 {
+		r := kmsg.Record{OffsetDelta: int32(i / 2), Key: []byte(kv[i]), Value: []byte(kv[i+1])}
+		body := r.AppendTo(nil)[1:]
+		r.Length = int32(len(body))
+		recs = r.AppendTo(recs)
+	}
+	ts := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(len(kv)/2 - 1), FirstTimestamp: ts, MaxTimestamp: ts,
+		ProducerID: producerID, ProducerEpoch: epoch, FirstSequence: baseSeq, NumRecords: int32(len(kv) / 2), Records: recs}
+	out := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	if txn {
+		return asTransactional(out)
+	}
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32c))
+	return out
 }
 
 // txnRawID is the transactional id of the raw transactional produces.
@@ -159,18 +185,26 @@ func listLatest(t testing.TB, b *kgo.Broker, topic string, isolation int8) int64
 // values seen.
 func consumeCommitted(t testing.TB, addrs []string, topic string) []string {
 	t.Helper()
-	cl := newKgo(t, addrs[0], kgo.SeedBrokers(addrs...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	return consumeUntilLast(t, addrs, topic, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+}
+
+// consumeUntilLast reads partition 0 from the start with a kgo consumer
+// until the record "last" arrives, and returns the values seen.
+func consumeUntilLast(t testing.TB, addrs []string, topic string, opts ...kgo.Opt) []string {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.SeedBrokers(addrs...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}})}, opts...)
+	cl := newKgo(t, addrs[0], opts...)
 	defer cl.Close()
 	ctx := testCtx(t, 30*time.Second)
 	var got []string
 	for len(got) == 0 || got[len(got)-1] != "last" {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read_committed consumer: %v before the last record (got %q)", ctx.Err(), got)
+			t.Fatalf("consumer: %v before the last record (got %q)", ctx.Err(), got)
 		}
 		for _, fe := range fs.Errors() {
-			t.Fatalf("read_committed consumer: %v", fe.Err)
+			t.Fatalf("consumer: %v", fe.Err)
 		}
 		for _, r := range fs.Records() {
 			got = append(got, string(r.Value))
@@ -361,4 +395,46 @@ func TestTxnKafkaReference(t *testing.T) {
 	t.Parallel()
 	kb, _ := startKafkaRefWith(t, noVerification)
 	txnScenario(t, kb.Addr, "txnlog")
+}
+
+// The log cleaner removes an aborted transaction's records from a
+// compacted topic (read_uncommitted readers stop seeing them) and keeps
+// the committed ones; read_committed readers see the same before and
+// after.
+func TestTxnCompactionRemovesAborted(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "50", "transaction.partition.verification.enable": "false"})
+	cl := newKgo(t, n.Addr())
+	adm := newAdmin(t, n.Addr())
+	const topic = "txncompact"
+	createTopic(t, adm, topic, 1, map[string]*string{
+		"cleanup.policy": strp("compact"), "segment.bytes": strp("2048"),
+		"min.cleanable.dirty.ratio": strp("0.01"), "delete.retention.ms": strp("0"),
+	})
+	id := topicID(t, adm, topic)
+	b := cl.SeedBrokers()[0]
+	produceTxnRaw(t, cl, topic, id, rawKeyedBatch(1000, 0, 0, true, "k1", "aborted", "k2", "aborted"), 0)
+	wantCode(t, "abort", writeMarker(t, b, topic, 1000, 0, 1, false), nil) // 2
+	produceTxnRaw(t, cl, topic, id, rawKeyedBatch(2000, 0, 0, true, "k1", "committed"), 3)
+	wantCode(t, "commit", writeMarker(t, b, topic, 2000, 0, 1, true), nil) // 4
+	for i := range 60 {                                                    // roll the transactions into sealed segments
+		wantCode(t, "filler", produceRaw(t, cl, topic, id, 0, rawKeyedBatch(-1, -1, -1, false, fmt.Sprintf("f%d", i), strings.Repeat("f", 40))).ErrorCode, nil)
+	}
+	wantCode(t, "last", produceRaw(t, cl, topic, id, 0, rawKeyedBatch(-1, -1, -1, false, "last", "last")).ErrorCode, nil)
+
+	committed := func(vs []string) []string {
+		return slices.DeleteFunc(slices.Clone(vs), func(v string) bool { return strings.HasPrefix(v, "f") })
+	}
+	if got := committed(consumeCommitted(t, []string{n.Addr()}, topic)); !slices.Equal(got, []string{"committed", "last"}) {
+		t.Fatalf("read_committed before cleaning: %q", got)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		got := committed(consumeUntilLast(t, []string{n.Addr()}, topic))
+		if !slices.Equal(got, []string{"committed", "last"}) {
+			return fmt.Errorf("read_uncommitted reads %q: the aborted records are not cleaned yet", got)
+		}
+		return nil
+	})
+	if got := committed(consumeCommitted(t, []string{n.Addr()}, topic)); !slices.Equal(got, []string{"committed", "last"}) {
+		t.Fatalf("read_committed after cleaning: %q", got)
+	}
 }

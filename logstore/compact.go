@@ -61,7 +61,7 @@ type keyHash [md5.Size]byte
 // delta, its producer fields and its codec, and loses only records. A batch
 // left with none is dropped, except a producer's last batch in the log (its
 // sequence must survive for idempotence), so a segment may end up empty.
-// Transactional and control batches are kept whole. Each changed segment
+// Transactions follow Kafka's rules (compact_txn.go). Each changed segment
 // is written beside the old one, fsynced, and renamed over it; readers
 // holding the old one keep reading it. The active segment is never touched.
 // A pass runs only when enough of the cleanable bytes are new since the
@@ -107,20 +107,19 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 	}
 
 	gen := l.truncations.Load()
-	keys, mapped, txn, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes))
+	// The aborted transactions of the range (compact_txn.go).
+	aborted := l.AbortedTxns(segs[0].base, segs[len(segs)-1].next.Load())
+	keys, mapped, err := l.mapKeys(segs, opts.MaxKeys, int(cfg.MaxUncompressedBytes), newTxnPass(aborted))
 	if err != nil {
 		return st, l.markUncleanable(err)
 	}
 	segs = segs[:mapped]
-	producerLast := l.producerLastOffsets()
-	// A tombstone goes delete.retention.ms after its segment was last
-	// written (Kafka's rule before KIP-534), not by the producer's clock.
-	// Not while transactional batches are about: the cleaner does not map
-	// their keys, and dropping a delete would bring their value back.
+	producerLast := l.producerTails()
+	// A tombstone (and a marker whose transaction is gone) goes
+	// delete.retention.ms after its segment was last written (Kafka's rule
+	// before KIP-534), not by the producer's clock.
 	horizon := now.Add(-time.Duration(opts.DeleteRetentionMs) * time.Millisecond)
-	if txn {
-		horizon = time.Time{}
-	}
+	txns := newTxnPass(aborted)
 	for _, s := range segs {
 		size := s.size.Load()
 		fi, err := s.f.Stat()
@@ -129,7 +128,9 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		}
 		tombstonesGo := fi.ModTime().Before(horizon)
 		tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
-		newSize, removed, err := writeCleaned(tmp, s, size, keys, producerLast, tombstonesGo, int(cfg.MaxUncompressedBytes))
+		c := cleaning{keys: keys, producerLast: producerLast, tombstonesGo: tombstonesGo,
+			maxUncompressed: int(cfg.MaxUncompressedBytes), txns: txns}
+		newSize, removed, err := c.writeCleaned(tmp, s, size)
 		if err != nil {
 			return st, l.markUncleanable(err)
 		}
@@ -142,7 +143,7 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 			_ = l.fs.Remove(tmp)
 			return st, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		if err := l.replaceSegment(s, size, tmp, gen, interval); err != nil {
+		if err := l.replaceSegment(s, size, tmp, gen, interval, c.aborted); err != nil {
 			return st, err
 		}
 		st.Segments++
@@ -232,14 +233,17 @@ func forEachBatch(s *segment, size int64, fn func(h *BatchHeader, b []byte) erro
 // and stops after the segment that fills the map: mapped is how many
 // segments it read. A key last seen in segment k may have later records in
 // unread segments; those are not cleaned by this pass, so the map is never
-// wrong about what it covers. txn reports a transactional or control batch.
-func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHash]int64, int, bool, error) {
+// wrong about what it covers. Records of aborted transactions (txns) are
+// not mapped.
+func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int, txns *txnPass) (map[keyHash]int64, int, error) {
 	keys := make(map[keyHash]int64)
-	txn := false
 	for i, s := range segs {
 		err := forEachBatch(s, s.size.Load(), func(h *BatchHeader, b []byte) error {
-			if h.IsControl() || h.IsTransactional() {
-				txn = true
+			if h.IsControl() {
+				txns.control(h, b)
+				return nil
+			}
+			if txns.data(h) {
 				return nil
 			}
 			return ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
@@ -250,38 +254,51 @@ func (l *Log) mapKeys(segs []*segment, maxKeys, maxUncompressed int) (map[keyHas
 			})
 		})
 		if err != nil {
-			return nil, 0, false, err
+			return nil, 0, err
 		}
 		if len(keys) >= maxKeys {
-			return keys, i + 1, txn, nil
+			return keys, i + 1, nil
 		}
 	}
-	return keys, len(segs), txn, nil
+	return keys, len(segs), nil
 }
 
-// producerLastOffsets returns each producer's last batch's last offset.
-func (l *Log) producerLastOffsets() map[int64]int64 {
+// producerTails returns what compaction must keep of each producer.
+func (l *Log) producerTails() map[int64]producerTail {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	out := make(map[int64]int64, len(l.pstate.producers))
+	out := make(map[int64]producerTail, len(l.pstate.producers))
 	for id, e := range l.pstate.producers {
+		t := producerTail{lastData: -1, epoch: e.epoch}
 		if e.n > 0 {
-			out[id] = e.batches[e.n-1].lastOffset
+			t.lastData = e.batches[e.n-1].lastOffset
 		}
+		out[id] = t
 	}
 	return out
+}
+
+// cleaning is one segment's cleaning in a pass: the pass's key map,
+// producers and transactions, and what the segment's .txnindex keeps.
+type cleaning struct {
+	keys            map[keyHash]int64
+	producerLast    map[int64]producerTail
+	tombstonesGo    bool
+	maxUncompressed int
+	txns            *txnPass     // shared by the pass's segments, in order
+	aborted         []AbortedTxn // the cleaned segment's .txnindex
 }
 
 // writeCleaned writes the cleaned first size bytes of s to a new file at
 // path, fsynced, and returns its size and how many records it removed;
 // with none removed it leaves no file.
-func writeCleaned(path string, s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, tombstonesGo bool, maxUncompressed int) (int64, int64, error) {
+func (c *cleaning) writeCleaned(path string, s *segment, size int64) (int64, int64, error) {
 	f, err := s.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	removed, written, err := cleanSegment(w, s, size, keys, producerLast, tombstonesGo, maxUncompressed)
+	removed, written, err := c.cleanSegment(w, s, size)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -303,7 +320,7 @@ func writeCleaned(path string, s *segment, size int64, keys map[keyHash]int64, p
 
 // cleanSegment writes the cleaned first size bytes of s to w and returns
 // how many records it removed and how many bytes it wrote.
-func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, producerLast map[int64]int64, tombstonesGo bool, maxUncompressed int) (int64, int64, error) {
+func (c *cleaning) cleanSegment(w io.Writer, s *segment, size int64) (int64, int64, error) {
 	var removed, written int64
 	put := func(b []byte) error {
 		n, err := w.Write(b)
@@ -311,20 +328,39 @@ func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, p
 		return err
 	}
 	err := forEachBatch(s, size, func(h *BatchHeader, b []byte) error {
-		if h.IsControl() || h.IsTransactional() {
-			return put(b)
+		tail, known := c.producerLast[h.ProducerID]
+		last := h.ProducerID >= 0 && known && tail.keeps(h)
+		if h.IsControl() {
+			free, keep := c.txns.control(h, b)
+			if keep != nil {
+				c.aborted = append(c.aborted, *keep)
+			}
+			if last || !free || !c.tombstonesGo {
+				return put(b)
+			}
+			removed += int64(h.NumRecords)
+			return nil
+		}
+		if c.txns.data(h) {
+			// An aborted transaction's records go; its producer's last
+			// batch stays, empty, for the producer's sequence.
+			removed += int64(h.NumRecords)
+			if last {
+				return put(emptyBatch(h))
+			}
+			return nil
 		}
 		var kept []Record
 		n := int32(0)
-		err := ForEachRecordLimit(b, maxUncompressed, func(r Record) bool {
+		err := ForEachRecordLimit(b, c.maxUncompressed, func(r Record) bool {
 			n++
 			if r.Key == nil {
 				return true // no key, nothing to compact it by: Kafka drops it too
 			}
-			if latest, ok := keys[md5.Sum(r.Key)]; ok && latest > r.Offset {
+			if latest, ok := c.keys[md5.Sum(r.Key)]; ok && latest > r.Offset {
 				return true // superseded
 			}
-			if r.Value == nil && tombstonesGo {
+			if r.Value == nil && c.tombstonesGo {
 				return true // an expired tombstone
 			}
 			kept = append(kept, cloneRecord(r))
@@ -336,7 +372,7 @@ func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, p
 		switch {
 		case len(kept) == int(n):
 			return put(b)
-		case len(kept) == 0 && h.ProducerID >= 0 && producerLast[h.ProducerID] == h.LastOffset():
+		case len(kept) == 0 && last:
 			// The producer's last batch carries its sequence: keep it whole.
 			return put(b)
 		case len(kept) == 0:
@@ -351,6 +387,7 @@ func cleanSegment(w io.Writer, s *segment, size int64, keys map[keyHash]int64, p
 			ProducerID:           h.ProducerID,
 			ProducerEpoch:        h.ProducerEpoch,
 			BaseSequence:         h.BaseSequence,
+			Transactional:        h.IsTransactional(),
 			LogAppendTime:        h.LogAppendTime(),
 			AppendTime:           h.MaxTimestamp,
 			KeepOffsets:          true,
@@ -382,12 +419,13 @@ func putLastOffsetDelta(b []byte, delta int32) {
 // the new index files are written after it and after the lock. A crash
 // therefore leaves the old .log with its indexes or none, or the new .log
 // with none or its own: never a .log with another file's indexes.
-func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, interval int32) error {
+func (l *Log) replaceSegment(s *segment, size int64, tmp string, gen int64, interval int32, aborted []AbortedTxn) error {
 	ns, err := openCleaned(l.fs, l.dir, s.base, tmp, interval)
 	if err != nil {
 		_ = l.fs.Remove(tmp)
 		return err
 	}
+	ns.aborted = aborted
 	if err := l.swapSegment(s, ns, size, tmp, gen, interval); err != nil {
 		ns.unref()
 		return err
@@ -469,9 +507,15 @@ func (l *Log) swapSegment(s, ns *segment, size int64, tmp string, gen int64, int
 	}
 	ns.next.Store(s.next.Load())
 	ns.created = s.created
-	s.mu.RLock()
-	ns.aborted = s.aborted // the .txnindex file stays as it is
-	s.mu.RUnlock()
+	// The cleaned segment's .txnindex keeps the entries of the aborted
+	// transactions that still have records. A crash before this write
+	// (or a failed one, which leaves the old file) leaves the old entries,
+	// a superset, which readers match by producer and offsets.
+	ns.mu.Lock()
+	if err := ns.writeTxnIndexLocked(); err != nil {
+		l.logger.Warn("writing a compacted segment's transaction index", "log", l.dir, "segment", s.base, "err", err)
+	}
+	ns.mu.Unlock()
 	nsegs := slices.Clone(segs)
 	nsegs[i] = ns
 	l.setSegments(nsegs)

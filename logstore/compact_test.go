@@ -429,21 +429,22 @@ func TestCompactAbortsAfterTruncation(t *testing.T) {
 		}
 	}()
 	gen := l.truncations.Load()
-	keys, _, _, err := l.mapKeys(segs, defaultCompactMaxKeys, int(cfg.MaxUncompressedBytes))
+	keys, _, err := l.mapKeys(segs, defaultCompactMaxKeys, int(cfg.MaxUncompressedBytes), newTxnPass(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := segs[0]
 	size := s.size.Load()
 	tmp := segmentName(dir, s.base, logSuffix) + ".tmp"
-	if _, removed, err := writeCleaned(tmp, s, size, keys, nil, false, int(cfg.MaxUncompressedBytes)); err != nil || removed == 0 {
+	c := cleaning{keys: keys, maxUncompressed: int(cfg.MaxUncompressedBytes), txns: newTxnPass(nil)}
+	if _, removed, err := c.writeCleaned(tmp, s, size); err != nil || removed == 0 {
 		t.Fatalf("writeCleaned: %d removed, %v", removed, err)
 	}
 	before := readSegmentFiles(t, dir)
 	if _, err := l.TruncateTo(segs[1].base + 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.replaceSegment(s, size, tmp, gen, cfg.IndexIntervalBytes); !errors.Is(err, ErrCompactAborted) {
+	if err := l.replaceSegment(s, size, tmp, gen, cfg.IndexIntervalBytes, nil); !errors.Is(err, ErrCompactAborted) {
 		t.Fatalf("replaceSegment after a truncation: %v, want ErrCompactAborted", err)
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {

@@ -106,7 +106,11 @@
 // to <base>.log.tmp, fsynced, and renamed over the old .log under the
 // append lock, after the old index files are removed; its new indexes are
 // written after the rename. A crash leaves the old or the new file, with
-// matching indexes or none (rebuilt on use).
+// matching indexes or none (rebuilt on use). Transactions follow Kafka's
+// cleaner (compact_txn.go): a pass stops at the last stable offset,
+// removes aborted transactions' records, and drops a marker only once
+// nothing of its transaction is left and delete.retention.ms has passed;
+// the cleaned segment's .txnindex keeps the entries still needed.
 //
 // # Storage failures
 //

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // txnBatch builds a transactional client batch of n records.
@@ -341,4 +342,132 @@ func TestTxnHighWatermarkMovedForgetsDecided(t *testing.T) {
 		t.Fatalf("%d completed transactions kept past the high watermark", n)
 	}
 	checkTxnState(t, l, 5, []AbortedTxn{{ProducerID: 1, FirstOffset: 2, LastOffset: 7, LastStableOffset: 5}})
+}
+
+// txnRecords builds a transactional batch of keyed records.
+func txnRecords(t testing.TB, pid int64, seq int32, kv ...string) []byte {
+	t.Helper()
+	var recs []Record
+	for i := 0; i+1 < len(kv); i += 2 {
+		recs = append(recs, Record{Timestamp: coreT0.UnixMilli(), Key: []byte(kv[i]), Value: []byte(kv[i+1])})
+	}
+	b, err := EncodeBatch(BatchSpec{PartitionLeaderEpoch: -1, ProducerID: pid, BaseSequence: seq, Transactional: true}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func plainRecord(t testing.TB, key string, valueSize int) []byte {
+	t.Helper()
+	b, err := BuildBatch(0, CodecNone, []Record{{Timestamp: coreT0.UnixMilli(), Key: []byte(key), Value: make([]byte, valueSize)}}, -1, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// batchesAt returns the record offsets and the control batch offsets of l.
+func batchesAt(t *testing.T, l *Log) (records, controls []int64) {
+	t.Helper()
+	got, hs := compactRead(t, l)
+	for off := range got {
+		records = append(records, off)
+	}
+	slices.Sort(records)
+	for _, h := range hs {
+		if h.IsControl() {
+			controls = append(controls, h.BaseOffset)
+		}
+	}
+	return records, controls
+}
+
+func TestTxnCompaction(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, compactConfig(4096), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, plainRecord(t, "a", 10))                // 0, superseded by 6
+	mustAppend(t, l, txnRecords(t, 1, 0, "a", "x", "b", "x")) // 1-2, aborted
+	mustMarker(t, l, Marker{ProducerID: 1})                   // 3
+	mustAppend(t, l, txnRecords(t, 1, 2, "e", "1"))           // 4, committed
+	mustMarker(t, l, Marker{ProducerID: 1, Commit: true})     // 5
+	mustAppend(t, l, plainRecord(t, "a", 10))                // 6
+	mustAppend(t, l, plainRecord(t, "f0", 3000))             // 7: rolls
+	mustAppend(t, l, plainRecord(t, "f1", 3000))             // 8: rolls again
+	end := l.EndOffset()
+	abort := []AbortedTxn{{ProducerID: 1, FirstOffset: 1, LastOffset: 3, LastStableOffset: 4}}
+	checkTxnState(t, l, end, abort)
+
+	// First pass: the aborted records and the superseded one go; both
+	// markers stay (their transactions had batches in the pass), and so
+	// does the aborted transaction's entry.
+	if _, err := l.Compact(coreT0, CompactOptions{UpTo: l.LastStableOffset(end), DeleteRetentionMs: 24 * 3600 * 1000}); err != nil {
+		t.Fatal(err)
+	}
+	recs, ctrls := batchesAt(t, l)
+	if !slices.Equal(recs, []int64{3, 4, 5, 6, 7, 8}) || !slices.Equal(ctrls, []int64{3, 5}) {
+		t.Fatalf("after the first pass: records at %v, markers at %v", recs, ctrls)
+	}
+	checkTxnState(t, l, end, abort)
+	// The cleaned segment's .txnindex is what a reopen reads.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, compactConfig(4096))
+	checkTxnState(t, l, end, abort)
+
+	// Second pass, delete.retention.ms later: no batch of the aborted
+	// transaction is left, so its marker and entry go; the commit marker
+	// stays with its transaction's batch (producer 1's last).
+	if _, err := l.Compact(time.Now().Add(time.Hour), CompactOptions{UpTo: l.LastStableOffset(end)}); err != nil {
+		t.Fatal(err)
+	}
+	recs, ctrls = batchesAt(t, l)
+	if !slices.Equal(recs, []int64{4, 5, 6, 7, 8}) || !slices.Equal(ctrls, []int64{5}) {
+		t.Fatalf("after the second pass: records at %v, markers at %v", recs, ctrls)
+	}
+	checkTxnState(t, l, end, nil)
+}
+
+func TestTxnCompactionKeepsProducersLastBatch(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), compactConfig(4096))
+	mustAppend(t, l, txnRecords(t, 1, 0, "a", "x")) // 0, aborted: producer 1's last batch
+	mustMarker(t, l, Marker{ProducerID: 1})         // 1
+	mustAppend(t, l, plainRecord(t, "f0", 3000))
+	mustAppend(t, l, plainRecord(t, "f1", 3000))
+	end := l.EndOffset()
+	if _, err := l.Compact(time.Now().Add(time.Hour), CompactOptions{UpTo: l.LastStableOffset(end)}); err != nil {
+		t.Fatal(err)
+	}
+	// The batch stays without its records (its sequence), and with it the
+	// marker and the entry.
+	got, hs := compactRead(t, l)
+	if _, ok := got[0]; ok || len(hs) < 2 || hs[0].BaseOffset != 0 || hs[0].NumRecords != 0 || !hs[0].IsTransactional() || !hs[1].IsControl() {
+		t.Fatalf("after compaction: records %v, batches %+v", got, hs[:min(2, len(hs))])
+	}
+	checkTxnState(t, l, end, []AbortedTxn{{ProducerID: 1, FirstOffset: 0, LastOffset: 1, LastStableOffset: 2}})
+	if _, _, err := l.pstate.check(BatchHeader{ProducerID: 1, BaseSequence: 1, Attributes: attrTransactional}); err != nil {
+		t.Fatalf("producer 1's sequence after compaction: %v", err)
+	}
+}
+
+func TestTxnCompactionStopsAtLSO(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), compactConfig(4096))
+	mustAppend(t, l, txnRecords(t, 1, 0, "a", "open")) // 0, undecided
+	mustAppend(t, l, plainRecord(t, "a", 10))          // 1 supersedes it, if it committed
+	mustAppend(t, l, plainRecord(t, "f0", 3000))
+	mustAppend(t, l, plainRecord(t, "f1", 3000))
+	end := l.EndOffset()
+	if lso := l.LastStableOffset(end); lso != 0 {
+		t.Fatalf("LSO %d, want 0", lso)
+	}
+	if st, err := l.Compact(time.Now().Add(time.Hour), CompactOptions{UpTo: l.LastStableOffset(end)}); err != nil || st.Segments != 0 {
+		t.Fatalf("Compact below an open transaction: %+v, %v", st, err)
+	}
+	if got, _ := compactRead(t, l); got[0].Value == nil || string(got[0].Value) != "open" {
+		t.Fatalf("the open transaction's record was cleaned: %+v", got[0])
+	}
 }
