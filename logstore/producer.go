@@ -80,27 +80,35 @@ func (e *producerEntry) addBatch(b batchMeta) {
 type producerStateManager struct {
 	producers map[int64]*producerEntry
 	ongoing   map[int64]int64 // producer id → first offset of its open transaction
+	// firstOpen caches the smallest value of ongoing (-1: empty); -2 when
+	// it must be computed again.
+	firstOpen int64
 }
 
 func newProducerStateManager() *producerStateManager {
-	return &producerStateManager{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64)}
+	return &producerStateManager{producers: make(map[int64]*producerEntry), ongoing: make(map[int64]int64), firstOpen: -1}
 }
 
 // reset forgets every producer (before a full replay of the log).
 func (m *producerStateManager) reset() {
 	m.producers = make(map[int64]*producerEntry)
 	m.ongoing = make(map[int64]int64)
+	m.firstOpen = -1
 }
 
 // firstUnstableOffset is the smallest first offset of an open
 // transaction, -1 when none is open.
 func (m *producerStateManager) firstUnstableOffset() int64 {
+	if m.firstOpen != -2 {
+		return m.firstOpen
+	}
 	first := int64(-1)
 	for _, off := range m.ongoing {
 		if first < 0 || off < first {
 			first = off
 		}
 	}
+	m.firstOpen = first
 	return first
 }
 
@@ -183,6 +191,9 @@ func (m *producerStateManager) update(h BatchHeader, firstOffset int64, timestam
 	if h.IsTransactional() && e.txnFirstOffset < 0 {
 		e.txnFirstOffset = firstOffset
 		m.ongoing[h.ProducerID] = firstOffset
+		if m.firstOpen == -1 {
+			m.firstOpen = firstOffset // offsets ascend: an older one stays the first
+		}
 	}
 	if h.BaseSequence < 0 {
 		return
@@ -261,6 +272,9 @@ func (m *producerStateManager) updateMarker(h BatchHeader, offset, timestamp int
 	done := &completedTxn{producerID: h.ProducerID, firstOffset: e.txnFirstOffset, lastOffset: offset, aborted: !mk.Commit}
 	e.txnFirstOffset = -1
 	delete(m.ongoing, h.ProducerID)
+	if m.firstOpen == done.firstOffset {
+		m.firstOpen = -2
+	}
 	return done
 }
 
@@ -385,6 +399,7 @@ func (m *producerStateManager) readSnapshot(r io.Reader) (lastOffset int64, err 
 	for id, e := range producers {
 		if e.txnFirstOffset >= 0 {
 			m.ongoing[id] = e.txnFirstOffset
+			m.firstOpen = -2
 		}
 	}
 	return lastOffset, nil

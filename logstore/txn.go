@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -249,7 +250,7 @@ func (v *txnView) setFirstOpen(first int64) {
 	v.mu.Unlock()
 }
 
-func (v *txnView) lastStable(hw int64) int64 {
+func (v *txnView) lastStable(hw, logStart int64) int64 {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	i := 0
@@ -261,26 +262,28 @@ func (v *txnView) lastStable(hw int64) int64 {
 	} else {
 		v.unreplicated = v.unreplicated[i:]
 	}
-	lso := hw
+	first := int64(math.MaxInt64)
 	if v.firstOpen >= 0 {
-		lso = min(lso, v.firstOpen)
+		first = v.firstOpen
 	}
 	for _, t := range v.unreplicated {
-		lso = min(lso, t.first)
+		first = min(first, t.first)
 	}
-	return lso
+	// A transaction begun below the log start (DeleteRecords, retention)
+	// holds the LSO at the log start, as in Kafka.
+	return min(hw, max(first, logStart))
 }
 
 // LastStableOffset returns the last stable offset for the high watermark
 // hw: below it every transaction is decided and its marker replicated
 // (read_committed readers stop there). It is hw when no transaction is
 // open or awaiting replication of its marker.
-func (l *Log) LastStableOffset(hw int64) int64 { return l.txns.lastStable(hw) }
+func (l *Log) LastStableOffset(hw int64) int64 { return l.txns.lastStable(hw, l.start.Load()) }
 
 // HighWatermarkMoved forgets the completed transactions whose markers are
 // below hw (LastStableOffset does too); a follower, whose last stable
 // offset nobody asks for, calls it so they do not pile up.
-func (l *Log) HighWatermarkMoved(hw int64) { l.txns.lastStable(hw) }
+func (l *Log) HighWatermarkMoved(hw int64) { l.txns.lastStable(hw, 0) }
 
 // AbortedTxns returns the aborted transactions with records in [from,
 // upper), oldest marker first (what Fetch at read_committed lists): Kafka's

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -469,5 +470,87 @@ func TestTxnCompactionStopsAtLSO(t *testing.T) {
 	}
 	if got, _ := compactRead(t, l); got[0].Value == nil || string(got[0].Value) != "open" {
 		t.Fatalf("the open transaction's record was cleaned: %+v", got[0])
+	}
+}
+
+// TestTxnRandomMatchesModel interleaves the transactions of five
+// producers at random and compares the last stable offset and the aborted
+// list, after every step and after a reopen, with a direct model.
+func TestTxnRandomMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048 // several segments, and .txnindex files
+	l, err := Open(dir, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[int64]int64{}
+	seq := map[int64]int32{}
+	var aborted []AbortedTxn
+	lso := func(end int64) int64 {
+		first := end
+		for _, f := range open {
+			first = min(first, f)
+		}
+		return first
+	}
+	for step := range 300 {
+		pid := int64(rng.IntN(5))
+		if _, isOpen := open[pid]; isOpen && rng.IntN(3) == 0 {
+			commit := rng.IntN(2) == 0
+			off := mustMarker(t, l, Marker{ProducerID: pid, Commit: commit})
+			first := open[pid]
+			delete(open, pid)
+			if !commit {
+				aborted = append(aborted, AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: off, LastStableOffset: lso(off + 1)})
+			}
+		} else {
+			n := 1 + rng.IntN(3)
+			res := mustAppend(t, l, txnBatch(t, n, pid, 0, seq[pid]))
+			seq[pid] += int32(n)
+			if _, isOpen := open[pid]; !isOpen {
+				open[pid] = res.FirstOffset
+			}
+		}
+		end := l.EndOffset()
+		if got, want := l.LastStableOffset(end), lso(end); got != want {
+			t.Fatalf("step %d: LSO %d, want %d", step, got, want)
+		}
+	}
+	if got := l.AbortedTxns(0, l.EndOffset()); !slices.Equal(got, aborted) {
+		t.Fatalf("aborted %+v\nwant %+v", got, aborted)
+	}
+	for _, crash := range []bool{true, false} {
+		if crash {
+			coreCrash(t, l)
+		} else if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if l, err = Open(dir, cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		end := l.EndOffset()
+		if got, want := l.LastStableOffset(end), lso(end); got != want {
+			t.Fatalf("reopened (crash %v): LSO %d, want %d", crash, got, want)
+		}
+		if got := l.AbortedTxns(0, end); !slices.Equal(got, aborted) {
+			t.Fatalf("reopened (crash %v): aborted %+v\nwant %+v", crash, got, aborted)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTxnLSONotBelowLogStart(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	mustAppend(t, l, txnBatch(t, 2, 1, 0, 0)) // 0-1, open
+	mustAppend(t, l, coreBatch(t, 3, coreT0.UnixMilli(), 10))
+	if _, err := l.DeleteRecordsBefore(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LastStableOffset(l.EndOffset()); got != 3 {
+		t.Fatalf("LSO %d with an open transaction below the log start 3", got)
 	}
 }
