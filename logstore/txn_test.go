@@ -390,14 +390,14 @@ func TestTxnCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, l, plainRecord(t, "a", 10))                // 0, superseded by 6
+	mustAppend(t, l, plainRecord(t, "a", 10))                 // 0, superseded by 6
 	mustAppend(t, l, txnRecords(t, 1, 0, "a", "x", "b", "x")) // 1-2, aborted
 	mustMarker(t, l, Marker{ProducerID: 1})                   // 3
 	mustAppend(t, l, txnRecords(t, 1, 2, "e", "1"))           // 4, committed
 	mustMarker(t, l, Marker{ProducerID: 1, Commit: true})     // 5
-	mustAppend(t, l, plainRecord(t, "a", 10))                // 6
-	mustAppend(t, l, plainRecord(t, "f0", 3000))             // 7: rolls
-	mustAppend(t, l, plainRecord(t, "f1", 3000))             // 8: rolls again
+	mustAppend(t, l, plainRecord(t, "a", 10))                 // 6
+	mustAppend(t, l, plainRecord(t, "f0", 3000))              // 7: rolls
+	mustAppend(t, l, plainRecord(t, "f1", 3000))              // 8: rolls again
 	end := l.EndOffset()
 	abort := []AbortedTxn{{ProducerID: 1, FirstOffset: 1, LastOffset: 3, LastStableOffset: 4}}
 	checkTxnState(t, l, end, abort)
