@@ -56,6 +56,8 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.OffsetDelete:            {0, 0, 0, (*Broker).handleOffsetDelete},
 	kmsg.WriteTxnMarkers:         {1, 2, 1, (*Broker).handleWriteTxnMarkers},
 	kmsg.DescribeTopicPartitions: {0, 0, 0, (*Broker).handleDescribeTopicPartitions},
+	kmsg.ConsumerGroupHeartbeat:  {0, 1, 0, (*Broker).handleConsumerGroupHeartbeat},
+	kmsg.ConsumerGroupDescribe:   {0, 1, 0, (*Broker).handleConsumerGroupDescribe},
 	kmsg.DescribeProducers:       {0, 0, 0, (*Broker).handleDescribeProducers},
 
 	// Security (sasl.go, 50_user_scram_credentials.go), apart so that its

@@ -16,7 +16,10 @@ type feature struct {
 // features is the table ApiVersions and the Java Admin's describeFeatures
 // (which reads ApiVersions) see. Every broker of a cluster runs the same
 // table, so the finalized levels are the cluster's.
-var features = []feature{}
+var features = []feature{
+	// group.version 1: the KIP-848 consumer group protocol is served.
+	{name: "group.version", minLevel: 0, maxLevel: 1, finalized: 1},
+}
 
 // featuresEpoch is the epoch of the finalized levels: Kafka's is the
 // metadata offset of their last change, and a client keeps the levels of

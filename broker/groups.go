@@ -34,6 +34,11 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		PartitionExists: func(topic string, partition int32) bool {
 			return b.meta.partition(topic, partition) != nil
 		},
+		ConsumerSessionTimeout:    clamp(s.ConsumerSessionTimeout, s.ConsumerMinSessionTimeout, s.ConsumerMaxSessionTimeout),
+		ConsumerHeartbeatInterval: clamp(s.ConsumerHeartbeatInterval, s.ConsumerMinHeartbeatInterval, s.ConsumerMaxHeartbeatInterval),
+		ConsumerMaxSize:           int(s.ConsumerMaxSize),
+		ConsumerAssignors:         s.ConsumerAssignors,
+		Topics:                    b.subscribableTopics,
 	})
 }
 

@@ -55,7 +55,7 @@ var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 // not yet. Remove a key when its handler lands.
 var samsaLacks = []int16{
 	24, 25, 26, 28, 29, 30, 31, 34, 35, 38, 39, 40, 41, 45, 46, 48, 49,
-	55, 57, 64, 65, 66, 68, 69, 74, 76, 77, 78, 79, 80, 81, 88, 89, 90, 91, 92, 93,
+	55, 57, 64, 65, 66, 74, 76, 77, 78, 79, 80, 81, 88, 89, 90, 91, 92, 93,
 }
 
 // apiVersionsTable asks addr for ApiVersions v5 and returns its table.

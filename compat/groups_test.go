@@ -212,18 +212,12 @@ func TestGroupBalancers(t *testing.T) {
 	prod := newKgo(t, n.Addr())
 	for _, bc := range balancers {
 		t.Run(bc.name, func(t *testing.T) {
-			topic, group := "grp-"+bc.name, "group-"+bc.name
-			createTopic(t, adm, topic, 6, nil)
-			l := newLedger()
-			var members []*grpMember
-			for i := range 3 {
-				m := startMember(t, n.Addr(), group, topic, fmt.Sprintf("%s-m%d", bc.name, i), l, kgo.Balancers(bc.b))
-				members = append(members, m)
-				t.Cleanup(func() { m.stop(); m.cl.Close() })
+			group := "group-" + bc.name
+			topic := "grp-" + bc.name
+			start := func(name string, l *grpLedger) scenarioMember {
+				return startMember(t, n.Addr(), group, topic, name, l, kgo.Balancers(bc.b))
 			}
-			// Wait until the group is stable with all three, so that the
-			// first records are spread over them.
-			testutil.Eventually(t, 30*time.Second, func() error {
+			groupScenario(t, adm, prod, topic, group, bc.name, start, func() error {
 				dg, err := adm.DescribeGroups(testCtx(t, 10*time.Second), group)
 				if err != nil {
 					return err
@@ -234,54 +228,83 @@ func TestGroupBalancers(t *testing.T) {
 				}
 				return nil
 			})
-			produceKeyed(t, prod, topic, 0, 300)
-			waitRead(t, l, 300, "three members")
-
-			members[0].leave()
-			produceKeyed(t, prod, topic, 300, 150)
-			waitRead(t, l, 450, "after a member left")
-
-			crashed := members[1]
-			crashed.crash()
-			produceKeyed(t, prod, topic, 450, 150)
-			waitRead(t, l, 600, "after a member crashed")
-
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			for k, who := range l.reads {
-				if len(who) == 1 {
-					continue
-				}
-				// Read twice: only a record its first reader had not
-				// committed may be read again (the crashed member's last
-				// poll; a commit cut short by a rebalance).
-				if c := l.committed[who[0]][k.partition]; k.offset < c {
-					t.Errorf("record %d@%d read again by %v although %s committed up to %d", k.offset, k.partition, who[1:], who[0], c)
-				}
-			}
-			// The survivor's commits cover everything.
-			ends, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
-			if err != nil {
-				t.Fatal(err)
-			}
-			testutil.Eventually(t, 20*time.Second, func() error {
-				offs, err := adm.FetchOffsets(testCtx(t, 10*time.Second), group)
-				if err != nil {
-					return err
-				}
-				var bad []string
-				ends.Each(func(e kadm.ListedOffset) {
-					if o, _ := offs.Lookup(topic, e.Partition); o.At != e.Offset {
-						bad = append(bad, fmt.Sprintf("p%d committed %d, end %d", e.Partition, o.At, e.Offset))
-					}
-				})
-				if len(bad) > 0 {
-					return fmt.Errorf("%v", bad)
-				}
-				return nil
-			})
 		})
 	}
+}
+
+// scenarioMember is one member of groupScenario's group, of any client.
+type scenarioMember interface {
+	leave() // leave the group cleanly
+	crash() // vanish without a word
+	close() // end whatever is left (cleanup)
+}
+
+func (m *grpMember) close() { m.stop(); m.cl.Close() }
+
+// groupScenario is TestGroupBalancers' run of one group: three members
+// (start makes each, recording in the ledger) over six partitions read
+// everything; one leaves, one crashes; nothing committed is read again and
+// the commits reach the end. stable reports whether the group is stable
+// with the three members.
+func groupScenario(t *testing.T, adm *kadm.Client, prod *kgo.Client, topic, group, name string, start func(name string, l *grpLedger) scenarioMember, stable func() error) {
+	t.Helper()
+	createTopic(t, adm, topic, 6, nil)
+	l := newLedger()
+	var members []scenarioMember
+	for i := range 3 {
+		m := start(fmt.Sprintf("%s-m%d", name, i), l)
+		members = append(members, m)
+		t.Cleanup(m.close)
+	}
+	// Wait until the group is stable with all three, so that the
+	// first records are spread over them.
+	testutil.Eventually(t, 30*time.Second, stable)
+	produceKeyed(t, prod, topic, 0, 300)
+	waitRead(t, l, 300, "three members")
+
+	members[0].leave()
+	produceKeyed(t, prod, topic, 300, 150)
+	waitRead(t, l, 450, "after a member left")
+
+	crashed := members[1]
+	crashed.crash()
+	produceKeyed(t, prod, topic, 450, 150)
+	waitRead(t, l, 600, "after a member crashed")
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, who := range l.reads {
+		if len(who) == 1 {
+			continue
+		}
+		// Read twice: only a record its first reader had not
+		// committed may be read again (the crashed member's last
+		// poll; a commit cut short by a rebalance).
+		if c := l.committed[who[0]][k.partition]; k.offset < c {
+			t.Errorf("record %d@%d read again by %v although %s committed up to %d", k.offset, k.partition, who[1:], who[0], c)
+		}
+	}
+	// The survivor's commits cover everything.
+	ends, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, func() error {
+		offs, err := adm.FetchOffsets(testCtx(t, 10*time.Second), group)
+		if err != nil {
+			return err
+		}
+		var bad []string
+		ends.Each(func(e kadm.ListedOffset) {
+			if o, _ := offs.Lookup(topic, e.Partition); o.At != e.Offset {
+				bad = append(bad, fmt.Sprintf("p%d committed %d, end %d", e.Partition, o.At, e.Offset))
+			}
+		})
+		if len(bad) > 0 {
+			return fmt.Errorf("%v", bad)
+		}
+		return nil
+	})
 }
 
 // TestGroupStaticMemberRestart: a static member (group.instance.id) that

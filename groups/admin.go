@@ -10,7 +10,8 @@ import (
 )
 
 // DescribeGroups serves DescribeGroups v0-v6 for the groups coordinated
-// here. A group that does not exist is Dead (v6+: GROUP_ID_NOT_FOUND).
+// here. A group that does not exist, or is a consumer group, is Dead (v6+:
+// GROUP_ID_NOT_FOUND), as in Kafka 4.
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
@@ -37,7 +38,7 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[id]
-	if g == nil || g.state == stateDead {
+	if g == nil || g.state == stateDead || g.cg != nil {
 		d.State = stateDead.String()
 		if version >= 6 {
 			return fail(kerr.GroupIDNotFound)
@@ -71,7 +72,7 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 }
 
 // ListGroups serves ListGroups v0-v5: the groups coordinated here, filtered
-// by state (v4+) and type (v5+; every group here is "classic").
+// by state (v4+) and type (v5+: "classic", or "consumer" for KIP-848).
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	shards, loading := c.activeShards()
@@ -81,15 +82,21 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	wantState := func(st string) bool {
 		return len(req.StatesFilter) == 0 || slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, st) })
 	}
-	wantType := len(req.TypesFilter) == 0 || slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, "classic") })
+	wantType := func(typ string) bool {
+		return len(req.TypesFilter) == 0 || slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, typ) })
+	}
 	for _, s := range shards {
 		s.mu.Lock()
 		for _, g := range s.groups {
-			if g.state == stateDead || !wantState(g.state.String()) || !wantType {
+			state, typ := g.state.String(), "classic"
+			if g.cg != nil {
+				state, typ = g.cg.stateName(), "consumer"
+			}
+			if g.state == stateDead || !wantState(state) || !wantType(typ) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.id, g.protocolType, g.state.String(), "classic"
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.id, g.protocolType, state, typ
 			resp.Groups = append(resp.Groups, lg)
 		}
 		s.mu.Unlock()

@@ -39,6 +39,15 @@ type Config struct {
 	// PartitionExists reports whether a topic partition exists; offsets of
 	// unknown partitions are refused (UNKNOWN_TOPIC_OR_PARTITION).
 	PartitionExists func(topic string, partition int32) bool
+
+	// KIP-848 consumer groups (consumer_group.go).
+	ConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
+	ConsumerMaxSize           int           // group.consumer.max.size
+	ConsumerAssignors         []string      // group.consumer.assignors
+	// Topics lists the topics clients may subscribe to (not the internal
+	// ones), for the assignors.
+	Topics func() []TopicMeta
 }
 
 // Coordinator serves the groups of the __consumer_offsets partitions this
@@ -75,6 +84,18 @@ func New(cfg Config) *Coordinator {
 	}
 	if cfg.OffsetsRetention <= 0 {
 		cfg.OffsetsRetention = 7 * 24 * time.Hour
+	}
+	if cfg.ConsumerSessionTimeout <= 0 {
+		cfg.ConsumerSessionTimeout = 45 * time.Second
+	}
+	if cfg.ConsumerHeartbeatInterval <= 0 {
+		cfg.ConsumerHeartbeatInterval = 5 * time.Second
+	}
+	if cfg.ConsumerMaxSize <= 0 {
+		cfg.ConsumerMaxSize = int(^uint(0) >> 1)
+	}
+	if cfg.Topics == nil {
+		cfg.Topics = func() []TopicMeta { return nil }
 	}
 	if cfg.PartitionExists == nil {
 		cfg.PartitionExists = func(string, int32) bool { return true }

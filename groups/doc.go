@@ -1,11 +1,16 @@
-// Package groups is the group coordinator of the classic consumer group
-// protocol: JoinGroup, SyncGroup, Heartbeat and LeaveGroup drive Kafka's
-// state machine (Empty, PreparingRebalance, CompletingRebalance, Stable,
-// Dead), and offset commits and group metadata are records in the
-// compacted __consumer_offsets topic, in Kafka's own key and value schemas.
+// Package groups is the group coordinator. Classic groups: JoinGroup,
+// SyncGroup, Heartbeat and LeaveGroup drive Kafka's state machine (Empty,
+// PreparingRebalance, CompletingRebalance, Stable, Dead). KIP-848 consumer
+// groups (consumer_*.go): ConsumerGroupHeartbeat with member and group
+// epochs, a target assignment computed by the server's uniform or range
+// assignor, and incremental reconciliation. Offset commits and classic
+// group metadata are records in the compacted __consumer_offsets topic, in
+// Kafka's own key and value schemas.
 //
 // A Coordinator owns the groups of the __consumer_offsets partitions its
 // broker leads (SetOwned). Each such partition is a shard: its state is
 // rebuilt by replaying the partition's log, and every change is appended to
-// it, in order, by the shard's writer before it takes effect.
+// it, in order, by the shard's writer before it takes effect. (A consumer
+// group's membership is not written yet: after a coordinator move its
+// members rejoin; its offsets are kept.)
 package groups

@@ -110,6 +110,8 @@ type group struct {
 	joinSeq        uint64
 	syncTimer      *time.Timer
 	newMemberAdded bool // a member joined during the initial rebalance delay
+
+	cg *consumerGroup // a KIP-848 consumer group (consumer_group.go); nil: classic
 }
 
 func newGroup(s *shard, id string, now time.Time) *group {
@@ -198,6 +200,7 @@ func (g *group) shutdown() {
 	}
 	g.stopJoinTimer()
 	g.stopSyncTimer()
+	g.shutdownConsumer()
 	g.state = stateDead
 }
 

@@ -74,6 +74,13 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		g = newGroup(s, req.Group, time.Now())
 		s.groups[req.Group] = g
 	}
+	if g.cg != nil {
+		if len(g.cg.members) > 0 {
+			s.mu.Unlock()
+			return fail(kerr.InconsistentGroupProtocol)
+		}
+		g.cg, g.protocolType = nil, "" // an empty consumer group becomes classic
+	}
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
 	g.join(j, ch)
 	s.mu.Unlock()

@@ -69,6 +69,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		o    offset
 	}
 	var ps []pending
+	var tps []topicPartition
 	var recs []Record
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
@@ -89,6 +90,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 				o := offset{offset: p.Offset, leaderEpoch: epoch, metadata: md, commitMs: now.UnixMilli()}
 				tp := topicPartition{t.Topic, p.Partition}
 				ps = append(ps, pending{i, j, tp, o})
+				tps = append(tps, tp)
 				recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
 			}
 		}
@@ -112,7 +114,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		g = newGroup(s, req.Group, now)
 		s.groups[req.Group] = g
 	}
-	if err := g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation); err != nil {
+	if err := g.validateAnyCommit(req, tps); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -146,6 +148,15 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		return kerr.RequestTimedOut
 	}
 	return nil
+}
+
+// validateAnyCommit checks a commit against the group's protocol: member
+// epochs for a consumer group, generations for a classic one.
+func (g *group) validateAnyCommit(req *kmsg.OffsetCommitRequest, tps []topicPartition) error {
+	if g.cg != nil {
+		return g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
+	}
+	return g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation)
 }
 
 // validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
@@ -186,7 +197,11 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			}
 			og := kmsg.NewOffsetFetchResponseGroup()
 			og.Group = rg.Group
-			res, err := c.fetchOffsets(rg.Group, topics)
+			member := ""
+			if rg.MemberID != nil {
+				member = *rg.MemberID
+			}
+			res, err := c.fetchOffsets(rg.Group, topics, member, rg.MemberEpoch)
 			og.ErrorCode = errorCode(err)
 			for _, t := range res {
 				ot := kmsg.NewOffsetFetchResponseGroupTopic()
@@ -209,7 +224,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	res, err := c.fetchOffsets(req.Group, topics)
+	res, err := c.fetchOffsets(req.Group, topics, "", -1)
 	if err != nil && req.Version >= 2 {
 		resp.ErrorCode = errorCode(err)
 		return resp
@@ -259,7 +274,8 @@ var noOffset = offset{offset: -1, leaderEpoch: -1}
 
 // fetchOffsets returns the committed offsets of the requested partitions
 // (-1 where none), or of every partition with one when topics is nil.
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetchedTopic, error) {
+// A consumer group checks the member and its epoch (OffsetFetch v9+).
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID string, epoch int32) ([]fetchedTopic, error) {
 	s, err := c.groupShard(groupID)
 	if err != nil {
 		return nil, err
@@ -270,6 +286,11 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetch
 		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[groupID]
+	if g != nil && g.cg != nil {
+		if err := g.validateConsumerCommit(memberID, epoch, nil, true); err != nil {
+			return nil, err
+		}
+	}
 	var out []fetchedTopic
 	if topics == nil {
 		if g == nil {

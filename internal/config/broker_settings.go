@@ -67,6 +67,15 @@ type BrokerSettings struct {
 	GroupMaxSessionTimeout        time.Duration `prop:"group.max.session.timeout.ms,ms"`
 	GroupMaxSize                  int32         `prop:"group.max.size"`
 
+	ConsumerSessionTimeout       time.Duration `prop:"group.consumer.session.timeout.ms,ms"`
+	ConsumerMinSessionTimeout    time.Duration `prop:"group.consumer.min.session.timeout.ms,ms"`
+	ConsumerMaxSessionTimeout    time.Duration `prop:"group.consumer.max.session.timeout.ms,ms"`
+	ConsumerHeartbeatInterval    time.Duration `prop:"group.consumer.heartbeat.interval.ms,ms"`
+	ConsumerMinHeartbeatInterval time.Duration `prop:"group.consumer.min.heartbeat.interval.ms,ms"`
+	ConsumerMaxHeartbeatInterval time.Duration `prop:"group.consumer.max.heartbeat.interval.ms,ms"`
+	ConsumerMaxSize              int32         `prop:"group.consumer.max.size"`
+	ConsumerAssignors            []string      `prop:"group.consumer.assignors"`
+
 	ReplicaLagTimeMax            time.Duration `prop:"replica.lag.time.max.ms,ms"`
 	ReplicaHWCheckpointInterval  time.Duration `prop:"replica.high.watermark.checkpoint.interval.ms,ms"`
 	InterBrokerListenerName      string        `prop:"inter.broker.listener.name"`

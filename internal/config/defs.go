@@ -170,7 +170,17 @@ var brokerDefs = []Def{
 	{Name: "group.min.session.timeout.ms", Type: tInt, Default: str("6000"), Doc: "The smallest session timeout a member may ask for."},
 	{Name: "group.max.session.timeout.ms", Type: tInt, Default: str("1800000"), Doc: "The largest session timeout a member may ask for."},
 	{Name: "group.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of members of a group.", check: atLeast(1)},
-	{Name: "group.coordinator.rebalance.protocols", Type: tList, Default: str("classic,consumer,streams"), Ignored: true, Doc: "The group protocols the coordinator serves. samsa serves the classic protocol.", check: listIn("classic", "consumer", "share", "streams")},
+	{Name: "group.coordinator.rebalance.protocols", Type: tList, Default: str("classic,consumer,streams"), Ignored: true, Doc: "The group protocols the coordinator serves. samsa serves the classic and consumer (KIP-848) protocols.", check: listIn("classic", "consumer", "share", "streams")},
+	// KIP-848 consumer groups: the session timeout and heartbeat interval
+	// are the group's, clamped to their min and max.
+	{Name: "group.consumer.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The timeout to detect client failures when using the consumer group protocol.", check: atLeast(1)},
+	{Name: "group.consumer.min.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The minimum allowed session timeout for registered consumers.", check: atLeast(1)},
+	{Name: "group.consumer.max.session.timeout.ms", Type: tInt, Default: str("60000"), Doc: "The maximum allowed session timeout for registered consumers.", check: atLeast(1)},
+	{Name: "group.consumer.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The heartbeat interval given to the members of a consumer group.", check: atLeast(1)},
+	{Name: "group.consumer.min.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The minimum heartbeat interval for registered consumers.", check: atLeast(1)},
+	{Name: "group.consumer.max.heartbeat.interval.ms", Type: tInt, Default: str("15000"), Doc: "The maximum heartbeat interval for registered consumers.", check: atLeast(1)},
+	{Name: "group.consumer.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of consumers that a single consumer group can accommodate.", check: atLeast(1)},
+	{Name: "group.consumer.assignors", Type: tList, Default: str("uniform,range"), Doc: "The server side assignors: uniform and range (samsa runs no custom assignor class); the first is the default.", check: listIn("uniform", "range")},
 	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __share_group_state.", check: atLeast(1)},
 	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __share_group_state.", check: atLeast(1)},
 

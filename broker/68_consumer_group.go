@@ -1,0 +1,42 @@
+package broker
+
+// The KIP-848 consumer group APIs, served by the group coordinator
+// (groups/consumer_group.go): ConsumerGroupHeartbeat v0-v1 (v1: the
+// client makes its member id, KIP-1082; a regex subscription) and
+// ConsumerGroupDescribe v0-v1 (v1: the member type).
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/groups"
+)
+
+func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.ConsumerGroupHeartbeat(r.client(), r.body.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+}
+
+func (b *Broker) handleConsumerGroupDescribe(_ context.Context, r *request) (kmsg.Response, error) {
+	return b.groups.ConsumerGroupDescribe(r.body.(*kmsg.ConsumerGroupDescribeRequest)), nil
+}
+
+// subscribableTopics are the topics a consumer group may subscribe to:
+// every topic but the internal ones, as Kafka's regex subscriptions see.
+func (b *Broker) subscribableTopics() []groups.TopicMeta {
+	var out []groups.TopicMeta
+	for _, t := range b.meta.topicList() {
+		if isInternalTopic(t.name) {
+			continue
+		}
+		out = append(out, groups.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.parts))})
+	}
+	return out
+}
+
+// clamp is d within [lo, hi], as the consumer group's session timeout and
+// heartbeat interval are within their min and max.
+func clamp(d, lo, hi time.Duration) time.Duration {
+	return min(max(d, lo), hi)
+}

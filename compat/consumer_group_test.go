@@ -1,0 +1,207 @@
+package compat
+
+// KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+// with real clients.
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/kafkaref"
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// cgBroker is a broker whose consumer groups notice a crashed member in
+// three seconds and heartbeat every 300 ms.
+func cgBroker(t *testing.T) *testutil.Node {
+	t.Helper()
+	return grpBroker(t,
+		"group.consumer.session.timeout.ms", "3000",
+		"group.consumer.min.session.timeout.ms", "1000",
+		"group.consumer.heartbeat.interval.ms", "300",
+		"group.consumer.min.heartbeat.interval.ms", "100",
+	)
+}
+
+// describeConsumerGroup asks ConsumerGroupDescribe about one group.
+func describeConsumerGroup(t *testing.T, cl *kgo.Client, group string) (kmsg.ConsumerGroupDescribeResponseGroup, error) {
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil {
+		return kmsg.ConsumerGroupDescribeResponseGroup{}, err
+	}
+	return resp.Groups[0], nil
+}
+
+// consumerGroupStable is a groupScenario stable check: the group is
+// Stable with n members, every member at the assignment epoch, and every
+// partition of the topic assigned once.
+func consumerGroupStable(t *testing.T, cl *kgo.Client, group string, n, partitions int) func() error {
+	return func() error {
+		g, err := describeConsumerGroup(t, cl, group)
+		if err != nil {
+			return err
+		}
+		if g.ErrorCode != 0 || g.State != "Stable" || len(g.Members) != n {
+			return fmt.Errorf("group %s (error %d) with %d members", g.State, g.ErrorCode, len(g.Members))
+		}
+		seen := map[int32]bool{}
+		for _, m := range g.Members {
+			if m.MemberEpoch != g.AssignmentEpoch {
+				return fmt.Errorf("member %s at epoch %d, assignment epoch %d", m.MemberID, m.MemberEpoch, g.AssignmentEpoch)
+			}
+			for _, tp := range m.Assignment.TopicPartitions {
+				for _, p := range tp.Partitions {
+					if seen[p] {
+						return fmt.Errorf("partition %d assigned twice", p)
+					}
+					seen[p] = true
+				}
+			}
+		}
+		if len(seen) != partitions {
+			return fmt.Errorf("%d partitions assigned, want %d", len(seen), partitions)
+		}
+		return nil
+	}
+}
+
+// TestConsumerGroupFranz runs TestGroupBalancers' scenario with franz-go
+// in KIP-848 mode (ServerSideBalancer): the range balancer asks for the
+// server's range assignor, the sticky one for uniform.
+func TestConsumerGroupFranz(t *testing.T) {
+	t.Parallel()
+	n := cgBroker(t)
+	adm := newAdmin(t, n.Addr())
+	prod := newKgo(t, n.Addr())
+	for _, bc := range []struct {
+		name string
+		b    kgo.GroupBalancer
+	}{
+		{"range", kgo.RangeBalancer()},
+		{"uniform", kgo.StickyBalancer()},
+	} {
+		t.Run(bc.name, func(t *testing.T) {
+			group, topic := "cg-franz-"+bc.name, "cg-franz-"+bc.name
+			start := func(name string, l *grpLedger) scenarioMember {
+				return startMember(t, n.Addr(), group, topic, name, l, kgo.Balancers(bc.b), kgo.ServerSideBalancer())
+			}
+			groupScenario(t, adm, prod, topic, group, "848-"+bc.name, start, consumerGroupStable(t, prod, group, 3, 6))
+			g, err := describeConsumerGroup(t, prod, group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.AssignorName != bc.name {
+				t.Errorf("assignor %q, want %q", g.AssignorName, bc.name)
+			}
+		})
+	}
+}
+
+// TestConsumerGroupJava runs the scenario with Java 4.4 consumers
+// (compat/java GroupMember, one JVM each) in both protocols: KIP-848
+// (group.protocol=consumer) and classic.
+func TestConsumerGroupJava(t *testing.T) {
+	t.Parallel()
+	bothProtocols(t, "java", func(t *testing.T, addr, group, topic, name, protocol string, l *grpLedger) scenarioMember {
+		return startJavaMember(t, addr, group, topic, name, protocol, l)
+	})
+}
+
+// TestConsumerGroupLibrdkafka runs the scenario with librdkafka
+// (confluent-kafka in the virtualenv) in both protocols.
+func TestConsumerGroupLibrdkafka(t *testing.T) {
+	t.Parallel()
+	bothProtocols(t, "rdkafka", func(t *testing.T, addr, group, topic, name, protocol string, l *grpLedger) scenarioMember {
+		return startPythonMember(t, addr, group, topic, name, protocol, l)
+	})
+}
+
+// bothProtocols runs groupScenario with a client's members in the
+// consumer protocol, then in the classic one.
+func bothProtocols(t *testing.T, client string, start func(t *testing.T, addr, group, topic, name, protocol string, l *grpLedger) scenarioMember) {
+	n := cgBroker(t)
+	adm := newAdmin(t, n.Addr())
+	prod := newKgo(t, n.Addr())
+	for _, protocol := range []string{"consumer", "classic"} {
+		t.Run(protocol, func(t *testing.T) {
+			group := "cg-" + client + "-" + protocol
+			stable := consumerGroupStable(t, prod, group, 3, 6)
+			if protocol == "classic" {
+				stable = classicGroupStable(t, adm, group, 3)
+			}
+			groupScenario(t, adm, prod, group, group, client+"-"+protocol, func(name string, l *grpLedger) scenarioMember {
+				return start(t, n.Addr(), group, group, name, protocol, l)
+			}, stable)
+		})
+	}
+}
+
+// TestConsumerGroupCLI: Kafka 4.4's kafka-consumer-groups.sh lists a
+// KIP-848 group with its type and describes its members and offsets.
+func TestConsumerGroupCLI(t *testing.T) {
+	t.Parallel()
+	n := cgBroker(t)
+	adm := newAdmin(t, n.Addr())
+	prod := newKgo(t, n.Addr())
+	topic, group := "cg-cli", "cg-cli-group"
+	createTopic(t, adm, topic, 4, nil)
+	produceKeyed(t, prod, topic, 0, 40)
+	l := newLedger()
+	for i := range 2 {
+		m := startMember(t, n.Addr(), group, topic, fmt.Sprintf("cli-m%d", i), l, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+		t.Cleanup(m.close)
+	}
+	waitRead(t, l, 40, "two members")
+	testutil.Eventually(t, 30*time.Second, consumerGroupStable(t, prod, group, 2, 4))
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 3*time.Minute)
+	libs, err := kafkaref.Libs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := func(args ...string) string {
+		t.Helper()
+		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"},
+			"org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", append([]string{"--bootstrap-server", n.Addr()}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka-consumer-groups.sh %v: %v\n%s", args, err, out)
+		}
+		t.Logf("kafka-consumer-groups.sh %v:\n%s", args, out)
+		return string(out)
+	}
+	if out := tool("--list", "--type"); !regexp.MustCompile(`(?m)^` + group + `\s+Consumer\s*$`).MatchString(out) {
+		t.Errorf("--list --type does not show %s as a Consumer group", group)
+	}
+	if out := tool("--describe", "--group", group, "--members"); strings.Count(out, "cli-m") != 2 {
+		t.Errorf("--describe --members does not show both members")
+	}
+	if out := tool("--describe", "--group", group, "--state"); !strings.Contains(out, "Stable") || !strings.Contains(out, "uniform") {
+		t.Errorf("--describe --state does not show a Stable group with the uniform assignor")
+	}
+	out := tool("--describe", "--group", group)
+	rows := regexp.MustCompile(`(?m)^`+group+`\s+`+topic+`\s+\d\s+(\d+)\s+(\d+)\s+0\s`).FindAllStringSubmatch(out, -1)
+	total := 0
+	for _, r := range rows {
+		if r[1] != r[2] {
+			t.Errorf("--describe: committed %s, log end %s", r[1], r[2])
+		}
+		c, _ := strconv.Atoi(r[1])
+		total += c
+	}
+	if len(rows) != 4 || total != 40 {
+		t.Errorf("--describe shows %d partitions with lag 0 and %d records committed, want 4 and 40", len(rows), total)
+	}
+}

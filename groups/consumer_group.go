@@ -1,0 +1,690 @@
+package groups
+
+// KIP-848 consumer groups: the coordinator assigns partitions itself.
+//
+// Each member heartbeats (ConsumerGroupHeartbeat) with its member epoch,
+// its subscription and the partitions it owns. A change of membership, of
+// a subscription or of the subscribed topics' metadata bumps the group
+// epoch; the target assignment is then recomputed by the server-side
+// assignor (consumer_assign.go) for that epoch. Every member reconciles
+// towards its target one heartbeat at a time, as Kafka's
+// CurrentAssignmentBuilder does: partitions it must give up are revoked
+// first (the member keeps its epoch until it reports them released), and
+// partitions still owned by another member are withheld (unreleased) until
+// that member has released them, so that a partition never has two owners.
+//
+// A consumer group is a group whose cg is set; its offsets are the
+// group's, and are committed under member-epoch checks. Its state is kept
+// in memory only: after a coordinator move the members are unknown to the
+// new coordinator, which answers UNKNOWN_MEMBER_ID, and they rejoin (their
+// committed offsets survive, as they are ordinary offset records).
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TopicMeta is a topic as the consumer-group assignors see it.
+type TopicMeta struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+}
+
+// Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
+const (
+	epochJoin        = 0
+	epochLeave       = -1
+	epochStaticLeave = -2
+)
+
+// member reconciliation states, as Kafka's MemberState.
+type reconcileState int
+
+const (
+	memberStable               reconcileState = iota
+	memberUnrevokedPartitions                 // waiting for the member to revoke
+	memberUnreleasedPartitions                // waiting for others to release
+)
+
+func (s reconcileState) String() string {
+	return [...]string{"stable", "unrevoked_partitions", "unreleased_partitions"}[s]
+}
+
+// partitionSet is a set of partitions by topic name, each with the member
+// epoch at which it was assigned (offset commits of an older epoch are
+// accepted for partitions assigned at or before it).
+type partitionSet map[topicPartition]int32
+
+func (ps partitionSet) sorted() []topicPartition {
+	out := slices.Collect(maps.Keys(ps))
+	slices.SortFunc(out, func(a, b topicPartition) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return int(a.partition - b.partition)
+	})
+	return out
+}
+
+// consumerMember is one member of a consumer group.
+type consumerMember struct {
+	id, instanceID       string
+	rack                 string
+	clientID, clientHost string
+	rebalanceTimeout     time.Duration
+	topics               []string // subscribed topic names, sorted
+	regex                string   // subscribed regular expression (v1), "" if none
+	re                   *regexp.Regexp
+	assignor             string // server assignor asked for, "" if none
+
+	epoch, prevEpoch int32
+	state            reconcileState
+	assigned         partitionSet // the member's current assignment
+	revoking         partitionSet // assigned before, to be revoked
+	owned            []topicPartition
+	leftStatic       bool  // left with epoch -2: its instance id may come back
+	leftEpoch        int32 // its epoch when it left so
+	sent             bool  // the current assignment was sent to the member
+
+	sessionTimer, rebalanceTimer *time.Timer
+	timerSeq                     uint64
+}
+
+// consumerGroup is the KIP-848 state of a group. Guarded by the shard's mu.
+type consumerGroup struct {
+	epoch           int32 // group epoch
+	assignmentEpoch int32 // epoch of target
+	assignorName    string
+	members         map[string]*consumerMember
+	static          map[string]string // instance id -> member id
+	target          map[string][]topicPartition
+	metaHash        string // subscribed topics' metadata the target was computed from
+	changed         bool   // membership or a subscription changed: bump the epoch
+	// owner is the member that holds each partition now (assigned or
+	// still revoking), the "current partition epoch" of Kafka.
+	owner map[topicPartition]string
+}
+
+func newConsumerGroup() *consumerGroup {
+	return &consumerGroup{members: map[string]*consumerMember{}, static: map[string]string{},
+		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}}
+}
+
+// stateName is the group state ConsumerGroupDescribe and ListGroups show.
+func (cg *consumerGroup) stateName() string {
+	switch {
+	case len(cg.members) == 0:
+		return "Empty"
+	case cg.assignmentEpoch < cg.epoch:
+		return "Assigning"
+	}
+	for _, m := range cg.members {
+		if m.epoch != cg.assignmentEpoch || m.state != memberStable {
+			return "Reconciling"
+		}
+	}
+	return "Stable"
+}
+
+// ConsumerGroupHeartbeat serves ConsumerGroupHeartbeat v0-v1.
+func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	fail := func(err error, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
+		resp.ErrorCode = errorCode(err)
+		if msg != "" {
+			resp.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		return resp
+	}
+	if msg := validateConsumerHeartbeat(req); msg != "" {
+		return fail(kerr.InvalidRequest, msg)
+	}
+	var re *regexp.Regexp
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
+		var err error
+		if re, err = regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+			return fail(kerr.InvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err))
+		}
+	}
+	if req.ServerAssignor != nil && !slices.Contains(c.consumerAssignors(), *req.ServerAssignor) {
+		return fail(kerr.UnsupportedAssignor, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.", *req.ServerAssignor, strings.Join(c.consumerAssignors(), ", ")))
+	}
+	s, err := c.groupShard(req.Group)
+	if err != nil {
+		return fail(err, "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardActive {
+		return fail(kerr.NotCoordinator, "")
+	}
+	g := s.groups[req.Group]
+	if g == nil {
+		if req.MemberEpoch != epochJoin {
+			return fail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
+		}
+		g = newGroup(s, req.Group, time.Now())
+		s.groups[req.Group] = g
+	}
+	if g.cg == nil {
+		if len(g.members) > 0 || g.state != stateEmpty {
+			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
+		}
+		// An empty classic group (offsets only) becomes a consumer group.
+		g.cg, g.protocolType = newConsumerGroup(), "consumer"
+	}
+	m, err := g.consumerMemberFor(cl, req, re)
+	if err != nil {
+		return fail(err, err.Error())
+	}
+	if m == nil { // left
+		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), req.MemberEpoch
+		return resp
+	}
+	g.refreshTarget()
+	var owned []topicPartition
+	if req.Topics != nil {
+		owned = c.ownedPartitions(req.Topics)
+		m.owned = owned
+	}
+	before := m.assigned.sorted()
+	g.reconcile(m)
+	if !slices.Equal(before, m.assigned.sorted()) {
+		m.sent = false
+	}
+	g.scheduleConsumerTimers(m)
+	resp.MemberID = kmsg.StringPtr(m.id)
+	resp.MemberEpoch = m.epoch
+	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	// The assignment goes out when it changed, and on a join or a full
+	// request (one that reports its owned partitions).
+	if !m.sent || req.MemberEpoch == epochJoin || req.Topics != nil {
+		resp.Assignment = c.assignmentOf(m.assigned)
+		m.sent = true
+	}
+	return resp
+}
+
+// validateConsumerHeartbeat is Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid:
+// the message of the INVALID_REQUEST it answers, or "".
+func validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
+	switch {
+	case req.Group == "":
+		return "GroupId can't be empty."
+	case req.Version >= 1 && req.MemberID == "":
+		return "MemberId can't be empty."
+	case req.Version == 0 && req.MemberID == "" && req.MemberEpoch != epochJoin:
+		return "MemberId can't be empty."
+	case req.InstanceID != nil && *req.InstanceID == "":
+		return "InstanceId can't be empty."
+	case req.RackID != nil && *req.RackID == "":
+		return "RackId can't be empty."
+	case req.MemberEpoch == epochStaticLeave && req.InstanceID == nil:
+		return "InstanceId can't be null."
+	case req.MemberEpoch < epochStaticLeave:
+		return fmt.Sprintf("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
+	case req.MemberEpoch == epochJoin:
+		if req.RebalanceTimeoutMillis == -1 {
+			return "RebalanceTimeoutMs must be provided in first request."
+		}
+		if req.Topics == nil || len(req.Topics) > 0 {
+			return "TopicPartitions must be empty when (re-)joining."
+		}
+		if req.SubscribedTopicNames == nil && (req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "") {
+			return "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+		}
+	}
+	return ""
+}
+
+// consumerMemberFor applies the request's membership change and returns
+// the member, or nil when it left.
+func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) (*consumerMember, error) {
+	cg := g.cg
+	c := g.s.c
+	instance := instanceOf(req.InstanceID)
+	m := cg.members[req.MemberID]
+	switch req.MemberEpoch {
+	case epochLeave, epochStaticLeave:
+		if m == nil && instance != "" {
+			m = cg.members[cg.static[instance]]
+		}
+		if m == nil {
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, g.id)
+		}
+		if req.MemberEpoch == epochStaticLeave {
+			// The instance may come back under a new member id and take
+			// the assignment over; until its session ends it stays.
+			m.leftStatic, m.leftEpoch, m.epoch = true, m.epoch, epochStaticLeave
+			g.scheduleConsumerTimers(m)
+			return nil, nil
+		}
+		g.removeConsumerMember(m)
+		return nil, nil
+	case epochJoin:
+		if instance != "" {
+			if old := cg.members[cg.static[instance]]; old != nil && old.id != req.MemberID {
+				if !old.leftStatic {
+					return nil, fmt.Errorf("%w: static member %s with instance id %s is still active", kerr.UnreleasedInstanceID, old.id, instance)
+				}
+				// The new incarnation takes the old one's place, its
+				// assignment and its epoch, without a rebalance.
+				m = old
+				g.stopConsumerTimers(m)
+				delete(cg.members, m.id)
+				m.id = req.MemberID
+				if m.id == "" {
+					m.id = newMemberUUID()
+				}
+				for tp, id := range cg.owner {
+					if id == old.id {
+						cg.owner[tp] = m.id
+					}
+				}
+				m.leftStatic, m.sent = false, false
+				m.epoch = m.leftEpoch
+				cg.members[m.id] = m
+				cg.static[instance] = m.id
+				g.updateConsumerMember(m, cl, req, re)
+				return m, nil
+			}
+		}
+		if m != nil {
+			// A member rejoining owns nothing: what it had is free.
+			g.releaseAll(m)
+			m.epoch, m.prevEpoch, m.state = 0, 0, memberStable
+		} else {
+			if len(cg.members) >= c.cfg.ConsumerMaxSize {
+				return nil, fmt.Errorf("%w: the consumer group has reached its maximum capacity of %d members", kerr.GroupMaxSizeReached, c.cfg.ConsumerMaxSize)
+			}
+			id := req.MemberID
+			if id == "" {
+				id = newMemberUUID()
+			}
+			m = &consumerMember{id: id, instanceID: instance, assigned: partitionSet{}, revoking: partitionSet{}}
+			cg.members[id] = m
+			if instance != "" {
+				cg.static[instance] = id
+			}
+		}
+		cg.changed = true
+		g.updateConsumerMember(m, cl, req, re)
+		g.setConsumerState()
+		return m, nil
+	default:
+		if m == nil {
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, g.id)
+		}
+		if req.MemberEpoch != m.epoch {
+			// A lost response: the member may still be one epoch behind
+			// with nothing it should not own.
+			owned := c.ownedPartitions(req.Topics)
+			if !(req.MemberEpoch == m.prevEpoch && req.Topics != nil && m.assigned.containsAll(owned)) {
+				return nil, fmt.Errorf("%w: the consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d)", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
+			}
+		}
+		g.updateConsumerMember(m, cl, req, re)
+		return m, nil
+	}
+}
+
+func (ps partitionSet) containsAll(tps []topicPartition) bool {
+	for _, tp := range tps {
+		if _, ok := ps[tp]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// updateConsumerMember takes the request's member fields; a change of
+// subscription bumps the group epoch.
+func (g *group) updateConsumerMember(m *consumerMember, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) {
+	m.clientID, m.clientHost = cl.ID, cl.Host
+	if req.RackID != nil {
+		m.rack = *req.RackID
+	}
+	if req.RebalanceTimeoutMillis > 0 {
+		m.rebalanceTimeout = ms(req.RebalanceTimeoutMillis)
+	}
+	if req.ServerAssignor != nil {
+		m.assignor = *req.ServerAssignor
+	}
+	changed := false
+	if req.SubscribedTopicNames != nil {
+		topics := slices.Clone(req.SubscribedTopicNames)
+		slices.Sort(topics)
+		topics = slices.Compact(topics)
+		if !slices.Equal(topics, m.topics) {
+			m.topics, changed = topics, true
+		}
+	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != m.regex {
+		m.regex, m.re, changed = *req.SubscribedTopicRegex, re, true
+	}
+	if changed {
+		g.cg.changed = true
+	}
+}
+
+// removeConsumerMember drops a member that left or failed: its partitions
+// are free at once (it is gone), and the group rebalances.
+func (g *group) removeConsumerMember(m *consumerMember) {
+	cg := g.cg
+	g.stopConsumerTimers(m)
+	g.releaseAll(m)
+	delete(cg.members, m.id)
+	if m.instanceID != "" && cg.static[m.instanceID] == m.id {
+		delete(cg.static, m.instanceID)
+	}
+	cg.changed = true
+	g.setConsumerState()
+	g.refreshTarget()
+}
+
+// releaseAll frees every partition the member holds.
+func (g *group) releaseAll(m *consumerMember) {
+	for tp := range m.assigned {
+		if g.cg.owner[tp] == m.id {
+			delete(g.cg.owner, tp)
+		}
+	}
+	for tp := range m.revoking {
+		if g.cg.owner[tp] == m.id {
+			delete(g.cg.owner, tp)
+		}
+	}
+	m.assigned, m.revoking = partitionSet{}, partitionSet{}
+}
+
+// setConsumerState keeps the classic state in step for what the
+// coordinator shares with classic groups (deletion, offset expiry): Empty
+// without members, Stable otherwise.
+func (g *group) setConsumerState() {
+	want := stateStable
+	if len(g.cg.members) == 0 {
+		want = stateEmpty
+	}
+	if g.state != want {
+		g.transition(want)
+	}
+}
+
+// subscribedTopics returns the topics the group's members subscribe to
+// (by name or by regex) that exist, sorted by name.
+func (g *group) subscribedTopicMeta() map[string]TopicMeta {
+	all := g.s.c.cfg.Topics()
+	out := map[string]TopicMeta{}
+	for _, m := range g.cg.members {
+		for _, t := range all {
+			if slices.Contains(m.topics, t.Name) || m.re != nil && m.re.MatchString(t.Name) {
+				out[t.Name] = t
+			}
+		}
+	}
+	return out
+}
+
+func metaHash(meta map[string]TopicMeta) string {
+	var sb strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(meta)) {
+		t := meta[name]
+		fmt.Fprintf(&sb, "%s:%x:%d;", name, t.ID, t.Partitions)
+	}
+	return sb.String()
+}
+
+// refreshTarget bumps the group epoch once for what changed (membership,
+// a subscription, or the subscribed topics' metadata: a topic created,
+// deleted or grown, as Kafka's metadata refresh sees), and recomputes the
+// target assignment for it.
+func (g *group) refreshTarget() {
+	cg := g.cg
+	meta := g.subscribedTopicMeta()
+	if h := metaHash(meta); h != cg.metaHash {
+		cg.metaHash, cg.changed = h, true
+	}
+	if cg.changed {
+		// One bump for whatever changed in this step, as in Kafka.
+		cg.epoch++
+		cg.changed = false
+	}
+	if cg.assignmentEpoch >= cg.epoch {
+		return
+	}
+	cg.assignorName = g.s.c.chooseAssignor(cg)
+	cg.target = assign(cg.assignorName, cg, meta)
+	cg.assignmentEpoch = cg.epoch
+}
+
+// reconcile moves the member towards its target assignment, as Kafka's
+// CurrentAssignmentBuilder does.
+func (g *group) reconcile(m *consumerMember) {
+	cg := g.cg
+	switch m.state {
+	case memberUnrevokedPartitions:
+		for _, tp := range m.owned {
+			if _, ok := m.revoking[tp]; ok {
+				return // still owns a partition to revoke
+			}
+		}
+		// Revoked: the partitions are free for their new owners.
+		for tp := range m.revoking {
+			if cg.owner[tp] == m.id {
+				delete(cg.owner, tp)
+			}
+		}
+		m.revoking = partitionSet{}
+		g.nextAssignment(m)
+	case memberUnreleasedPartitions:
+		g.nextAssignment(m)
+	case memberStable:
+		if m.epoch != cg.assignmentEpoch {
+			g.nextAssignment(m)
+		}
+	}
+}
+
+// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
+func (g *group) nextAssignment(m *consumerMember) {
+	cg := g.cg
+	target := map[topicPartition]bool{}
+	for _, tp := range cg.target[m.id] {
+		target[tp] = true
+	}
+	keep, revoke := partitionSet{}, partitionSet{}
+	for tp, e := range m.assigned {
+		if target[tp] {
+			keep[tp] = e
+		} else {
+			revoke[tp] = e
+		}
+	}
+	if len(revoke) > 0 {
+		// Revoke first, keeping the epoch: the member must acknowledge.
+		m.assigned, m.revoking = keep, revoke
+		m.state = memberUnrevokedPartitions
+		return
+	}
+	unreleased := false
+	for tp := range target {
+		if _, ok := keep[tp]; ok {
+			continue
+		}
+		if owner, held := cg.owner[tp]; held && owner != m.id {
+			unreleased = true
+			continue
+		}
+		keep[tp] = cg.assignmentEpoch
+		cg.owner[tp] = m.id
+	}
+	m.prevEpoch, m.epoch = m.epoch, cg.assignmentEpoch
+	m.assigned = keep
+	m.state = memberStable
+	if unreleased {
+		m.state = memberUnreleasedPartitions
+	}
+}
+
+// ownedPartitions maps a heartbeat's owned partitions to topic names;
+// topics this broker does not know are left out.
+func (c *Coordinator) ownedPartitions(topics []kmsg.ConsumerGroupHeartbeatRequestTopic) []topicPartition {
+	byID := map[[16]byte]string{}
+	for _, t := range c.cfg.Topics() {
+		byID[t.ID] = t.Name
+	}
+	var out []topicPartition
+	for _, t := range topics {
+		name, ok := byID[t.TopicID]
+		if !ok {
+			continue
+		}
+		for _, p := range t.Partitions {
+			out = append(out, topicPartition{name, p})
+		}
+	}
+	return out
+}
+
+// assignmentOf is a member's assignment as the heartbeat answer carries it.
+func (c *Coordinator) assignmentOf(ps partitionSet) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
+	ids := map[string][16]byte{}
+	for _, t := range c.cfg.Topics() {
+		ids[t.Name] = t.ID
+	}
+	a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
+	a.Topics = []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}
+	for _, tp := range ps.sorted() {
+		id, ok := ids[tp.topic]
+		if !ok {
+			continue
+		}
+		n := len(a.Topics)
+		if n == 0 || a.Topics[n-1].TopicID != id {
+			at := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+			at.TopicID = id
+			a.Topics = append(a.Topics, at)
+			n++
+		}
+		a.Topics[n-1].Partitions = append(a.Topics[n-1].Partitions, tp.partition)
+	}
+	return &a
+}
+
+// scheduleConsumerTimers restarts the member's session timer and, while
+// it has partitions to revoke, keeps its rebalance timer: a member that
+// does not revoke within its rebalance timeout is removed, as in Kafka.
+func (g *group) scheduleConsumerTimers(m *consumerMember) {
+	s := g.s
+	if m.sessionTimer != nil {
+		m.sessionTimer.Stop()
+	}
+	m.timerSeq++
+	seq := m.timerSeq
+	expire := func(why string) func() {
+		return func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.state != shardActive || s.groups[g.id] != g || g.cg == nil || g.cg.members[m.id] != m || m.timerSeq != seq {
+				return
+			}
+			s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
+			g.removeConsumerMember(m)
+		}
+	}
+	m.sessionTimer = time.AfterFunc(s.c.cfg.ConsumerSessionTimeout, expire("session timeout"))
+	if m.state != memberUnrevokedPartitions {
+		if m.rebalanceTimer != nil {
+			m.rebalanceTimer.Stop()
+			m.rebalanceTimer = nil
+		}
+		return
+	}
+	if m.rebalanceTimer == nil {
+		m.rebalanceTimer = time.AfterFunc(max(m.rebalanceTimeout, time.Second), func() {
+			s.mu.Lock()
+			current := m.rebalanceTimer != nil && m.state == memberUnrevokedPartitions
+			s.mu.Unlock()
+			if current {
+				expire("rebalance timeout")()
+			}
+		})
+	}
+}
+
+func (g *group) stopConsumerTimers(m *consumerMember) {
+	m.timerSeq++
+	for _, t := range []*time.Timer{m.sessionTimer, m.rebalanceTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	m.sessionTimer, m.rebalanceTimer = nil, nil
+}
+
+// shutdownConsumer stops the timers of a consumer group being unloaded.
+func (g *group) shutdownConsumer() {
+	if g.cg == nil {
+		return
+	}
+	for _, m := range g.cg.members {
+		g.stopConsumerTimers(m)
+	}
+}
+
+// validateConsumerCommit checks an offset commit of tps (or a fetch of
+// committed offsets) against the member epochs: Kafka's
+// ConsumerGroup.validateOffsetCommit. A commit with epoch -1 and no member
+// is an admin's, allowed only while the group is empty. A member one or
+// more epochs behind may still commit the partitions it had at that epoch
+// (KIP-1251); anything else older is STALE_MEMBER_EPOCH.
+func (g *group) validateConsumerCommit(memberID string, epoch int32, tps []topicPartition, fetch bool) error {
+	cg := g.cg
+	if epoch < 0 && memberID == "" {
+		if !fetch && len(cg.members) > 0 {
+			return kerr.UnknownMemberID
+		}
+		return nil // an admin's commit to an empty group, or its read
+	}
+	m := cg.members[memberID]
+	if m == nil {
+		return kerr.UnknownMemberID
+	}
+	switch {
+	case epoch > m.epoch:
+		return kerr.StaleMemberEpoch // as Kafka 4.4 answers it
+	case epoch < m.epoch:
+		if fetch {
+			return kerr.StaleMemberEpoch
+		}
+		for _, tp := range tps {
+			e, ok := m.assigned[tp]
+			if !ok {
+				e, ok = m.revoking[tp]
+			}
+			if !ok || e > epoch {
+				return kerr.StaleMemberEpoch
+			}
+		}
+	}
+	return nil
+}
+
+// newMemberUUID is a member id for a v0 member, which lets the coordinator
+// choose it: 22 characters as Kafka's Uuid.toString (URL-safe base64 of
+// 16 random bytes).
+func newMemberUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
