@@ -146,8 +146,11 @@ func FuzzReadSnapshot(f *testing.F) {
 	m := newProducerStateManager()
 	m.update(pbatch(1, 0, 0, 3), 0, -1)
 	m.update(pbatch(2, 5, 100, 1), 3, -1)
+	txn := pbatch(3, 1, 0, 1)
+	txn.Attributes = attrTransactional
+	m.update(txn, 4, -1)
 	var buf bytes.Buffer
-	if err := m.writeSnapshot(&buf, 4); err != nil {
+	if err := m.writeSnapshot(&buf, 5); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -159,6 +162,9 @@ func FuzzReadSnapshot(f *testing.F) {
 				t.Fatalf("err %v with %d producers left", err, m.numProducers())
 			}
 			return
+		}
+		if binary.BigEndian.Uint16(b[4:]) != snapshotVersion {
+			return // an older version is written back as the current one
 		}
 		var out bytes.Buffer
 		if err := m.writeSnapshot(&out, int64(binary.BigEndian.Uint64(b[10:]))); err != nil || !bytes.Equal(out.Bytes(), b) {
