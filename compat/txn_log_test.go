@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -437,4 +438,56 @@ func TestTxnCompactionRemovesAborted(t *testing.T) {
 	if got := committed(consumeCommitted(t, []string{n.Addr()}, topic)); !slices.Equal(got, []string{"committed", "last"}) {
 		t.Fatalf("read_committed after cleaning: %q", got)
 	}
+}
+
+// kafka-transactions.sh describe-producers from Kafka 4.4 shows each
+// producer of a partition, with the start of its open transaction.
+func TestTxnDescribeProducersTool(t *testing.T) {
+	n := testutil.StartBroker(t, noVerification)
+	cl := newKgo(t, n.Addr())
+	adm := newAdmin(t, n.Addr())
+	const topic = "txnproducers"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(2000, 3, 0, "b1", "b2"), 0)
+	wantCode(t, "commit 2000", writeMarker(t, cl.SeedBrokers()[0], topic, 2000, 3, 7, true), nil) // 2
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(1000, 0, 0, "a1"), 3)                             // open
+
+	out := kafkaTool(t, "org.apache.kafka.tools.TransactionsCommand",
+		"--bootstrap-server", n.Addr(), "describe-producers", "--topic", topic, "--partition", "0")
+	t.Logf("kafka-transactions describe-producers:\n%s", out)
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 6 {
+			rows[f[0]] = f
+		}
+	}
+	// ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence LastTimestamp CurrentTransactionStartOffset
+	for pid, want := range map[string][]string{"1000": {"0", "-1", "0", "3"}, "2000": {"3", "7", "1", "None"}} {
+		got := rows[pid]
+		if len(got) != 6 || got[1] != want[0] || got[2] != want[1] || got[3] != want[2] || got[5] != want[3] {
+			t.Errorf("producer %s: %v, want epoch %s, coordinator epoch %s, last sequence %s, transaction start %s", pid, got, want[0], want[1], want[2], want[3])
+		}
+	}
+}
+
+// kafkaTool runs one of Kafka 4.4's command-line tools (its main class,
+// from the jars internal/kafkaref resolves) and returns its output; a
+// failure fails the test.
+func kafkaTool(t *testing.T, class string, args ...string) []byte {
+	t.Helper()
+	ctx := testCtx(t, 3*time.Minute)
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, err := kafkaref.Libs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", class, args, err, kafkaref.Tail(out, 20))
+	}
+	return out
 }
