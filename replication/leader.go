@@ -40,6 +40,25 @@ func NewLeader(self int32, replicas []int32, epochStart int64, now time.Time) *L
 	return l
 }
 
+// SetReplicas makes the tracked followers those of replicas (a
+// reassignment adds or removes some while this broker leads): a new one
+// starts as of unknown log end offset, caught up now; a removed one is
+// forgotten.
+func (l *Leader) SetReplicas(replicas []int32, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range l.followers {
+		if !slices.Contains(replicas, id) {
+			delete(l.followers, id)
+		}
+	}
+	for _, r := range replicas {
+		if r != l.self && l.followers[r] == nil {
+			l.followers[r] = &follower{leo: -1, lastFetchLEO: -1, lastCaughtUp: now}
+		}
+	}
+}
+
 // EpochStart is the log end offset at which this leader epoch began.
 func (l *Leader) EpochStart() int64 { return l.epochStart }
 

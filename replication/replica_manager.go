@@ -176,9 +176,11 @@ func (m *ReplicaManager) ApplyRole(p *Partition) {
 	case leader == m.cfg.NodeID:
 		p.mu.Lock()
 		same := p.lead != nil && p.leadEpoch == epoch
+		ls, replicas := p.lead, p.replicas
 		p.mu.Unlock()
 		if same {
-			p.advanceHW() // the ISR may have changed
+			ls.SetReplicas(replicas, m.now()) // a reassignment may have changed them
+			p.advanceHW()                     // the ISR may have changed
 			return
 		}
 		if m.cfg.Fetchers != nil {
