@@ -35,6 +35,11 @@ var (
 	ErrPreferredLeaderNotAvailable = errors.New("controller: preferred leader not available")
 	// ErrEligibleLeadersNotAvailable: no live replica may lead.
 	ErrEligibleLeadersNotAvailable = errors.New("controller: eligible leaders not available")
+	// ErrNoReassignment: a cancelled reassignment was not in progress.
+	ErrNoReassignment = errors.New("controller: no reassignment in progress")
+	// ErrInvalidAssignment: a reassignment's target replicas are empty,
+	// repeat a broker or name one that is not registered.
+	ErrInvalidAssignment = errors.New("controller: invalid replica assignment")
 	// ErrClosed: the Store was closed.
 	ErrClosed = errors.New("controller: store closed")
 )

@@ -163,6 +163,23 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 				continue // being created
 			}
 			live := liveFor(name, int32(p))
+			if strays(st, t.Assignment[p]) {
+				// A cancelled reassignment left replicas outside the
+				// assignment in the ISR (or leading): they count as dead.
+				live = onlyAssigned(live, t.Assignment[p])
+			}
+			if done, target, ok := completeReassignment(t, int32(p), st, live, draining); ok {
+				done.ControllerEpoch = epoch
+				err := s.writeReassignmentDone(ctx, t, int32(p), done, target)
+				switch {
+				case err == nil, errors.Is(err, ErrStale):
+				case errors.Is(err, ErrNotController):
+					return err
+				default:
+					errs = append(errs, err)
+				}
+				continue
+			}
 			var next PartitionState
 			var ok bool
 			if st.Leader >= 0 && live[st.Leader] && epochs[st.Leader] > st.Version {
@@ -190,6 +207,31 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// strays reports whether st's leader or ISR names a broker outside
+// replicas.
+func strays(st PartitionState, replicas []int32) bool {
+	if st.Leader >= 0 && !slices.Contains(replicas, st.Leader) {
+		return true
+	}
+	for _, id := range st.ISR {
+		if !slices.Contains(replicas, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyAssigned is live without the brokers outside replicas.
+func onlyAssigned(live map[int32]bool, replicas []int32) map[int32]bool {
+	out := make(map[int32]bool, len(replicas))
+	for _, id := range replicas {
+		if live[id] {
+			out[id] = true
+		}
+	}
+	return out
 }
 
 // OfflineReplicas maps each partition to the brokers whose replica of it

@@ -27,6 +27,12 @@ type Topic struct {
 	// Partitions[p] is the leader/ISR state of partition p. A partition
 	// whose state key is missing has Leader -1 and Version 0.
 	Partitions []PartitionState
+	// Adding and Removing are the replicas of partitions being reassigned
+	// (AlterReassignments): Assignment[p] then holds the target replicas
+	// and the original ones; Adding[p] the targets not yet in the
+	// original, Removing[p] the originals not in the target. nil when no
+	// partition is.
+	Adding, Removing map[int32][]int32
 	// Version is the etcd mod revision of /brokers/topics/<topic>;
 	// ConfigVersion that of /config/topics/<topic> (0 when absent).
 	Version, ConfigVersion int64
@@ -51,6 +57,12 @@ type configValue struct {
 }
 
 func encodeTopic(id [16]byte, assignment [][]int32) ([]byte, error) {
+	return encodeTopicReassigning(id, assignment, nil, nil)
+}
+
+// encodeTopicReassigning is encodeTopic with the replicas being added and
+// removed by reassignments, in Kafka's adding_replicas/removing_replicas.
+func encodeTopicReassigning(id [16]byte, assignment [][]int32, adding, removing map[int32][]int32) ([]byte, error) {
 	v := topicValue{
 		Version:          3,
 		TopicID:          EncodeUUID(id),
@@ -60,6 +72,16 @@ func encodeTopic(id [16]byte, assignment [][]int32) ([]byte, error) {
 	}
 	for p, rs := range assignment {
 		v.Partitions[strconv.Itoa(p)] = rs
+	}
+	for p, rs := range adding {
+		if len(rs) > 0 {
+			v.AddingReplicas[strconv.Itoa(int(p))] = rs
+		}
+	}
+	for p, rs := range removing {
+		if len(rs) > 0 {
+			v.RemovingReplicas[strconv.Itoa(int(p))] = rs
+		}
 	}
 	return json.Marshal(v)
 }
@@ -86,6 +108,29 @@ func decodeTopic(name string, data []byte) (*Topic, error) {
 		if len(rs) == 0 {
 			return nil, fmt.Errorf("partition %d has no replica", p)
 		}
+	}
+	parse := func(m map[string][]int32) (map[int32][]int32, error) {
+		var out map[int32][]int32
+		for ps, rs := range m {
+			p, err := strconv.Atoi(ps)
+			if err != nil || p < 0 || p >= n {
+				return nil, fmt.Errorf("reassigned partition %q of %d", ps, n)
+			}
+			if len(rs) == 0 {
+				continue
+			}
+			if out == nil {
+				out = map[int32][]int32{}
+			}
+			out[int32(p)] = rs
+		}
+		return out, nil
+	}
+	if t.Adding, err = parse(v.AddingReplicas); err != nil {
+		return nil, err
+	}
+	if t.Removing, err = parse(v.RemovingReplicas); err != nil {
+		return nil, err
 	}
 	t.Partitions = make([]PartitionState, n)
 	for p := range t.Partitions {
@@ -298,7 +343,7 @@ func (s *Store) AddPartitions(ctx context.Context, name string, newAssignment []
 	if err := validAssignment(n, newAssignment); err != nil {
 		return err
 	}
-	tv, err := encodeTopic(t.ID, append(slices.Clone(t.Assignment), newAssignment...))
+	tv, err := encodeTopicReassigning(t.ID, append(slices.Clone(t.Assignment), newAssignment...), t.Adding, t.Removing)
 	if err != nil {
 		return err
 	}
