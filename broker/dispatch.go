@@ -66,6 +66,11 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.SASLAuthenticate:             {0, 2, 0, (*Broker).handleSaslAuthenticate},
 	kmsg.DescribeUserSCRAMCredentials: {0, 0, 0, (*Broker).handleDescribeUserScramCredentials},
 	kmsg.AlterUserSCRAMCredentials:    {0, 0, 0, (*Broker).handleAlterUserScramCredentials},
+
+	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go).
+	kmsg.DescribeLogDirs:            {1, 4, 1, (*Broker).handleDescribeLogDirs},
+	kmsg.AlterPartitionAssignments:  {0, 1, 0, (*Broker).handleAlterPartitionAssignments},
+	kmsg.ListPartitionReassignments: {0, 0, 0, (*Broker).handleListPartitionReassignments},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

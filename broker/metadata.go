@@ -206,7 +206,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 		}
 		cfg := logConfig(ts, props.Settings().ProducerIDExpirationMs)
 		if t != nil {
-			nt.parts = t.parts
+			nt.parts = slices.Clone(t.parts)
 		}
 		// A topic's settings change with its overrides, and with the
 		// broker defaults under them (a dynamic broker config).
@@ -216,28 +216,40 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			if i < len(et.Partitions) {
 				st = et.Partitions[i]
 			}
-			if i < len(nt.parts) {
-				p := nt.parts[i]
+			open := func() *partition {
+				p := replication.NewPartition(name, et.ID, int32(i), nil)
 				p.SetState(replState(st), replicas)
-				if configChanged && p.Log != nil {
-					p.Log.SetConfig(cfg)
+				if slices.Contains(replicas, b.nodeID) {
+					l, err := b.openPartitionLog(name, et.ID, int32(i), cfg)
+					if err != nil {
+						errs = append(errs, fmt.Errorf("open %s: %w", p, err))
+					} else {
+						p.Log = l // before the partition is shared
+						p.InitHighWatermark()
+						b.replicas.ApplyRole(p)
+					}
 				}
-				b.replicas.ApplyRole(p)
+				return p
+			}
+			if i >= len(nt.parts) {
+				nt.parts = append(nt.parts, open())
 				continue
 			}
-			p := replication.NewPartition(name, et.ID, int32(i), nil)
-			p.SetState(replState(st), replicas)
-			if slices.Contains(replicas, b.nodeID) {
-				l, err := b.openPartitionLog(name, et.ID, int32(i), cfg)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("open %s: %w", p, err))
-				} else {
-					p.Log = l // before the partition is shared
-					p.InitHighWatermark()
-					b.replicas.ApplyRole(p)
+			p := nt.parts[i]
+			if (p.Log != nil) != slices.Contains(replicas, b.nodeID) {
+				// A reassignment moved the replica here, or away.
+				if p.Log != nil {
+					b.log.Info("replica moved off this broker; deleting its log", "partition", p.String(), "replicas", replicas)
+					b.dropPartition(p)
 				}
+				nt.parts[i] = open()
+				continue
 			}
-			nt.parts = append(nt.parts, p)
+			p.SetState(replState(st), replicas)
+			if configChanged && p.Log != nil {
+				p.Log.SetConfig(cfg)
+			}
+			b.replicas.ApplyRole(p)
 		}
 		next[name] = nt
 	}
@@ -269,16 +281,22 @@ func (m *metadata) forgetBrokers() {
 func (b *Broker) dropTopic(t *topic) {
 	b.metrics.dropTopic(t.name)
 	for _, p := range t.parts {
-		if p.Log == nil {
-			continue
-		}
-		b.replicas.StopFollowing(p)
-		if err := p.Log.Delete(); err != nil {
-			b.log.Warn("deleting partition log", "partition", p.String(), "err", err)
-			os.RemoveAll(p.Log.Dir())
-		}
-		p.Signal()
+		b.dropPartition(p)
 	}
+}
+
+// dropPartition stops replicating p and deletes its local log (its topic
+// is deleted, or its replica moved off this broker).
+func (b *Broker) dropPartition(p *partition) {
+	if p.Log == nil {
+		return
+	}
+	b.replicas.StopFollowing(p)
+	if err := p.Log.Delete(); err != nil {
+		b.log.Warn("deleting partition log", "partition", p.String(), "err", err)
+		os.RemoveAll(p.Log.Dir())
+	}
+	p.Signal()
 }
 
 // logConfig turns a topic's settings into the log's; an idle producer id's

@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -206,23 +205,9 @@ func TestClusterDynamicDefaultReachesEveryBroker(t *testing.T) {
 func TestKafkaConfigsToolBrokers(t *testing.T) {
 	n := testutil.StartBroker(t, nil)
 	ctx := testCtx(t, 3*time.Minute)
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"},
-			"org.apache.kafka.tools.ConfigCommand", append([]string{"--bootstrap-server", n.Addr()}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kafka-configs %v: %v\n%s", args, err, kafkaref.Tail(out, 20))
-		}
-		return string(out)
+		return runKafkaTool(t, ctx, "", "org.apache.kafka.tools.ConfigCommand", append([]string{"--bootstrap-server", n.Addr()}, args...)...)
 	}
 	run("--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "log.cleaner.backoff.ms=20000")
 	run("--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config", "log.retention.ms=7200000")

@@ -1,0 +1,89 @@
+package compat
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// DescribeLogDirs through kadm and Kafka 4.4's kafka-log-dirs.sh: each of
+// two log.dirs lists the partitions placed there with their sizes, and the
+// file system's total and usable bytes.
+func TestDescribeLogDirs(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	n := testutil.StartBroker(t, map[string]string{"log.dirs": d1 + "," + d2})
+	const topic = "dirs"
+	adm := newAdmin(t, n.Addr())
+	createTopic(t, adm, topic, 4, nil)
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := range int32(4) {
+		produceAll(t, cl, &kgo.Record{Topic: topic, Partition: p, Value: []byte("some bytes")})
+	}
+	all, err := adm.DescribeAllLogDirs(testCtx(t, 10*time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := all[n.NodeID()]
+	seen := map[int32]string{}
+	for _, dir := range []string{d1, d2} {
+		d, ok := dirs[dir]
+		if !ok || d.Err != nil {
+			t.Fatalf("log dir %s: %+v (listed %v)", dir, d, ok)
+		}
+		if d.TotalBytes <= 0 || d.UsableBytes <= 0 || d.UsableBytes > d.TotalBytes {
+			t.Errorf("%s: total %d usable %d bytes", dir, d.TotalBytes, d.UsableBytes)
+		}
+		for p, lp := range d.Topics[topic] {
+			if lp.Size <= 0 {
+				t.Errorf("%s-%d in %s: size %d", topic, p, dir, lp.Size)
+			}
+			seen[p] = dir
+		}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("partitions listed: %v, want all 4", seen)
+	}
+
+	out := runKafkaTool(t, testCtx(t, 3*time.Minute), "", "org.apache.kafka.tools.LogDirsCommand",
+		"--bootstrap-server", n.Addr(), "--describe", "--topic-list", topic)
+	// The JSON is the line after "Received log directory information from brokers 1".
+	var report struct {
+		Brokers []struct {
+			Broker  int32 `json:"broker"`
+			LogDirs []struct {
+				LogDir     string `json:"logDir"`
+				Error      any    `json:"error"`
+				Partitions []struct {
+					Partition string `json:"partition"`
+					Size      int64  `json:"size"`
+				} `json:"partitions"`
+			} `json:"logDirs"`
+		} `json:"brokers"`
+	}
+	var parsed bool
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "{") && json.Unmarshal([]byte(line), &report) == nil {
+			parsed = true
+		}
+	}
+	if !parsed || len(report.Brokers) != 1 {
+		t.Fatalf("kafka-log-dirs printed no report:\n%s", out)
+	}
+	got := 0
+	for _, d := range report.Brokers[0].LogDirs {
+		for _, p := range d.Partitions {
+			if !strings.HasPrefix(p.Partition, topic+"-") || p.Size <= 0 {
+				t.Errorf("%s: %+v", d.LogDir, p)
+			}
+			got++
+		}
+	}
+	if got != 4 {
+		t.Errorf("kafka-log-dirs lists %d partitions of %s, want 4:\n%s", got, topic, out)
+	}
+}
