@@ -1,8 +1,9 @@
 package broker
 
-// DescribeLogDirs (35) v1-v4: for each of log.dirs, the partitions whose
+// DescribeLogDirs (35) v1-v5: for each of log.dirs, the partitions whose
 // replica lives there with their size (v3: a top-level error code; v4:
-// TotalBytes and UsableBytes of the directory's file system). An offline
+// TotalBytes and UsableBytes of the directory's file system; v5:
+// IsCordoned, always false: samsa cordons no directory). An offline
 // directory (a storage failure) answers KAFKA_STORAGE_ERROR with no
 // partitions, as Kafka does. samsa moves no replica between directories
 // in the background, so no replica is a future one (IsFuture false).
