@@ -35,7 +35,7 @@ PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps promtool java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run test test-deps go-deps promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -54,7 +54,7 @@ test: test-deps lint
 
 # Hooks for the client libraries the compat tests drive. Each installs into
 # the working tree (git-ignored) so that a fresh clone needs nothing else.
-test-deps: go-deps java-deps python-deps node-deps promtool
+test-deps: go-deps java-deps python-deps node-deps promtool chromium
 
 go-deps:
 	$(GO) mod download
@@ -105,6 +105,19 @@ $(STATICCHECK):
 promtool: $(PROMTOOL)
 $(PROMTOOL):
 	GOBIN=$(dir $@) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
+
+# chromium: headless Chromium from Debian's packages, for the console's
+# browser test (httpapi, driven by chromedp); installed only when missing.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
+
+## console-screenshot: docs/console.png, the README's picture of the console
+console-screenshot: chromium
+	@dir="$$(mktemp -d)"; \
+	SAMSA_CONSOLE_ARTIFACTS="$$dir" $(GO) test -count=1 -run '^TestConsoleInBrowser$$' ./httpapi/ && \
+	mkdir -p docs && cp "$$dir/topic.png" docs/console.png && rm -rf "$$dir" && echo "wrote docs/console.png"
 
 ## fuzz: every Fuzz* target of every package, FUZZTIME each
 fuzz:

@@ -1,9 +1,9 @@
 // Package httpapi is the broker's HTTP listener (samsa.http.listener):
 // Prometheus metrics at /metrics, and the web console at / with the JSON
 // API under /api/ that it calls. The console's API is a Kafka client of
-// the broker itself (franz-go's kadm), so it goes through the same
-// handlers, and the same authorization, as any other client. The package
-// imports nothing of the project.
+// the broker itself (internal/admin, over franz-go's kadm), so it goes
+// through the same handlers, and the same authorization, as any other
+// client. The package imports no other package of the project.
 package httpapi
 
 import (

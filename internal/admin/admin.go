@@ -186,6 +186,12 @@ func (c *Client) Topics(ctx context.Context, internal bool) ([]TopicSummary, err
 	if err != nil {
 		return nil, err
 	}
+	for name, d := range td {
+		// A topic deleted while the list was made.
+		if errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			delete(td, name)
+		}
+	}
 	if err := td.Error(); err != nil {
 		return nil, err
 	}

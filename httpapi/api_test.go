@@ -1,0 +1,59 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestAPIAnswers: the console's JSON API answers bad input with 400, an
+// unknown topic or group with 404, and refuses a change another site's
+// page could make a browser send (a form post, a foreign Origin).
+func TestAPIAnswers(t *testing.T) {
+	n, _ := startHTTPBroker(t)
+	base := "http://" + n.HTTPAddr() + "/api"
+	do := func(method, path, contentType, origin, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const js = "application/json"
+	for _, c := range []struct {
+		method, path, contentType, origin, body string
+		status                                  int
+		want                                    string
+	}{
+		{"GET", "/topics/nope", "", "", "", 404, "unknown topic"},
+		{"GET", "/groups/nope", "", "", "", 404, "unknown group"},
+		{"GET", "/topics/nope/messages?partition=x", "", "", "", 400, "partition"},
+		{"POST", "/topics", "application/x-www-form-urlencoded", "", "name=evil", 403, "application/json"},
+		{"POST", "/topics", js, "http://evil.example", `{"name":"evil"}`, 403, "cross-origin"},
+		{"DELETE", "/topics/x", "text/plain", "", "", 403, "application/json"},
+		{"POST", "/topics", js, "", `{"nom":"typo"}`, 400, "unknown field"},
+		{"POST", "/topics", js, "http://" + n.HTTPAddr(), `{"name":"ok","partitions":2}`, 200, `"created":"ok"`},
+		{"POST", "/topics", js, "", `{"name":"ok"}`, 502, "TOPIC_ALREADY_EXISTS"},
+		{"POST", "/topics/ok/configs", js, "", `{"set":{"retention.ms":"nonsense"}}`, 502, "INVALID_CONFIG"},
+		{"POST", "/groups/g/seek", js, "", `{"to":"sideways"}`, 400, "to:"},
+	} {
+		status, body := do(c.method, c.path, c.contentType, c.origin, c.body)
+		if status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s: %d %s, want %d with %q", c.method, c.path, status, strings.TrimSpace(body), c.status, c.want)
+		}
+	}
+}
