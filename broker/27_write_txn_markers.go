@@ -1,7 +1,8 @@
 package broker
 
 // WriteTxnMarkers v1-v2 (v0 removed in Kafka 4.0; v1 flexible; v2: the
-// marker's transaction version, KIP-1228, read and not acted on). The
+// marker's transaction version, KIP-1228: from 2 the marker's producer
+// epoch must be newer than the producer's, bar a retry). The
 // transaction coordinator asks each partition leader to end a producer's
 // transaction: the leader appends a COMMIT or ABORT control batch
 // (logstore.Log.AppendMarker, Kafka's checks of the producer and
@@ -112,7 +113,7 @@ func (b *Broker) handleWriteTxnMarkers(ctx context.Context, r *request) (kmsg.Re
 			byProducer[rm.ProducerID] = mi
 		}
 		mk := logstore.Marker{ProducerID: rm.ProducerID, ProducerEpoch: rm.ProducerEpoch,
-			CoordinatorEpoch: rm.CoordinatorEpoch, Commit: rm.Committed}
+			CoordinatorEpoch: rm.CoordinatorEpoch, Commit: rm.Committed, TransactionVersion: rm.TransactionVersion}
 		for _, rt := range rm.Topics {
 			st := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
 			st.Topic = rt.Topic

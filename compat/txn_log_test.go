@@ -81,9 +81,17 @@ func produceTxnRaw(t testing.TB, cl *kgo.Client, topic string, id [16]byte, reco
 // error code.
 func writeMarker(t testing.TB, b *kgo.Broker, topic string, pid int64, epoch int16, coordEpoch int32, commit bool) int16 {
 	t.Helper()
+	return writeMarkerTV(t, b, topic, pid, epoch, coordEpoch, commit, 0)
+}
+
+// writeMarkerTV is writeMarker with the marker's transaction version
+// (WriteTxnMarkers v2).
+func writeMarkerTV(t testing.TB, b *kgo.Broker, topic string, pid int64, epoch int16, coordEpoch int32, commit bool, tv int8) int16 {
+	t.Helper()
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	m := kmsg.NewWriteTxnMarkersRequestMarker()
 	m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch, m.Committed = pid, epoch, coordEpoch, commit
+	m.TransactionVersion = tv
 	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
 	mt.Topic, mt.Partitions = topic, []int32{0}
 	m.Topics = append(m.Topics, mt)
@@ -223,9 +231,7 @@ func consumeUntilLast(t testing.TB, addrs []string, topic string, opts ...kgo.Op
 // the partition to the transaction itself, through a coordinator, which
 // these hand-built transactions have not.
 func txnScenario(t *testing.T, addr, topic string) (id [16]byte, want []kmsg.FetchResponseTopicPartitionAbortedTransaction) {
-	versions := kversion.Stable()
-	versions.SetMaxKeyVersion(int16(kmsg.Produce), 11)
-	cl := newKgo(t, addr, kgo.MaxVersions(versions))
+	cl := newKgo(t, addr, kgo.MaxVersions(produceV11()))
 	adm := newAdmin(t, addr)
 	createTopic(t, adm, topic, 1, nil)
 	id = topicID(t, adm, topic)
@@ -283,6 +289,35 @@ func txnScenario(t *testing.T, addr, topic string) (id [16]byte, want []kmsg.Fet
 	return id, want
 }
 
+// produceV11 is the newest versions with Produce capped at v11.
+func produceV11() *kversion.Versions {
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(int16(kmsg.Produce), 11)
+	return versions
+}
+
+// txnScenarioTV2 checks the producer epoch rules of transactions version 2
+// markers (WriteTxnMarkers v2, KIP-1228): the coordinator bumps the epoch
+// for each marker, so the producer's own epoch is refused while its
+// transaction is open and a retried marker is written again.
+func txnScenarioTV2(t *testing.T, addr, topic string) {
+	cl := newKgo(t, addr, kgo.MaxVersions(produceV11()))
+	adm := newAdmin(t, addr)
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	b := cl.SeedBrokers()[0]
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(5000, 0, 0, "x"), 0)
+	wantCode(t, "TV2 marker with the producer's epoch", writeMarkerTV(t, b, topic, 5000, 0, 3, true, 2), kerr.InvalidProducerEpoch)
+	wantCode(t, "TV2 marker with the bumped epoch", writeMarkerTV(t, b, topic, 5000, 1, 3, true, 2), nil) // 1
+	checkCommitted(t, b, topic, id, 2, abortedList())
+	wantCode(t, "TV2 marker retried", writeMarkerTV(t, b, topic, 5000, 1, 3, true, 2), nil) // 2
+	wantCode(t, "TV2 marker with an older epoch", writeMarkerTV(t, b, topic, 5000, 0, 3, false, 2), kerr.InvalidProducerEpoch)
+	if got := listLatest(t, b, topic, 1); got != 3 {
+		t.Fatalf("log end %d after the retried marker, want 3", got)
+	}
+	checkProducers(t, cl, topic, "5000/1 seq -1 coordinator 3 txn -1")
+}
+
 // checkProducers compares partition 0's DescribeProducers answer with want.
 func checkProducers(t testing.TB, cl *kgo.Client, topic, want string) {
 	t.Helper()
@@ -307,6 +342,11 @@ func checkProducers(t testing.TB, cl *kgo.Client, topic, want string) {
 	if s := strings.Join(got, ", "); s != want {
 		t.Fatalf("DescribeProducers: %s; want %s", s, want)
 	}
+}
+
+func TestTxnMarkersVersion2(t *testing.T) {
+	n := testutil.StartBroker(t, noVerification)
+	txnScenarioTV2(t, n.Addr(), "txnlog-tv2")
 }
 
 // noVerification lets raw transactional produces in without a
@@ -396,6 +436,7 @@ func TestTxnKafkaReference(t *testing.T) {
 	t.Parallel()
 	kb, _ := startKafkaRefWith(t, noVerification)
 	txnScenario(t, kb.Addr, "txnlog")
+	txnScenarioTV2(t, kb.Addr, "txnlog-tv2")
 }
 
 // The log cleaner removes an aborted transaction's records from a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -232,18 +233,26 @@ type completedTxn struct {
 }
 
 // checkMarker validates a marker from the transaction coordinator
-// (Kafka's ProducerAppendInfo.appendEndTxnMarker): an epoch older than the
-// producer's is ErrInvalidProducerEpoch, a coordinator epoch older than
-// the one of its last marker ErrTransactionCoordinatorFenced. A marker
-// for an unknown producer is accepted.
+// (Kafka 4.4's ProducerAppendInfo.appendEndTxnMarker): an epoch older
+// than the producer's is ErrInvalidProducerEpoch, and under transactions
+// version 2, whose coordinator bumps the epoch at every end, so is the
+// producer's own epoch, unless no transaction is open (a retried marker,
+// written again) or the epoch is at its maximum; a coordinator epoch
+// older than the one of its last marker is ErrTransactionCoordinatorFenced.
+// A marker for an unknown producer is accepted.
 func (m *producerStateManager) checkMarker(mk Marker) error {
 	e := m.producers[mk.ProducerID]
 	if e == nil {
 		return nil
 	}
-	if mk.ProducerEpoch < e.epoch {
-		return fmt.Errorf("%w: marker for producer %d with epoch %d, older than %d",
-			ErrInvalidProducerEpoch, mk.ProducerID, mk.ProducerEpoch, e.epoch)
+	invalid := mk.ProducerEpoch < e.epoch
+	if mk.TransactionVersion >= 2 {
+		retry := mk.ProducerEpoch == e.epoch && (e.txnFirstOffset < 0 || mk.ProducerEpoch == math.MaxInt16)
+		invalid = mk.ProducerEpoch <= e.epoch && !retry
+	}
+	if invalid {
+		return fmt.Errorf("%w: marker for producer %d with epoch %d, not newer than %d (transactions version %d)",
+			ErrInvalidProducerEpoch, mk.ProducerID, mk.ProducerEpoch, e.epoch, mk.TransactionVersion)
 	}
 	if mk.CoordinatorEpoch < e.coordinatorEpoch {
 		return fmt.Errorf("%w: marker for producer %d with coordinator epoch %d, older than %d",

@@ -113,6 +113,10 @@ type Marker struct {
 	ProducerEpoch    int16
 	CoordinatorEpoch int32
 	Commit           bool
+	// TransactionVersion is the marker's (WriteTxnMarkers v2, KIP-1228):
+	// 2 and up, the coordinator bumped the producer epoch for the marker
+	// (KIP-890), which must then be newer than the producer's.
+	TransactionVersion int8
 }
 
 // markerBatch encodes mk as the control batch Kafka writes

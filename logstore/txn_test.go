@@ -554,3 +554,24 @@ func TestTxnLSONotBelowLogStart(t *testing.T) {
 		t.Fatalf("LSO %d with an open transaction below the log start 3", got)
 	}
 }
+
+// Under transactions version 2 the coordinator bumps the epoch for each
+// marker: the producer's own epoch is refused while its transaction is
+// open, and allowed again once it ended (a retried marker).
+func TestTxnMarkerTransactionVersion2(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	mustAppend(t, l, txnBatch(t, 1, 1, 4, 0)) // producer 1 at epoch 4, open
+	if _, err := l.AppendMarker(Marker{ProducerID: 1, ProducerEpoch: 4, Commit: true, TransactionVersion: 2}, 3, coreT0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("TV2 marker with the producer's epoch: %v", err)
+	}
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 5, Commit: true, TransactionVersion: 2})
+	checkTxnState(t, l, l.EndOffset(), nil)
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 5, Commit: true, TransactionVersion: 2}) // the retry
+	if _, err := l.AppendMarker(Marker{ProducerID: 1, ProducerEpoch: 4, Commit: true, TransactionVersion: 2}, 3, coreT0); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("TV2 marker with an older epoch: %v", err)
+	}
+	// Legacy markers may carry the producer's epoch.
+	mustAppend(t, l, txnBatch(t, 1, 1, 5, 0))
+	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 5})
+	checkTxnState(t, l, l.EndOffset(), []AbortedTxn{{ProducerID: 1, FirstOffset: 3, LastOffset: 4, LastStableOffset: 5}})
+}
