@@ -205,3 +205,64 @@ func TestConsumerGroupCLI(t *testing.T) {
 		t.Errorf("--describe shows %d partitions with lag 0 and %d records committed, want 4 and 40", len(rows), total)
 	}
 }
+
+// TestConsumerGroupCoordinatorRestart: the broker (the group's coordinator)
+// restarts; it reloads the consumer group from __consumer_offsets with its
+// members, epochs and assignments, so the members go on without rejoining,
+// and nothing committed is read again.
+func TestConsumerGroupCoordinatorRestart(t *testing.T) {
+	t.Parallel()
+	n := cgBroker(t)
+	adm := newAdmin(t, n.Addr())
+	prod := newKgo(t, n.Addr())
+	topic, group := "cg-restart", "cg-restart-group"
+	createTopic(t, adm, topic, 4, nil)
+	l := newLedger()
+	for i := range 2 {
+		m := startMember(t, n.Addr(), group, topic, fmt.Sprintf("restart-m%d", i), l, kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+		t.Cleanup(m.close)
+	}
+	testutil.Eventually(t, 30*time.Second, consumerGroupStable(t, prod, group, 2, 4))
+	produceKeyed(t, prod, topic, 0, 100)
+	waitRead(t, l, 100, "before the restart")
+	before, err := describeConsumerGroup(t, prod, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := func(g kmsg.ConsumerGroupDescribeResponseGroup) string {
+		var s []string
+		for _, m := range g.Members {
+			s = append(s, fmt.Sprintf("%s@%d", m.MemberID, m.MemberEpoch))
+		}
+		return strings.Join(s, ",")
+	}
+
+	n.Restart()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		g, err := describeConsumerGroup(t, prod, group)
+		if err != nil {
+			return err
+		}
+		if g.ErrorCode != 0 || g.Epoch != before.Epoch || members(g) != members(before) {
+			return fmt.Errorf("after the restart: error %d epoch %d members %s; before: epoch %d members %s", g.ErrorCode, g.Epoch, members(g), before.Epoch, members(before))
+		}
+		return nil
+	})
+	produceKeyed(t, prod, topic, 100, 100)
+	waitRead(t, l, 200, "after the restart")
+	// Still the same members and epoch: nobody had to rejoin.
+	g, err := describeConsumerGroup(t, prod, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Epoch != before.Epoch || members(g) != members(before) {
+		t.Errorf("after consuming on: epoch %d members %s, want %d %s", g.Epoch, members(g), before.Epoch, members(before))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, who := range l.reads {
+		if len(who) > 1 && k.offset < l.committed[who[0]][k.partition] {
+			t.Errorf("record %d@%d read again by %v although %s committed up to %d", k.offset, k.partition, who[1:], who[0], l.committed[who[0]][k.partition])
+		}
+	}
+}

@@ -141,6 +141,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	for tp := range g.offsets {
 		recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
 	}
+	recs = append(recs, g.consumerTombstones()...)
 	recs = append(recs, Record{Key: groupKey(id)})
 	g.shutdown()
 	delete(s.groups, id)

@@ -14,10 +14,9 @@ package groups
 // that member has released them, so that a partition never has two owners.
 //
 // A consumer group is a group whose cg is set; its offsets are the
-// group's, and are committed under member-epoch checks. Its state is kept
-// in memory only: after a coordinator move the members are unknown to the
-// new coordinator, which answers UNKNOWN_MEMBER_ID, and they rejoin (their
-// committed offsets survive, as they are ordinary offset records).
+// group's, and are committed under member-epoch checks. Its state is
+// written to __consumer_offsets in Kafka's records (consumer_records.go)
+// before a heartbeat is answered, and reloaded by a new coordinator.
 
 import (
 	"crypto/rand"
@@ -113,11 +112,14 @@ type consumerGroup struct {
 	// owner is the member that holds each partition now (assigned or
 	// still revoking), the "current partition epoch" of Kafka.
 	owner map[topicPartition]string
+	// written is what the log holds of the group: record key -> value
+	// (consumer_records.go).
+	written map[string][]byte
 }
 
 func newConsumerGroup() *consumerGroup {
 	return &consumerGroup{members: map[string]*consumerMember{}, static: map[string]string{},
-		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}}
+		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, written: map[string][]byte{}}
 }
 
 // stateName is the group state ConsumerGroupDescribe and ListGroups show.
@@ -164,38 +166,54 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 		return fail(err, "")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	g, err := c.consumerHeartbeatLocked(s, cl, req, re, resp)
+	if err != nil {
+		s.mu.Unlock()
+		return fail(err, err.Error())
+	}
+	// The answer waits until the group's new state is in the log, as
+	// Kafka's does.
+	done := make(chan error, 1)
+	g.persistConsumer(func(err error) { done <- err })
+	s.mu.Unlock()
+	if err := <-done; err != nil {
+		return fail(err, "")
+	}
+	return resp
+}
+
+// consumerHeartbeatLocked is ConsumerGroupHeartbeat under the shard's mu:
+// it fills resp and returns the group, or the error to answer.
+func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, resp *kmsg.ConsumerGroupHeartbeatResponse) (*group, error) {
 	if s.state != shardActive {
-		return fail(kerr.NotCoordinator, "")
+		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[req.Group]
 	if g == nil {
 		if req.MemberEpoch != epochJoin {
-			return fail(kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, req.Group)
 		}
 		g = newGroup(s, req.Group, time.Now())
 		s.groups[req.Group] = g
 	}
 	if g.cg == nil {
 		if len(g.members) > 0 || g.state != stateEmpty {
-			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
+			return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
 		}
 		// An empty classic group (offsets only) becomes a consumer group.
 		g.cg, g.protocolType = newConsumerGroup(), "consumer"
 	}
 	m, err := g.consumerMemberFor(cl, req, re)
 	if err != nil {
-		return fail(err, err.Error())
+		return nil, err
 	}
 	if m == nil { // left
 		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), req.MemberEpoch
-		return resp
+		return g, nil
 	}
 	g.refreshTarget()
-	var owned []topicPartition
 	if req.Topics != nil {
-		owned = c.ownedPartitions(req.Topics)
-		m.owned = owned
+		m.owned = c.ownedPartitions(req.Topics)
 	}
 	before := m.assigned.sorted()
 	g.reconcile(m)
@@ -212,7 +230,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 		resp.Assignment = c.assignmentOf(m.assigned)
 		m.sent = true
 	}
-	return resp
+	return g, nil
 }
 
 // validateConsumerHeartbeat is Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid:
@@ -600,6 +618,7 @@ func (g *group) scheduleConsumerTimers(m *consumerMember) {
 			}
 			s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
 			g.removeConsumerMember(m)
+			g.persistConsumer(nil)
 		}
 	}
 	m.sessionTimer = time.AfterFunc(s.c.cfg.ConsumerSessionTimeout, expire("session timeout"))

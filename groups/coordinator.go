@@ -276,6 +276,12 @@ func (s *shard) load() {
 	n := 0
 	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(key, value []byte) {
 		n++
+		if err := loadConsumerRecord(get, key, value); !errors.Is(err, errNotConsumerRecord) {
+			if err != nil {
+				s.c.log.Warn("skipping unreadable consumer group record", "partition", s.id, "err", err)
+			}
+			return
+		}
 		k, err := parseKey(key)
 		if err != nil {
 			if !errors.Is(err, errSkipRecord) {

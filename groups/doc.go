@@ -10,7 +10,7 @@
 // A Coordinator owns the groups of the __consumer_offsets partitions its
 // broker leads (SetOwned). Each such partition is a shard: its state is
 // rebuilt by replaying the partition's log, and every change is appended to
-// it, in order, by the shard's writer before it takes effect. (A consumer
-// group's membership is not written yet: after a coordinator move its
-// members rejoin; its offsets are kept.)
+// it, in order, by the shard's writer before it takes effect; consumer
+// groups write Kafka's ConsumerGroup* records (consumer_records.go), so a
+// new coordinator knows their members, epochs and assignments.
 package groups

@@ -180,6 +180,10 @@ func (g *group) restore(value []byte) error {
 
 // afterLoad starts the session timers of a group loaded from the log.
 func (g *group) afterLoad() {
+	if g.cg != nil {
+		g.afterConsumerLoad()
+		return
+	}
 	for _, m := range g.members {
 		g.scheduleHeartbeat(m, m.sessionTimeout)
 	}

@@ -79,7 +79,9 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 			s.mu.Unlock()
 			return fail(kerr.InconsistentGroupProtocol)
 		}
-		g.cg, g.protocolType = nil, "" // an empty consumer group becomes classic
+		// An empty consumer group becomes classic.
+		s.enqueue(g.consumerTombstones(), func(error) {})
+		g.cg, g.protocolType = nil, ""
 	}
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
 	g.join(j, ch)

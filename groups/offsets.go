@@ -466,6 +466,7 @@ func (s *shard) expireOffsets(now time.Time) {
 		}
 		dead := len(g.offsets) == 0 && len(g.members) == 0
 		if dead {
+			recs = append(recs, g.consumerTombstones()...)
 			recs = append(recs, Record{Key: groupKey(g.id)})
 			g.transition(stateDead)
 			delete(s.groups, g.id)

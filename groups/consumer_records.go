@@ -1,0 +1,373 @@
+package groups
+
+// The __consumer_offsets records of KIP-848 consumer groups, in the
+// schemas of Kafka's group coordinator (group-coordinator's
+// ConsumerGroup*Key/Value.json; kmsg has none of them). A key is its
+// record type (int16) and then the key's fields, not flexible; a value is
+// its version (int16, 0) and then the fields, flexible (compact strings
+// and arrays, tagged fields):
+//
+//	3 ConsumerGroupMetadata            group            -> epoch (tag 0: metadata hash)
+//	5 ConsumerGroupMemberMetadata      group, member    -> instance, rack, client id and host,
+//	                                                       subscribed names and regex, rebalance timeout, assignor
+//	6 ConsumerGroupTargetAssignmentMetadata group       -> assignment epoch
+//	7 ConsumerGroupTargetAssignmentMember   group, member -> target partitions by topic id
+//	8 ConsumerGroupCurrentMemberAssignment  group, member -> member epoch, previous epoch, state,
+//	                                                       assigned and pending-revocation partitions
+//	                                                       (tag 0 of each topic: the epoch each
+//	                                                       partition was assigned at, KIP-1251)
+//
+// A change is written as the records whose value changed since the last
+// write (the coordinator keeps what it wrote), a removed member as
+// tombstones of its three records, so a coordinator that loads the
+// partition rebuilds the group with its epochs and assignments.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+)
+
+const (
+	recConsumerGroupMetadata    = 3
+	recConsumerMemberMetadata   = 5
+	recConsumerTargetMetadata   = 6
+	recConsumerTargetMember     = 7
+	recConsumerCurrentAssigment = 8
+)
+
+func consumerKey(typ int16, group, member string) []byte {
+	k := kbin.AppendInt16(nil, typ)
+	k = kbin.AppendString(k, group)
+	if typ == recConsumerMemberMetadata || typ == recConsumerTargetMember || typ == recConsumerCurrentAssigment {
+		k = kbin.AppendString(k, member)
+	}
+	return k
+}
+
+func appendNoTags(b []byte) []byte { return kbin.AppendUvarint(b, 0) }
+
+func appendTopicPartitions(b []byte, ps []topicPartition, epochs partitionSet, ids map[string][16]byte) []byte {
+	type topicParts struct {
+		id               [16]byte
+		parts, epochList []int32
+	}
+	var ts []topicParts
+	for _, tp := range ps {
+		id, ok := ids[tp.topic]
+		if !ok {
+			continue
+		}
+		if n := len(ts); n == 0 || ts[n-1].id != id {
+			ts = append(ts, topicParts{id: id})
+		}
+		t := &ts[len(ts)-1]
+		t.parts = append(t.parts, tp.partition)
+		t.epochList = append(t.epochList, epochs[tp])
+	}
+	b = kbin.AppendCompactArrayLen(b, len(ts))
+	for _, t := range ts {
+		b = kbin.AppendUuid(b, t.id)
+		b = kbin.AppendCompactArrayLen(b, len(t.parts))
+		for _, p := range t.parts {
+			b = kbin.AppendInt32(b, p)
+		}
+		if epochs == nil {
+			b = appendNoTags(b)
+			continue
+		}
+		var tag []byte
+		tag = kbin.AppendCompactArrayLen(tag, len(t.epochList))
+		for _, e := range t.epochList {
+			tag = kbin.AppendInt32(tag, e)
+		}
+		b = kbin.AppendUvarint(b, 1) // one tagged field
+		b = kbin.AppendUvarint(b, 0) // tag 0: AssignmentEpochs
+		b = kbin.AppendUvarint(b, uint32(len(tag)))
+		b = append(b, tag...)
+	}
+	return b
+}
+
+// consumerRecordsNow encodes the group's consumer state as records: key
+// (as a string, for the written map) -> value.
+func (g *group) consumerRecordsNow() map[string][]byte {
+	cg := g.cg
+	ids := map[string][16]byte{}
+	for _, t := range g.s.c.cfg.Topics() {
+		ids[t.Name] = t.ID
+	}
+	out := map[string][]byte{}
+	v := kbin.AppendInt16(nil, 0)
+	v = kbin.AppendInt32(v, cg.epoch)
+	out[string(consumerKey(recConsumerGroupMetadata, g.id, ""))] = appendNoTags(v)
+	v = kbin.AppendInt16(nil, 0)
+	v = kbin.AppendInt32(v, cg.assignmentEpoch)
+	out[string(consumerKey(recConsumerTargetMetadata, g.id, ""))] = appendNoTags(v)
+	for id, m := range cg.members {
+		v := kbin.AppendInt16(nil, 0)
+		v = kbin.AppendCompactNullableString(v, nonEmpty(m.instanceID))
+		v = kbin.AppendCompactNullableString(v, nonEmpty(m.rack))
+		v = kbin.AppendCompactString(v, m.clientID)
+		v = kbin.AppendCompactString(v, m.clientHost)
+		v = kbin.AppendCompactArrayLen(v, len(m.topics))
+		for _, t := range m.topics {
+			v = kbin.AppendCompactString(v, t)
+		}
+		v = kbin.AppendCompactNullableString(v, nonEmpty(m.regex))
+		v = kbin.AppendInt32(v, int32(m.rebalanceTimeout.Milliseconds()))
+		v = kbin.AppendCompactNullableString(v, nonEmpty(m.assignor))
+		out[string(consumerKey(recConsumerMemberMetadata, g.id, id))] = appendNoTags(v)
+
+		v = kbin.AppendInt16(nil, 0)
+		v = appendTopicPartitions(v, cg.target[id], nil, ids)
+		out[string(consumerKey(recConsumerTargetMember, g.id, id))] = appendNoTags(v)
+
+		epoch := m.epoch
+		if m.leftStatic {
+			epoch = m.leftEpoch
+		}
+		v = kbin.AppendInt16(nil, 0)
+		v = kbin.AppendInt32(v, epoch)
+		v = kbin.AppendInt32(v, m.prevEpoch)
+		v = kbin.AppendInt8(v, int8(m.state))
+		v = appendTopicPartitions(v, m.assigned.sorted(), m.assigned, ids)
+		v = appendTopicPartitions(v, m.revoking.sorted(), m.revoking, ids)
+		out[string(consumerKey(recConsumerCurrentAssigment, g.id, id))] = appendNoTags(v)
+	}
+	return out
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// consumerRecordsChanged returns the records that bring the log from what
+// was last written to the group's state now (removed members as
+// tombstones, written before the group's epoch record), and takes them as
+// written.
+func (g *group) consumerRecordsChanged() []Record {
+	cg := g.cg
+	now := g.consumerRecordsNow()
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(cg.written)) {
+		if _, ok := now[k]; !ok {
+			recs = append(recs, Record{Key: []byte(k)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if !bytes.Equal(cg.written[k], now[k]) {
+			recs = append(recs, Record{Key: []byte(k), Value: now[k]})
+		}
+	}
+	cg.written = now
+	return recs
+}
+
+// consumerTombstones deletes every record of the group's consumer state.
+func (g *group) consumerTombstones() []Record {
+	if g.cg == nil {
+		return nil
+	}
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(g.cg.written)) {
+		recs = append(recs, Record{Key: []byte(k)})
+	}
+	g.cg.written = map[string][]byte{}
+	return recs
+}
+
+// persistConsumer writes what changed; done (may be nil) gets the result.
+// The caller holds the shard's mu.
+func (g *group) persistConsumer(done func(error)) {
+	recs := g.consumerRecordsChanged()
+	if done == nil {
+		id := g.id
+		done = func(err error) {
+			if err != nil {
+				g.s.c.log.Warn("writing consumer group state failed", "group", id, "err", err)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		go done(nil)
+		return
+	}
+	g.s.enqueue(recs, done)
+}
+
+var errNotConsumerRecord = errors.New("not a consumer group record")
+
+// loadConsumerRecord applies one record of a consumer group read from the
+// log; errNotConsumerRecord for any other record.
+func loadConsumerRecord(get func(string) *group, key, value []byte) error {
+	if len(key) < 2 {
+		return errNotConsumerRecord
+	}
+	kr := kbin.Reader{Src: key}
+	typ := kr.Int16()
+	switch typ {
+	case recConsumerGroupMetadata, recConsumerTargetMetadata, recConsumerMemberMetadata, recConsumerTargetMember, recConsumerCurrentAssigment:
+	case 4: // ConsumerGroupPartitionMetadata, deprecated since Kafka 4.1
+		return nil
+	default:
+		return errNotConsumerRecord
+	}
+	group := kr.String()
+	member := ""
+	if typ == recConsumerMemberMetadata || typ == recConsumerTargetMember || typ == recConsumerCurrentAssigment {
+		member = kr.String()
+	}
+	if err := kr.Complete(); err != nil {
+		return fmt.Errorf("consumer group record key %d: %w", typ, err)
+	}
+	g := get(group)
+	if g.cg == nil {
+		g.cg, g.protocolType = newConsumerGroup(), "consumer"
+	}
+	cg := g.cg
+	if value == nil {
+		delete(cg.written, string(key))
+		switch typ {
+		case recConsumerMemberMetadata:
+			delete(cg.members, member)
+		case recConsumerTargetMember:
+			delete(cg.target, member)
+		case recConsumerGroupMetadata:
+			g.cg, g.protocolType = nil, ""
+		}
+		return nil
+	}
+	cg.written[string(key)] = bytes.Clone(value)
+	r := kbin.Reader{Src: value}
+	if r.Int16() != 0 {
+		return fmt.Errorf("consumer group record %d: unknown value version", typ)
+	}
+	m := cg.members[member]
+	if member != "" && m == nil {
+		m = &consumerMember{id: member, assigned: partitionSet{}, revoking: partitionSet{}}
+		cg.members[member] = m
+	}
+	switch typ {
+	case recConsumerGroupMetadata:
+		cg.epoch = r.Int32()
+	case recConsumerTargetMetadata:
+		cg.assignmentEpoch = r.Int32()
+	case recConsumerMemberMetadata:
+		m.instanceID = deref(r.CompactNullableString())
+		m.rack = deref(r.CompactNullableString())
+		m.clientID = r.CompactString()
+		m.clientHost = r.CompactString()
+		n := r.CompactArrayLen()
+		m.topics = nil
+		for i := int32(0); i < n && r.Ok(); i++ {
+			m.topics = append(m.topics, r.CompactString())
+		}
+		m.regex = deref(r.CompactNullableString())
+		m.re = nil
+		if m.regex != "" {
+			m.re, _ = regexp.Compile(m.regex)
+		}
+		m.rebalanceTimeout = ms(r.Int32())
+		m.assignor = deref(r.CompactNullableString())
+		if m.instanceID != "" {
+			cg.static[m.instanceID] = member
+		}
+	case recConsumerTargetMember:
+		cg.target[member] = readTopicPartitions(&r, g.s.c.topicNames(), nil)
+	case recConsumerCurrentAssigment:
+		m.epoch, m.prevEpoch = r.Int32(), r.Int32()
+		m.state = reconcileState(r.Int8())
+		m.assigned, m.revoking = partitionSet{}, partitionSet{}
+		names := g.s.c.topicNames()
+		readTopicPartitions(&r, names, m.assigned)
+		readTopicPartitions(&r, names, m.revoking)
+	}
+	return r.Complete()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// readTopicPartitions reads a []TopicPartitions; into, when set, gets
+// each partition with its assignment epoch (tag 0). Topics this broker
+// does not know (deleted since) are skipped.
+func readTopicPartitions(r *kbin.Reader, names map[[16]byte]string, into partitionSet) []topicPartition {
+	var out []topicPartition
+	n := r.CompactArrayLen()
+	for i := int32(0); i < n && r.Ok(); i++ {
+		id := r.Uuid()
+		np := r.CompactArrayLen()
+		var parts []int32
+		for j := int32(0); j < np && r.Ok(); j++ {
+			parts = append(parts, r.Int32())
+		}
+		var epochs []int32
+		for nt := r.Uvarint(); nt > 0 && r.Ok(); nt-- {
+			tag, size := r.Uvarint(), r.Uvarint()
+			span := r.Span(int(size))
+			if tag == 0 {
+				tr := kbin.Reader{Src: span}
+				ne := tr.CompactArrayLen()
+				for k := int32(0); k < ne && tr.Ok(); k++ {
+					epochs = append(epochs, tr.Int32())
+				}
+			}
+		}
+		name, ok := names[id]
+		if !ok {
+			continue
+		}
+		for j, p := range parts {
+			tp := topicPartition{name, p}
+			out = append(out, tp)
+			if into != nil {
+				e := int32(0)
+				if j < len(epochs) {
+					e = epochs[j]
+				}
+				into[tp] = e
+			}
+		}
+	}
+	return out
+}
+
+func (c *Coordinator) topicNames() map[[16]byte]string {
+	names := map[[16]byte]string{}
+	for _, t := range c.cfg.Topics() {
+		names[t.ID] = t.Name
+	}
+	return names
+}
+
+// afterConsumerLoad resumes a consumer group read from the log: who owns
+// which partition, the members' session timers (they must heartbeat again
+// within their session timeout, as after a coordinator move in Kafka),
+// and the classic state.
+func (g *group) afterConsumerLoad() {
+	cg := g.cg
+	for id, m := range cg.members {
+		for tp := range m.assigned {
+			cg.owner[tp] = id
+		}
+		for tp := range m.revoking {
+			cg.owner[tp] = id
+		}
+		g.scheduleConsumerTimers(m)
+	}
+	cg.metaHash = metaHash(g.subscribedTopicMeta())
+	g.setConsumerState()
+}
