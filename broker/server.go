@@ -279,6 +279,7 @@ func (b *Broker) Start() (err error) {
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}
+		b.log.Info("serving metrics and the console", "url", "http://"+b.http.Addr()+"/")
 	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
 		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
