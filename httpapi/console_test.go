@@ -203,7 +203,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	text = page("#/topics/orders", "#partitions")
-	contains("topic orders", text, "orders", "retention.ms", "cleanup.policy", "Browse messages")
+	contains("topic orders", text, "orders", "retention.ms", "cleanup.policy", "Browse messages", "size (leaders)")
+	await("the size of orders' logs", `/^\d+(\.\d)? (B|KiB)$/.test(document.getElementById("topic-size").textContent) && document.getElementById("topic-size").textContent !== "0 B"`)
 	shot("topic.png")
 
 	text = page("#/groups", "#groups")

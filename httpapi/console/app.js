@@ -47,6 +47,14 @@ const td = (v, cls) => `<td class="${cls || ""}">${esc(v)}</td>`;
 const tdHTML = (html, cls) => `<td class="${cls || ""}">${html}</td>`;
 const num = v => td(v, "num");
 const ids = a => (a || []).join(", ");
+// size shows bytes as a person reads them; "—" when unknown (-1).
+function size(n) {
+  if (n < 0) return "—";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : String(n)) + " " + units[i];
+}
 
 // ---- pages ----
 
@@ -86,10 +94,10 @@ async function topicsPage(params) {
       </form>
     </div>
     <p><label style="flex-direction:row;gap:6px"><input type="checkbox" id="internal" ${internal ? "checked" : ""}> show internal topics</label></p>
-    ${table(["Topic", "Partitions:num", "Replication:num", "Under-replicated:num", "Records:num"], topics.map(t => [
+    ${table(["Topic", "Partitions:num", "Replication:num", "Under-replicated:num", "Records:num", "Size:num"], topics.map(t => [
       tdHTML(`<a href="#/topics/${enc(t.name)}">${esc(t.name)}</a>${t.internal ? ' <span class="badge warn">internal</span>' : ""}`),
       num(t.partitions), num(t.replication_factor),
-      tdHTML(t.under_replicated ? `<span class="badge bad">${t.under_replicated}</span>` : "0", "num"), num(t.records)]), "topics")}`;
+      tdHTML(t.under_replicated ? `<span class="badge bad">${t.under_replicated}</span>` : "0", "num"), num(t.records), num(size(t.size))]), "topics")}`;
   document.getElementById("internal").onchange = e => { location.hash = "#/topics" + (e.target.checked ? "?internal=true" : ""); };
   document.getElementById("create-topic").onsubmit = async e => {
     e.preventDefault();
@@ -115,15 +123,16 @@ async function topicPage(name) {
     <div class="card row">
       <div class="stat"><b>${t.partitions.length}</b><span>partitions</span></div>
       <div class="stat"><b>${t.partitions.reduce((n, p) => n + Math.max(p.end_offset - p.start_offset, 0), 0)}</b><span>records</span></div>
+      <div class="stat"><b id="topic-size">${size(t.partitions.some(p => p.size >= 0) ? t.partitions.reduce((n, p) => n + Math.max(p.size, 0), 0) : -1)}</b><span>size (leaders)</span></div>
       <div class="stat"><b class="mono" style="font-size:12px">${esc(t.id)}</b><span>topic id</span></div>
       <div class="stat"><a href="#/messages?topic=${enc(t.name)}">Browse messages →</a></div>
       <div class="stat" style="margin-left:auto"><button class="danger" id="delete-topic">Delete topic</button></div>
     </div>
     <h2>Partitions</h2>
-    ${table(["Partition:num", "Leader:num", "Epoch:num", "Replicas", "ISR", "Offline", "Start offset:num", "End offset:num", "Records:num"], t.partitions.map(p => [
+    ${table(["Partition:num", "Leader:num", "Epoch:num", "Replicas", "ISR", "Offline", "Start offset:num", "End offset:num", "Records:num", "Size:num"], t.partitions.map(p => [
       num(p.partition), num(p.leader), num(p.leader_epoch), td(ids(p.replicas)),
       tdHTML(p.isr.length < p.replicas.length ? `<span class="badge bad">${esc(ids(p.isr))}</span>` : esc(ids(p.isr))),
-      td(ids(p.offline_replicas)), num(p.start_offset), num(p.end_offset), num(Math.max(p.end_offset - p.start_offset, 0))]), "partitions")}
+      td(ids(p.offline_replicas)), num(p.start_offset), num(p.end_offset), num(Math.max(p.end_offset - p.start_offset, 0)), num(size(p.size))]), "partitions")}
     <h2>Configs</h2>
     <div class="card">
       <form class="inline" id="alter-config">

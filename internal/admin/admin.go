@@ -170,6 +170,7 @@ type TopicSummary struct {
 	ReplicationFactor int    `json:"replication_factor"`
 	UnderReplicated   int    `json:"under_replicated"`
 	Records           int64  `json:"records"` // end offsets minus start offsets
+	Size              int64  `json:"size"`    // bytes of the leaders' logs; -1: unknown
 }
 
 // Topics lists the topics, sorted by name; internal ones too when asked.
@@ -197,10 +198,14 @@ func (c *Client) Topics(ctx context.Context, internal bool) ([]TopicSummary, err
 	}
 	names := td.Names()
 	starts, ends, _ := c.offsets(ctx, names...)
+	sizes := c.sizes(ctx, td)
 	out := []TopicSummary{}
 	for _, t := range td.Sorted() {
-		s := TopicSummary{Name: t.Topic, ID: t.ID.String(), Internal: t.IsInternal, Partitions: len(t.Partitions)}
+		s := TopicSummary{Name: t.Topic, ID: t.ID.String(), Internal: t.IsInternal, Partitions: len(t.Partitions), Size: -1}
 		for _, p := range t.Partitions {
+			if n, ok := sizes[replica{t.Topic, p.Partition, p.Leader}]; ok {
+				s.Size = max(s.Size, 0) + n
+			}
 			s.ReplicationFactor = max(s.ReplicationFactor, len(p.Replicas))
 			if len(p.ISR) < len(p.Replicas) {
 				s.UnderReplicated++
@@ -214,6 +219,43 @@ func (c *Client) Topics(ctx context.Context, internal bool) ([]TopicSummary, err
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// replica is one partition's replica on one broker.
+type replica struct {
+	topic     string
+	partition int32
+	broker    int32
+}
+
+// sizes returns the bytes of every replica of the topics' partitions,
+// from DescribeLogDirs; empty when the cluster does not answer it.
+func (c *Client) sizes(ctx context.Context, td kadm.TopicDetails) map[replica]int64 {
+	out := map[replica]int64{}
+	set := kadm.TopicsSet{}
+	for _, t := range td {
+		for p := range t.Partitions {
+			set.Add(t.Topic, p)
+		}
+	}
+	if len(set) == 0 {
+		return out
+	}
+	dirs, err := c.ADM.DescribeAllLogDirs(ctx, set)
+	if err != nil {
+		return out
+	}
+	dirs.Each(func(d kadm.DescribedLogDir) {
+		if d.Err != nil {
+			return
+		}
+		d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
+			if !p.IsFuture {
+				out[replica{p.Topic, p.Partition, p.Broker}] += p.Size
+			}
+		})
+	})
+	return out
 }
 
 func (c *Client) offsets(ctx context.Context, topics ...string) (starts, ends kadm.ListedOffsets, err error) {
@@ -237,6 +279,7 @@ type Partition struct {
 	Offline     []int32 `json:"offline_replicas"`
 	StartOffset int64   `json:"start_offset"`
 	EndOffset   int64   `json:"end_offset"` // high watermark
+	Size        int64   `json:"size"`       // bytes of the leader's log; -1: unknown
 	Error       string  `json:"error,omitempty"`
 }
 
@@ -278,10 +321,14 @@ func (c *Client) Topic(ctx context.Context, name string) (Topic, error) {
 	if err != nil {
 		return Topic{}, err
 	}
+	sizes := c.sizes(ctx, kadm.TopicDetails{name: td})
 	t := Topic{Name: name, ID: td.ID.String(), Internal: td.IsInternal, Partitions: []Partition{}, Configs: []ConfigEntry{}}
 	for _, p := range td.Partitions.Sorted() {
 		pt := Partition{ID: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: orEmpty(p.Replicas),
-			ISR: orEmpty(p.ISR), Offline: orEmpty(p.OfflineReplicas), StartOffset: -1, EndOffset: -1}
+			ISR: orEmpty(p.ISR), Offline: orEmpty(p.OfflineReplicas), StartOffset: -1, EndOffset: -1, Size: -1}
+		if n, ok := sizes[replica{name, p.Partition, p.Leader}]; ok {
+			pt.Size = n
+		}
 		if p.Err != nil {
 			pt.Error = p.Err.Error()
 		}

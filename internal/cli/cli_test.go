@@ -62,7 +62,7 @@ func TestTopicCommands(t *testing.T) {
 		t.Fatalf("creating it again: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out = ok(t, addr, "", "topic", "list")
-	if !row(out, "NAME", "PARTITIONS", "REPLICAS", "RECORDS") || !row(out, "orders", "3", "1", "0") {
+	if !row(out, "NAME", "PARTITIONS", "REPLICAS", "RECORDS", "SIZE") || !row(out, "orders", "3", "1", "0", "0B") {
 		t.Fatalf("topic list:\n%s", out)
 	}
 	var d admin.Topic
@@ -77,7 +77,7 @@ func TestTopicCommands(t *testing.T) {
 	}
 	ok(t, addr, "", "topic", "alter", "orders", "--set", "retention.ms=120000", "--partitions", "4")
 	out = ok(t, addr, "", "topic", "describe", "orders")
-	if !row(out, "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END") || !row(out, "3", "1", "0", "1", "1", "0", "0") {
+	if !row(out, "PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END", "SIZE") || !row(out, "3", "1", "0", "1", "1", "0", "0", "0B") {
 		t.Fatalf("describe after alter: no partition 3:\n%s", out)
 	}
 	if !row(out, "retention.ms", "120000", "topic") {
@@ -117,6 +117,13 @@ func TestProduceConsume(t *testing.T) {
 	out := ok(t, addr, "k1:v1\nk2:v2\nk3:v3\n", "produce", "events", "--key-separator", ":", "-H", "source=test", "--partition", "1")
 	if !strings.Contains(out, "produced 3 records to events") || !row(out, "events", "1", "0", "2") {
 		t.Fatalf("produce:\n%s", out)
+	}
+	var ev admin.Topic
+	if err := json.Unmarshal([]byte(ok(t, addr, "", "topic", "describe", "events", "--format", "json")), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Partitions[1].Size < int64(len("k1v1k2v2k3v3")) || ev.Partitions[0].Size != 0 {
+		t.Fatalf("sizes after producing to partition 1: %d and %d bytes", ev.Partitions[0].Size, ev.Partitions[1].Size)
 	}
 	before := time.Now().UnixMilli()
 	ok(t, addr, "plain\n", "produce", "events", "--partition", "1")

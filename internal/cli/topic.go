@@ -55,9 +55,9 @@ func runTopic(ctx context.Context, args []string, std IO) error {
 		}
 		var rows [][]string
 		for _, t := range ts {
-			rows = append(rows, []string{t.Name, strconv.Itoa(t.Partitions), strconv.Itoa(t.ReplicationFactor), strconv.FormatInt(t.Records, 10)})
+			rows = append(rows, []string{t.Name, strconv.Itoa(t.Partitions), strconv.Itoa(t.ReplicationFactor), strconv.FormatInt(t.Records, 10), bytesText(t.Size)})
 		}
-		return table(std.Stdout, []string{"NAME", "PARTITIONS", "REPLICAS", "RECORDS"}, rows)
+		return table(std.Stdout, []string{"NAME", "PARTITIONS", "REPLICAS", "RECORDS", "SIZE"}, rows)
 	case "create":
 		cfg := map[string]*string{}
 		for _, kv := range configs.pairs() {
@@ -149,9 +149,9 @@ func printTopic(std IO, t admin.Topic) error {
 	var rows [][]string
 	for _, p := range t.Partitions {
 		rows = append(rows, []string{strconv.Itoa(int(p.ID)), strconv.Itoa(int(p.Leader)), strconv.Itoa(int(p.LeaderEpoch)),
-			ints(p.Replicas), ints(p.ISR), ints(p.Offline), strconv.FormatInt(p.StartOffset, 10), strconv.FormatInt(p.EndOffset, 10)})
+			ints(p.Replicas), ints(p.ISR), ints(p.Offline), strconv.FormatInt(p.StartOffset, 10), strconv.FormatInt(p.EndOffset, 10), bytesText(p.Size)})
 	}
-	if err := table(std.Stdout, []string{"PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END"}, rows); err != nil {
+	if err := table(std.Stdout, []string{"PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END", "SIZE"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(std.Stdout)
@@ -176,4 +176,21 @@ func report(std IO, format, name, status string) error {
 	}
 	_, err := fmt.Fprintf(std.Stdout, "%s %s\n", name, status)
 	return err
+}
+
+// bytesText is a size as a person reads it (1.5KiB); "-" when unknown.
+func bytesText(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	v, unit := float64(n), "KMGTPE"
+	i := -1
+	for v >= 1024 && i < len(unit)-1 {
+		v /= 1024
+		i++
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + string(unit[i]) + "iB"
 }
