@@ -2,7 +2,10 @@ package broker
 
 // Fetch v4-v18. v4: isolation level, last stable offset, aborted
 // transactions. v5: log start offset. v7: sessions (KIP-227). v9: current
-// leader epoch (KIP-320). v11: rack, preferred read replica. v12: flexible,
+// leader epoch (KIP-320). v11: rack, preferred read replica (KIP-392: with
+// replica.selector.class Kafka's RackAwareReplicaSelector, a leader sends
+// a consumer in another rack to an in-sync replica in its own, and a
+// follower serves a consumer's v11+ fetch up to its high watermark). v12: flexible,
 // last fetched epoch, diverging epoch. v13: topic ids. v15: replica state.
 // v16: node endpoints. v17: replica directory id. v18: high watermark in
 // replica state.
@@ -14,6 +17,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,6 +42,10 @@ type fetchPart struct {
 	lastEpoch   int32                   // a follower's last fetched epoch (v12+; -1 none)
 	diverging   *replication.Divergence // a follower's log diverged: answered, not read
 	refused     error                   // a follower's fetch refused before any read
+	closest     bool                    // a consumer's v11+ fetch: a follower may serve it (KIP-392)
+	rack        string                  // the consumer's client.rack (v11+)
+	rackOf      func(id int32) string   // the brokers' racks, with a rack-aware replica.selector.class
+	preferred   int32                   // the replica the consumer should fetch from instead; -1 none
 
 	// result of the latest read
 	err      error
@@ -127,11 +135,19 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if req.Version >= 15 {
 		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
+	var rackOf func(int32) string
+	if replicaID < 0 && req.Version >= 11 && req.Rack != "" && b.cfg().Settings().RackAwareReads() {
+		rackOf = b.rackOf(ctx)
+	}
 	for _, fp := range parts {
 		fp.t, fp.p = b.lookupFetchPartition(fp.key, byID)
 		fp.committed = req.IsolationLevel == 1 && replicaID < 0
+		fp.preferred = -1
 		if req.Version < 12 {
 			fp.lastEpoch = -1
+		}
+		if replicaID < 0 {
+			fp.closest, fp.rack, fp.rackOf = req.Version >= 11, req.Rack, rackOf
 		}
 		if replicaID < 0 || fp.p == nil {
 			continue
@@ -172,7 +188,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		rp.Partition = fp.key.part
 		rp.ErrorCode = errCode(fp.err)
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fp.hw, fp.lso, fp.logStart
-		rp.PreferredReadReplica = -1
+		rp.PreferredReadReplica = fp.preferred
 		rp.RecordBatches = []byte{}
 		if fp.diverging != nil && fp.err == nil {
 			rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fp.diverging.Epoch, fp.diverging.EndOffset
@@ -261,12 +277,26 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 		return 0, true
 	}
 	l, _, err := b.replicas.Leading(fp.p, fp.leaderEpoch)
+	leading := err == nil
+	if errors.Is(err, replication.ErrNotLeader) && fp.closest {
+		// A follower serves a consumer up to its high watermark (KIP-392).
+		if fl, _, ferr := b.replicas.Following(fp.p, fp.leaderEpoch); !errors.Is(ferr, replication.ErrNotLeader) {
+			l, err = fl, ferr
+		}
+	}
 	if err != nil {
 		fp.err = err
 		return 0, true
 	}
 	fp.hw, fp.logStart = fp.p.HighWatermark(), l.StartOffset()
 	fp.lso = l.LastStableOffset(fp.hw)
+	if leading && fp.rackOf != nil {
+		// Kafka answers at once, without records, when the consumer
+		// should fetch from a replica in its rack.
+		if fp.preferred = b.replicas.PreferredReadReplica(fp.p, fp.rack, fp.offset, fp.rackOf); fp.preferred >= 0 {
+			return 0, true
+		}
+	}
 	if fp.refused != nil {
 		fp.err = fp.refused
 		return 0, true
@@ -377,4 +407,16 @@ func (b *Broker) awaitFetch(ctx context.Context, parts []*fetchPart, maxBytes in
 		}
 		w.SetNeed(minBytes - size)
 	}
+}
+
+// rackOf returns the rack of each registered broker ("" for none).
+func (b *Broker) rackOf(ctx context.Context) func(int32) string {
+	brokers, err := b.liveBrokers(ctx)
+	racks := make(map[int32]string, len(brokers))
+	if err == nil {
+		for _, bi := range brokers {
+			racks[bi.ID] = bi.Rack
+		}
+	}
+	return func(id int32) string { return racks[id] }
 }

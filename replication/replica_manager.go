@@ -103,6 +103,55 @@ func (m *ReplicaManager) Leading(p *Partition, currentEpoch int32) (*logstore.Lo
 	return p.Log, epoch, nil
 }
 
+// Following returns p's log when this broker follows p in the leader
+// epoch a consumer gave (-1: none), for a read from the closest replica
+// (KIP-392): the caller reads up to p's high watermark, which a follower
+// learns from its leader.
+func (m *ReplicaManager) Following(p *Partition, currentEpoch int32) (*logstore.Log, int32, error) {
+	p.mu.Lock()
+	leader, epoch, following := p.leader, p.leaderEpoch, p.replica != nil && p.lead == nil
+	member := slices.Contains(p.replicas, m.cfg.NodeID)
+	p.mu.Unlock()
+	if p.Offline() {
+		return nil, epoch, fmt.Errorf("%w: replica of %s offline", logstore.ErrStorage, p)
+	}
+	if leader < 0 || leader == m.cfg.NodeID || p.Log == nil || !following || !member {
+		return nil, epoch, ErrNotLeader
+	}
+	if err := CheckLeaderEpoch(currentEpoch, epoch); err != nil {
+		return nil, epoch, err
+	}
+	return p.Log, epoch, nil
+}
+
+// PreferredReadReplica is the replica a consumer in clientRack should
+// fetch p from at fetchOffset, as Kafka's RackAwareReplicaSelector picks
+// it: among the in-sync replicas in that rack whose log reaches the
+// offset, the leader if it is one, else the one furthest along; -1 (the
+// leader) when none is, when clientRack is empty or when p is not led
+// here.
+func (m *ReplicaManager) PreferredReadReplica(p *Partition, clientRack string, fetchOffset int64, rackOf func(id int32) string) int32 {
+	if clientRack == "" {
+		return -1
+	}
+	p.mu.Lock()
+	ls, leader, isr := p.lead, p.leader, p.isr
+	p.mu.Unlock()
+	if ls == nil || leader != m.cfg.NodeID || rackOf(leader) == clientRack {
+		return -1
+	}
+	best, bestLEO := int32(-1), int64(-1)
+	for _, id := range isr {
+		if id == leader || rackOf(id) != clientRack {
+			continue
+		}
+		if leo := ls.FollowerLEO(id); leo >= fetchOffset && leo > bestLEO {
+			best, bestLEO = id, leo
+		}
+	}
+	return best
+}
+
 // AppendAsLeader appends a producer's records to a partition led here, in
 // the current leader epoch, and moves the high watermark; ErrNotLeader
 // when leadership moved, even between the caller's check and the append;

@@ -83,10 +83,15 @@ type BrokerSettings struct {
 	ReplicaFetchMinBytes         int32         `prop:"replica.fetch.min.bytes"`
 	ReplicaFetchWaitMax          time.Duration `prop:"replica.fetch.wait.max.ms,ms"`
 	ReplicaSocketTimeout         time.Duration `prop:"replica.socket.timeout.ms,ms"`
+	ReplicaSelector              string        `prop:"replica.selector.class"`
 	UncleanLeaderElection        bool          `prop:"unclean.leader.election.enable"`
 	AutoLeaderRebalance          bool          `prop:"auto.leader.rebalance.enable"`
 	LeaderImbalanceCheckInterval time.Duration `prop:"leader.imbalance.check.interval.seconds,s"`
 }
+
+// RackAwareReads reports whether replica.selector.class is Kafka's
+// RackAwareReplicaSelector (KIP-392).
+func (s *BrokerSettings) RackAwareReads() bool { return s.ReplicaSelector == rackAwareSelector }
 
 // Settings returns the decoded broker settings. The slices are shared:
 // treat them as read-only.

@@ -143,6 +143,7 @@ var brokerDefs = []Def{
 	{Name: "replica.socket.timeout.ms", Type: tInt, Default: str("30000"), Doc: "Socket timeout of follower fetches."},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: tLong, Default: str("5000"), Doc: "How often the high watermark is saved to disk."},
 	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Ignored: true, Doc: "Fetcher threads per source broker."},
+	{Name: "replica.selector.class", Type: tString, Default: nil, Doc: "How a leader picks the replica a consumer should fetch from (KIP-392). Kafka's org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer whose client.rack names a rack to an in-sync replica there (PreferredReadReplica), which serves it up to its high watermark; empty or LeaderSelector keeps consumers on the leader. Other classes are refused: samsa runs no Java.", check: oneOf("", rackAwareSelector, "org.apache.kafka.common.replica.LeaderSelector")},
 	{Name: "auto.leader.rebalance.enable", Type: tBool, Default: str("true"), Doc: "Move leadership back to preferred replicas."},
 	{Name: "leader.imbalance.check.interval.seconds", Type: tLong, Default: str("300"), Doc: "How often leader balance is checked.", check: atLeast(1)},
 	{Name: "controlled.shutdown.enable", Type: tBool, Default: str("true"), Doc: "Move leadership away before shutting down: on SIGTERM the broker registers as shutting down, the controller elects another in-sync replica for each partition it leads, and the broker stops once it leads none that another replica could (at most 30 s)."},
@@ -225,6 +226,9 @@ var brokerDefs = []Def{
 	{Name: "samsa.fetch.sendfile", Type: tBool, Default: str("true"), Doc: "samsa: send Fetch record bytes with sendfile(2) on plain TCP; false copies them through user space."},
 	{Name: "samsa.http.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving Prometheus metrics at /metrics and the web console at /. Empty (the default) serves no HTTP.", check: checkHTTPListener},
 }
+
+// rackAwareSelector is Kafka's rack-aware replica.selector.class.
+const rackAwareSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 

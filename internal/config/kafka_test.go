@@ -93,7 +93,7 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 	p, err := New(map[string]string{
 		"metric.reporters":                              "org.example.Reporter",
 		"ssl.keymanager.algorithm":                      "SunX509",
-		"replica.selector.class":                        "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+		"num.replica.alter.log.dirs.threads":            "2",
 		"group.share.heartbeat.interval.ms":             "5000",
 		"listener.name.plaintext.ssl.provider":          "SunJSSE",
 		"listener.name.external.plain.sasl.jaas.config": "secret",
@@ -105,7 +105,7 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 	}
 	want := []string{"group.share.heartbeat.interval.ms",
 		"listener.name.plaintext.ssl.provider", "metric.reporters", "num.network.threads",
-		"replica.selector.class", "ssl.keymanager.algorithm"}
+		"num.replica.alter.log.dirs.threads", "ssl.keymanager.algorithm"}
 	if got := p.Ignored(); !slices.Equal(got, want) {
 		t.Errorf("Ignored = %v\nwant      %v", got, want)
 	}
