@@ -532,3 +532,63 @@ func kafkaTool(t *testing.T, class string, args ...string) []byte {
 	}
 	return out
 }
+
+// A transaction begun in a leader's tail that never reached its follower:
+// the follower leads, the old leader comes back, truncates that tail and
+// rebuilds its producer state from the log, so when it leads again no
+// phantom open transaction holds its last stable offset (a hanging
+// transaction no marker would ever end).
+func TestTxnTruncatedTailLeavesNoOpenTransaction(t *testing.T) {
+	c := testutil.StartCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "60000",
+		"transaction.partition.verification.enable": "false"})
+	const topic = "txntrunc"
+	createReplicatedTopic(t, c, topic, 1, 2, map[string]*string{"min.insync.replicas": strp("1")})
+	mp := waitISR(t, c, topic, 0, 2, 30*time.Second)
+	first := mp.Leader
+	second := 3 - first
+	id := topicID(t, newAdmin(t, c.Node(first).Addr()), topic)
+
+	// The follower stops fetching (still in the ISR); the leader takes a
+	// transactional batch with acks=1 that only it holds.
+	c.Node(second).StopReplicaFetchers()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis, req.TransactionID = 1, 10000, txnRawID
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = rawTxnBatch(7000, 0, 0, "lost")
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	// (kgo sends a raw Produce with its own acks setting.)
+	one := newKgo(t, c.Node(first).Addr(), kgo.MaxVersions(produceV11()), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	kr, err := one.SeedBrokers()[0].Request(testCtx(t, 20*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "acks=1 transactional produce", kr.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode, nil)
+
+	// The leader dies; the follower leads and takes other records.
+	c.Node(first).Kill()
+	waitLeader(t, c, topic, 0, first, 60*time.Second)
+	waitLed(t, c.Node(second).Addr(), topic, 0)
+	cl2 := newKgo(t, c.Node(second).Addr())
+	for i := range 3 {
+		wantCode(t, "produce on the new leader", produceRaw(t, cl2, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("after"+itoa(i)))).ErrorCode, nil)
+	}
+
+	// The old leader returns as a follower, truncates its tail, catches
+	// up, and leads again.
+	c.Node(first).Restart()
+	waitISR(t, c, topic, 0, 2, 60*time.Second)
+	c.Node(second).Kill()
+	waitLeader(t, c, topic, 0, second, 60*time.Second)
+	waitLed(t, c.Node(first).Addr(), topic, 0)
+	b := newKgo(t, c.Node(first).Addr()).SeedBrokers()[0]
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if got := listLatest(t, b, topic, 0); got != 3 {
+			return fmt.Errorf("high watermark %d, want 3", got)
+		}
+		return nil
+	})
+	checkCommitted(t, b, topic, id, 3, abortedList())
+}
