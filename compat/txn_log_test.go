@@ -592,3 +592,36 @@ func TestTxnTruncatedTailLeavesNoOpenTransaction(t *testing.T) {
 	})
 	checkCommitted(t, b, topic, id, 3, abortedList())
 }
+
+// producer.id.expiration.ms forgets idle producers, never one whose
+// transaction is open (Kafka's isProducerExpired).
+func TestTxnOpenProducerOutlivesExpiration(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"producer.id.expiration.ms": "1", "log.retention.check.interval.ms": "100",
+		"transaction.partition.verification.enable": "false"})
+	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
+	adm := newAdmin(t, n.Addr())
+	const topic = "txnexpire"
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+	wantCode(t, "idempotent produce", produceRaw(t, cl, topic, id, 0, rawBatch(6000, 0, 0, time.Now().UnixMilli(), []byte("i"))).ErrorCode, nil)
+	produceTxnRaw(t, cl, topic, id, rawTxnBatch(6001, 0, 0, "open"), 1)
+	testutil.Eventually(t, 30*time.Second, func() error {
+		req := kmsg.NewPtrDescribeProducersRequest()
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = topic, []int32{0}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for _, ap := range resp.Topics[0].Partitions[0].ActiveProducers {
+			ids = append(ids, ap.ProducerID)
+		}
+		if !slices.Equal(ids, []int64{6001}) {
+			return fmt.Errorf("active producers %v, want only the open transaction's 6001", ids)
+		}
+		return nil
+	})
+	checkCommitted(t, cl.SeedBrokers()[0], topic, id, 1, abortedList())
+}
