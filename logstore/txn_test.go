@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -574,4 +575,40 @@ func TestTxnMarkerTransactionVersion2(t *testing.T) {
 	mustAppend(t, l, txnBatch(t, 1, 1, 5, 0))
 	mustMarker(t, l, Marker{ProducerID: 1, ProducerEpoch: 5})
 	checkTxnState(t, l, l.EndOffset(), []AbortedTxn{{ProducerID: 1, FirstOffset: 3, LastOffset: 4, LastStableOffset: 5}})
+}
+
+// BenchmarkAppendTxn is BenchmarkAppend for transactions of ten 16-record
+// batches of 1 KiB records, each ended by a COMMIT marker (one in ten
+// aborted, with its .txnindex entry), with the last stable offset asked
+// after each append as Fetch does.
+func BenchmarkAppendTxn(b *testing.B) {
+	l := coreOpen(b, b.TempDir(), DefaultConfig())
+	recs := make([]Record, 16)
+	for i := range recs {
+		recs[i] = Record{Timestamp: coreT0.UnixMilli(), Key: []byte{byte(i)}, Value: make([]byte, 1024)}
+	}
+	batch, err := EncodeBatch(BatchSpec{PartitionLeaderEpoch: -1, ProducerID: 1, Transactional: true}, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, len(batch))
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	seq := int32(0)
+	for i := 0; i < b.N; i++ {
+		copy(buf, batch)
+		binary.BigEndian.PutUint32(buf[53:], uint32(seq))
+		putCRC(buf)
+		seq += 16
+		if _, err := l.Append(buf, 1, coreT0); err != nil {
+			b.Fatal(err)
+		}
+		if i%10 == 9 {
+			if _, err := l.AppendMarker(Marker{ProducerID: 1, Commit: i%100 != 99}, 1, coreT0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		l.LastStableOffset(l.EndOffset())
+	}
 }
