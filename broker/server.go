@@ -275,7 +275,7 @@ func (b *Broker) Start() (err error) {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnSec[i]) })
 	}
 	if addr := b.settings.HTTPListener; addr != "" {
-		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: dialable(b.addrs[0]), Logger: b.log})
+		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: b.consoleBootstrap(), Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}
@@ -334,6 +334,22 @@ func (b *Broker) HTTPAddr() string {
 		return ""
 	}
 	return b.http.Addr()
+}
+
+// consoleBootstrap is the listener the console's Kafka client dials: the
+// first PLAINTEXT one. The console has no credentials of its own (it does
+// not yet pass a console user's on as SASL), so with only secured
+// listeners its API fails and says so.
+func (b *Broker) consoleBootstrap() string {
+	for i, name := range b.lnNames {
+		for _, ln := range b.settings.Listeners {
+			if ln.Name == name && ln.Protocol == "PLAINTEXT" {
+				return dialable(b.addrs[i])
+			}
+		}
+	}
+	b.log.Warn("the console's API needs a PLAINTEXT listener; it will fail on the first one's", "listener", b.lnNames[0])
+	return dialable(b.addrs[0])
 }
 
 // dialable is a bound address a client on this host can dial: an

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // TestAPIAnswers: the console's JSON API answers bad input with 400, an
@@ -55,5 +57,26 @@ func TestAPIAnswers(t *testing.T) {
 		if status != c.status || !strings.Contains(body, c.want) {
 			t.Errorf("%s %s: %d %s, want %d with %q", c.method, c.path, status, strings.TrimSpace(body), c.status, c.want)
 		}
+	}
+}
+
+// TestConsoleUsesThePlaintextListener: with a SASL listener first, the
+// console's client dials the PLAINTEXT one.
+func TestConsoleUsesThePlaintextListener(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{
+		"listeners":                  "SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+		"inter.broker.listener.name": "PLAINTEXT",
+		"sasl.enabled.mechanisms":    "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b" user_a="b";`,
+		"samsa.http.listener": "127.0.0.1:0",
+	})
+	resp, err := http.Get("http://" + n.HTTPAddr() + "/api/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"healthy":true`) {
+		t.Fatalf("GET /api/cluster: %s %s", resp.Status, body)
 	}
 }

@@ -8,16 +8,21 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-io/samsa/internal/admin"
 )
@@ -31,7 +36,8 @@ const Usage = `  samsa topic list|create|describe|alter|delete ...
   samsa consume TOPIC [--offset start|end|N|@millis] [--group G] [--num N] [--format FMT]
   samsa group list|describe|seek|delete ...
   samsa cluster info|health
-  (each takes --bootstrap-server host:port[,...], default 127.0.0.1:9092, and --format table|json)`
+  (each takes --bootstrap-server host:port[,...], default 127.0.0.1:9092, --format table|json,
+   and for a secured listener --sasl-mechanism M --sasl-username U --sasl-password P, --tls, --tls-ca FILE)`
 
 // IO is where a command reads and writes.
 type IO struct {
@@ -88,6 +94,11 @@ type common struct {
 	bootstrap string
 	format    string
 	timeout   time.Duration
+
+	// How to reach a SASL or TLS listener.
+	saslMechanism, saslUser, saslPassword string
+	tls                                   bool
+	tlsCA, tlsServerName                  string
 }
 
 func newFlags(name string, std IO, c *common) *flag.FlagSet {
@@ -96,6 +107,12 @@ func newFlags(name string, std IO, c *common) *flag.FlagSet {
 	fs.StringVar(&c.bootstrap, "bootstrap-server", "127.0.0.1:9092", "the cluster's `host:port[,...]`")
 	fs.StringVar(&c.format, "format", "table", "output `format`: table or json")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long a request may take")
+	fs.StringVar(&c.saslMechanism, "sasl-mechanism", "", "authenticate with SASL `mechanism` PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&c.saslUser, "sasl-username", "", "the SASL `user`")
+	fs.StringVar(&c.saslPassword, "sasl-password", "", "the SASL `password` (default: $SAMSA_SASL_PASSWORD)")
+	fs.BoolVar(&c.tls, "tls", false, "connect with TLS (implied by --tls-ca)")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM `file` of the CA certificates to trust (default: the system's)")
+	fs.StringVar(&c.tlsServerName, "tls-server-name", "", "the `name` the broker's certificate must carry (default: the host dialed)")
 	return fs
 }
 
@@ -133,15 +150,65 @@ func (c *common) check() error {
 	if c.format != "table" && c.format != "json" {
 		return usageErr("--format %q: expected table or json", c.format)
 	}
+	return c.checkConn()
+}
+
+// checkConn checks the flags of the connection.
+func (c *common) checkConn() error {
 	if len(c.seeds()) == 0 {
 		return usageErr("--bootstrap-server is empty")
+	}
+	switch c.saslMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return usageErr("--sasl-mechanism %q: expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.saslMechanism)
+	}
+	if c.saslMechanism != "" && c.saslUser == "" {
+		return usageErr("--sasl-mechanism needs --sasl-username")
 	}
 	return nil
 }
 
+// security is the kgo options of --sasl-* and --tls*.
+func (c *common) security() ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if c.tls || c.tlsCA != "" {
+		cfg := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
+		if c.tlsCA != "" {
+			pem, err := os.ReadFile(c.tlsCA)
+			if err != nil {
+				return nil, err
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", c.tlsCA)
+			}
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	password := c.saslPassword
+	if password == "" {
+		password = os.Getenv("SAMSA_SASL_PASSWORD")
+	}
+	switch c.saslMechanism {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: c.saslUser, Pass: password}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.saslUser, Pass: password}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.saslUser, Pass: password}.AsSha512Mechanism()))
+	}
+	return opts, nil
+}
+
 // client connects to the cluster.
 func (c *common) client(opts ...kgo.Opt) (*admin.Client, error) {
-	return admin.New(c.seeds(), append([]kgo.Opt{kgo.ClientID("samsa-cli"), kgo.RequestTimeoutOverhead(c.timeout)}, opts...)...)
+	sec, err := c.security()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append([]kgo.Opt{kgo.ClientID("samsa-cli"), kgo.RequestTimeoutOverhead(c.timeout)}, sec...), opts...)
+	return admin.New(c.seeds(), opts...)
 }
 
 // writeJSON prints v as indented JSON.

@@ -43,8 +43,8 @@ func runConsume(ctx context.Context, args []string, std IO) error {
 		return usageErr("samsa consume: name one topic")
 	}
 	topic := pos[0]
-	if len(c.seeds()) == 0 {
-		return usageErr("--bootstrap-server is empty")
+	if err := c.checkConn(); err != nil {
+		return err
 	}
 	print, err := recordPrinter(c.format)
 	if err != nil {
