@@ -275,7 +275,8 @@ func (b *Broker) Start() (err error) {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnSec[i]) })
 	}
 	if addr := b.settings.HTTPListener; addr != "" {
-		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: b.consoleBootstrap(), Logger: b.log})
+		bootstrap, mechanism := b.consoleBootstrap()
+		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: bootstrap, SASLMechanism: mechanism, Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}
@@ -336,20 +337,37 @@ func (b *Broker) HTTPAddr() string {
 	return b.http.Addr()
 }
 
-// consoleBootstrap is the listener the console's Kafka client dials: the
-// first PLAINTEXT one. The console has no credentials of its own (it does
-// not yet pass a console user's on as SASL), so with only secured
-// listeners its API fails and says so.
-func (b *Broker) consoleBootstrap() string {
-	for i, name := range b.lnNames {
+// consoleBootstrap is the listener the console's Kafka client dials, and
+// its SASL mechanism: the first PLAINTEXT listener (no login), else the
+// first SASL_PLAINTEXT one with its first enabled mechanism (the console's
+// users log in, and the console talks to Kafka as each of them). With
+// neither, the console's API fails on the first listener, and says so.
+func (b *Broker) consoleBootstrap() (addr, mechanism string) {
+	protocol := func(name string) string {
 		for _, ln := range b.settings.Listeners {
-			if ln.Name == name && ln.Protocol == "PLAINTEXT" {
-				return dialable(b.addrs[i])
+			if ln.Name == name {
+				return ln.Protocol
+			}
+		}
+		return ""
+	}
+	for i, name := range b.lnNames {
+		if protocol(name) == "PLAINTEXT" {
+			return dialable(b.addrs[i]), ""
+		}
+	}
+	for i, name := range b.lnNames {
+		if protocol(name) != "SASL_PLAINTEXT" {
+			continue
+		}
+		for _, m := range strings.Split(b.props.ListenerString(name, "sasl.enabled.mechanisms"), ",") {
+			if m = strings.TrimSpace(m); m == "PLAIN" || m == "SCRAM-SHA-256" || m == "SCRAM-SHA-512" {
+				return dialable(b.addrs[i]), m
 			}
 		}
 	}
-	b.log.Warn("the console's API needs a PLAINTEXT listener; it will fail on the first one's", "listener", b.lnNames[0])
-	return dialable(b.addrs[0])
+	b.log.Warn("the console's API needs a PLAINTEXT or SASL_PLAINTEXT listener; it will fail on the first one's", "listener", b.lnNames[0])
+	return dialable(b.addrs[0]), ""
 }
 
 // dialable is a bound address a client on this host can dial: an

@@ -35,29 +35,41 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/samsa-io/samsa/internal/admin"
 )
 
 // api is the console's JSON API.
 type api struct {
 	bootstrap string
+	mechanism string // SASL mechanism of the console's login; "": none
 	log       *slog.Logger
 
 	mu     sync.Mutex
-	client *admin.Client // made on first use; guarded by mu
-	closed bool          // guarded by mu
+	client *admin.Client           // without a login: made on first use; guarded by mu
+	users  map[string]*loginClient // with a login: by user and password; guarded by mu
+	closed bool                    // guarded by mu
 }
 
-func newAPI(bootstrap string, log *slog.Logger) *api {
-	return &api{bootstrap: bootstrap, log: log}
+func newAPI(bootstrap, mechanism string, log *slog.Logger) *api {
+	return &api{bootstrap: bootstrap, mechanism: mechanism, log: log, users: map[string]*loginClient{}}
 }
 
-// cl returns the Kafka client, connecting on first use.
-func (a *api) cl() (*admin.Client, error) {
+// errLogin asks for the console user's name and password (401).
+var errLogin = errors.New("log in with a user of the cluster (SASL)")
+
+// cl returns the Kafka client of a request: the console's own, or with a
+// login the one of the user that the request's Basic credentials name
+// (login.go), connecting on first use.
+func (a *api) cl(r *http.Request) (*admin.Client, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return nil, errors.New("console: shutting down")
+	}
+	if a.mechanism != "" {
+		return a.userClientLocked(r)
 	}
 	if a.client == nil {
 		c, err := admin.New([]string{a.bootstrap})
@@ -75,6 +87,10 @@ func (a *api) close() {
 	a.closed = true
 	if a.client != nil {
 		a.client.Close()
+	}
+	for k, u := range a.users {
+		u.c.Close()
+		delete(a.users, k)
 	}
 }
 
@@ -94,7 +110,11 @@ func (a *api) handle(fn func(ctx context.Context, cl *admin.Client, r *http.Requ
 				return
 			}
 		}
-		cl, err := a.cl()
+		cl, err := a.cl(r)
+		if errors.Is(err, errLogin) {
+			askLogin(w)
+			return
+		}
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, err)
 			return
@@ -110,6 +130,9 @@ func (a *api) handle(fn func(ctx context.Context, cl *admin.Client, r *http.Requ
 			_ = json.NewEncoder(w).Encode(v)
 		case errors.As(err, &re):
 			writeError(w, http.StatusBadRequest, err)
+		case a.mechanism != "" && errors.Is(err, kerr.SaslAuthenticationFailed):
+			a.forget(r)
+			askLogin(w)
 		case errors.Is(err, admin.ErrUnknownTopic), errors.Is(err, admin.ErrUnknownGroup), errors.Is(err, admin.ErrUnknownPartition):
 			writeError(w, http.StatusNotFound, err)
 		default:
@@ -236,7 +259,7 @@ func (a *api) routes(mux *http.ServeMux) {
 				return nil, badRequest("limit: expected 1 to 1000")
 			}
 		}
-		return admin.Read(ctx, []string{a.bootstrap}, r.PathValue("topic"), int32(p), from, limit, 2*time.Second)
+		return cl.Read(ctx, r.PathValue("topic"), int32(p), from, limit, 2*time.Second)
 	}))
 	mux.Handle("GET /api/groups", a.handle(func(ctx context.Context, cl *admin.Client, r *http.Request) (any, error) {
 		return cl.Groups(ctx)

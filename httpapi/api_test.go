@@ -80,3 +80,52 @@ func TestConsoleUsesThePlaintextListener(t *testing.T) {
 		t.Fatalf("GET /api/cluster: %s %s", resp.Status, body)
 	}
 }
+
+// TestConsoleLogin: with only a SASL_PLAINTEXT listener, the console asks
+// its users to log in (HTTP Basic) and talks to Kafka as each of them: a
+// user of the listener's JAAS config gets through, a wrong password or
+// none gets 401 with a Basic challenge; /metrics needs no login.
+func TestConsoleLogin(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{
+		"listeners":               "SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`,
+		"sasl.mechanism.inter.broker.protocol":                "PLAIN",
+		"samsa.http.listener":                                 "127.0.0.1:0",
+	})
+	get := func(path, user, pass string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", "http://"+n.HTTPAddr()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}
+	for _, c := range []struct {
+		path, user, pass string
+		status           int
+		want             string
+	}{
+		{"/", "", "", 401, "log in"},
+		{"/api/cluster", "", "", 401, "log in"},
+		{"/api/cluster", "alice", "wrong", 401, "log in"},
+		{"/api/cluster", "alice", "alice-secret", 200, `"healthy":true`},
+		{"/api/topics", "alice", "alice-secret", 200, "["},
+		{"/", "alice", "alice-secret", 200, "samsa console"},
+		{"/metrics", "", "", 200, "kafka_server_replicamanager_leadercount"},
+	} {
+		status, challenge, body := get(c.path, c.user, c.pass)
+		if status != c.status || !strings.Contains(body, c.want) || (status == 401) != strings.HasPrefix(challenge, "Basic ") {
+			t.Errorf("GET %s as %q/%q: %d (%q) %.200s, want %d with %q", c.path, c.user, c.pass, status, challenge, body, c.status, c.want)
+		}
+	}
+}

@@ -27,7 +27,12 @@ type Config struct {
 	// Bootstrap is the Kafka address (host:port) the console's client
 	// dials: the broker's own listener.
 	Bootstrap string
-	Logger    *slog.Logger
+	// SASLMechanism, when set, is the Bootstrap listener's SASL mechanism
+	// (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512): the console then asks its
+	// users to log in (HTTP Basic) and talks to Kafka as each of them
+	// (login.go).
+	SASLMechanism string
+	Logger        *slog.Logger
 }
 
 // Server is a running HTTP listener.
@@ -48,14 +53,14 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), api: newAPI(cfg.Bootstrap, cfg.Logger)}
+	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), api: newAPI(cfg.Bootstrap, cfg.SASLMechanism, cfg.Logger)}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
 	s.api.routes(mux)
-	mux.Handle("GET /", consoleHandler())
+	mux.Handle("GET /", s.api.requireLogin(consoleHandler()))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)

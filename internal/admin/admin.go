@@ -25,6 +25,9 @@ import (
 type Client struct {
 	KGO *kgo.Client
 	ADM *kadm.Client
+
+	seeds []string
+	opts  []kgo.Opt // New's, for the consumers of Read
 }
 
 // New connects to the cluster at the seed brokers (host:port).
@@ -33,7 +36,7 @@ func New(seeds []string, opts ...kgo.Opt) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{KGO: cl, ADM: kadm.NewClient(cl)}, nil
+	return &Client{KGO: cl, ADM: kadm.NewClient(cl), seeds: seeds, opts: opts}, nil
 }
 
 // Close closes the connections.

@@ -30,9 +30,14 @@ func TestReadPartition(t *testing.T) {
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	c, err := admin.New([]string{n.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	want := map[int32][]string{0: {"a", "b"}, 1: {"x"}, 2: nil}
 	for p, values := range want {
-		ms, err := admin.Read(ctx, []string{n.Addr()}, "orders", p, admin.Target{Kind: "start"}, 10, 2*time.Second)
+		ms, err := c.Read(ctx, "orders", p, admin.Target{Kind: "start"}, 10, 2*time.Second)
 		if err != nil {
 			t.Fatalf("partition %d: %v", p, err)
 		}
@@ -45,11 +50,11 @@ func TestReadPartition(t *testing.T) {
 		}
 	}
 	// From offset 1, at most one: the last record of partition 0.
-	ms, err := admin.Read(ctx, []string{n.Addr()}, "orders", 0, admin.Target{Kind: "offset", Offset: 1}, 1, 2*time.Second)
+	ms, err := c.Read(ctx, "orders", 0, admin.Target{Kind: "offset", Offset: 1}, 1, 2*time.Second)
 	if err != nil || len(ms) != 1 || ms[0].Offset != 1 || string(ms[0].Value) != "b" {
 		t.Fatalf("from offset 1: %+v %v", ms, err)
 	}
-	if _, err := admin.Read(ctx, []string{n.Addr()}, "orders", 7, admin.Target{Kind: "start"}, 1, time.Second); !errors.Is(err, admin.ErrUnknownPartition) {
+	if _, err := c.Read(ctx, "orders", 7, admin.Target{Kind: "start"}, 1, time.Second); !errors.Is(err, admin.ErrUnknownPartition) {
 		t.Fatalf("partition 7 of 3: %v, want ErrUnknownPartition", err)
 	}
 }

@@ -36,15 +36,12 @@ func FromRecord(r *kgo.Record) Message {
 	return m
 }
 
-// Read reads up to max records of one partition from a target (start,
+// Read reads up to limit records of one partition from a target (start,
 // end, an offset or a timestamp), waiting at most wait for them: a
-// message browser's page. It uses a client of its own.
-func Read(ctx context.Context, seeds []string, topic string, partition int32, from Target, limit int, wait time.Duration, opts ...kgo.Opt) ([]Message, error) {
-	c, err := New(seeds, opts...)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+// message browser's page. It consumes with a client of its own, made with
+// c's seeds and options.
+func (c *Client) Read(ctx context.Context, topic string, partition int32, from Target, limit int, wait time.Duration) ([]Message, error) {
+	seeds, opts := c.seeds, c.opts
 	// The offset to start from, and the end (a read never waits past it).
 	offs, err := c.Resolve(ctx, from, topic)
 	if err != nil {

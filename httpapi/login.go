@@ -1,0 +1,116 @@
+package httpapi
+
+// The console's login, for a broker whose console listener is a SASL one
+// (Config.SASLMechanism): the browser sends HTTP Basic credentials, and
+// the console talks to Kafka as that user, with a client of the user's
+// own authenticating with the listener's SASL mechanism. So the console
+// can do what the user may do, and the broker's authorization decides.
+
+import (
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/samsa-io/samsa/internal/admin"
+)
+
+// maxLogins bounds the users' clients kept; the least recently used goes.
+const maxLogins = 32
+
+// loginClient is the Kafka client of one user.
+type loginClient struct {
+	c    *admin.Client
+	used time.Time
+}
+
+// loginKey names a user's client by the user and a digest of the
+// password: a new password is a new client.
+func loginKey(user, pass string) string {
+	sum := sha256.Sum256([]byte(pass))
+	return user + "\x00" + string(sum[:])
+}
+
+func (a *api) mechanismFor(user, pass string) (sasl.Mechanism, error) {
+	switch a.mechanism {
+	case "PLAIN":
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	case "SCRAM-SHA-512":
+		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+	}
+	return nil, errors.New("console: unsupported SASL mechanism " + a.mechanism)
+}
+
+// userClientLocked is cl with a login. Caller holds a.mu.
+func (a *api) userClientLocked(r *http.Request) (*admin.Client, error) {
+	user, pass, ok := r.BasicAuth()
+	if !ok || user == "" {
+		return nil, errLogin
+	}
+	key := loginKey(user, pass)
+	if u := a.users[key]; u != nil {
+		u.used = time.Now()
+		return u.c, nil
+	}
+	m, err := a.mechanismFor(user, pass)
+	if err != nil {
+		return nil, err
+	}
+	c, err := admin.New([]string{a.bootstrap}, kgo.SASL(m), kgo.ClientID("samsa-console"))
+	if err != nil {
+		return nil, err
+	}
+	if len(a.users) >= maxLogins {
+		var oldest string
+		for k, u := range a.users {
+			if oldest == "" || u.used.Before(a.users[oldest].used) {
+				oldest = k
+			}
+		}
+		a.users[oldest].c.Close()
+		delete(a.users, oldest)
+	}
+	a.users[key] = &loginClient{c: c, used: time.Now()}
+	return c, nil
+}
+
+// forget drops the client of a request's credentials (they were refused).
+func (a *api) forget(r *http.Request) {
+	user, pass, _ := r.BasicAuth()
+	key := loginKey(user, pass)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if u := a.users[key]; u != nil {
+		u.c.Close()
+		delete(a.users, key)
+	}
+}
+
+// askLogin answers 401 with a Basic challenge: the browser asks the user.
+func askLogin(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="samsa console", charset="UTF-8"`)
+	writeError(w, http.StatusUnauthorized, errLogin)
+}
+
+// requireLogin makes the console's pages ask for the login too, so that
+// the browser has the credentials before the page calls the API (which
+// checks them, with the cluster).
+func (a *api) requireLogin(h http.Handler) http.Handler {
+	if a.mechanism == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := r.BasicAuth(); !ok {
+			askLogin(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
