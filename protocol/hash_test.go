@@ -1,4 +1,4 @@
-package groups
+package protocol
 
 import "testing"
 
@@ -7,7 +7,7 @@ import "testing"
 // "polygenelubricants" are well-known Java String.hashCode values: 3556498
 // and Integer.MIN_VALUE), the partitions as abs(hash) % 50 with Kafka's
 // Utils.abs (MIN_VALUE maps to 0).
-func TestPartitionForMatchesJavaHashCode(t *testing.T) {
+func TestCoordinatorPartitionMatchesJavaHashCode(t *testing.T) {
 	cases := []struct {
 		group     string
 		hash      int32
@@ -26,8 +26,8 @@ func TestPartitionForMatchesJavaHashCode(t *testing.T) {
 		if h := javaStringHash(c.group); h != c.hash {
 			t.Errorf("javaStringHash(%q) = %d, want %d", c.group, h, c.hash)
 		}
-		if p := PartitionFor(c.group, 50); p != c.partition {
-			t.Errorf("PartitionFor(%q, 50) = %d, want %d", c.group, p, c.partition)
+		if p := CoordinatorPartition(c.group, 50); p != c.partition {
+			t.Errorf("CoordinatorPartition(%q, 50) = %d, want %d", c.group, p, c.partition)
 		}
 	}
 }
