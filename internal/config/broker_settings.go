@@ -62,6 +62,14 @@ type BrokerSettings struct {
 	OffsetsRetentionCheck         time.Duration `prop:"offsets.retention.check.interval.ms,ms"`
 	OffsetsCommitTimeout          time.Duration `prop:"offsets.commit.timeout.ms,ms"`
 	OffsetMetadataMaxBytes        int32         `prop:"offset.metadata.max.bytes"`
+	TxnStateNumPartitions         int32         `prop:"transaction.state.log.num.partitions"`
+	TxnStateReplicationFactor     int16         `prop:"transaction.state.log.replication.factor"`
+	TxnStateMinISR                int32         `prop:"transaction.state.log.min.isr"`
+	TxnStateSegmentBytes          int32         `prop:"transaction.state.log.segment.bytes"`
+	TxnMaxTimeout                 time.Duration `prop:"transaction.max.timeout.ms,ms"`
+	TxnIDExpiration               time.Duration `prop:"transactional.id.expiration.ms,ms"`
+	TxnAbortInterval              time.Duration `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms,ms"`
+	TxnRemoveInterval             time.Duration `prop:"transaction.remove.expired.transaction.cleanup.interval.ms,ms"`
 	GroupInitialRebalanceDelay    time.Duration `prop:"group.initial.rebalance.delay.ms,ms"`
 	GroupMinSessionTimeout        time.Duration `prop:"group.min.session.timeout.ms,ms"`
 	GroupMaxSessionTimeout        time.Duration `prop:"group.max.session.timeout.ms,ms"`

@@ -1,0 +1,379 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/protocol"
+)
+
+// Log is the __transaction_state topic as the coordinator uses it. The
+// broker implements it.
+type Log interface {
+	// Append writes one record (a nil value is a tombstone) to a partition
+	// this broker leads and returns once it is committed (acks=all), or
+	// with the error that kept it out.
+	Append(ctx context.Context, partition int32, key, value []byte) error
+	// Replay calls fn with every record of the partition, in offset order,
+	// up to the end of its log.
+	Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error
+}
+
+// Marker is one transaction's COMMIT or ABORT, for the leaders of its
+// partitions (one WriteTxnMarkers entry).
+type Marker struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32 // the leader epoch of the __transaction_state partition
+	Partitions       []TopicPartition
+}
+
+// Markers delivers markers to partition leaders. The broker implements it
+// with WriteTxnMarkers requests, as Kafka's coordinator sends them.
+type Markers interface {
+	// Write sends the marker to the leader of each of its partitions and
+	// returns the outcome per partition: nil once the marker is in that
+	// partition's log, ErrPartitionGone when the partition no longer
+	// exists, kerr.TransactionCoordinatorFenced when a newer coordinator
+	// wrote to it, any other error to try again.
+	Write(ctx context.Context, m Marker) map[TopicPartition]error
+}
+
+// ErrPartitionGone: a partition of a transaction was deleted; it needs no
+// marker.
+var ErrPartitionGone = errors.New("txn: partition no longer exists")
+
+// Config is the coordinator's part of the broker configuration.
+type Config struct {
+	Log        Log
+	Markers    Markers
+	Partitions int32 // transaction.state.log.num.partitions
+	Logger     *slog.Logger
+	// NewProducerID hands out a producer id unique in the cluster.
+	NewProducerID func(ctx context.Context) (int64, error)
+
+	MaxTimeout       time.Duration // transaction.max.timeout.ms
+	IDExpiration     time.Duration // transactional.id.expiration.ms
+	AbortInterval    time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	RemoveInterval   time.Duration // transaction.remove.expired.transaction.cleanup.interval.ms
+	AppendTimeout    time.Duration // how long one write of the state may take
+	MarkerRetryDelay time.Duration // between rounds of markers to partitions that failed
+
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Coordinator serves the transactional ids of the __transaction_state
+// partitions this broker leads.
+type Coordinator struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	shards map[int32]*shard // guarded by mu
+	closed bool             // guarded by mu
+
+	// spawnMu guards stopping; it is taken after mu or a shard's mu, never
+	// before them, so that a goroutine can be started under either.
+	spawnMu  sync.Mutex
+	stopping bool
+}
+
+// New returns a coordinator that owns nothing until SetOwned.
+func New(cfg Config) *Coordinator {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 50
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = 15 * time.Minute
+	}
+	if cfg.IDExpiration <= 0 {
+		cfg.IDExpiration = 7 * 24 * time.Hour
+	}
+	if cfg.AbortInterval <= 0 {
+		cfg.AbortInterval = 10 * time.Second
+	}
+	if cfg.RemoveInterval <= 0 {
+		cfg.RemoveInterval = time.Hour
+	}
+	if cfg.AppendTimeout <= 0 {
+		cfg.AppendTimeout = 5 * time.Second
+	}
+	if cfg.MarkerRetryDelay <= 0 {
+		cfg.MarkerRetryDelay = 100 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Coordinator{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: map[int32]*shard{}}
+	c.wg.Add(2)
+	go c.abortLoop()
+	go c.expireLoop()
+	return c
+}
+
+// PartitionFor is the __transaction_state partition of a transactional
+// id: Kafka's abs(id.hashCode) % partitions.
+func (c *Coordinator) PartitionFor(id string) int32 {
+	return protocol.CoordinatorPartition(id, c.cfg.Partitions)
+}
+
+// SetOwned tells the coordinator which __transaction_state partitions this
+// broker leads now, each with its leader epoch (the coordinator epoch of
+// its markers). A partition gained, or regained under a new epoch, is
+// loaded in the background and its prepared transactions completed; one
+// lost is dropped at once.
+func (c *Coordinator) SetOwned(owned map[int32]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	for p, s := range c.shards {
+		if epoch, ok := owned[p]; !ok || epoch != s.epoch {
+			delete(c.shards, p)
+			s.unload()
+		}
+	}
+	for p, epoch := range owned {
+		if _, ok := c.shards[p]; ok {
+			continue
+		}
+		s := newShard(c, p, epoch)
+		c.shards[p] = s
+		c.goShard(s.load)
+	}
+}
+
+// Close drops every shard and waits for the coordinator's goroutines.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	shards := c.shards
+	c.shards = map[int32]*shard{}
+	c.mu.Unlock()
+	c.spawnMu.Lock()
+	c.stopping = true
+	c.spawnMu.Unlock()
+	c.cancel()
+	for _, s := range shards {
+		s.unload()
+	}
+	c.wg.Wait()
+}
+
+// goShard runs f in a goroutine Close waits for, unless Close has begun.
+func (c *Coordinator) goShard(f func()) {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	if c.stopping {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+}
+
+// shardFor returns the active shard of a transactional id, or the error a
+// client gets: NOT_COORDINATOR where this broker does not lead its
+// partition, COORDINATOR_LOAD_IN_PROGRESS while it loads.
+func (c *Coordinator) shardFor(id string) (*shard, error) {
+	c.mu.Lock()
+	s := c.shards[c.PartitionFor(id)]
+	c.mu.Unlock()
+	if s == nil {
+		return nil, kerr.NotCoordinator
+	}
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	switch st {
+	case shardLoading:
+		return nil, kerr.CoordinatorLoadInProgress
+	case shardActive:
+		return s, nil
+	}
+	return nil, kerr.NotCoordinator
+}
+
+// activeShards returns every active shard, and whether one still loads.
+func (c *Coordinator) activeShards() (active []*shard, loading bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.shards {
+		s.mu.Lock()
+		switch s.state {
+		case shardActive:
+			active = append(active, s)
+		case shardLoading:
+			loading = true
+		}
+		s.mu.Unlock()
+	}
+	return active, loading
+}
+
+type shardState int
+
+const (
+	shardLoading shardState = iota
+	shardActive
+	shardGone
+)
+
+// shard is one owned __transaction_state partition and its ids.
+type shard struct {
+	c     *Coordinator
+	id    int32
+	epoch int32
+
+	ctx    context.Context // cancelled by unload
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	state shardState          // guarded by mu
+	txns  map[string]*txnMeta // guarded by mu
+}
+
+func newShard(c *Coordinator, id, epoch int32) *shard {
+	ctx, cancel := context.WithCancel(c.ctx)
+	return &shard{c: c, id: id, epoch: epoch, ctx: ctx, cancel: cancel, txns: map[string]*txnMeta{}}
+}
+
+func (s *shard) unload() {
+	s.cancel()
+	s.mu.Lock()
+	s.state = shardGone
+	s.txns = map[string]*txnMeta{}
+	s.mu.Unlock()
+}
+
+// load replays the partition into the shard, makes it active, and
+// completes every transaction left prepared by the previous coordinator.
+func (s *shard) load() {
+	start := time.Now()
+	loaded := map[string]*txnMeta{}
+	n := 0
+	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(key, value []byte) {
+		n++
+		id, ok, err := parseKey(key)
+		if err != nil || !ok {
+			if err != nil {
+				s.c.log.Warn("skipping unreadable __transaction_state record", "partition", s.id, "err", err)
+			}
+			return
+		}
+		if value == nil {
+			delete(loaded, id)
+			return
+		}
+		m, err := parseValue(id, value)
+		if err != nil {
+			s.c.log.Warn("skipping unreadable transaction state", "transactional_id", id, "err", err)
+			return
+		}
+		loaded[id] = m
+	})
+	if err != nil {
+		s.c.log.Error("loading __transaction_state partition failed", "partition", s.id, "err", err)
+		s.c.mu.Lock()
+		if s.c.shards[s.id] == s {
+			delete(s.c.shards, s.id) // a later SetOwned retries
+		}
+		s.c.mu.Unlock()
+		s.unload()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardLoading {
+		return
+	}
+	var prepared []*txnMeta
+	for id, m := range loaded {
+		if m.state == Dead {
+			continue
+		}
+		if m.state == PrepareEpochFence { // never written by Kafka; an abort in the making
+			m.state = PrepareAbort
+		}
+		s.txns[id] = m
+		if m.state == PrepareCommit || m.state == PrepareAbort {
+			prepared = append(prepared, m)
+		}
+	}
+	s.state = shardActive
+	s.c.log.Info("loaded __transaction_state partition", "partition", s.id, "epoch", s.epoch,
+		"records", n, "transactional_ids", len(s.txns), "prepared", len(prepared), "took", time.Since(start))
+	for _, m := range prepared {
+		s.startCompletion(m)
+	}
+}
+
+// write appends target, the next state of m, and applies it once
+// committed. The caller holds s.mu, which write releases while the record
+// is written: m is marked pending meanwhile, and every other change of it
+// is refused with CONCURRENT_TRANSACTIONS. On return s.mu is held again.
+func (s *shard) write(m *txnMeta, target txnMeta) error {
+	m.pending = true
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.AppendTimeout)
+	err := s.c.cfg.Log.Append(ctx, s.id, recordKey(m.id), recordValue(&target))
+	cancel()
+	s.mu.Lock()
+	m.pending = false
+	if err != nil {
+		return appendError(err, s.ctx.Err() != nil)
+	}
+	if s.state != shardActive || s.txns[m.id] != m {
+		return kerr.NotCoordinator
+	}
+	*m = target
+	return nil
+}
+
+// appendError maps a failed write of the state to what the client gets, as
+// Kafka's TransactionStateManager maps them.
+func appendError(err error, unloaded bool) error {
+	if unloaded {
+		return kerr.NotCoordinator
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		switch ke {
+		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+			return kerr.CoordinatorNotAvailable
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch:
+			return kerr.NotCoordinator
+		case kerr.MessageTooLarge, kerr.RecordListTooLarge:
+			return kerr.UnknownServerError
+		}
+		return ke
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return kerr.CoordinatorNotAvailable
+	}
+	return kerr.NotCoordinator
+}
+
+func (c *Coordinator) nowMs() int64 { return c.cfg.Now().UnixMilli() }

@@ -1,0 +1,271 @@
+package txn
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ProducerIDEpoch is a producer id with its epoch.
+type ProducerIDEpoch struct {
+	ID    int64
+	Epoch int16
+}
+
+// InitProducerID gives the producer of a transactional id its producer id
+// and a new epoch, which fences every older producer of the id (Kafka's
+// TransactionCoordinator.handleInitProducerId). expected, from v3 on
+// (KIP-360), is the id and epoch the producer had; nil for a new producer.
+// An ongoing transaction is aborted first, with the epoch bumped, and the
+// producer told CONCURRENT_TRANSACTIONS to retry once it is done.
+func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs int32, expected *ProducerIDEpoch) (ProducerIDEpoch, error) {
+	none := ProducerIDEpoch{-1, -1}
+	if id == "" {
+		return none, kerr.InvalidRequest
+	}
+	if timeoutMs <= 0 || int64(timeoutMs) > c.cfg.MaxTimeout.Milliseconds() {
+		return none, kerr.InvalidTransactionTimeout
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return none, err
+	}
+	s.mu.Lock()
+	m := s.txns[id]
+	if m == nil {
+		s.mu.Unlock()
+		pid, err := c.cfg.NewProducerID(ctx)
+		if err != nil {
+			return none, kerr.CoordinatorNotAvailable
+		}
+		s.mu.Lock()
+		if s.state != shardActive {
+			s.mu.Unlock()
+			return none, kerr.NotCoordinator
+		}
+		if m = s.txns[id]; m == nil { // nobody added it meanwhile
+			m = &txnMeta{id: id, pid: pid, prevPid: -1, epoch: noEpoch, lastEpoch: noEpoch, timeoutMs: timeoutMs,
+				state: Empty, partitions: map[TopicPartition]struct{}{}, startMs: -1, updateMs: c.nowMs()}
+			s.txns[id] = m
+		}
+	}
+	defer s.mu.Unlock()
+	if m.pending {
+		return none, kerr.ConcurrentTransactions
+	}
+	if expected != nil && !(m.epoch == noEpoch || expected.ID == m.pid ||
+		(expected.ID == m.prevPid && expected.Epoch >= maxEpoch)) {
+		return none, kerr.ProducerFenced
+	}
+	switch m.state {
+	case PrepareCommit, PrepareAbort, PrepareEpochFence:
+		return none, kerr.ConcurrentTransactions
+	case Ongoing:
+		// Fence the producer and abort its transaction; the client retries
+		// and gets the next epoch once the abort is complete.
+		if err := s.fenceAndAbort(m); err != nil {
+			return none, err
+		}
+		return none, kerr.ConcurrentTransactions
+	case Dead:
+		return none, kerr.ConcurrentTransactions
+	}
+	target := m.clone()
+	target.timeoutMs, target.updateMs = timeoutMs, c.nowMs()
+	target.state, target.startMs = Empty, -1
+	target.partitions = map[TopicPartition]struct{}{}
+	switch {
+	case m.epoch >= maxEpoch && (expected == nil || expected.Epoch == m.epoch):
+		// The epochs of this producer id are used up: take a new one.
+		s.mu.Unlock()
+		pid, err := c.cfg.NewProducerID(ctx)
+		s.mu.Lock()
+		if err != nil {
+			return none, kerr.CoordinatorNotAvailable
+		}
+		if s.state != shardActive || s.txns[id] != m || m.pending {
+			return none, kerr.ConcurrentTransactions
+		}
+		target.prevPid, target.pid, target.epoch, target.lastEpoch = m.pid, pid, 0, noEpoch
+	case expected == nil || m.epoch == noEpoch || expected.Epoch == noEpoch || expected.Epoch == m.epoch:
+		target.epoch, target.lastEpoch = m.epoch+1, m.epoch
+		if expected == nil {
+			target.lastEpoch = noEpoch // a new producer: the old one may not retry
+		}
+	case expected.Epoch == m.lastEpoch:
+		// A retry of a bump whose answer was lost: the same epoch again.
+	default:
+		return none, kerr.ProducerFenced
+	}
+	if err := s.write(m, target); err != nil {
+		if m.epoch == noEpoch && s.txns[id] == m {
+			delete(s.txns, id) // never written: forget the placeholder
+		}
+		return none, err
+	}
+	return ProducerIDEpoch{m.pid, m.epoch}, nil
+}
+
+// fenceAndAbort bumps the epoch of m's producer (unless it is at the top)
+// and aborts its transaction (Kafka's prepareFenceProducerEpoch followed
+// by an abort). Called with s.mu held, on an Ongoing transaction with no
+// write pending.
+func (s *shard) fenceAndAbort(m *txnMeta) error {
+	target := m.clone()
+	if target.epoch < 1<<15-1 {
+		target.epoch++
+	}
+	target.lastEpoch = noEpoch
+	return s.prepareEnd(m, target, false)
+}
+
+// checkProducer is the check every transactional request from a producer
+// makes: the id's producer id and exactly its current epoch.
+func checkProducer(m *txnMeta, pid int64, epoch int16) error {
+	switch {
+	case m == nil || m.pid != pid:
+		return kerr.InvalidProducerIDMapping
+	case m.epoch != epoch:
+		return kerr.ProducerFenced
+	case m.pending:
+		return kerr.ConcurrentTransactions
+	}
+	return nil
+}
+
+// AddPartitions adds partitions to the producer's transaction, starting
+// one if none is ongoing (Kafka's handleAddPartitionsToTransaction).
+func (c *Coordinator) AddPartitions(_ context.Context, id string, pid int64, epoch int16, parts []TopicPartition) error {
+	if id == "" {
+		return kerr.InvalidRequest
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.txns[id]
+	if err := checkProducer(m, pid, epoch); err != nil {
+		return err
+	}
+	switch m.state {
+	case PrepareCommit, PrepareAbort, PrepareEpochFence, Dead:
+		return kerr.ConcurrentTransactions
+	case Ongoing:
+		missing := false
+		for _, tp := range parts {
+			if _, ok := m.partitions[tp]; !ok {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			return nil
+		}
+	}
+	target := m.clone()
+	now := c.nowMs()
+	if m.state != Ongoing {
+		target.partitions = map[TopicPartition]struct{}{}
+		target.startMs = now
+	}
+	target.state, target.updateMs = Ongoing, now
+	for _, tp := range parts {
+		target.partitions[tp] = struct{}{}
+	}
+	return s.write(m, target)
+}
+
+// VerifyPartitions answers a partition leader's question (KIP-890 part 1,
+// AddPartitionsToTxn v4+ with VerifyOnly): is each partition in the
+// producer's ongoing transaction? A partition not in it gets
+// INVALID_TXN_STATE; err is set when the whole transaction is refused.
+func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, parts []TopicPartition) (map[TopicPartition]error, error) {
+	s, err := c.shardFor(id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.txns[id]
+	if m == nil || m.pid != pid {
+		return nil, kerr.InvalidProducerIDMapping
+	}
+	if m.epoch != epoch {
+		return nil, kerr.ProducerFenced
+	}
+	if m.state == PrepareCommit || m.state == PrepareAbort {
+		return nil, kerr.ConcurrentTransactions
+	}
+	out := make(map[TopicPartition]error, len(parts))
+	for _, tp := range parts {
+		_, in := m.partitions[tp]
+		if m.state != Ongoing || !in {
+			out[tp] = kerr.InvalidTxnState
+		} else {
+			out[tp] = nil
+		}
+	}
+	return out, nil
+}
+
+// EndTxn commits or aborts the producer's ongoing transaction (Kafka's
+// TransactionCoordinator.endTransaction, transactions version 1). The
+// answer goes out once the PrepareCommit or PrepareAbort is written; the
+// markers follow, and until they are all written the id answers
+// CONCURRENT_TRANSACTIONS. A retry of an end already done succeeds.
+func (c *Coordinator) EndTxn(_ context.Context, id string, pid int64, epoch int16, commit bool) error {
+	if id == "" {
+		return kerr.InvalidRequest
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.txns[id]
+	if err := checkProducer(m, pid, epoch); err != nil {
+		return err
+	}
+	switch m.state {
+	case Ongoing:
+		return s.prepareEnd(m, m.clone(), commit)
+	case CompleteCommit:
+		if commit {
+			return nil
+		}
+	case CompleteAbort:
+		if !commit {
+			return nil
+		}
+	case PrepareCommit:
+		if commit {
+			return kerr.ConcurrentTransactions
+		}
+	case PrepareAbort:
+		if !commit {
+			return kerr.ConcurrentTransactions
+		}
+	case PrepareEpochFence, Dead:
+		return kerr.ConcurrentTransactions
+	}
+	return kerr.InvalidTxnState
+}
+
+// prepareEnd writes target (m's next state, built by the caller) as
+// PrepareCommit or PrepareAbort and starts sending its markers. Called
+// with s.mu held.
+func (s *shard) prepareEnd(m *txnMeta, target txnMeta, commit bool) error {
+	target.state = PrepareAbort
+	if commit {
+		target.state = PrepareCommit
+	}
+	target.updateMs = s.c.nowMs()
+	if err := s.write(m, target); err != nil {
+		return err
+	}
+	s.startCompletion(m)
+	return nil
+}
