@@ -16,9 +16,20 @@ type Log interface {
 	// Append writes recs to the partition as one batch and returns once
 	// they are committed (acks=all), or with the error that kept them out.
 	Append(ctx context.Context, partition int32, recs []Record) error
+	// AppendTxn is Append in a transactional batch of the producer (a
+	// TxnOffsetCommit), which the transaction's marker later settles.
+	AppendTxn(ctx context.Context, partition int32, producerID int64, producerEpoch int16, recs []Record) error
 	// Replay calls fn with every record of the partition, in offset order,
-	// up to the committed end of its log.
-	Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error
+	// up to the committed end of its log, transaction markers included.
+	Replay(ctx context.Context, partition int32, fn func(LogRecord)) error
+}
+
+// LogRecord is a record of __consumer_offsets as Replay reads it.
+type LogRecord struct {
+	Key, Value []byte
+	ProducerID int64 // the producer of a transactional batch; -1 otherwise
+	Control    bool  // a transaction marker, of a commit when Commit
+	Commit     bool
 }
 
 // Config is the coordinator's part of the broker configuration.
@@ -48,6 +59,10 @@ type Config struct {
 	// Topics lists the topics clients may subscribe to (not the internal
 	// ones), for the assignors.
 	Topics func() []TopicMeta
+	// VerifyTxn checks with the transaction coordinator that the group's
+	// __consumer_offsets partition is in the producer's transaction before
+	// a TxnOffsetCommit is written (KIP-890 part 1); nil checks nothing.
+	VerifyTxn func(ctx context.Context, txnID string, producerID int64, producerEpoch int16, partition int32) error
 }
 
 // Coordinator serves the groups of the __consumer_offsets partitions this
@@ -220,6 +235,11 @@ func (c *Coordinator) expiryLoop() {
 
 type shardState int
 
+type earlyMarker struct {
+	pid    int64
+	commit bool
+}
+
 const (
 	shardLoading shardState = iota
 	shardActive
@@ -238,6 +258,10 @@ type shard struct {
 	mu     sync.Mutex
 	state  shardState        // guarded by mu
 	groups map[string]*group // guarded by mu
+	// Transaction markers told while the shard loads (CompleteTxn),
+	// applied once it is loaded: the replay may have read the log before
+	// them. Guarded by mu.
+	earlyMarkers []earlyMarker
 
 	wmu    sync.Mutex
 	queue  []write       // guarded by wmu
@@ -250,6 +274,10 @@ type shard struct {
 type write struct {
 	recs []Record
 	done func(error)
+	// A TxnOffsetCommit's records go in a transactional batch of this
+	// producer; -1 otherwise.
+	pid   int64
+	epoch int16
 }
 
 func newShard(c *Coordinator, id, epoch int32) *shard {
@@ -274,8 +302,15 @@ func (s *shard) load() {
 		return g
 	}
 	n := 0
-	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(key, value []byte) {
+	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(r LogRecord) {
 		n++
+		if r.Control {
+			for _, g := range loaded {
+				g.completeTxn(r.ProducerID, r.Commit)
+			}
+			return
+		}
+		key, value := r.Key, r.Value
 		if err := loadConsumerRecord(get, key, value); !errors.Is(err, errNotConsumerRecord) {
 			if err != nil {
 				s.c.log.Warn("skipping unreadable consumer group record", "partition", s.id, "err", err)
@@ -292,6 +327,12 @@ func (s *shard) load() {
 		if k.isOffset {
 			g := get(k.group)
 			tp := topicPartition{k.topic, k.partition}
+			if r.ProducerID >= 0 && value != nil {
+				if o, err := parseOffsetValue(value); err == nil {
+					g.addPendingTxn(r.ProducerID, map[topicPartition]offset{tp: o})
+				}
+				return
+			}
 			if value == nil {
 				delete(g.offsets, tp)
 				return
@@ -332,8 +373,14 @@ func (s *shard) load() {
 	if s.state != shardLoading {
 		return // unloaded meanwhile
 	}
+	for _, m := range s.earlyMarkers {
+		for _, g := range loaded {
+			g.completeTxn(m.pid, m.commit)
+		}
+	}
+	s.earlyMarkers = nil
 	for id, g := range loaded {
-		if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" {
+		if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" && len(g.txnOffsets) == 0 {
 			continue
 		}
 		s.groups[id] = g
@@ -377,13 +424,18 @@ func (s *shard) unload() {
 // caller holds s.mu, so the order of writes is the order of the state
 // changes they record.
 func (s *shard) enqueue(recs []Record, done func(error)) {
+	s.enqueueWrite(write{recs: recs, done: done, pid: -1})
+}
+
+// enqueueWrite is enqueue of a write, transactional or not.
+func (s *shard) enqueueWrite(w write) {
 	s.wmu.Lock()
 	if s.closed {
 		s.wmu.Unlock()
-		go done(kerr.NotCoordinator)
+		go w.done(kerr.NotCoordinator)
 		return
 	}
-	s.queue = append(s.queue, write{recs, done})
+	s.queue = append(s.queue, w)
 	s.wmu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -406,7 +458,12 @@ func (s *shard) writeLoop() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.CommitTimeout)
-			err := s.c.cfg.Log.Append(ctx, s.id, w.recs)
+			var err error
+			if w.pid >= 0 {
+				err = s.c.cfg.Log.AppendTxn(ctx, s.id, w.pid, w.epoch, w.recs)
+			} else {
+				err = s.c.cfg.Log.Append(ctx, s.id, w.recs)
+			}
 			cancel()
 			if err != nil {
 				err = appendError(err, s.ctx.Err() != nil)

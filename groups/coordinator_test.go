@@ -16,20 +16,33 @@ import (
 // memLog is an in-memory __consumer_offsets.
 type memLog struct {
 	mu    sync.Mutex
-	parts map[int32][]Record
+	parts map[int32][]LogRecord
 	gate  chan struct{} // when set, Replay waits for it to close
 }
 
-func newMemLog() *memLog { return &memLog{parts: map[int32][]Record{}} }
+func newMemLog() *memLog { return &memLog{parts: map[int32][]LogRecord{}} }
 
-func (l *memLog) Append(_ context.Context, p int32, recs []Record) error {
+func (l *memLog) Append(ctx context.Context, p int32, recs []Record) error {
+	return l.AppendTxn(ctx, p, -1, -1, recs)
+}
+
+func (l *memLog) AppendTxn(_ context.Context, p int32, pid int64, _ int16, recs []Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.parts[p] = append(l.parts[p], recs...)
+	for _, r := range recs {
+		l.parts[p] = append(l.parts[p], LogRecord{Key: r.Key, Value: r.Value, ProducerID: pid})
+	}
 	return nil
 }
 
-func (l *memLog) Replay(ctx context.Context, p int32, fn func(k, v []byte)) error {
+// marker appends a transaction marker of pid.
+func (l *memLog) marker(p int32, pid int64, commit bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.parts[p] = append(l.parts[p], LogRecord{ProducerID: pid, Control: true, Commit: commit})
+}
+
+func (l *memLog) Replay(ctx context.Context, p int32, fn func(LogRecord)) error {
 	l.mu.Lock()
 	gate := l.gate
 	l.mu.Unlock()
@@ -41,10 +54,10 @@ func (l *memLog) Replay(ctx context.Context, p int32, fn func(k, v []byte)) erro
 		}
 	}
 	l.mu.Lock()
-	recs := append([]Record(nil), l.parts[p]...)
+	recs := append([]LogRecord(nil), l.parts[p]...)
 	l.mu.Unlock()
 	for _, r := range recs {
-		fn(r.Key, r.Value)
+		fn(r)
 	}
 	return nil
 }
@@ -52,7 +65,13 @@ func (l *memLog) Replay(ctx context.Context, p int32, fn func(k, v []byte)) erro
 func (l *memLog) records(p int32) []Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Record(nil), l.parts[p]...)
+	var out []Record
+	for _, r := range l.parts[p] {
+		if !r.Control {
+			out = append(out, Record{Key: r.Key, Value: r.Value})
+		}
+	}
+	return out
 }
 
 func testConfig(l Log) Config {

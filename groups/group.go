@@ -105,6 +105,7 @@ type group struct {
 	pending     map[string]*time.Timer // member ids given out with MEMBER_ID_REQUIRED
 	pendingSync map[string]bool        // members expected to SyncGroup this generation
 	offsets     map[topicPartition]offset
+	txnOffsets  map[int64]map[topicPartition]offset // by producer id: TxnOffsetCommits awaiting their marker
 
 	joinTimer      *time.Timer
 	joinSeq        uint64

@@ -156,11 +156,13 @@ func (g *group) validateAnyCommit(req *kmsg.OffsetCommitRequest, tps []topicPart
 	if g.cg != nil {
 		return g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
 	}
-	return g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation)
+	return g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, false)
 }
 
-// validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
-func (g *group) validateCommit(memberID, instanceID string, generation int32) error {
+// validateCommit is Kafka's ClassicGroup.validateOffsetCommit; a
+// transactional commit (TxnOffsetCommit) from a member that does not name
+// itself, or during a rebalance, is let through as Kafka lets it.
+func (g *group) validateCommit(memberID, instanceID string, generation int32, isTxn bool) error {
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable
 	}
@@ -174,10 +176,10 @@ func (g *group) validateCommit(memberID, instanceID string, generation int32) er
 		if generation != g.generation {
 			return kerr.IllegalGeneration
 		}
-	} else if g.state != stateEmpty {
+	} else if !isTxn && g.state != stateEmpty {
 		return kerr.UnknownMemberID
 	}
-	if g.state == stateCompletingRebalance {
+	if !isTxn && g.state == stateCompletingRebalance {
 		return kerr.RebalanceInProgress
 	}
 	return nil
@@ -201,7 +203,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			if rg.MemberID != nil {
 				member = *rg.MemberID
 			}
-			res, err := c.fetchOffsets(rg.Group, topics, member, rg.MemberEpoch)
+			res, err := c.fetchOffsets(rg.Group, topics, member, rg.MemberEpoch, req.RequireStable)
 			og.ErrorCode = errorCode(err)
 			for _, t := range res {
 				ot := kmsg.NewOffsetFetchResponseGroupTopic()
@@ -209,6 +211,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				for _, p := range t.partitions {
 					op := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					op.Partition, op.Offset, op.LeaderEpoch, op.Metadata = p.partition, p.o.offset, p.o.leaderEpoch, kmsg.StringPtr(p.o.metadata)
+					op.ErrorCode = errorCode(p.err)
 					ot.Partitions = append(ot.Partitions, op)
 				}
 				og.Topics = append(og.Topics, ot)
@@ -224,7 +227,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	res, err := c.fetchOffsets(req.Group, topics, "", -1)
+	res, err := c.fetchOffsets(req.Group, topics, "", -1, req.Version >= 7 && req.RequireStable)
 	if err != nil && req.Version >= 2 {
 		resp.ErrorCode = errorCode(err)
 		return resp
@@ -274,8 +277,10 @@ var noOffset = offset{offset: -1, leaderEpoch: -1}
 
 // fetchOffsets returns the committed offsets of the requested partitions
 // (-1 where none), or of every partition with one when topics is nil.
-// A consumer group checks the member and its epoch (OffsetFetch v9+).
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID string, epoch int32) ([]fetchedTopic, error) {
+// A consumer group checks the member and its epoch (OffsetFetch v9+). With
+// requireStable, a partition with a transactional commit pending gets
+// UNSTABLE_OFFSET_COMMIT instead (KIP-447).
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID string, epoch int32, requireStable bool) ([]fetchedTopic, error) {
 	s, err := c.groupShard(groupID)
 	if err != nil {
 		return nil, err
@@ -298,7 +303,11 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 		}
 		byTopic := make(map[string][]fetchedPartition)
 		for tp, o := range g.offsets {
-			byTopic[tp.topic] = append(byTopic[tp.topic], fetchedPartition{partition: tp.partition, o: o})
+			fp := fetchedPartition{partition: tp.partition, o: o}
+			if requireStable && g.unstable(tp) {
+				fp.o, fp.err = noOffset, kerr.UnstableOffsetCommit
+			}
+			byTopic[tp.topic] = append(byTopic[tp.topic], fp)
 		}
 		for t, ps := range byTopic {
 			slices.SortFunc(ps, func(a, b fetchedPartition) int { return int(a.partition) - int(b.partition) })
@@ -316,7 +325,11 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 					o = have
 				}
 			}
-			ft.partitions = append(ft.partitions, fetchedPartition{partition: p, o: o})
+			fp := fetchedPartition{partition: p, o: o}
+			if requireStable && g != nil && g.unstable(topicPartition{t.topic, p}) {
+				fp.o, fp.err = noOffset, kerr.UnstableOffsetCommit
+			}
+			ft.partitions = append(ft.partitions, fp)
 		}
 		out = append(out, ft)
 	}

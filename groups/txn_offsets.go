@@ -1,0 +1,201 @@
+package groups
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Transactional offset commits (KIP-98, KIP-447): TxnOffsetCommit writes
+// the offsets in a transactional batch of the producer to the group's
+// __consumer_offsets partition, and the group holds them pending until
+// that partition gets the transaction's marker: a COMMIT applies them, an
+// ABORT drops them (Kafka's GroupMetadata pendingTransactionalOffsetCommits).
+// Meanwhile OffsetFetch with RequireStable answers UNSTABLE_OFFSET_COMMIT
+// for those partitions.
+
+// TxnOffsetCommit serves TxnOffsetCommit v0-v5 (v3+: the member and
+// generation, validated as an offset commit's).
+func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	codes := make([][]int16, len(req.Topics))
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+	}
+	if err := c.txnCommit(ctx, req, codes); err != nil {
+		for i := range codes {
+			for j := range codes[i] {
+				if codes[i][j] == 0 {
+					codes[i][j] = errorCode(err)
+				}
+			}
+		}
+	}
+	for i, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for j, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, codes[i][j]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, codes [][]int16) error {
+	s, err := c.groupShard(req.Group)
+	if err != nil {
+		return err
+	}
+	if req.TransactionalID == "" || req.ProducerID < 0 {
+		return kerr.InvalidRequest
+	}
+	if c.cfg.VerifyTxn != nil {
+		if err := c.cfg.VerifyTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, s.id); err != nil {
+			return err
+		}
+	}
+	now := time.Now()
+	pending := map[topicPartition]offset{}
+	var tps []topicPartition
+	var recs []Record
+	for i, t := range req.Topics {
+		for j, p := range t.Partitions {
+			md := ""
+			if p.Metadata != nil {
+				md = *p.Metadata
+			}
+			switch {
+			case !c.cfg.PartitionExists(t.Topic, p.Partition):
+				codes[i][j] = kerr.UnknownTopicOrPartition.Code
+			case c.cfg.MaxMetadataBytes > 0 && len(md) > c.cfg.MaxMetadataBytes:
+				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
+			default:
+				epoch := int32(-1)
+				if req.Version >= 2 {
+					epoch = p.LeaderEpoch
+				}
+				o := offset{offset: p.Offset, leaderEpoch: epoch, metadata: md, commitMs: now.UnixMilli()}
+				tp := topicPartition{t.Topic, p.Partition}
+				pending[tp] = o
+				tps = append(tps, tp)
+				recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
+			}
+		}
+	}
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return kerr.NotCoordinator
+	}
+	g := s.groups[req.Group]
+	if g == nil {
+		if req.Generation >= 0 {
+			s.mu.Unlock()
+			return kerr.IllegalGeneration
+		}
+		g = newGroup(s, req.Group, now)
+		s.groups[req.Group] = g
+	}
+	var verr error
+	switch {
+	case g.cg == nil:
+		verr = g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, true)
+	case req.Generation >= 0 || req.MemberID != "":
+		// A KIP-848 group: the generation is the member's epoch.
+		verr = g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
+	}
+	if verr != nil {
+		s.mu.Unlock()
+		return verr
+	}
+	if len(recs) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	done := make(chan error, 1)
+	s.enqueueWrite(write{recs: recs, pid: req.ProducerID, epoch: req.ProducerEpoch, done: func(err error) {
+		if err == nil {
+			s.mu.Lock()
+			if s.groups[g.id] == g {
+				g.addPendingTxn(req.ProducerID, pending)
+			}
+			s.mu.Unlock()
+		}
+		done <- err
+	}})
+	s.mu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return kerr.RequestTimedOut
+	}
+}
+
+// addPendingTxn holds offsets of producer pid until its marker.
+func (g *group) addPendingTxn(pid int64, offsets map[topicPartition]offset) {
+	if g.txnOffsets == nil {
+		g.txnOffsets = map[int64]map[topicPartition]offset{}
+	}
+	p := g.txnOffsets[pid]
+	if p == nil {
+		p = map[topicPartition]offset{}
+		g.txnOffsets[pid] = p
+	}
+	for tp, o := range offsets {
+		p[tp] = o
+	}
+}
+
+// completeTxn applies (commit) or drops the offsets producer pid left
+// pending.
+func (g *group) completeTxn(pid int64, commit bool) {
+	p, ok := g.txnOffsets[pid]
+	if !ok {
+		return
+	}
+	delete(g.txnOffsets, pid)
+	if commit {
+		for tp, o := range p {
+			g.offsets[tp] = o
+		}
+	}
+}
+
+// unstable reports whether a transaction has an offset of tp pending.
+func (g *group) unstable(tp topicPartition) bool {
+	for _, p := range g.txnOffsets {
+		if _, ok := p[tp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CompleteTxn is told that a transaction marker of producer pid is
+// committed to __consumer_offsets partition: every group of that
+// partition applies (commit) or drops the offsets the producer's
+// TxnOffsetCommits left pending. The broker calls it after the marker's
+// append.
+func (c *Coordinator) CompleteTxn(partition int32, pid int64, commit bool) {
+	c.mu.Lock()
+	s := c.shards[partition]
+	c.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == shardLoading {
+		s.earlyMarkers = append(s.earlyMarkers, earlyMarker{pid, commit})
+		return
+	}
+	for _, g := range s.groups {
+		g.completeTxn(pid, commit)
+	}
+}
