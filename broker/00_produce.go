@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/txn"
 )
 
 func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -71,7 +72,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			case p == nil:
 				err = kerr.UnknownTopicOrPartition
 			default:
-				res, err = b.produceTo(p, t, req, rp.Records, now)
+				res, err = b.produceTo(ctx, p, t, req, rp.Records, now)
 			}
 			var re *logstore.RecordErrors
 			if err != nil {
@@ -170,7 +171,7 @@ func refuseProduce(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, err *ke
 // protocol's rules (leadership, Kafka's ProduceRequest.validateRecords,
 // min.insync.replicas); the log validates the batch itself, once, with the
 // topic's rules and compression.type.
-func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
+func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kmsg.ProduceRequest, records []byte, now time.Time) (logstore.AppendResult, error) {
 	if _, _, err := b.replicas.Leading(p, -1); err != nil {
 		return logstore.AppendResult{}, err
 	}
@@ -181,6 +182,16 @@ func (b *Broker) produceTo(p *partition, t *topic, req *kmsg.ProduceRequest, rec
 		_, _, _, isr := p.State()
 		if len(isr) < t.minISR {
 			return logstore.AppendResult{}, kerr.NotEnoughReplicas
+		}
+	}
+	if h, err := logstore.ParseBatchHeader(records); err == nil && h.IsTransactional() && !h.IsControl() {
+		// KIP-890 part 1 (txn_verify.go).
+		if req.TransactionID == nil {
+			return logstore.AppendResult{}, kerr.TransactionalIDAuthorizationFailed
+		}
+		tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
+		if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp)); err != nil {
+			return logstore.AppendResult{}, err
 		}
 	}
 	return b.replicas.AppendAsLeader(p, records, now)

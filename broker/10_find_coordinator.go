@@ -2,8 +2,9 @@ package broker
 
 // FindCoordinator v0-v6: the coordinator of a group is the leader of its
 // __consumer_offsets partition, abs(javaHash(group)) % partitions, which is
-// created on first use. v4+ asks for several keys at once. Transactions are
-// not served yet: their keys get COORDINATOR_NOT_AVAILABLE.
+// created on first use. v4+ asks for several keys at once. Key type 1: the
+// coordinator of a transactional id is the leader of its
+// __transaction_state partition, created on first use likewise.
 
 import (
 	"context"
@@ -37,19 +38,26 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 		c.ErrorMessage = kmsg.StringPtr(msg)
 		return c
 	}
+	var p *partition
 	switch keyType {
 	case 0: // group
-	case 1:
-		return fail(kerr.CoordinatorNotAvailable, "transactions are not supported by this broker yet")
+		if err := b.ensureOffsetsTopic(ctx); err != nil {
+			return fail(kerr.CoordinatorNotAvailable, "creating __consumer_offsets: "+err.Error())
+		}
+		p = b.meta.partition(offsetsTopic, b.groups.PartitionFor(key))
+	case 1: // transaction
+		if key == "" {
+			return fail(kerr.InvalidRequest, "the transactional id is empty")
+		}
+		if err := b.ensureTxnTopic(ctx); err != nil {
+			return fail(kerr.CoordinatorNotAvailable, "creating __transaction_state: "+err.Error())
+		}
+		p = b.meta.partition(txnTopic, b.txn.PartitionFor(key))
 	default:
 		return fail(kerr.InvalidRequest, "unsupported coordinator key type")
 	}
-	if err := b.ensureOffsetsTopic(ctx); err != nil {
-		return fail(kerr.CoordinatorNotAvailable, "creating __consumer_offsets: "+err.Error())
-	}
-	p := b.meta.partition(offsetsTopic, b.groups.PartitionFor(key))
 	if p == nil {
-		return fail(kerr.CoordinatorNotAvailable, "no __consumer_offsets partition for the group")
+		return fail(kerr.CoordinatorNotAvailable, "no coordinator partition for the key")
 	}
 	leader, _, _, _ := p.State()
 	brokers, err := b.liveBrokers(ctx)
@@ -63,5 +71,5 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 			return c
 		}
 	}
-	return fail(kerr.CoordinatorNotAvailable, "the group's coordinator is not available")
+	return fail(kerr.CoordinatorNotAvailable, "the coordinator is not available")
 }

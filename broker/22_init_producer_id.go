@@ -5,7 +5,9 @@ package broker
 //
 // Idempotent producers (no transactional id) get a fresh producer id, epoch
 // 0, unique across the cluster: ids come from blocks reserved in etcd.
-// Transactions are not served yet.
+// Transactional producers get theirs from the transaction coordinator of
+// their id (txn.Coordinator.InitProducerID): the next epoch, fencing the
+// previous producer. Before v4 PRODUCER_FENCED is INVALID_PRODUCER_EPOCH.
 
 import (
 	"context"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/txn"
 )
 
 // producerIDBlock is how many producer ids one etcd reservation hands out.
@@ -30,9 +34,15 @@ func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Res
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		// No transaction coordinator yet: refuse rather than hand out an id
-		// that would not be fenced.
-		resp.ErrorCode = kerr.InvalidRequest.Code
+		var expected *txn.ProducerIDEpoch
+		if req.Version >= 3 && req.ProducerID >= 0 {
+			expected = &txn.ProducerIDEpoch{ID: req.ProducerID, Epoch: req.ProducerEpoch}
+		}
+		pe, err := b.txn.InitProducerID(ctx, *req.TransactionalID, req.TransactionTimeoutMillis, expected)
+		resp.ErrorCode = txnErrCode(err, req.Version < 4)
+		if err == nil {
+			resp.ProducerID, resp.ProducerEpoch = pe.ID, pe.Epoch
+		}
 		return resp, nil
 	}
 	id, err := b.nextProducerID(ctx)
@@ -57,4 +67,15 @@ func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
 	id := b.pids.next
 	b.pids.next++
 	return id, nil
+}
+
+// txnErrCode is the code of a transaction coordinator's error; versions
+// older than the one that introduced PRODUCER_FENCED get
+// INVALID_PRODUCER_EPOCH instead, as Kafka answers them.
+func txnErrCode(err error, noFenced bool) int16 {
+	code := errCode(err)
+	if noFenced && code == kerr.ProducerFenced.Code {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
 }

@@ -59,6 +59,12 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.ConsumerGroupHeartbeat:  {0, 1, 0, (*Broker).handleConsumerGroupHeartbeat},
 	kmsg.ConsumerGroupDescribe:   {0, 1, 0, (*Broker).handleConsumerGroupDescribe},
 	kmsg.DescribeProducers:       {0, 0, 0, (*Broker).handleDescribeProducers},
+	kmsg.AddPartitionsToTxn:      {0, 5, 0, (*Broker).handleAddPartitionsToTxn},
+	kmsg.AddOffsetsToTxn:         {0, 4, 0, (*Broker).handleAddOffsetsToTxn},
+	kmsg.EndTxn:                  {0, 4, 0, (*Broker).handleEndTxn},
+	kmsg.TxnOffsetCommit:         {0, 4, 0, (*Broker).handleTxnOffsetCommit},
+	kmsg.DescribeTransactions:    {0, 0, 0, (*Broker).handleDescribeTransactions},
+	kmsg.ListTransactions:        {0, 2, 0, (*Broker).handleListTransactions},
 
 	// Security (sasl.go, 50_user_scram_credentials.go), apart so that its
 	// longer names leave the alignment above alone.

@@ -23,6 +23,7 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		Log:                    offsetsLog{b},
 		Partitions:             s.OffsetsTopicNumPartitions,
 		Logger:                 b.log.With("component", "groups"),
+		VerifyTxn:              b.verifyTxnOffsets,
 		InitialRebalanceDelay:  s.GroupInitialRebalanceDelay,
 		MinSessionTimeout:      s.GroupMinSessionTimeout,
 		MaxSessionTimeout:      s.GroupMaxSessionTimeout,
@@ -107,20 +108,83 @@ type offsetsLog struct{ b *Broker }
 // Append writes recs as one batch to a partition this broker leads and
 // waits, as an acks=all produce does, until the high watermark covers it.
 func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.Record) error {
+	now := time.Now()
+	lrecs := make([]logstore.Record, len(recs))
+	for i, r := range recs {
+		lrecs[i] = logstore.Record{Timestamp: now.UnixMilli(), Key: r.Key, Value: r.Value}
+	}
+	return o.b.appendInternal(ctx, offsetsTopic, partition, lrecs, now)
+}
+
+// AppendTxn writes recs as one transactional batch of the producer,
+// numbered after the producer's last batch in the partition (the group
+// coordinator's writer is the only one of the producer there), and waits
+// until it is committed.
+func (o offsetsLog) AppendTxn(ctx context.Context, partition int32, pid int64, epoch int16, recs []groups.Record) error {
 	b := o.b
 	p := b.meta.partition(offsetsTopic, partition)
-	if p == nil {
+	if p == nil || p.Log == nil {
 		return kerr.UnknownTopicOrPartition
+	}
+	seq := int32(0)
+	if e, last, ok := p.Log.ProducerLastSequence(pid); ok && e == epoch && last >= 0 {
+		seq = last + 1
+		if last == 1<<31-1 {
+			seq = 0
+		}
 	}
 	now := time.Now()
 	lrecs := make([]logstore.Record, len(recs))
 	for i, r := range recs {
 		lrecs[i] = logstore.Record{Timestamp: now.UnixMilli(), Key: r.Key, Value: r.Value}
 	}
-	batch, err := logstore.BuildBatch(0, logstore.CodecNone, lrecs, -1, -1, -1)
+	batch, err := logstore.EncodeBatch(logstore.BatchSpec{PartitionLeaderEpoch: -1, ProducerID: pid, ProducerEpoch: epoch,
+		BaseSequence: seq, Transactional: true}, lrecs)
 	if err != nil {
 		return err
 	}
+	return b.appendBatch(ctx, p, batch, now)
+}
+
+// Replay reads the partition from its start to its log end (replayInternal).
+func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(groups.LogRecord)) error {
+	return o.b.replayInternal(ctx, offsetsTopic, partition, func(h logstore.BatchHeader, r logstore.Record) {
+		switch {
+		case h.IsControl():
+			// A control record's key: int16 version, int16 type (0 ABORT,
+			// 1 COMMIT).
+			if len(r.Key) >= 4 {
+				typ := int16(r.Key[2])<<8 | int16(r.Key[3])
+				fn(groups.LogRecord{ProducerID: h.ProducerID, Control: true, Commit: typ == 1})
+			}
+		case r.Key != nil:
+			pid := int64(-1)
+			if h.IsTransactional() {
+				pid = h.ProducerID
+			}
+			fn(groups.LogRecord{Key: r.Key, Value: r.Value, ProducerID: pid})
+		}
+	})
+}
+
+// appendInternal writes recs as one batch to a partition of an internal
+// topic that this broker leads and waits, as an acks=all produce does,
+// until the high watermark covers it.
+func (b *Broker) appendInternal(ctx context.Context, topic string, partition int32, recs []logstore.Record, now time.Time) error {
+	p := b.meta.partition(topic, partition)
+	if p == nil {
+		return kerr.UnknownTopicOrPartition
+	}
+	batch, err := logstore.BuildBatch(0, logstore.CodecNone, recs, -1, -1, -1)
+	if err != nil {
+		return err
+	}
+	return b.appendBatch(ctx, p, batch, now)
+}
+
+// appendBatch appends a batch the broker built to a partition it leads and
+// waits until the high watermark covers it.
+func (b *Broker) appendBatch(ctx context.Context, p *partition, batch []byte, now time.Time) error {
 	// As a produce does: an append never lands while the partition
 	// changes role (a follower truncating, say).
 	res, err := b.replicas.AppendAsLeader(p, batch, now)
@@ -140,13 +204,14 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.R
 	}
 }
 
-// Replay reads the partition from its start to its log end. A new leader
-// loads everything it has, not only what its high watermark covers yet:
-// its log is the partition's from its election on, and its high watermark
-// catches up as followers fetch (Kafka's coordinator loads to the log end
-// too).
-func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error {
-	p := o.b.meta.partition(offsetsTopic, partition)
+// replayInternal reads a partition of an internal topic from its start to
+// its log end, calling fn with each record (control records too) and the
+// header of its batch. A new leader loads everything it has, not only what
+// its high watermark covers yet: its log is the partition's from its
+// election on, and its high watermark catches up as followers fetch
+// (Kafka's coordinators load to the log end too).
+func (b *Broker) replayInternal(ctx context.Context, topic string, partition int32, fn func(h logstore.BatchHeader, r logstore.Record)) error {
+	p := b.meta.partition(topic, partition)
 	if p == nil || p.Log == nil {
 		return kerr.UnknownTopicOrPartition
 	}
@@ -180,16 +245,14 @@ func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(key, va
 			if err != nil {
 				return err
 			}
-			if !h.IsControl() {
-				err = logstore.ForEachRecord(raw, func(r logstore.Record) bool {
-					if r.Offset >= off && r.Key != nil {
-						fn(r.Key, r.Value)
-					}
-					return true
-				})
-				if err != nil {
-					return err
+			err = logstore.ForEachRecord(raw, func(r logstore.Record) bool {
+				if r.Offset >= off {
+					fn(h, r)
 				}
+				return true
+			})
+			if err != nil {
+				return err
 			}
 			off = h.LastOffset() + 1
 		}

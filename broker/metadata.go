@@ -266,6 +266,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 	m.topics, m.byID = next, byID
 	m.mu.Unlock()
 	b.syncCoordinator() // leadership of __consumer_offsets partitions may have moved
+	b.syncTxnCoordinator()
 	return rev, errors.Join(errs...)
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
+	"github.com/samsa-io/samsa/txn"
 )
 
 // Config is what New needs: the Kafka properties and a logger.
@@ -90,6 +91,8 @@ type Broker struct {
 	pids     producerIDs
 	sessions *fetchSessions
 	groups   *groups.Coordinator         // set by Start before metadata is first synced
+	txn      *txn.Coordinator            // set by Start before metadata is first synced
+	peers    peerConns                   // connections to other brokers for coordinator requests; see txn.go
 	fetchers *replication.Manager        // follower fetchers; see partition.go
 	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
 	ctrlID   controllerCache             // the elected controller, for Metadata
@@ -236,6 +239,8 @@ func (b *Broker) Start() (err error) {
 	}
 	registered = time.Since(start)
 	b.groups = b.newCoordinator()
+	b.peers.b = b
+	b.txn = b.newTxnCoordinator()
 	b.fetchers = b.newFetchers()
 	b.replicas = b.newReplicaManager()
 	cfgRev, err := b.reloadDynamicConfigs(ctx)
@@ -470,6 +475,10 @@ func (b *Broker) shutdown(clean bool) error {
 	if b.groups != nil {
 		b.groups.Close()
 	}
+	if b.txn != nil {
+		b.txn.Close()
+	}
+	b.peers.close()
 	if b.fetchers != nil {
 		b.fetchers.Close()
 	}

@@ -1,0 +1,107 @@
+package broker
+
+// KIP-890 part 1: before a partition leader appends a producer's
+// transactional batch, it asks the producer's transaction coordinator
+// whether the partition is in the producer's ongoing transaction
+// (AddPartitionsToTxn v4 with VerifyOnly), so that a late write of an
+// aborted or older transaction is refused instead of opening a
+// transaction nobody will end. The group coordinator asks the same before
+// it writes a TxnOffsetCommit.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/txn"
+)
+
+// verifyTxn asks the coordinator of id whether tp is in the transaction of
+// producer pid at epoch: nil when it is; INVALID_TXN_STATE when it is
+// not; the coordinator's error (PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING,
+// NOT_COORDINATOR, ...) otherwise.
+func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int16, tp txn.TopicPartition) error {
+	if id == "" {
+		return kerr.InvalidRequest
+	}
+	if b.meta.topic(txnTopic) == nil {
+		return kerr.InvalidTxnState // no transaction was ever begun
+	}
+	cp := b.meta.partition(txnTopic, b.txn.PartitionFor(id))
+	if cp == nil {
+		return kerr.CoordinatorNotAvailable
+	}
+	leader, _, _, _ := cp.State()
+	if leader == b.nodeID {
+		res, err := b.txn.VerifyPartitions(id, pid, epoch, []txn.TopicPartition{tp})
+		if err != nil {
+			return err
+		}
+		return res[tp]
+	}
+	if leader < 0 {
+		return kerr.CoordinatorNotAvailable
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = id, pid, epoch, true
+	rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	rt.Topic, rt.Partitions = tp.Topic, []int32{tp.Partition}
+	t.Topics = append(t.Topics, rt)
+	req.Transactions = append(req.Transactions, t)
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if err := b.peers.roundTrip(ctx, leader, req, resp); err != nil {
+		b.log.Debug("transaction verification failed", "coordinator", leader, "err", err)
+		return kerr.CoordinatorNotAvailable
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, rt := range resp.Transactions {
+		for _, t := range rt.Topics {
+			for _, p := range t.Partitions {
+				if t.Topic == tp.Topic && p.Partition == tp.Partition {
+					return kerr.ErrorForCode(p.ErrorCode)
+				}
+			}
+		}
+	}
+	return fmt.Errorf("%w: the coordinator did not answer for %s-%d", kerr.CoordinatorNotAvailable, tp.Topic, tp.Partition)
+}
+
+// produceVerifyError is what a producer gets when the verification of its
+// transactional batch failed (Kafka's ReplicaManager): a coordinator that
+// could not answer is NOT_ENOUGH_REPLICAS, which the producer retries.
+func produceVerifyError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.InvalidTxnState):
+		return fmt.Errorf("%w: Partition was not added to the transaction", kerr.InvalidTxnState)
+	case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.CoordinatorLoadInProgress),
+		errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.NotCoordinator):
+		return fmt.Errorf("%w: Unable to verify the partition has been added to the transaction. Underlying error: %v",
+			kerr.NotEnoughReplicas, err)
+	}
+	return err
+}
+
+// verifyTxnOffsets is the group coordinator's check before it writes a
+// TxnOffsetCommit to its __consumer_offsets partition; a coordinator that
+// could not answer is COORDINATOR_NOT_AVAILABLE, which the producer
+// retries.
+func (b *Broker) verifyTxnOffsets(ctx context.Context, id string, pid int64, epoch int16, partition int32) error {
+	err := b.verifyTxn(ctx, id, pid, epoch, txn.TopicPartition{Topic: offsetsTopic, Partition: partition})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.CoordinatorLoadInProgress),
+		errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.NotCoordinator):
+		return kerr.CoordinatorNotAvailable
+	}
+	return err
+}
