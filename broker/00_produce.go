@@ -190,8 +190,10 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 			return logstore.AppendResult{}, kerr.TransactionalIDAuthorizationFailed
 		}
 		tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
-		if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp)); err != nil {
-			return logstore.AppendResult{}, err
+		if b.settings.TxnVerification {
+			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp)); err != nil {
+				return logstore.AppendResult{}, err
+			}
 		}
 	}
 	return b.replicas.AppendAsLeader(p, records, now)

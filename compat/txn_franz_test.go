@@ -242,9 +242,18 @@ func startEOSMember(t *testing.T, addrs []string, group, txnID, input, output st
 				return
 			}
 			for i, r := range recs {
-				sess.Produce(ctx, &kgo.Record{Topic: output, Key: r.Key, Value: append([]byte("out-"), r.Value...)}, nil)
-				if midTxn != nil && i == len(recs)/2 {
-					midTxn <- struct{}{} // the test kills this member now
+				out := &kgo.Record{Topic: output, Key: r.Key, Value: append([]byte("out-"), r.Value...)}
+				if midTxn == nil {
+					sess.Produce(ctx, out, nil)
+					continue
+				}
+				// The victim writes half its records, then dies with its
+				// transaction open.
+				if err := sess.ProduceSync(ctx, out).FirstErr(); err != nil {
+					t.Logf("victim: produce: %v", err)
+				}
+				if i == len(recs)/2 {
+					midTxn <- struct{}{}
 					<-ctx.Done()
 					return
 				}
@@ -353,4 +362,16 @@ func runEOSPipeline(t *testing.T, addrs []string, during func()) {
 	if len(seen) != total {
 		t.Errorf("%d distinct output values, want %d", len(seen), total)
 	}
+}
+
+// The same pipeline on three brokers (every topic with three replicas,
+// __transaction_state and __consumer_offsets too), with a broker killed
+// after the victim member: coordinators and partition leaders move, and the
+// output is still every input record exactly once.
+func TestFranzGroupTransactSessionCluster(t *testing.T) {
+	c := testutil.StartCluster(t, 3, map[string]string{
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "200",
+		"group.initial.rebalance.delay.ms":                            "0",
+	})
+	runEOSPipeline(t, c.Addrs(), func() { c.Node(2).Kill() })
 }

@@ -71,8 +71,8 @@ func txnBatch(pid int64, epoch int16, seq int32, values ...[]byte) []byte {
 	return b
 }
 
-// produceTxnRaw is produceRaw with a transactional id.
-func produceTxnRaw(t *testing.T, cl *kgo.Client, txnID, topic string, id [16]byte, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+// produceTxnBatch is produceRaw with a transactional id.
+func produceTxnBatch(t *testing.T, cl *kgo.Client, txnID, topic string, id [16]byte, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 10000
@@ -125,9 +125,9 @@ func TestTxnBadInput(t *testing.T) {
 
 	// A transactional batch for a partition not in the transaction is
 	// refused, and the log does not grow.
-	pr := produceTxnRaw(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
+	pr := produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
 	wantCode(t, "transactional produce to a partition not added", pr.ErrorCode, kerr.InvalidTxnState)
-	pr = produceTxnRaw(t, cl, "", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
+	pr = produceTxnBatch(t, cl, "", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
 	wantCode(t, "transactional produce without a transactional id", pr.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
 	if lo := listOffsetRaw(t, cl, topic, 0, -1); lo.Offset != 0 {
 		t.Fatalf("log end offset %d after refused batches, want 0", lo.Offset)
@@ -147,7 +147,7 @@ func TestTxnBadInput(t *testing.T) {
 	wantCode(t, "AddPartitionsToTxn v1 with the fenced epoch", rt.Partitions[0].ErrorCode, kerr.InvalidProducerEpoch)
 	wantCode(t, "EndTxn with the fenced epoch", endTxnRaw(t, n.Addr(), 3, "bad", pid, epoch, false), kerr.ProducerFenced)
 	wantCode(t, "EndTxn v1 with the fenced epoch", endTxnRaw(t, n.Addr(), 1, "bad", pid, epoch, false), kerr.InvalidProducerEpoch)
-	pr = produceTxnRaw(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("zombie")))
+	pr = produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("zombie")))
 	if pr.ErrorCode == 0 {
 		t.Fatalf("a fenced producer's batch was appended")
 	}
@@ -156,9 +156,9 @@ func TestTxnBadInput(t *testing.T) {
 	epoch = r2.ProducerEpoch
 	rt = addPartitionsRaw(t, n.Addr(), 3, "bad", pid, epoch, topic, 1)
 	wantCode(t, "AddPartitionsToTxn", rt.Partitions[0].ErrorCode, nil)
-	pr = produceTxnRaw(t, cl, "bad", topic, id, 1, txnBatch(pid, epoch, 0, []byte("ok")))
+	pr = produceTxnBatch(t, cl, "bad", topic, id, 1, txnBatch(pid, epoch, 0, []byte("ok")))
 	wantCode(t, "transactional produce to a partition added", pr.ErrorCode, nil)
-	pr = produceTxnRaw(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 1, []byte("stray")))
+	pr = produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 1, []byte("stray")))
 	wantCode(t, "transactional produce to the other partition", pr.ErrorCode, kerr.InvalidTxnState)
 	wantCode(t, "EndTxn abort with an older epoch", endTxnRaw(t, n.Addr(), 3, "bad", pid, epoch-1, false), kerr.ProducerFenced)
 }

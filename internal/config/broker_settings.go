@@ -70,6 +70,7 @@ type BrokerSettings struct {
 	TxnIDExpiration               time.Duration `prop:"transactional.id.expiration.ms,ms"`
 	TxnAbortInterval              time.Duration `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms,ms"`
 	TxnRemoveInterval             time.Duration `prop:"transaction.remove.expired.transaction.cleanup.interval.ms,ms"`
+	TxnVerification               bool          `prop:"transaction.partition.verification.enable"`
 	GroupInitialRebalanceDelay    time.Duration `prop:"group.initial.rebalance.delay.ms,ms"`
 	GroupMinSessionTimeout        time.Duration `prop:"group.min.session.timeout.ms,ms"`
 	GroupMaxSessionTimeout        time.Duration `prop:"group.max.session.timeout.ms,ms"`

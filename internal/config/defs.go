@@ -167,6 +167,7 @@ var brokerDefs = []Def{
 	{Name: "transaction.max.timeout.ms", Type: tInt, Default: str("900000"), Doc: "The largest transaction timeout a producer may ask for.", check: atLeast(1)},
 	{Name: "transactional.id.expiration.ms", Type: tInt, Default: str("604800000"), Doc: "How long an idle transactional id is kept.", check: atLeast(1)},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: tInt, Default: str("10000"), Doc: "How often transactions past their timeout are aborted.", check: atLeast(1)},
+	{Name: "transaction.partition.verification.enable", Type: tBool, Default: str("true"), Doc: "Before a transactional batch is appended, check with the transaction coordinator that its partition is in the producer's transaction (KIP-890 part 1)."},
 	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: tInt, Default: str("3600000"), Doc: "How often expired transactional ids are removed.", check: atLeast(1)},
 	{Name: "producer.id.expiration.ms", Type: tInt, Default: str("86400000"), Doc: "How long the state of an idle producer id is kept.", check: atLeast(1)},
 	{Name: "group.initial.rebalance.delay.ms", Type: tInt, Default: str("3000"), Doc: "How long the coordinator waits for more members before the first rebalance of a new group."},
