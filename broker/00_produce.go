@@ -185,12 +185,10 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 		}
 	}
 	if h, err := logstore.ParseBatchHeader(records); err == nil && h.IsTransactional() && !h.IsControl() {
-		// KIP-890 part 1 (txn_verify.go).
-		if req.TransactionID == nil {
-			return logstore.AppendResult{}, kerr.TransactionalIDAuthorizationFailed
-		}
+		// KIP-890 part 1 (txn_verify.go); a transactional batch without a
+		// transactional id was refused above.
 		tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
-		if b.settings.TxnVerification {
+		if b.settings.TxnVerification && !p.Log.ProducerTxnOpen(h.ProducerID, h.ProducerEpoch) {
 			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp)); err != nil {
 				return logstore.AppendResult{}, err
 			}

@@ -239,6 +239,8 @@ func (b *Broker) Start() (err error) {
 	}
 	registered = time.Since(start)
 	b.groups = b.newCoordinator()
+	// Markers committed to __consumer_offsets settle the TxnOffsetCommits.
+	b.SetTxnMarkerHook(func(p int32, pid int64, _ int16, commit bool) { b.groups.CompleteTxn(p, pid, commit) })
 	b.peers.b = b
 	b.txn = b.newTxnCoordinator()
 	b.fetchers = b.newFetchers()

@@ -63,35 +63,6 @@ func endTxnRaw(t *testing.T, addr string, version int16, id string, pid int64, e
 	return admDial(t, addr).roundTrip(req, version).(*kmsg.EndTxnResponse).ErrorCode
 }
 
-// txnBatch is rawBatch with the transactional attribute.
-func txnBatch(pid int64, epoch int16, seq int32, values ...[]byte) []byte {
-	b := rawBatch(pid, epoch, seq, time.Now().UnixMilli(), values...)
-	b[22] |= 0x10 // attributes (int16 at 21): bit 4, transactional
-	admFixCRC(b)
-	return b
-}
-
-// produceTxnBatch is produceRaw with a transactional id.
-func produceTxnBatch(t *testing.T, cl *kgo.Client, txnID, topic string, id [16]byte, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
-	t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 10000
-	if txnID != "" {
-		req.TransactionID = &txnID
-	}
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = topic, id
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, records
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(testCtx(t, 20*time.Second), cl)
-	if err != nil {
-		t.Fatalf("Produce: %v", err)
-	}
-	return resp.Topics[0].Partitions[0]
-}
-
 // The coordinator's answers to bad input are Kafka's, and nothing is
 // written for them: InitProducerId with a bad timeout, EndTxn for an
 // unknown or fenced producer, AddPartitionsToTxn for a missing topic or an
@@ -125,9 +96,9 @@ func TestTxnBadInput(t *testing.T) {
 
 	// A transactional batch for a partition not in the transaction is
 	// refused, and the log does not grow.
-	pr := produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
+	pr := produceRawTxn(t, cl, topic, id, 0, kmsg.StringPtr("bad"), rawTxnBatch(pid, epoch, 0, "stray"))
 	wantCode(t, "transactional produce to a partition not added", pr.ErrorCode, kerr.InvalidTxnState)
-	pr = produceTxnBatch(t, cl, "", topic, id, 0, txnBatch(pid, epoch, 0, []byte("stray")))
+	pr = produceRawTxn(t, cl, topic, id, 0, nil, rawTxnBatch(pid, epoch, 0, "stray"))
 	wantCode(t, "transactional produce without a transactional id", pr.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
 	if lo := listOffsetRaw(t, cl, topic, 0, -1); lo.Offset != 0 {
 		t.Fatalf("log end offset %d after refused batches, want 0", lo.Offset)
@@ -147,7 +118,7 @@ func TestTxnBadInput(t *testing.T) {
 	wantCode(t, "AddPartitionsToTxn v1 with the fenced epoch", rt.Partitions[0].ErrorCode, kerr.InvalidProducerEpoch)
 	wantCode(t, "EndTxn with the fenced epoch", endTxnRaw(t, n.Addr(), 3, "bad", pid, epoch, false), kerr.ProducerFenced)
 	wantCode(t, "EndTxn v1 with the fenced epoch", endTxnRaw(t, n.Addr(), 1, "bad", pid, epoch, false), kerr.InvalidProducerEpoch)
-	pr = produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 0, []byte("zombie")))
+	pr = produceRawTxn(t, cl, topic, id, 0, kmsg.StringPtr("bad"), rawTxnBatch(pid, epoch, 0, "zombie"))
 	if pr.ErrorCode == 0 {
 		t.Fatalf("a fenced producer's batch was appended")
 	}
@@ -156,9 +127,9 @@ func TestTxnBadInput(t *testing.T) {
 	epoch = r2.ProducerEpoch
 	rt = addPartitionsRaw(t, n.Addr(), 3, "bad", pid, epoch, topic, 1)
 	wantCode(t, "AddPartitionsToTxn", rt.Partitions[0].ErrorCode, nil)
-	pr = produceTxnBatch(t, cl, "bad", topic, id, 1, txnBatch(pid, epoch, 0, []byte("ok")))
+	pr = produceRawTxn(t, cl, topic, id, 1, kmsg.StringPtr("bad"), rawTxnBatch(pid, epoch, 0, "ok"))
 	wantCode(t, "transactional produce to a partition added", pr.ErrorCode, nil)
-	pr = produceTxnBatch(t, cl, "bad", topic, id, 0, txnBatch(pid, epoch, 1, []byte("stray")))
+	pr = produceRawTxn(t, cl, topic, id, 0, kmsg.StringPtr("bad"), rawTxnBatch(pid, epoch, 1, "stray"))
 	wantCode(t, "transactional produce to the other partition", pr.ErrorCode, kerr.InvalidTxnState)
 	wantCode(t, "EndTxn abort with an older epoch", endTxnRaw(t, n.Addr(), 3, "bad", pid, epoch-1, false), kerr.ProducerFenced)
 }
