@@ -25,6 +25,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -35,6 +36,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -95,6 +98,7 @@ public final class Main {
             case "group": group(); break;
             case "admin": admin(); break;
             case "errors": errors(); break;
+            case "txn": txn(); break;
             case "pipeline":
                 // Only the kafka4 build has Kafka Streams; look it up by name so
                 // that the kafka3 build compiles without it.
@@ -435,6 +439,110 @@ public final class Main {
             if (!(got instanceof RecordTooLargeException)) {
                 throw new IllegalStateException("produce 4096 bytes to a topic with max.message.bytes=2048: got "
                         + describe(got) + ", want RecordTooLargeException");
+            }
+        }
+    }
+
+    // ---- scenario 7: transactions ----
+
+    /**
+     * A transactional producer commits 30 records (with the offset 30 of a
+     * group, sendOffsetsToTransaction), aborts 30, commits 30 more; a
+     * read_committed consumer reads the 60 committed ones and no aborted
+     * one; the group's committed offset is 30; a second producer of the same
+     * transactional id fences the first, whose next commit fails with
+     * ProducerFencedException.
+     */
+    void txn() throws Exception {
+        String topic = prefix + "-txn", group = prefix + "-txn-group", id = prefix + "-txn-id";
+        try (Admin a = admin0()) {
+            createTopic(a, topic, 3, null);
+        }
+        Map<String, String> tx = Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id,
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "30000");
+        KafkaProducer<byte[], byte[]> p = producer("none", tx);
+        try {
+            p.initTransactions();
+            p.beginTransaction();
+            produceAll(p, topic, 0, 30);
+            p.sendOffsetsToTransaction(Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(30)),
+                    new ConsumerGroupMetadata(group));
+            p.commitTransaction();
+            p.beginTransaction();
+            for (int i = 0; i < 30; i++) {
+                p.send(new ProducerRecord<>(topic, i % 3, key(i), "aborted".getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+            p.abortTransaction();
+            p.beginTransaction();
+            produceAll(p, topic, 30, 60);
+            p.commitTransaction();
+
+            // A new producer of the id fences this one.
+            try (KafkaProducer<byte[], byte[]> p2 = producer("none", tx)) {
+                p2.initTransactions();
+                p.beginTransaction();
+                Throwable got = null;
+                try {
+                    p.send(new ProducerRecord<>(topic, 0, key(0), "zombie".getBytes(StandardCharsets.UTF_8))).get();
+                    p.commitTransaction();
+                } catch (Exception e) {
+                    got = e;
+                }
+                boolean fenced = false;
+                for (Throwable c = got; c != null; c = c.getCause()) {
+                    fenced |= c instanceof ProducerFencedException || c instanceof InvalidProducerEpochException;
+                }
+                if (!fenced) {
+                    throw new IllegalStateException("the fenced producer's transaction: " + describe(got)
+                            + ", want ProducerFencedException");
+                }
+            }
+        } finally {
+            p.close(Duration.ofSeconds(5));
+        }
+
+        Properties cp = common();
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                tps.add(new TopicPartition(topic, i));
+            }
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Set<Integer> seen = new HashSet<>();
+            long deadline = System.currentTimeMillis() + WAIT_MS;
+            while (seen.size() < 60) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("read_committed: " + seen.size() + " of 60 committed records");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    String v = new String(r.value(), StandardCharsets.UTF_8);
+                    if (v.equals("aborted") || v.equals("zombie")) {
+                        throw new IllegalStateException("read_committed read an aborted record at " + r.partition() + "@" + r.offset());
+                    }
+                    if (!seen.add(check(r))) {
+                        throw new IllegalStateException("record " + check(r) + " read twice");
+                    }
+                }
+            }
+            // Nothing after them either: the end offsets at read_committed
+            // are where the reader stands.
+            Map<TopicPartition, Long> ends = c.endOffsets(tps);
+            for (TopicPartition tp : tps) {
+                if (c.position(tp) != ends.get(tp)) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+                        throw new IllegalStateException("read_committed read " + r.partition() + "@" + r.offset() + " past the 60");
+                    }
+                }
+            }
+        }
+        try (Admin a = admin0()) {
+            OffsetAndMetadata om = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                    .get(new TopicPartition(topic, 0));
+            if (om == null || om.offset() != 30) {
+                throw new IllegalStateException("the group's offset committed in the transaction: " + om + ", want 30");
             }
         }
     }
