@@ -59,4 +59,14 @@
 //  6. pipeline: Kafka Streams word count (at_least_once, with its
 //     repartition and changelog topics), and Connect standalone FileStream
 //     source → topic → FileStream sink, line for line.
+//  7. txn (clients with a transactional producer): a topic of 3
+//     partitions; one transactional producer commits records 0..29 (record
+//     i on partition i mod 3), aborts 30 records of value "aborted", commits
+//     30..59; a read_committed reader from the beginning reads the 60
+//     committed records, each once and in order, and no aborted one; then a
+//     second producer of the same transactional id initializes and the
+//     first one's next transaction fails with the client's fencing error
+//     (PRODUCER_FENCED or INVALID_PRODUCER_EPOCH). The Java clients also
+//     commit a group's offset in the first transaction
+//     (sendOffsetsToTransaction) and read it back.
 package main

@@ -21,6 +21,7 @@ func franzScenarios() goScenarios {
 		"group":   franzGroup,
 		"admin":   franzAdmin,
 		"errors":  franzErrors,
+		"txn":     franzTxn,
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 
 var clientScenarios = []string{"create", "produce", "group", "admin", "errors"}
 
+// txnScenarios are those of a client with a transactional producer.
+var txnScenarios = append(clientScenarios[:len(clientScenarios):len(clientScenarios)], "txn")
+
 // allJobs lists every client of the matrix, the slowest (JVMs) first.
 func allJobs(root string) []job {
 	java4 := filepath.Join(root, "compat", "java", "kafka4", "target", "lib")
@@ -17,17 +20,17 @@ func allJobs(root string) []job {
 	py := requirements(filepath.Join(root, "compat", "python", "requirements.txt"))
 	return []job{
 		javaJob(root, "kafka4", []row{
-			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), clientScenarios},
+			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), txnScenarios},
 			{"Kafka Streams " + orUnknown(javaVersion(java4, "kafka-streams")), []string{"pipeline"}},
 		}),
 		javaJob(root, "kafka3", []row{
-			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), clientScenarios},
+			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), txnScenarios},
 		}),
 		cliJob(root),
 		connectJob(root),
-		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", clientScenarios}}),
-		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), clientScenarios}}),
-		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), clientScenarios}}),
+		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", txnScenarios}}),
+		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), txnScenarios}}),
+		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), txnScenarios}}),
 		goJob("franz-go "+goModVersion(root, "github.com/twmb/franz-go"), franzScenarios),
 		goJob("sarama "+goModVersion(root, "github.com/IBM/sarama"), saramaScenarios),
 		goJob("kafka-go "+goModVersion(root, "github.com/segmentio/kafka-go"), kafkaGoScenarios),

@@ -339,8 +339,57 @@ class KafkaJS {
     }
   }
 
+  // Scenario 7: commit 30, abort 30, commit 30; the reader (kafkajs reads
+  // read_committed by default) gets the 60; a second producer of the id
+  // fences the first.
+  async txn () {
+    const topic = this.prefix + '-txn'
+    const tid = this.prefix + '-txn-id'
+    await this.createTopic(topic, 3)
+    const p = this.kafka.producer({ transactionalId: tid, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30000 })
+    await p.connect()
+    const txn = async (from, to, commit) => {
+      const t = await p.transaction()
+      const messages = []
+      for (let i = from; i < to; i++) {
+        const m = message(i)
+        if (!commit) m.value = Buffer.from('aborted')
+        m.partition = i % 3
+        messages.push(m)
+      }
+      await t.send({ topic, acks: -1, messages })
+      if (commit) await t.commit()
+      else await t.abort()
+    }
+    try {
+      await txn(0, 30, true)
+      await txn(0, 30, false)
+      await txn(30, 60, true)
+      await this.readBack(topic, 60)
+      const p2 = this.kafka.producer({ transactionalId: tid, idempotent: true, maxInFlightRequests: 1 })
+      await p2.connect()
+      try {
+        const t2 = await p2.transaction() // InitProducerId: the epoch moves on
+        await t2.abort()
+      } finally {
+        await p2.disconnect()
+      }
+      let e
+      try {
+        await txn(60, 61, true)
+      } catch (err) {
+        e = err
+      }
+      if (!e || !['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'].includes(errorType(e))) {
+        throw new Error(`the fenced producer's transaction: ${describe(e)}, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH`)
+      }
+    } finally {
+      await p.disconnect()
+    }
+  }
+
   run (scenario) {
-    const f = { create: this.create, produce: this.produceScenario, group: this.group, admin: this.adminScenario, errors: this.errors }[scenario]
+    const f = { create: this.create, produce: this.produceScenario, group: this.group, admin: this.adminScenario, errors: this.errors, txn: this.txn }[scenario]
     if (!f) throw new Error('unknown scenario ' + scenario)
     return f.call(this)
   }

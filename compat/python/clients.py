@@ -332,9 +332,56 @@ class Confluent:
             raise AssertionError("no delivery report for %s" % topic)
         return res[0]
 
+    def txn(self):
+        """Scenario 7: commit 30, abort 30, commit 30; read_committed reads the 60; a
+        second producer of the id fences the first."""
+        topic, tid = self.prefix + "-txn", self.prefix + "-txn-id"
+        self.create_topic(topic, 3)
+        p = self.producer(**{"transactional.id": tid, "transaction.timeout.ms": 30000})
+        p.init_transactions(WAIT)
+
+        def txn(rng, commit):
+            p.begin_transaction()
+            for i in rng:
+                p.produce(topic, key=key(i), value=value(i) if commit else b"aborted", headers=headers(i),
+                          partition=i % 3)
+            p.flush(WAIT)
+            if commit:
+                p.commit_transaction(WAIT)
+            else:
+                p.abort_transaction(WAIT)
+
+        txn(range(30), True)
+        txn(range(30), False)
+        txn(range(30, 60), True)
+        c = self.consumer(self.prefix + "-txn-read", **{"isolation.level": "read_committed"})
+        try:
+            c.assign([self.ck.TopicPartition(topic, i, self.ck.OFFSET_BEGINNING) for i in range(3)])
+            rc = ReadCheck(60)
+            deadline = time.time() + WAIT
+            while not rc.done():
+                if time.time() > deadline:
+                    rc.fail()
+                m = self.poll(c, 0.2)
+                if m is not None:
+                    rc.add(m.partition(), m.offset(), m.key(), m.value(), m.headers())
+        finally:
+            c.close()
+        p2 = self.producer(**{"transactional.id": tid})
+        p2.init_transactions(WAIT)
+        try:
+            txn(range(60, 61), True)
+        except self.ck.KafkaException as e:
+            err = e.args[0]
+            if err.fatal() or err.code() in (self.ck.KafkaError._FENCED, self.ck.KafkaError.PRODUCER_FENCED,
+                                             self.ck.KafkaError.INVALID_PRODUCER_EPOCH):
+                return
+            raise AssertionError("the fenced producer's transaction: %s, want a fencing error" % err)
+        raise AssertionError("the fenced producer's transaction committed")
+
     def run(self, scenario):
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
-         "admin": self.admin_scenario, "errors": self.errors}[scenario]()
+         "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
 
 
 # ---- kafka-python ----
@@ -589,9 +636,63 @@ class KafkaPython:
         finally:
             p.close(timeout=5)
 
+    def txn(self):
+        """Scenario 7, as Confluent.txn."""
+        topic, tid = self.prefix + "-txn", self.prefix + "-txn-id"
+        self.create_topic(topic, 3)
+        p = self.producer(None, transactional_id=tid, transaction_timeout_ms=30000)
+        try:
+            p.init_transactions()
+
+            def txn(rng, commit):
+                p.begin_transaction()
+                fs = [p.send(topic, key=key(i), value=value(i) if commit else b"aborted", headers=headers(i),
+                             partition=i % 3) for i in rng]
+                for f in fs:
+                    f.get(timeout=WAIT)
+                if commit:
+                    p.commit_transaction()
+                else:
+                    p.abort_transaction()
+
+            txn(range(30), True)
+            txn(range(30), False)
+            txn(range(30, 60), True)
+            c = self.k.KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
+                                     isolation_level="read_committed")
+            try:
+                tps = [self.k.TopicPartition(topic, i) for i in range(3)]
+                c.assign(tps)
+                c.seek_to_beginning(*tps)
+                rc = ReadCheck(60)
+                deadline = time.time() + WAIT
+                while not rc.done():
+                    if time.time() > deadline:
+                        rc.fail()
+                    for _tp, rs in c.poll(timeout_ms=200).items():
+                        for r in rs:
+                            rc.add(r.partition, r.offset, r.key, r.value, r.headers)
+            finally:
+                c.close()
+            p2 = self.producer(None, transactional_id=tid)
+            try:
+                p2.init_transactions()
+            finally:
+                p2.close(timeout=5)
+            try:
+                txn(range(60, 61), True)
+            except Exception as e:  # noqa: BLE001 - the fencing error is the point
+                if "Fenced" in type(e).__name__ or "InvalidProducerEpoch" in type(e).__name__ \
+                        or "fenced" in str(e).lower() or "epoch" in str(e).lower():
+                    return
+                raise AssertionError("the fenced producer's transaction: %s, want a fencing error" % describe(e))
+            raise AssertionError("the fenced producer's transaction committed")
+        finally:
+            p.close(timeout=5)
+
     def run(self, scenario):
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
-         "admin": self.admin_scenario, "errors": self.errors}[scenario]()
+         "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
 
 
 def describe(e):
