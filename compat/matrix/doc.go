@@ -46,6 +46,8 @@
 //  3. group: 300 records on 3 partitions; two members of one group read them
 //     all, both holding partitions, and commit; then 100 more records, and a
 //     new member of the same group reads those 100 and none of the first 300.
+//     group848: the same with KIP-848 consumer groups (group.protocol=consumer,
+//     franz-go's ServerSideBalancer), for the clients that have them.
 //  4. admin: 30 records on partition 0 with timestamps base+1000i; list
 //     offsets earliest 0, latest 30, by time base+10500 → 11; a member of a
 //     group reads them and commits; describe the group (one member, three

@@ -19,9 +19,12 @@ func franzScenarios() goScenarios {
 		"create":  franzCreate,
 		"produce": franzProduce,
 		"group":   franzGroup,
-		"admin":   franzAdmin,
-		"errors":  franzErrors,
-		"txn":     franzTxn,
+		"group848": func(ctx context.Context, e *env) error {
+			return franzGroupWith(ctx, e, "group848", kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer())
+		},
+		"admin":  franzAdmin,
+		"errors": franzErrors,
+		"txn":    franzTxn,
 	}
 }
 
@@ -199,9 +202,9 @@ type franzMember struct {
 	assigned int
 }
 
-func newFranzMember(e *env, group, topic string) (*franzMember, error) {
+func newFranzMember(e *env, group, topic string, opts ...kgo.Opt) (*franzMember, error) {
 	m := &franzMember{}
-	cl, err := franzClient(e, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+	cl, err := franzClient(e, append([]kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 			m.mu.Lock()
@@ -218,7 +221,7 @@ func newFranzMember(e *env, group, topic string) (*franzMember, error) {
 			m.mu.Lock()
 			m.assigned -= len(l[topic])
 			m.mu.Unlock()
-		}))
+		})}, opts...)...)
 	m.cl = cl
 	return m, err
 }
@@ -254,8 +257,12 @@ func (m *franzMember) poll(ctx context.Context, d time.Duration, f func(*kgo.Rec
 	return nil
 }
 
-func franzGroup(ctx context.Context, e *env) error {
-	topic, group := e.prefix+"-group", e.prefix+"-group-g"
+func franzGroup(ctx context.Context, e *env) error { return franzGroupWith(ctx, e, "group") }
+
+// franzGroupWith is the group scenario under the name scenario, its
+// members built with opts (group848: KIP-848's ServerSideBalancer).
+func franzGroupWith(ctx context.Context, e *env, scenario string, opts ...kgo.Opt) error {
+	topic, group := e.prefix+"-"+scenario, e.prefix+"-"+scenario+"-g"
 	adm, done, err := franzAdminClient(e)
 	if err != nil {
 		return err
@@ -280,7 +287,7 @@ func franzGroup(ctx context.Context, e *env) error {
 		}
 	}()
 	for range 2 {
-		m, err := newFranzMember(e, group, topic)
+		m, err := newFranzMember(e, group, topic, opts...)
 		if err != nil {
 			return err
 		}

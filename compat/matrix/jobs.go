@@ -13,6 +13,9 @@ var clientScenarios = []string{"create", "produce", "group", "admin", "errors"}
 // txnScenarios are those of a client with a transactional producer.
 var txnScenarios = append(clientScenarios[:len(clientScenarios):len(clientScenarios)], "txn")
 
+// kip848Scenarios add group848 for the clients that speak KIP-848.
+var kip848Scenarios = append(txnScenarios[:len(txnScenarios):len(txnScenarios)], "group848")
+
 // allJobs lists every client of the matrix, the slowest (JVMs) first.
 func allJobs(root string) []job {
 	java4 := filepath.Join(root, "compat", "java", "kafka4", "target", "lib")
@@ -20,7 +23,7 @@ func allJobs(root string) []job {
 	py := requirements(filepath.Join(root, "compat", "python", "requirements.txt"))
 	return []job{
 		javaJob(root, "kafka4", []row{
-			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), txnScenarios},
+			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), kip848Scenarios},
 			{"Kafka Streams " + orUnknown(javaVersion(java4, "kafka-streams")), []string{"pipeline"}},
 		}),
 		javaJob(root, "kafka3", []row{
@@ -28,7 +31,7 @@ func allJobs(root string) []job {
 		}),
 		cliJob(root),
 		connectJob(root),
-		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", txnScenarios}}),
+		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", kip848Scenarios}}),
 		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), txnScenarios}}),
 		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), txnScenarios}}),
 		goJob("franz-go "+goModVersion(root, "github.com/twmb/franz-go"), franzScenarios),

@@ -17,7 +17,7 @@ import (
 )
 
 // The scenarios, in the table's column order.
-var scenarios = []string{"create", "produce", "group", "admin", "errors", "pipeline", "txn"}
+var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "txn"}
 
 // Result is one cell of the table.
 type Result struct {

@@ -182,12 +182,13 @@ class Confluent:
         finally:
             c.close()
 
-    def group(self):
-        topic, group = self.prefix + "-group", self.prefix + "-group-g"
+    def group(self, scenario="group", **extra):
+        """The group scenario; group848 runs it with group.protocol=consumer."""
+        topic, group = self.prefix + "-" + scenario, self.prefix + "-" + scenario + "-g"
         self.create_topic(topic, 3)
         self.produce(topic, range(300))
         seen = set()
-        cs = [self.consumer(group), self.consumer(group)]
+        cs = [self.consumer(group, **extra), self.consumer(group, **extra)]
         try:
             for c in cs:
                 c.subscribe([topic])
@@ -213,7 +214,7 @@ class Confluent:
             for c in cs:
                 c.close()
         self.produce(topic, range(300, 400))
-        c = self.consumer(group)
+        c = self.consumer(group, **extra)
         try:
             c.subscribe([topic])
             again = set()
@@ -381,6 +382,7 @@ class Confluent:
 
     def run(self, scenario):
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
+         "group848": lambda: self.group("group848", **{"group.protocol": "consumer"}),
          "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
 
 

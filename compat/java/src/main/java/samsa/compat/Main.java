@@ -95,7 +95,8 @@ public final class Main {
         switch (scenario) {
             case "create": create(); break;
             case "produce": produce(); break;
-            case "group": group(); break;
+            case "group": group("group", Map.of()); break;
+            case "group848": group("group848", Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer")); break;
             case "admin": admin(); break;
             case "errors": errors(); break;
             case "txn": txn(); break;
@@ -174,12 +175,17 @@ public final class Main {
     }
 
     KafkaConsumer<byte[], byte[]> consumer(String group) {
+        return consumer(group, Map.of());
+    }
+
+    KafkaConsumer<byte[], byte[]> consumer(String group, Map<String, String> extra) {
         Properties p = common();
         if (group != null) {
             p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         }
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.putAll(extra);
         return new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
@@ -283,8 +289,9 @@ public final class Main {
 
     // ---- scenario 3: a group of two reads everything and commits; a new member resumes ----
 
-    void group() throws Exception {
-        String topic = prefix + "-group", group = prefix + "-group-g";
+    // group848 runs it with KIP-848 consumer groups (group.protocol=consumer).
+    void group(String scenario, Map<String, String> extra) throws Exception {
+        String topic = prefix + "-" + scenario, group = prefix + "-" + scenario + "-g";
         try (Admin a = admin0()) {
             createTopic(a, topic, 3, null);
         }
@@ -292,7 +299,7 @@ public final class Main {
             produceAll(p, topic, 0, 300);
         }
         Set<Integer> seen = new HashSet<>();
-        try (KafkaConsumer<byte[], byte[]> c1 = consumer(group); KafkaConsumer<byte[], byte[]> c2 = consumer(group)) {
+        try (KafkaConsumer<byte[], byte[]> c1 = consumer(group, extra); KafkaConsumer<byte[], byte[]> c2 = consumer(group, extra)) {
             c1.subscribe(Collections.singleton(topic));
             c2.subscribe(Collections.singleton(topic));
             long deadline = System.currentTimeMillis() + WAIT_MS;
@@ -321,7 +328,7 @@ public final class Main {
         try (KafkaProducer<byte[], byte[]> p = producer("none", Map.of())) {
             produceAll(p, topic, 300, 400);
         }
-        try (KafkaConsumer<byte[], byte[]> c3 = consumer(group)) {
+        try (KafkaConsumer<byte[], byte[]> c3 = consumer(group, extra)) {
             c3.subscribe(Collections.singleton(topic));
             Set<Integer> again = new HashSet<>();
             long deadline = System.currentTimeMillis() + WAIT_MS;
