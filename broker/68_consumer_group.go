@@ -24,15 +24,44 @@ func (b *Broker) handleConsumerGroupDescribe(_ context.Context, r *request) (kms
 
 // subscribableTopics are the topics a consumer group may subscribe to:
 // every topic but the internal ones, as Kafka's regex subscriptions see.
+// Each partition comes with its replicas' racks when brokers have racks.
 func (b *Broker) subscribableTopics() []groups.TopicMeta {
+	racks := b.brokerRacks()
 	var out []groups.TopicMeta
 	for _, t := range b.meta.topicList() {
 		if isInternalTopic(t.name) {
 			continue
 		}
-		out = append(out, groups.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.parts))})
+		tm := groups.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.parts))}
+		if len(racks) > 0 {
+			tm.Racks = make([][]string, len(t.parts))
+			for i, p := range t.parts {
+				_, _, replicas, _ := p.State()
+				for _, r := range replicas {
+					if rack := racks[r]; rack != "" {
+						tm.Racks[i] = append(tm.Racks[i], rack)
+					}
+				}
+			}
+		}
+		out = append(out, tm)
 	}
 	return out
+}
+
+// brokerRacks are the racks of the registered brokers as last read; empty
+// when none has one.
+func (b *Broker) brokerRacks() map[int32]string {
+	m := &b.meta
+	m.brokersMu.Lock()
+	defer m.brokersMu.Unlock()
+	racks := map[int32]string{}
+	for _, bi := range m.brokers {
+		if bi.Rack != "" {
+			racks[bi.ID] = bi.Rack
+		}
+	}
+	return racks
 }
 
 // clamp is d within [lo, hi], as the consumer group's session timeout and

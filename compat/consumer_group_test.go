@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -264,5 +265,74 @@ func TestConsumerGroupCoordinatorRestart(t *testing.T) {
 		if len(who) > 1 && k.offset < l.committed[who[0]][k.partition] {
 			t.Errorf("record %d@%d read again by %v although %s committed up to %d", k.offset, k.partition, who[1:], who[0], l.committed[who[0]][k.partition])
 		}
+	}
+}
+
+// TestConsumerGroupRackAware: three brokers on three racks, a partition
+// led on each; three franz-go KIP-848 members, one per rack (client.rack),
+// each get the partition on their rack, with both server assignors.
+func TestConsumerGroupRackAware(t *testing.T) {
+	t.Parallel()
+	c := testutil.StartClusterWith(t, 3, map[string]string{"group.initial.rebalance.delay.ms": "0"}, func(id int32, cfg *broker.Config) {
+		p, err := cfg.Props.With(map[string]string{"broker.rack": fmt.Sprintf("rack-%d", id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Props = p
+	})
+	adm := newAdmin(t, c.Node(1).Addr())
+	prod := newKgo(t, c.Node(1).Addr())
+	for _, bc := range []struct {
+		name string
+		b    kgo.GroupBalancer
+	}{{"range", kgo.RangeBalancer()}, {"uniform", kgo.StickyBalancer()}} {
+		t.Run(bc.name, func(t *testing.T) {
+			topic, group := "cg-rack-"+bc.name, "cg-rack-"+bc.name
+			createTopic(t, adm, topic, 3, nil)
+			leaders := map[int32]int32{}
+			testutil.Eventually(t, 20*time.Second, func() error {
+				md, err := adm.Metadata(testCtx(t, 5*time.Second), topic)
+				if err != nil {
+					return err
+				}
+				if n := len(md.Topics[topic].Partitions); n != 3 {
+					return fmt.Errorf("%d partitions in Metadata", n)
+				}
+				for _, p := range md.Topics[topic].Partitions {
+					if p.Leader < 0 {
+						return fmt.Errorf("partition %d has no leader", p.Partition)
+					}
+					leaders[p.Partition] = p.Leader
+				}
+				return nil
+			})
+			l := newLedger()
+			// Join in the order that puts every partition off its rack
+			// first when racks are ignored.
+			for _, id := range []int32{3, 2, 1} {
+				m := startMember(t, c.Node(1).Addr(), group, topic, fmt.Sprintf("rack-%d", id), l,
+					kgo.Balancers(bc.b), kgo.ServerSideBalancer(), kgo.Rack(fmt.Sprintf("rack-%d", id)))
+				t.Cleanup(m.close)
+			}
+			testutil.Eventually(t, 30*time.Second, func() error {
+				if err := consumerGroupStable(t, prod, group, 3, 3)(); err != nil {
+					return err
+				}
+				g, err := describeConsumerGroup(t, prod, group)
+				if err != nil {
+					return err
+				}
+				for _, m := range g.Members {
+					for _, tp := range m.Assignment.TopicPartitions {
+						for _, p := range tp.Partitions {
+							if want := fmt.Sprintf("rack-%d", leaders[p]); m.RackID == nil || *m.RackID != want {
+								return fmt.Errorf("partition %d (on %s) assigned to a member on %v", p, want, derefStr(m.RackID))
+							}
+						}
+					}
+				}
+				return nil
+			})
+		})
 	}
 }

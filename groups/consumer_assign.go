@@ -13,6 +13,11 @@ package groups
 //     topic's subscribers sorted by member id (Kafka's RangeAssignor), so
 //     that members subscribed to co-partitioned topics get the same
 //     partition numbers of each.
+//
+// Both are rack-aware, as Kafka's are: where members give a rack and the
+// brokers have racks, a member gets partitions with a replica on its rack
+// first (fetching from its rack's follower, KIP-392), as far as the
+// balance allows; without racks the assignment is the same as before.
 
 import (
 	"cmp"
@@ -87,17 +92,38 @@ func assignRange(cg *consumerGroup, ids []string, meta map[string]TopicMeta) map
 		if len(subs) == 0 {
 			continue
 		}
-		n := int(meta[name].Partitions)
+		t := meta[name]
+		n := int(t.Partitions)
 		per, extra := n/len(subs), n%len(subs)
-		p := 0
+		quota := map[string]int{}
 		for i, id := range subs {
-			k := per
+			quota[id] = per
 			if i < extra {
-				k++
+				quota[id]++
 			}
-			for range k {
-				out[id] = append(out[id], topicPartition{name, int32(p)})
-				p++
+		}
+		// Each member first takes partitions on its rack (lowest first),
+		// then the rest fill the quotas in order: contiguous ranges when
+		// there are no racks.
+		taken := make([]bool, n)
+		for _, id := range subs {
+			rack := cg.members[id].rack
+			for p := 0; p < n && quota[id] > 0 && rack != ""; p++ {
+				if !taken[p] && t.onRack(int32(p), rack) {
+					taken[p] = true
+					out[id] = append(out[id], topicPartition{name, int32(p)})
+					quota[id]--
+				}
+			}
+		}
+		p := 0
+		for _, id := range subs {
+			for ; quota[id] > 0; p++ {
+				if !taken[p] {
+					taken[p] = true
+					out[id] = append(out[id], topicPartition{name, int32(p)})
+					quota[id]--
+				}
 			}
 		}
 	}
@@ -126,15 +152,25 @@ func assignUniform(cg *consumerGroup, ids []string, meta map[string]TopicMeta) m
 			all = append(all, topicPartition{name, p})
 		}
 	}
-	// The least loaded subscriber of tp with fewer than limit partitions.
+	// The least loaded subscriber of tp with fewer than limit partitions,
+	// one on a rack of tp's replicas first.
 	least := func(tp topicPartition, limit int) string {
-		best := ""
-		for _, id := range ids {
-			if cg.members[id].subscribes(tp.topic) && load[id] < limit && (best == "" || load[id] < load[best]) {
-				best = id
+		for _, rackOnly := range []bool{true, false} {
+			best := ""
+			for _, id := range ids {
+				m := cg.members[id]
+				if rackOnly && !meta[tp.topic].onRack(tp.partition, m.rack) {
+					continue
+				}
+				if m.subscribes(tp.topic) && load[id] < limit && (best == "" || load[id] < load[best]) {
+					best = id
+				}
+			}
+			if best != "" {
+				return best
 			}
 		}
-		return best
+		return ""
 	}
 	for _, tp := range all {
 		if _, ok := owner[tp]; ok {
@@ -163,9 +199,51 @@ func assignUniform(cg *consumerGroup, ids []string, meta map[string]TopicMeta) m
 			}
 		}
 	}
+	// Then bring partitions to a member on their rack where the balance
+	// stays: a move to one with fewer, or a swap with one holding a
+	// partition off its own rack.
+	onRack := func(tp topicPartition, id string) bool {
+		return meta[tp.topic].onRack(tp.partition, cg.members[id].rack)
+	}
+	for moved, rounds := true, 0; moved && rounds < len(all); rounds++ {
+		moved = false
+		for _, tp := range all {
+			a, ok := owner[tp]
+			if !ok || onRack(tp, a) {
+				continue
+			}
+			for _, b := range ids {
+				if b == a || !onRack(tp, b) || !cg.members[b].subscribes(tp.topic) {
+					continue
+				}
+				if load[b] < load[a] {
+					owner[tp] = b
+					load[a]--
+					load[b]++
+					moved = true
+					break
+				}
+				if q, ok := swapCandidate(all, owner, b, a, cg, onRack); ok {
+					owner[tp], owner[q] = b, a
+					moved = true
+					break
+				}
+			}
+		}
+	}
 	out := map[string][]topicPartition{}
 	for tp, id := range owner {
 		out[id] = append(out[id], tp)
 	}
 	return out
+}
+
+// swapCandidate is a partition b owns off its rack that a may take.
+func swapCandidate(all []topicPartition, owner map[topicPartition]string, b, a string, cg *consumerGroup, onRack func(topicPartition, string) bool) (topicPartition, bool) {
+	for _, q := range all {
+		if owner[q] == b && !onRack(q, b) && cg.members[a].subscribes(q.topic) {
+			return q, true
+		}
+	}
+	return topicPartition{}, false
 }

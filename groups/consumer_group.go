@@ -37,6 +37,14 @@ type TopicMeta struct {
 	Name       string
 	ID         [16]byte
 	Partitions int32
+	// Racks are the racks of each partition's replicas (nil when the
+	// brokers have none), for rack-aware assignment.
+	Racks [][]string
+}
+
+// onRack reports whether a replica of partition p is on rack.
+func (t TopicMeta) onRack(p int32, rack string) bool {
+	return rack != "" && int(p) < len(t.Racks) && slices.Contains(t.Racks[p], rack)
 }
 
 // Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
@@ -457,7 +465,7 @@ func metaHash(meta map[string]TopicMeta) string {
 	var sb strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(meta)) {
 		t := meta[name]
-		fmt.Fprintf(&sb, "%s:%x:%d;", name, t.ID, t.Partitions)
+		fmt.Fprintf(&sb, "%s:%x:%d:%v;", name, t.ID, t.Partitions, t.Racks)
 	}
 	return sb.String()
 }

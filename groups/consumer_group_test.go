@@ -115,3 +115,29 @@ func TestConsumerGroupReconcileAndReload(t *testing.T) {
 		t.Errorf("after a left and a reload: epoch %d, members %+v", g.Epoch, g.Members)
 	}
 }
+
+// Both assignors give a member the partitions on its rack where the
+// balance allows, and stay balanced.
+func TestConsumerAssignorsRackAware(t *testing.T) {
+	meta := map[string]TopicMeta{"t": {Name: "t", ID: [16]byte{9}, Partitions: 6,
+		Racks: [][]string{{"r2"}, {"r2"}, {"r1"}, {"r0"}, {"r1"}, {"r0"}}}}
+	for _, assignor := range []string{assignorUniform, assignorRange} {
+		cg := newConsumerGroup()
+		for i, id := range []string{"m0", "m1", "m2"} {
+			cg.members[id] = &consumerMember{id: id, rack: fmt.Sprintf("r%d", i), topics: []string{"t"}}
+		}
+		// m0 held everything before (uniform is sticky): the racks win.
+		cg.target["m0"] = []topicPartition{{"t", 0}, {"t", 1}, {"t", 2}, {"t", 3}, {"t", 4}, {"t", 5}}
+		got := assign(assignor, cg, meta)
+		for id, tps := range got {
+			if len(tps) != 2 {
+				t.Errorf("%s: %s got %v, want 2 partitions", assignor, id, tps)
+			}
+			for _, tp := range tps {
+				if !meta["t"].onRack(tp.partition, cg.members[id].rack) {
+					t.Errorf("%s: %s (rack %s) got partition %d off its rack", assignor, id, cg.members[id].rack, tp.partition)
+				}
+			}
+		}
+	}
+}
