@@ -322,10 +322,21 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 	case fp.committed:
 		maxOffset = fp.lso
 	}
+	throttled := fp.follower && fp.t != nil && fp.t.leaderThrottled.Has(fp.key.part, b.nodeID)
+	if throttled {
+		allowed := b.replThrottle.allowance(b.cfg().Settings().LeaderThrottledRate, time.Now())
+		if allowed == 0 {
+			return 0, false
+		}
+		limit, minOne = min(limit, allowed), true
+	}
 	rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
 	if err != nil {
 		fp.err = err
 		return 0, true
+	}
+	if throttled {
+		b.replThrottle.took(rr.Size)
 	}
 	fp.read = rr
 	return rr.Size, false

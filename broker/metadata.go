@@ -29,6 +29,8 @@ type topic struct {
 	cleaner *logstore.CompactOptions
 	metrics *topicMetrics // the topic's counters
 	props   *config.Props // the broker properties its settings were derived from
+	// leaderThrottled: leader.replication.throttled.replicas.
+	leaderThrottled config.Throttled
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -196,7 +198,8 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
-			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props}
+			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props,
+			leaderThrottled: ts.LeaderThrottled}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,

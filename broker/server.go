@@ -46,10 +46,12 @@ type Broker struct {
 	// (dynconfig.go): what the settings Kafka changes at run time are read
 	// from.
 	dynProps atomic.Pointer[config.Props]
-	log      *slog.Logger
-	nodeID   int32
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
-	logFS    logstore.FS                                                       // Config.LogFS
+	// replThrottle is the leader side of the replication quota (throttle.go).
+	replThrottle replicationThrottle
+	log          *slog.Logger
+	nodeID       int32
+	dial         func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
+	logFS        logstore.FS                                                       // Config.LogFS
 
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs

@@ -305,3 +305,80 @@ func TestKafkaReassignPartitionsTool(t *testing.T) {
 	})
 	checkAcked(t, c, topic, 0, acked)
 }
+
+// The leader side of the replication throttle: with
+// leader.replication.throttled.replicas "*" and a leader's dynamic
+// leader.replication.throttled.rate of 200 kB/s, a replica added by a
+// reassignment copies no faster than that (plus a second's burst and one
+// batch); with the throttle taken away the move completes.
+func TestClusterReassignmentThrottled(t *testing.T) {
+	c := testutil.StartCluster(t, 3, nil)
+	const topic = "throttled"
+	createReplicatedTopic(t, c, topic, 1, 1, nil)
+	mp, err := partitionMeta(t, c.LiveAddr(), topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := mp.Leader
+	cl := newClusterKgo(t, c, kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	value := make([]byte, 10_000)
+	const records = 300 // 3 MB
+	for i := range records {
+		value[0] = byte(i)
+		produceAll(t, cl, &kgo.Record{Topic: topic, Value: slices.Clone(value)})
+	}
+	adm := kadm.NewClient(newClusterKgo(t, c))
+	setTopic := func(op kadm.IncrementalOp, v string) {
+		t.Helper()
+		rs, err := adm.AlterTopicConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: op, Name: "leader.replication.throttled.replicas", Value: strp(v)}}, topic)
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTopic(kadm.SetConfig, "*")
+	const rate = 200_000
+	rs, err := adm.AlterBrokerConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.rate", Value: strp(itoa(rate))}}, leader)
+	if err == nil {
+		err = rs[0].Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added int32
+	for id := int32(1); id <= 3; id++ {
+		if id != leader {
+			added = id
+			break
+		}
+	}
+	req := kadm.AlterPartitionAssignmentsReq{}
+	req.Assign(topic, 0, []int32{leader, added})
+	started := time.Now()
+	if res, err := adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), req); err != nil || res[topic][0].Err != nil {
+		t.Fatalf("reassign: %v %v", res, err)
+	}
+	// An observation window, not a wait for a condition: whatever the
+	// machine's load, the copy can only be slower than the bound.
+	var copied int64
+	time.Sleep(3 * time.Second)
+	elapsed := time.Since(started)
+	all, err := adm.DescribeAllLogDirs(testCtx(t, 10*time.Second), kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range all[added] {
+		if p, ok := d.Topics[topic][0]; ok {
+			copied = p.Size
+		}
+	}
+	bound := int64(rate*(elapsed.Seconds()+1)) + 2*int64(len(value))
+	t.Logf("throttled at %d B/s: %d bytes copied in %v (bound %d)", rate, copied, elapsed.Round(time.Millisecond), bound)
+	if copied <= 0 || copied > bound {
+		t.Errorf("the added replica holds %d bytes after %v at %d B/s; want more than none and at most %d", copied, elapsed, rate, bound)
+	}
+	setTopic(kadm.DeleteConfig, "")
+	waitReassigned(t, c, adm, topic, map[int32][]int32{0: {leader, added}})
+}

@@ -143,6 +143,7 @@ var brokerDefs = []Def{
 	{Name: "replica.socket.timeout.ms", Type: tInt, Default: str("30000"), Doc: "Socket timeout of follower fetches."},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: tLong, Default: str("5000"), Doc: "How often the high watermark is saved to disk."},
 	{Name: "num.replica.fetchers", Type: tInt, Default: str("1"), Dynamic: true, Ignored: true, Doc: "Fetcher threads per source broker."},
+	{Name: "leader.replication.throttled.rate", Type: tLong, Default: str(maxLong), Dynamic: true, Doc: "The bytes per second a leader sends to followers of the replicas that leader.replication.throttled.replicas names (a reassignment's throttle); the rest of replication is not limited.", check: atLeast(1)},
 	{Name: "replica.selector.class", Type: tString, Default: nil, Doc: "How a leader picks the replica a consumer should fetch from (KIP-392). Kafka's org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer whose client.rack names a rack to an in-sync replica there (PreferredReadReplica), which serves it up to its high watermark; empty or LeaderSelector keeps consumers on the leader. Other classes are refused: samsa runs no Java.", check: oneOf("", rackAwareSelector, "org.apache.kafka.common.replica.LeaderSelector")},
 	{Name: "auto.leader.rebalance.enable", Type: tBool, Default: str("true"), Doc: "Move leadership back to preferred replicas."},
 	{Name: "leader.imbalance.check.interval.seconds", Type: tLong, Default: str("300"), Doc: "How often leader balance is checked.", check: atLeast(1)},

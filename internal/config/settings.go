@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // TopicSettings are the effective topic configs of one topic, typed, for
@@ -33,6 +34,41 @@ type TopicSettings struct {
 	SegmentJitterMs                int64
 	SegmentMs                      int64
 	UncleanLeaderElection          bool
+	// LeaderThrottled are the replicas whose follower fetches this topic's
+	// leaders throttle (leader.replication.throttled.replicas).
+	LeaderThrottled Throttled
+}
+
+// Throttled is a [partition]:[broker] list of replication throttles, or
+// all of them ("*").
+type Throttled struct {
+	all  bool
+	list map[[2]int32]bool
+}
+
+// Has reports whether the replica of partition on broker is throttled.
+func (t Throttled) Has(partition, broker int32) bool {
+	return t.all || t.list[[2]int32{partition, broker}]
+}
+
+func parseThrottled(v string) Throttled {
+	var t Throttled
+	for _, e := range splitList(v) {
+		if e == "*" {
+			return Throttled{all: true}
+		}
+		ps, bs, _ := strings.Cut(e, ":")
+		p, err1 := strconv.ParseInt(strings.TrimSpace(ps), 10, 32)
+		b, err2 := strconv.ParseInt(strings.TrimSpace(bs), 10, 32)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if t.list == nil {
+			t.list = map[[2]int32]bool{}
+		}
+		t.list[[2]int32{int32(p), int32(b)}] = true
+	}
+	return t
 }
 
 // TopicSettings validates overrides and returns the effective, typed
@@ -81,6 +117,7 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		SegmentJitterMs:             i64("segment.jitter.ms"),
 		SegmentMs:                   i64("segment.ms"),
 		UncleanLeaderElection:       m["unclean.leader.election.enable"] == "true",
+		LeaderThrottled:             parseThrottled(m["leader.replication.throttled.replicas"]),
 	}
 	return s, firstErr
 }
