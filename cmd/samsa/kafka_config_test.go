@@ -67,11 +67,9 @@ group.initial.rebalance.delay.ms=0
 `
 
 // The ignored properties the file sets, as the warning names them.
-const kafkaServerPropertiesIgnored = "controller.quorum.bootstrap.servers,listener.name.ssl.ssl.keystore.type,metric.reporters," +
+const kafkaServerPropertiesIgnored = "controller.quorum.bootstrap.servers,metric.reporters," +
 	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir,process.roles,quota.window.num," +
-	"replica.selector.class,share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor," +
-	"ssl.client.auth,ssl.keystore.location,ssl.keystore.password,transaction.state.log.min.isr," +
-	"transaction.state.log.replication.factor"
+	"share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
 
 // An apache/kafka compose service's environment (the image's docs: KRaft
 // combined mode, one node), with KIP-848 and metrics settings, and the
@@ -103,10 +101,8 @@ func composeEnv(logDir string) []string {
 	}
 }
 
-const composeIgnored = "cluster.id,controller.quorum.voters,group.consumer.heartbeat.interval.ms," +
-	"group.consumer.session.timeout.ms,group.coordinator.rebalance.protocols,metric.reporters,process.roles," +
-	"share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor," +
-	"transaction.state.log.min.isr,transaction.state.log.replication.factor"
+const composeIgnored = "cluster.id,controller.quorum.voters,group.coordinator.rebalance.protocols," +
+	"metric.reporters,process.roles,share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
 
 func TestServeKafkaServerProperties(t *testing.T) {
 	dir := t.TempDir()
@@ -242,7 +238,7 @@ func TestServeHelpConfig(t *testing.T) {
 			t.Errorf("%s is not listed as acting", name)
 		}
 	}
-	for _, name := range []string{"num.recovery.threads.per.data.dir", "metric.reporters", "ssl.keystore.location", "group.consumer.heartbeat.interval.ms", "num.network.threads"} {
+	for _, name := range []string{"num.recovery.threads.per.data.dir", "metric.reporters", "num.io.threads", "background.threads", "num.network.threads"} {
 		if !listed(ignored, name) || listed(acting, name) {
 			t.Errorf("%s is not listed as accepted and ignored", name)
 		}
