@@ -35,7 +35,7 @@ const Usage = `  samsa topic list|create|describe|alter|delete ...
   samsa produce TOPIC [--key-separator SEP] [--header k=v]... [--file PATH] [--partition N]
   samsa consume TOPIC [--offset start|end|N|@millis] [--group G] [--num N] [--format FMT]
   samsa group list|describe|seek|delete ...
-  samsa cluster info|health
+  samsa cluster info|health|balance [--dry-run] [--topics t1,t2]
   (each takes --bootstrap-server host:port[,...], default 127.0.0.1:9092, --format table|json,
    and for a secured listener --sasl-mechanism M --sasl-username U --sasl-password P, --tls, --tls-ca FILE)`
 

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/admin"
 	"github.com/samsa-io/samsa/internal/cli"
@@ -284,5 +286,81 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || !strings.HasPrefix(errOut, "samsa: ") {
 			t.Errorf("samsa %s: exit %d, stderr %q; want 2 and a samsa: line", strings.Join(args, " "), code, errOut)
 		}
+	}
+}
+
+// cluster balance: a topic whose replicas all sit on two of three brokers,
+// with one preferred leader, is planned (--dry-run changes nothing), then
+// moved and re-led so that each broker holds as many replicas and leads as
+// many partitions as the others; the records are still there.
+func TestClusterBalance(t *testing.T) {
+	c := testutil.StartCluster(t, 3, nil)
+	addr := c.Node(1).Addr()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "skewed", -1, -1
+	for p := range int32(6) {
+		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		ra.Partition, ra.Replicas = p, []int32{1, 2}
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	}
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		for p := range int32(6) {
+			if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "skewed", Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	out := ok(t, addr, "", "cluster", "balance", "--dry-run")
+	if !regexp.MustCompile(`(?m)^3\s+0 -> 4\s+0 -> 2\s`).MatchString(out) {
+		t.Fatalf("cluster balance --dry-run:\n%s", out)
+	}
+	a, err := admin.New(c.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	parts, _, err := a.Placement(context.Background(), "skewed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if slices.Contains(p.Replicas, 3) {
+			t.Fatalf("--dry-run moved %s-%d to broker 3", p.Topic, p.Partition)
+		}
+	}
+
+	out = ok(t, addr, "", "cluster", "balance", "--timeout", "2m")
+	if !strings.Contains(out, "applied") {
+		t.Fatalf("cluster balance:\n%s", out)
+	}
+	testutil.Eventually(t, 60*time.Second, func() error {
+		info, err := a.Cluster(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, b := range info.Brokers {
+			if b.Replicas != 4 || b.Leaders != 2 {
+				return fmt.Errorf("broker %d: %d replicas, %d leaders; want 4 and 2", b.ID, b.Replicas, b.Leaders)
+			}
+		}
+		return nil
+	})
+	out = ok(t, addr, "", "consume", "skewed", "--offset", "start", "--num", "6")
+	if n := strings.Count(out, "v\n"); n != 6 {
+		t.Errorf("after the balance, consume read %d of 6 records:\n%s", n, out)
 	}
 }
