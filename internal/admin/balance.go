@@ -83,8 +83,12 @@ func PlanBalance(parts []PartitionPlacement, racks map[int32]string) Plan {
 		if len(ls) < 2 {
 			break
 		}
-		hi := slices.MaxFunc(ls, func(a, b BrokerLoad) int { return cmp.Or(cmp.Compare(a.Replicas, b.Replicas), cmp.Compare(a.Bytes, b.Bytes)) })
-		lo := slices.MinFunc(ls, func(a, b BrokerLoad) int { return cmp.Or(cmp.Compare(a.Replicas, b.Replicas), cmp.Compare(a.Bytes, b.Bytes)) })
+		hi := slices.MaxFunc(ls, func(a, b BrokerLoad) int {
+			return cmp.Or(cmp.Compare(a.Replicas, b.Replicas), cmp.Compare(a.Bytes, b.Bytes))
+		})
+		lo := slices.MinFunc(ls, func(a, b BrokerLoad) int {
+			return cmp.Or(cmp.Compare(a.Replicas, b.Replicas), cmp.Compare(a.Bytes, b.Bytes))
+		})
 		if hi.Replicas-lo.Replicas <= 1 {
 			break
 		}
