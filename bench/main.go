@@ -71,6 +71,7 @@ func run() int {
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
 	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin (consume and latency need produce)")
 	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
+	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
 	flag.Parse()
 	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 || (*samsaBinFlag != "" && *profile != "") {
@@ -136,6 +137,17 @@ func run() int {
 		res.kafkaVersion = kafkaref.Version(cfg.tools.libs)
 	}
 
+	if *failover {
+		progress("failover: three samsa processes and three Kafka KRaft nodes")
+		rs := runFailover(ctx, cfg, samsaBin, withSamsa, withKafka)
+		printFailover(os.Stdout, rs)
+		for _, r := range rs {
+			if r.err != nil && r.name == "samsa" {
+				return 1
+			}
+		}
+		return 0
+	}
 	progress("machine limits")
 	res.limits, res.limitsErr = measureLimits(cfg.tmp, cfg.plan.limitBytes, time.Duration(cfg.plan.limitSeconds*float64(time.Second)))
 	res.loadStart = loadAvg()

@@ -97,14 +97,34 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 		return nil, err
 	}
 
+	if err := format(ctx, libs, b.ClusterID, propsPath, "--standalone"); err != nil {
+		return nil, err
+	}
+	if err := b.launch(libs, o, propsPath); err != nil {
+		return nil, err
+	}
+	if err := b.waitReady(ctx); err != nil {
+		_ = b.Stop(10 * time.Second)
+		return nil, err
+	}
+	return b, nil
+}
+
+// format runs kafka-storage.sh format on a node's properties.
+func format(ctx context.Context, libs, clusterID, propsPath string, extra ...string) error {
 	fctx, fcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer fcancel()
-	format := Java(fctx, libs, []string{"-Xmx256m"}, "kafka.tools.StorageTool",
-		"format", "-t", b.ClusterID, "-c", propsPath, "--standalone")
-	if out, err := format.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("kafkaref: kafka storage format: %w\n%s", err, Tail(out, 20))
+	cmd := Java(fctx, libs, []string{"-Xmx256m"}, "kafka.tools.StorageTool",
+		append([]string{"format", "-t", clusterID, "-c", propsPath}, extra...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kafkaref: kafka storage format: %w\n%s", err, Tail(out, 20))
 	}
+	return nil
+}
 
+// launch starts the formatted node's JVM.
+func (b *Broker) launch(libs string, o Options, propsPath string) error {
+	var err error
 	heap := strconv.Itoa(o.HeapMB) + "m"
 	opts := append([]string{"-Xmx" + heap, "-Xms" + heap}, JVMOpts...)
 	cmd := exec.Command("java", javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})...)
@@ -114,7 +134,7 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 	if out == nil {
 		b.LogPath = filepath.Join(o.Dir, "kafka.log")
 		if b.logFile, err = os.OpenFile(b.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-			return nil, err
+			return err
 		}
 		out = b.logFile
 	}
@@ -126,7 +146,7 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 		if b.logFile != nil {
 			b.logFile.Close()
 		}
-		return nil, fmt.Errorf("kafkaref: start kafka: %w", err)
+		return fmt.Errorf("kafkaref: start kafka: %w", err)
 	}
 	b.cmd = cmd
 	if o.Started != nil {
@@ -139,11 +159,7 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 		}
 		close(b.exited)
 	}()
-	if err := b.waitReady(ctx); err != nil {
-		_ = b.Stop(10 * time.Second)
-		return nil, err
-	}
-	return b, nil
+	return nil
 }
 
 // serverProps returns the properties of a single combined-mode node, with
@@ -339,3 +355,5 @@ func FreePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,0 +1,141 @@
+package kafkaref
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// StartCluster formats and starts n combined-mode KRaft nodes (node ids
+// 1..n, every one a broker and a voter of the controller quorum) in
+// subdirectories of o.Dir, with o's heap and properties for each and the
+// internal topics replicated three ways (min.insync.replicas 2) when n is
+// at least 3. It waits until every node answers Metadata listing all n
+// brokers. On error nothing is left running.
+func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker, error) {
+	if o.Dir == "" || n < 1 {
+		return nil, errors.New("kafkaref: StartCluster needs Options.Dir and n >= 1")
+	}
+	if o.HeapMB <= 0 {
+		o.HeapMB = 1024
+	}
+	ports, err := FreePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	id, err := ClusterID()
+	if err != nil {
+		return nil, err
+	}
+	var voters []string
+	for i := range n {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[2*i+1]))
+	}
+	rf, minISR := strconv.Itoa(min(n, 3)), strconv.Itoa(max(min(n, 3)-1, 1))
+	var nodes []*Broker
+	stopAll := func() {
+		for _, b := range nodes {
+			_ = b.Stop(10 * time.Second)
+		}
+	}
+	for i := range n {
+		dir := filepath.Join(o.Dir, "node"+strconv.Itoa(i+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			stopAll()
+			return nil, err
+		}
+		b := &Broker{
+			Addr:       "127.0.0.1:" + strconv.Itoa(ports[2*i]),
+			Controller: "127.0.0.1:" + strconv.Itoa(ports[2*i+1]),
+			Dir:        dir, ClusterID: id, exited: make(chan struct{}),
+		}
+		props := serverProps(b.Addr, b.Controller, filepath.Join(dir, "data"), map[string]string{
+			"node.id":                                          strconv.Itoa(i + 1),
+			"controller.quorum.voters":                         strings.Join(voters, ","),
+			"offsets.topic.replication.factor":                 rf,
+			"transaction.state.log.replication.factor":         rf,
+			"transaction.state.log.min.isr":                    minISR,
+			"share.coordinator.state.topic.replication.factor": rf,
+			"share.coordinator.state.topic.min.isr":            minISR,
+		})
+		delete(props, "controller.quorum.bootstrap.servers")
+		for k, v := range o.Props {
+			props[k] = v
+		}
+		propsPath := filepath.Join(dir, "server.properties")
+		if err := os.WriteFile(propsPath, []byte(renderProps(props)), 0o644); err != nil {
+			stopAll()
+			return nil, err
+		}
+		if err := format(ctx, libs, id, propsPath); err != nil {
+			stopAll()
+			return nil, err
+		}
+		no := o
+		no.Dir = dir
+		if err := b.launch(libs, no, propsPath); err != nil {
+			stopAll()
+			return nil, err
+		}
+		nodes = append(nodes, b)
+	}
+	for _, b := range nodes {
+		if err := b.waitBrokers(ctx, n); err != nil {
+			stopAll()
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+// waitBrokers polls Metadata at b until it lists n brokers.
+func (b *Broker) waitBrokers(ctx context.Context, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var lastErr error
+	for {
+		select {
+		case <-b.exited:
+			return fmt.Errorf("kafkaref: node at %s exited (%v)%s", b.Addr, b.waitErr, b.tailNote())
+		default:
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+		if err == nil {
+			pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+			var m kadm.BrokerDetails
+			m, lastErr = kadm.NewClient(cl).ListBrokers(pctx)
+			pcancel()
+			cl.Close()
+			if lastErr == nil && len(m) >= n {
+				return nil
+			}
+			if lastErr == nil {
+				lastErr = fmt.Errorf("%d of %d brokers registered", len(m), n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkaref: node at %s: %v: %w%s", b.Addr, lastErr, ctx.Err(), b.tailNote())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Kill sends SIGKILL to the node's process group and waits for it.
+func (b *Broker) Kill() {
+	select {
+	case <-b.exited:
+		return
+	default:
+	}
+	_ = syscallKill(-b.Pid())
+	<-b.exited
+}
