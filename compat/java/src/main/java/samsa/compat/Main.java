@@ -100,6 +100,11 @@ public final class Main {
             case "admin": admin(); break;
             case "errors": errors(); break;
             case "txn": txn(); break;
+            case "wc-eos":
+                // Runs until killed (TestStreamsExactlyOnce); kafka4 only.
+                Class.forName("samsa.compat.WordCount").getMethod("runEOS", String.class, String.class, String.class)
+                        .invoke(null, bootstrap, prefix, System.getProperty("samsa.state.dir"));
+                break;
             case "pipeline":
                 // Only the kafka4 build has Kafka Streams; look it up by name so
                 // that the kafka3 build compiles without it.

@@ -116,6 +116,49 @@ public final class WordCount {
         }
     }
 
+    /**
+     * The exactly_once_v2 word count of compat's TestStreamsExactlyOnce: the
+     * application PREFIX-eos over PREFIX-eos-in (lines) and PREFIX-eos-out
+     * (counts), topics the test creates and fills. Runs until the process is
+     * killed, printing RUNNING once the instance runs.
+     */
+    public static void runEOS(String bootstrap, String prefix, String stateDir) throws Exception {
+        String in = prefix + "-eos-in", out = prefix + "-eos-out", app = prefix + "-eos";
+        StreamsBuilder b = new StreamsBuilder();
+        b.stream(in, Consumed.with(Serdes.String(), Serdes.String()))
+                .flatMapValues(v -> Arrays.asList(v.split(" ")))
+                .groupBy((k, w) -> w, Grouped.with("words", Serdes.String(), Serdes.String()))
+                .count(Materialized.as("counts"))
+                .toStream()
+                .to(out, Produced.with(Serdes.String(), Serdes.Long()));
+        Properties sp = new Properties();
+        sp.put("bootstrap.servers", bootstrap);
+        sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
+        sp.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, "exactly_once_v2");
+        sp.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
+        sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+        sp.put("statestore.cache.max.bytes", "0");
+        sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+        sp.put("consumer.auto.offset.reset", "earliest");
+        // A killed instance leaves the group within seconds, not Streams'
+        // default 45 s.
+        sp.put("consumer.session.timeout.ms", "6000");
+        sp.put("consumer.heartbeat.interval.ms", "1000");
+        KafkaStreams streams = new KafkaStreams(b.build(), sp);
+        streams.setStateListener((now, before) -> {
+            if (now == KafkaStreams.State.RUNNING) {
+                System.out.println("RUNNING");
+                System.out.flush();
+            }
+            if (now == KafkaStreams.State.ERROR) {
+                System.out.println("ERROR");
+                System.out.flush();
+            }
+        });
+        streams.start();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
     private WordCount() {
     }
 
