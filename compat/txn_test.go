@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -190,4 +191,57 @@ func TestTxnFindCoordinator(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, "FindCoordinator of the empty id", resp.Coordinators[0].ErrorCode, kerr.InvalidRequest)
+}
+
+// A producer that stops in the middle of its transaction: once its
+// transaction.timeout.ms has passed, the coordinator aborts the
+// transaction with the epoch bumped, the partition's last stable offset
+// moves past it, and the producer's late commit is fenced.
+func TestTxnTimeoutAborts(t *testing.T) {
+	n := txnBroker(t)
+	adm := newAdmin(t, n.Addr())
+	const topic = "txn-timeout"
+	createTopic(t, adm, topic, 1, nil)
+	ctx := testCtx(t, 60*time.Second)
+	cl := newKgo(t, n.Addr(), kgo.TransactionalID("timeout-txn"), kgo.TransactionTimeout(2*time.Second))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("late")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := adm.DescribeTransactions(ctx, "timeout-txn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := d["timeout-txn"].ProducerEpoch
+	testutil.Eventually(t, 30*time.Second, func() error {
+		d, err := adm.DescribeTransactions(ctx, "timeout-txn")
+		if err != nil {
+			return err
+		}
+		if tx := d["timeout-txn"]; tx.State != "CompleteAbort" || tx.ProducerEpoch != epoch+1 {
+			return fmt.Errorf("state %s epoch %d, want CompleteAbort at %d", tx.State, tx.ProducerEpoch, epoch+1)
+		}
+		return nil
+	})
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = 1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lso := resp.Topics[0].Partitions[0].Offset; lso != 2 {
+		t.Fatalf("last stable offset %d after the abort, want 2 (the record and the marker)", lso)
+	}
+	err = cl.EndTransaction(ctx, kgo.TryCommit)
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("the timed-out producer's commit: %v, want PRODUCER_FENCED", err)
+	}
 }
