@@ -37,18 +37,20 @@ var javaToolOpts = append([]string{"-Xmx512m"}, kafkaref.JVMOpts...)
 
 // loadSpec is one produce or consume run.
 type loadSpec struct {
-	client   string
-	produce  bool
-	fanin    bool  // samsa-bench fanin: rate and size apply, acks and linger do not
-	pid      int   // fanin: the broker's process, whose CPU samsa-bench reads
-	minBytes int32 // fanin: the consumer's fetch.min.bytes
-	addr     string
-	topic    string
-	records  int64
-	size     int
-	acks     string
-	linger   string  // "default" or a duration
-	rate     float64 // records/s, 0 for unpaced
+	client        string
+	produce       bool
+	fanin         bool  // samsa-bench fanin: rate and size apply, acks and linger do not
+	pid           int   // fanin: the broker's process, whose CPU samsa-bench reads
+	minBytes      int32 // fanin: the consumer's fetch.min.bytes
+	addr          string
+	topic         string
+	records       int64
+	size          int
+	acks          string
+	linger        string  // "default" or a duration
+	rate          float64 // records/s, 0 for unpaced
+	txn           int64   // produce: records per transaction (kgo only), 0 for none
+	readCommitted bool    // consume at read_committed (kgo only)
 }
 
 // tools are the load generators' locations.
@@ -78,6 +80,11 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 				"-fetch-min-bytes", strconv.Itoa(int(s.minBytes))}
 		case s.produce:
 			args = []string{"produce", "-acks", s.acks, "-linger", s.linger, "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64)}
+			if s.txn > 0 {
+				args = append(args, "-txn-records", strconv.FormatInt(s.txn, 10))
+			}
+		case s.readCommitted:
+			args = append(args, "-read-committed")
 		}
 		args = append(args, "-brokers", s.addr, "-topic", s.topic, "-records", strconv.FormatInt(s.records, 10),
 			"-size", strconv.Itoa(s.size), "-json")

@@ -26,7 +26,7 @@
 // bench says why and measures samsa alone. The exit status is non-zero only
 // when samsa or bench itself fails.
 //
-//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-sections produce,consume,latency,fanin]
+//	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-sections produce,consume,latency,fanin,txn]
 //	               [-samsa-bin PATH] [-keep] [-v] [-profile DIR]
 //
 // -samsa-bin measures a samsa binary built elsewhere (another commit, for a
@@ -69,7 +69,7 @@ func run() int {
 	only := flag.String("only", "", "run only this broker: samsa or kafka")
 	keep := flag.Bool("keep", false, "keep the temporary directory (broker logs and data)")
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
-	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin (consume and latency need produce)")
+	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin, txn (consume and latency need produce)")
 	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
@@ -320,6 +320,21 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 			if err := measure(figKey{"fanin", faninCaseName(mb), clientKgo}, s, faninParts); err != nil {
 				return err
 			}
+		}
+	}
+	if p.sections["txn"] {
+		// kgo only: Kafka's ProducerPerformance has no records-per-transaction
+		// setting.
+		n := p.recordsFor(p.txnBytes)
+		pc := fmt.Sprintf("%d x 1 KiB per transaction, acks=all p=1", txnBatch)
+		s := loadSpec{client: clientKgo, produce: true, addr: b.addr, topic: "txn-" + clientKgo, records: n, size: p.size,
+			acks: "all", linger: "default", txn: txnBatch}
+		if err := measure(figKey{"txn", "produce " + pc, clientKgo}, s, 1); err != nil {
+			return err
+		}
+		s = loadSpec{client: clientKgo, addr: b.addr, topic: "txn-" + clientKgo, records: n, size: p.size, readCommitted: true}
+		if err := measure(figKey{"txn", "read_committed consume of them", clientKgo}, s, 0); err != nil {
+			return err
 		}
 	}
 	hwm, _ := procstat.Mem(b.pid, "VmHWM")

@@ -70,7 +70,12 @@ func faninCaseName(minBytes int32) string {
 }
 
 // sections are the parts of a round, in order; -sections picks some.
-var sections = []string{"produce", "consume", "latency", "fanin"}
+var sections = []string{"produce", "consume", "latency", "fanin", "txn"}
+
+// The txn case: one transactional producer (franz-go, acks=all) writing
+// transactions of txnBatch records of plan.size bytes to one partition,
+// each committed before the next; then a read_committed consumer of them.
+const txnBatch = 100
 
 // plan is what one run of bench measures.
 type plan struct {
@@ -83,6 +88,7 @@ type plan struct {
 	warmBytes      int64 // unmeasured, before the first case of a round
 	latencySeconds float64
 	faninSeconds   float64
+	txnBytes       int64           // the txn case's volume
 	sections       map[string]bool // which of sections run
 	cases          []prodCase      // fillCase is among them
 	limitBytes     int64           // sendfile file size for the machine limits
@@ -100,6 +106,7 @@ func makePlan(quick bool, rounds int) plan {
 		warmBytes:      512 << 20,
 		latencySeconds: 10,
 		faninSeconds:   10,
+		txnBytes:       256 << 20,
 		sections:       map[string]bool{},
 		limitBytes:     512 << 20,
 		limitSeconds:   3,
@@ -124,6 +131,7 @@ func makePlan(quick bool, rounds int) plan {
 		p.warmBytes = 64 << 20
 		p.latencySeconds = 3
 		p.faninSeconds = 4
+		p.txnBytes = 32 << 20
 		p.limitBytes = 128 << 20
 		p.limitSeconds = 1
 		p.cases = []prodCase{latencyCase, fillCase}

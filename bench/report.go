@@ -11,7 +11,7 @@ import (
 
 // figKey names one measured run across rounds.
 type figKey struct {
-	section  string // produce, consume, latency, fanin
+	section  string // produce, consume, latency, fanin, txn
 	caseName string
 	client   string
 }
@@ -203,6 +203,8 @@ func (r *results) print(w io.Writer, p plan) {
 	fmt.Fprintf(w, "fanin (kgo only, %.0fs): one direct consumer of all %d partitions, %d B records produced to one of them; its latency\n", p.faninSeconds, faninParts, faninSize)
 	fmt.Fprintln(w, "is produce call to consumer; CPU s/s: broker CPU seconds per second while the measured records flow (read by")
 	fmt.Fprintln(w, "samsa-bench from /proc once the consumer has its first record, and again when it has the last), i.e. cores busy.")
+	fmt.Fprintf(w, "txn (kgo only): one transactional producer, transactions of %d records committed one after another (acks=all), its\n", txnBatch)
+	fmt.Fprintln(w, "latency that of a transaction (begin to commit); then a read_committed consumer of the same records.")
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -89,6 +89,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	part := fs.Int("partition", 0, "fanin: the partition written to")
 	minBytes := fs.Int("fetch-min-bytes", 1, "fanin: the consumer's fetch.min.bytes")
 	brokerPID := fs.Int("broker-pid", 0, "fanin: report this process's CPU time (/proc) over the measured records")
+	txnRecords := fs.Int64("txn-records", 0, "produce: write in transactions of this many records, each committed (acks=all)")
+	readCommitted := fs.Bool("read-committed", false, "consume: read at read_committed")
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -115,8 +117,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err == nil && *partitions > 0 {
 			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
 		}
-		if err == nil {
-			res, err = produce(ctx, append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic)), *records, *size, *rate)
+		opts = append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic))
+		switch {
+		case err != nil:
+		case *txnRecords > 0:
+			res, err = produceTxn(ctx, opts, *records, *size, *txnRecords)
+		default:
+			res, err = produce(ctx, opts, *records, *size, *rate)
 		}
 	case "fanin":
 		if *partitions > 0 {
@@ -126,8 +133,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
 		}
 	case "consume":
-		res, err = consume(ctx, []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, *records, *size)
+		opts := []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+		if *readCommitted {
+			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		}
+		res, err = consume(ctx, opts, *records, *size, *readCommitted)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "samsa-bench %s: %v\n", op, err)
@@ -259,7 +269,61 @@ func produce(ctx context.Context, opts []kgo.Opt, n int64, size int, rate float6
 	return res, nil
 }
 
-func consume(ctx context.Context, opts []kgo.Opt, n int64, size int) (Result, error) {
+// produceTxn writes n records in transactions of txn records, each
+// committed before the next begins (franz-go's transactional producer,
+// acks=all); the latency is that of each transaction, begin to commit.
+func produceTxn(ctx context.Context, opts []kgo.Opt, n int64, size int, txn int64) (Result, error) {
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	cl, err := kgo.NewClient(append(opts, kgo.TransactionalID(fmt.Sprintf("samsa-bench-%x", id)))...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cl.Close()
+	if err := cl.Ping(ctx); err != nil {
+		return Result{}, fmt.Errorf("ping: %w", err)
+	}
+	payload := make([]byte, size)
+	_, _ = rand.Read(payload)
+	var lat []time.Duration
+	var firstErr atomic.Pointer[error]
+	start := time.Now()
+	for i := int64(0); i < n; {
+		t0 := time.Now()
+		if err := cl.BeginTransaction(); err != nil {
+			return Result{}, err
+		}
+		for j := int64(0); j < txn && i < n; j, i = j+1, i+1 {
+			cl.Produce(ctx, &kgo.Record{Value: payload}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			return Result{}, err
+		}
+		if e := firstErr.Load(); e != nil {
+			return Result{}, *e
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return Result{}, fmt.Errorf("commit: %w", err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	res := summary("produce", n, n*int64(size), time.Since(start))
+	slices.Sort(lat)
+	res.P50ms = ms(percentile(lat, 0.50))
+	res.P99ms = ms(percentile(lat, 0.99))
+	res.P999ms = ms(percentile(lat, 0.999))
+	res.MaxMs = ms(lat[len(lat)-1])
+	return res, nil
+}
+
+// consume reads n records from the start. At read_committed the offsets
+// have gaps (each transaction's marker takes one): only their order is
+// checked.
+func consume(ctx context.Context, opts []kgo.Opt, n int64, size int, committed bool) (Result, error) {
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return Result{}, err
@@ -297,7 +361,7 @@ func consume(ctx context.Context, opts []kgo.Opt, n int64, size int) (Result, er
 			for len(next) <= p {
 				next = append(next, 0)
 			}
-			if r.Offset != next[p] {
+			if r.Offset != next[p] && !(committed && r.Offset > next[p]) {
 				verr = fmt.Errorf("partition %d: offset %d, want %d", p, r.Offset, next[p])
 				return
 			}
@@ -305,7 +369,7 @@ func consume(ctx context.Context, opts []kgo.Opt, n int64, size int) (Result, er
 				verr = fmt.Errorf("partition %d offset %d: %d value bytes, want %d", p, r.Offset, len(r.Value), size)
 				return
 			}
-			next[p]++
+			next[p] = r.Offset + 1
 			got++
 			bytes += int64(len(r.Value))
 		})
