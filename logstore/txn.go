@@ -184,8 +184,9 @@ func (l *Log) AppendMarker(mk Marker, leaderEpoch int32, now time.Time) (AppendR
 
 // applyProducerBatchLocked feeds one appended (or replayed) batch h at
 // position pos of segment seg, whose bytes are b when known (nil: only the
-// header was read), to the producer state; an ABORT marker ending a transaction adds its
-// entry to seg's aborted-transaction index. Caller holds appendMu.
+// header was read), to the producer state; an ABORT marker ending a
+// transaction adds its entry to seg's aborted-transaction index. Caller
+// holds appendMu.
 func (l *Log) applyProducerBatchLocked(seg *segment, h *BatchHeader, pos int64, b []byte) error {
 	if h.ProducerID < 0 {
 		return nil
