@@ -74,6 +74,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.AlterUserSCRAMCredentials:    {0, 0, 0, (*Broker).handleAlterUserScramCredentials},
 
 	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go).
+	kmsg.AlterReplicaLogDirs:        {1, 2, 1, (*Broker).handleAlterReplicaLogDirs},
 	kmsg.DescribeLogDirs:            {1, 5, 1, (*Broker).handleDescribeLogDirs},
 	kmsg.AlterPartitionAssignments:  {0, 1, 0, (*Broker).handleAlterPartitionAssignments},
 	kmsg.ListPartitionReassignments: {0, 0, 0, (*Broker).handleListPartitionReassignments},

@@ -105,11 +105,19 @@ func (b *Broker) runController(ctx context.Context) {
 // one of log.dirs (logstore.OpenPartition: where it is, else in the
 // directory holding the fewest partitions).
 func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
-	cfg.FS, cfg.OnFailure, cfg.OnFlush = b.logFS, b.logFailed, b.metrics.flushed
 	dirs := b.onlineLogDirs()
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w: every log directory is offline", logstore.ErrStorage)
 	}
+	if dir, ok := b.preferredDir(name, p, dirs); ok {
+		dirs = []string{dir} // AlterReplicaLogDirs chose it before the replica came
+	}
+	return b.openPartitionLogIn(dirs, name, id, p, cfg)
+}
+
+// openPartitionLogIn is openPartitionLog within the given directories.
+func (b *Broker) openPartitionLogIn(dirs []string, name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
+	cfg.FS, cfg.OnFailure, cfg.OnFlush = b.logFS, b.logFailed, b.metrics.flushed
 	return logstore.OpenPartition(dirs, name, p, id, cfg, b.log)
 }
 

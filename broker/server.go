@@ -56,6 +56,9 @@ type Broker struct {
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs
 	offlineDirs map[string]bool // log directories taken offline
+	// preferredDirs: partition dir name -> the log dir AlterReplicaLogDirs
+	// chose for a replica not hosted yet; guarded by offlineMu.
+	preferredDirs map[string]string
 
 	// Settings used on hot paths, copied from settings.
 	maxFrame      int32

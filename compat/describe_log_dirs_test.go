@@ -2,10 +2,13 @@ package compat
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -85,5 +88,54 @@ func TestDescribeLogDirs(t *testing.T) {
 	}
 	if got != 4 {
 		t.Errorf("kafka-log-dirs lists %d partitions of %s, want 4:\n%s", got, topic, out)
+	}
+
+	// AlterReplicaLogDirs: partition 0 moves to the other directory, keeps
+	// its records and takes more, and stays there across a restart; a
+	// directory not in log.dirs is LOG_DIR_NOT_FOUND.
+	dest := d1
+	if seen[0] == d1 {
+		dest = d2
+	}
+	move := kadm.AlterReplicaLogDirsReq{}
+	move.Add(dest, kadm.TopicsSet{topic: {0: {}}})
+	move.Add("/no/such/dir", kadm.TopicsSet{topic: {1: {}}})
+	res, err := adm.AlterBrokerReplicaLogDirs(testCtx(t, 30*time.Second), n.NodeID(), move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[topic][0]; r.Err != nil {
+		t.Fatalf("moving %s-0 to %s: %v", topic, dest, r.Err)
+	}
+	if r := res[topic][1]; !errors.Is(r.Err, kerr.LogDirNotFound) {
+		t.Errorf("moving to a directory not in log.dirs: %v, want LOG_DIR_NOT_FOUND", r.Err)
+	}
+	where := func() string {
+		t.Helper()
+		all, err := adm.DescribeAllLogDirs(testCtx(t, 10*time.Second), kadm.TopicsSet{topic: {0: {}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dir, d := range all[n.NodeID()] {
+			if _, ok := d.Topics[topic][0]; ok {
+				return dir
+			}
+		}
+		return ""
+	}
+	if got := where(); got != dest {
+		t.Fatalf("%s-0 is in %q after the move, want %s", topic, got, dest)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		return cl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Topic: topic, Partition: 0, Value: []byte("after the move")}).FirstErr()
+	})
+	n.Restart()
+	adm = newAdmin(t, n.Addr())
+	if got := where(); got != dest {
+		t.Fatalf("%s-0 is in %q after a restart, want %s", topic, got, dest)
+	}
+	recs := consumeExact(t, n.Addr(), topic, map[int32]int64{0: 0}, 2, 30*time.Second)
+	if string(recs[0].Value) != "some bytes" || string(recs[1].Value) != "after the move" {
+		t.Errorf("%s-0 after the move: %q, %q", topic, recs[0].Value, recs[1].Value)
 	}
 }
