@@ -19,6 +19,7 @@ func saramaScenarios() goScenarios {
 		"group":   saramaGroup,
 		"admin":   saramaAdmin,
 		"errors":  saramaErrors,
+		"txn":     saramaTxn,
 	}
 }
 
@@ -136,7 +137,7 @@ func saramaProduce(ctx context.Context, e *env) error {
 			if err := saramaProduceRange(e, topic, 0, 1000, saramaCodecs[codec]); err != nil {
 				return fmt.Errorf("produce: %w", err)
 			}
-			return saramaReadBack(ctx, e, topic, 1000)
+			return saramaReadBack(ctx, e, topic, 1000, saramaConfig())
 		}()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", codec, err))
@@ -145,8 +146,8 @@ func saramaProduce(ctx context.Context, e *env) error {
 	return errors.Join(errs...)
 }
 
-func saramaReadBack(ctx context.Context, e *env, topic string, n int) error {
-	c, err := sarama.NewConsumer([]string{e.bootstrap}, saramaConfig())
+func saramaReadBack(ctx context.Context, e *env, topic string, n int, cfg *sarama.Config) error {
+	c, err := sarama.NewConsumer([]string{e.bootstrap}, cfg)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -93,6 +95,81 @@ func franzTxn(ctx context.Context, e *env) error {
 	}
 	err = txn(60, 61, true)
 	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		return fmt.Errorf("the fenced producer's transaction: %v, want PRODUCER_FENCED", err)
+	}
+	return nil
+}
+
+// saramaTxn is scenario 7 with sarama's transactional producer.
+func saramaTxn(ctx context.Context, e *env) error {
+	adm, err := saramaAdminClient(e)
+	if err != nil {
+		return err
+	}
+	defer adm.Close()
+	topic, id := e.prefix+"-txn", e.prefix+"-txn-id"
+	if err := saramaCreateTopic(adm, topic, 3, nil); err != nil {
+		return err
+	}
+	newProducer := func() (sarama.SyncProducer, error) {
+		c := saramaConfig()
+		c.Producer.Idempotent = true
+		c.Producer.Transaction.ID = id
+		c.Producer.Transaction.Timeout = 30 * time.Second
+		c.Producer.Partitioner = sarama.NewManualPartitioner
+		c.Net.MaxOpenRequests = 1
+		return sarama.NewSyncProducer([]string{e.bootstrap}, c)
+	}
+	p, err := newProducer()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	txn := func(from, to int, commit bool) error {
+		if err := p.BeginTxn(); err != nil {
+			return err
+		}
+		var ms []*sarama.ProducerMessage
+		for i := from; i < to; i++ {
+			m := saramaMessage(topic, i)
+			m.Partition = int32(i % 3)
+			if !commit {
+				m.Value = sarama.StringEncoder("aborted")
+			}
+			ms = append(ms, m)
+		}
+		if err := p.SendMessages(ms); err != nil {
+			return fmt.Errorf("produce: %w", err)
+		}
+		if commit {
+			return p.CommitTxn()
+		}
+		return p.AbortTxn()
+	}
+	for _, t := range []struct {
+		from, to int
+		commit   bool
+	}{{0, 30, true}, {0, 30, false}, {30, 60, true}} {
+		if err := txn(t.from, t.to, t.commit); err != nil {
+			return fmt.Errorf("transaction of %d-%d (commit %v): %w", t.from, t.to, t.commit, err)
+		}
+	}
+	rc := saramaConfig()
+	rc.Consumer.IsolationLevel = sarama.ReadCommitted
+	if err := saramaReadBack(ctx, e, topic, 60, rc); err != nil {
+		return fmt.Errorf("read_committed: %w", err)
+	}
+	p2, err := newProducer() // InitProducerId: the epoch moves on
+	if err != nil {
+		return err
+	}
+	p2.Close()
+	err = txn(60, 61, true)
+	var pes sarama.ProducerErrors
+	if errors.As(err, &pes) && len(pes) > 0 {
+		err = fmt.Errorf("%w: %w", err, pes[0].Err) // SendMessages wraps each message's error
+	}
+	if !errors.Is(err, sarama.ErrProducerFenced) && !errors.Is(err, sarama.ErrInvalidProducerEpoch) {
 		return fmt.Errorf("the fenced producer's transaction: %v, want PRODUCER_FENCED", err)
 	}
 	return nil
