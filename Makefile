@@ -35,7 +35,7 @@ PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run test test-deps go-deps netns-deps chaos promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -54,7 +54,7 @@ test: test-deps lint
 
 # Hooks for the client libraries the compat tests drive. Each installs into
 # the working tree (git-ignored) so that a fresh clone needs nothing else.
-test-deps: go-deps java-deps python-deps node-deps promtool chromium
+test-deps: go-deps java-deps python-deps node-deps promtool chromium netns-deps
 
 go-deps:
 	$(GO) mod download
@@ -112,6 +112,18 @@ chromium:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
+
+# netns-deps: ip, iptables and tc for the fault suite (internal/chaos), from
+# Debian's iproute2 and iptables; installed only when missing.
+netns-deps:
+	@command -v ip >/dev/null && command -v tc >/dev/null && command -v iptables >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq iproute2 iptables; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq iproute2 iptables; fi; }
+
+## chaos: every phase of the fault suite (root: three brokers and an etcd in
+## network namespaces; make test runs its short profile)
+chaos: netns-deps
+	$(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./internal/chaos -chaos.full
 
 ## console-screenshot: docs/console.png, the README's picture of the console
 console-screenshot: chromium

@@ -26,6 +26,9 @@ type EmbeddedConfig struct {
 	// a free port on every start (nothing about ports is persisted, so a
 	// restart may use other ports).
 	ClientPort, PeerPort int
+	// Host is the IPv4 address to listen on; empty means 127.0.0.1. With
+	// another host ClientPort and PeerPort must be given.
+	Host string
 	// Logger receives etcd's warnings and errors (info and debug are
 	// dropped). Nil means slog.Default().
 	Logger *slog.Logger
@@ -46,7 +49,8 @@ const (
 	maxCallSendBytes        = embeddedMaxRequestBytes
 )
 
-// Embedded is a running in-process etcd server listening only on 127.0.0.1.
+// Embedded is a running in-process etcd server listening on 127.0.0.1 (or
+// EmbeddedConfig.Host).
 type Embedded struct {
 	etcd      *embed.Etcd
 	endpoints []string
@@ -104,8 +108,12 @@ func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
 			}
 		}
 	}
-	curl := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
-	purl := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
+	host := cfg.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	curl := url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(clientPort))}
+	purl := url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(peerPort))}
 
 	ec := embed.NewConfig()
 	ec.Name = "samsa"

@@ -1,0 +1,429 @@
+package chaos
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/samsa-io/samsa/internal/poll"
+)
+
+var full = flag.Bool("chaos.full", false, "run every phase of the fault suite (make chaos), not the short profile of make test")
+
+// isrDeadline is how soon after a heal every broker must be back in every ISR.
+const isrDeadline = 30 * time.Second
+
+// suite is one run: the cluster, the workload and the figures so far.
+type suite struct {
+	t       *testing.T
+	c       *cluster
+	w       *workload
+	adm     *kadm.Client
+	figures []figure
+}
+
+// figure is one phase's row of the table.
+type figure struct {
+	phase         string
+	during, after float64 // acks/s
+	gap, gapPart  time.Duration
+	healToISR     time.Duration
+}
+
+// phase is one fault: inject applies it and returns what it did and how to
+// heal it; hold is how long the fault lasts.
+type phase struct {
+	name   string
+	short  bool // in make test's profile
+	hold   time.Duration
+	inject func(s *suite) (string, func())
+}
+
+var allPhases = []phase{
+	{"kill -9 leader", true, 8 * time.Second, func(s *suite) (string, func()) { return s.kill(s.leader(), "leader") }},
+	{"leader cut from peers (DROP)", true, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), s.peerIPs(id), false, false)
+		return fmt.Sprintf("node %d cut from its peers", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"SIGSTOP leader past the session timeout", true, 8 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		s.c.node(id).signal(syscall.SIGSTOP)
+		return fmt.Sprintf("node %d stopped", id), func() { s.c.node(id).signal(syscall.SIGCONT) }
+	}},
+	{"kill -9 follower", false, 8 * time.Second, func(s *suite) (string, func()) { return s.kill(s.follower(), "follower") }},
+	{"kill -9 controller", false, 8 * time.Second, func(s *suite) (string, func()) { return s.kill(s.controller(), "controller") }},
+	{"leader cut from peers (REJECT)", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), s.peerIPs(id), true, false)
+		return fmt.Sprintf("node %d refuses its peers", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"leader cut from etcd", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), []string{etcdIP}, false, false)
+		return fmt.Sprintf("node %d cut from etcd", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"leader cut from clients", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), []string{clientIP}, false, false)
+		return fmt.Sprintf("node %d cut from clients", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"minority/majority split", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), append(s.peerIPs(id), etcdIP), false, false)
+		return fmt.Sprintf("node %d alone, the others with etcd", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"one-way loss leader→peers", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		cut(s.t, nodeNS(int(id)), s.peerIPs(id), false, true)
+		return fmt.Sprintf("node %d's packets to its peers dropped", id), func() { heal(s.t, nodeNS(int(id))) }
+	}},
+	{"etcd killed and restarted", false, 8 * time.Second, func(s *suite) (string, func()) {
+		s.c.etcd.stop(syscall.SIGKILL)
+		return "etcd killed", func() { s.c.etcd.start(s.t) }
+	}},
+	{"30% loss on every broker", false, 10 * time.Second, func(s *suite) (string, func()) {
+		for id := int32(1); id <= int32(len(s.c.nodes)); id++ {
+			lose(s.t, nodeNS(int(id)), append(s.peerIPs(id), clientIP, etcdIP), "0.3")
+		}
+		return "30% of every broker's packets dropped", func() {
+			for id := 1; id <= len(s.c.nodes); id++ {
+				heal(s.t, nodeNS(id))
+			}
+		}
+	}},
+	{"torn tail and bit flip in a stopped follower", false, 4 * time.Second, func(s *suite) (string, func()) {
+		id := s.follower()
+		s.c.node(id).stop(syscall.SIGKILL)
+		desc := s.corrupt(id)
+		return fmt.Sprintf("node %d killed, %s", id, desc), func() { s.c.node(id).start(s.t) }
+	}},
+	{"10,000 idle connections and a slowloris client", false, 15 * time.Second, func(s *suite) (string, func()) {
+		return s.storm(s.leader(), 10_000)
+	}},
+}
+
+// TestChaos runs the suite's phases (the short profile, or every phase with
+// -chaos.full) on three brokers in network namespaces and checks the
+// history after the last heal.
+func TestChaos(t *testing.T) {
+	c := startCluster(t, 3)
+	s := &suite{t: t, c: c}
+	cl, err := (&workload{addrs: c.addrs}).client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	s.adm = kadm.NewClient(cl)
+	poll.Eventually(t, 60*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r, err := s.adm.CreateTopic(ctx, parts, 3, nil, topic)
+		if err != nil {
+			return err
+		}
+		if r.Err != nil && !strings.Contains(r.Err.Error(), "TOPIC_ALREADY_EXISTS") {
+			return r.Err
+		}
+		return nil
+	})
+	if _, err := s.waitISR(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w, err := startWorkload(c.addrs, 3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.w = w
+	t.Cleanup(w.stop)
+	s.waitAcks(200, 60*time.Second)
+
+	for _, ph := range allPhases {
+		if !*full && !ph.short {
+			continue
+		}
+		s.run(ph)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	vs, err := w.check(ctx)
+	for _, v := range vs {
+		t.Errorf("VIOLATION in phase %q: partition %d offset %d: %s\n%s", v.phase, v.partition, v.offset, v.what, c.logsAround(v.at))
+	}
+	if err != nil {
+		t.Error(err)
+	}
+	t.Logf("chaos: %s\n%s", w.summary(), s.table())
+}
+
+// run runs one phase and records its figures.
+func (s *suite) run(ph phase) {
+	t := s.t
+	start := time.Now()
+	phases.mu.Lock()
+	phases.list = append(phases.list, phaseSpan{name: ph.name, start: start})
+	phases.mu.Unlock()
+	s.w.setPhase(ph.name)
+	desc, healFn := ph.inject(s)
+	time.Sleep(ph.hold) // how long the fault lasts is part of the fault
+	healFn()
+	healed := time.Now()
+	took, err := s.waitISR(90 * time.Second)
+	switch {
+	case err != nil:
+		t.Errorf("phase %q: %v\n%s", ph.name, err, s.c.logsAround(healed.Add(isrDeadline)))
+	case took > isrDeadline:
+		t.Errorf("phase %q: full ISRs %v after the heal, more than %v", ph.name, took, isrDeadline)
+	}
+	// Measure the acks after the heal over as long as the fault lasted.
+	s.waitAcks(50, 60*time.Second)
+	if rest := ph.hold - time.Since(healed); rest > 0 {
+		time.Sleep(rest)
+	}
+	end := time.Now()
+	phases.mu.Lock()
+	phases.list[len(phases.list)-1].end = end
+	phases.mu.Unlock()
+	f := figure{phase: ph.name, healToISR: took}
+	during, after := s.w.ackTimes(start, healed), s.w.ackTimes(healed, end)
+	f.during = float64(len(during[-1])) / healed.Sub(start).Seconds()
+	f.after = float64(len(after[-1])) / end.Sub(healed).Seconds()
+	all := s.w.ackTimes(start, end)
+	f.gap = longestGap(all[-1], start, end)
+	for p := range int32(parts) {
+		f.gapPart = max(f.gapPart, longestGap(all[p], start, end))
+	}
+	s.figures = append(s.figures, f)
+	t.Logf("chaos: phase %q: %s; healed, full ISRs after %v; %.0f acks/s during, %.0f after",
+		ph.name, desc, took.Round(time.Millisecond), f.during, f.after)
+}
+
+// longestGap is the longest time in [from, to] without an ack.
+func longestGap(ts []time.Time, from, to time.Time) time.Duration {
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	gap, prev := time.Duration(0), from
+	for _, x := range append(ts, to) {
+		gap = max(gap, x.Sub(prev))
+		prev = x
+	}
+	return gap
+}
+
+func (s *suite) table() string {
+	var b strings.Builder
+	b.WriteString("| phase | acks/s during | acks/s after | longest no-ack (cluster) | longest no-ack (a partition) | heal → full ISR |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, f := range s.figures {
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.1f s | %.1f s | %.1f s |\n", f.phase, f.during, f.after,
+			f.gap.Seconds(), f.gapPart.Seconds(), f.healToISR.Seconds())
+	}
+	return b.String()
+}
+
+func (s *suite) waitAcks(n int, timeout time.Duration) {
+	want := s.w.acks() + n
+	poll.Eventually(s.t, timeout, func() error {
+		if got := s.w.acks(); got < want {
+			return fmt.Errorf("%d records acknowledged, waiting for %d", got, want)
+		}
+		return nil
+	})
+}
+
+// waitISR waits until every broker is registered and in every ISR of the
+// topic, and says how long that took.
+func (s *suite) waitISR(timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	var last error
+	for time.Since(start) < timeout {
+		if last = s.fullISR(); last == nil {
+			return time.Since(start), nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start), fmt.Errorf("ISRs not full %v after the heal: %v", timeout, last)
+}
+
+func (s *suite) fullISR() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	md, err := s.adm.Metadata(ctx, topic)
+	if err != nil {
+		return err
+	}
+	if len(md.Brokers) != len(s.c.nodes) {
+		return fmt.Errorf("%d brokers registered", len(md.Brokers))
+	}
+	td := md.Topics[topic]
+	if td.Err != nil {
+		return td.Err
+	}
+	for p := range int32(parts) {
+		pd, ok := td.Partitions[p]
+		if !ok || pd.Leader < 0 || len(pd.ISR) != len(s.c.nodes) {
+			return fmt.Errorf("partition %d: leader %d, ISR %v", p, pd.Leader, pd.ISR)
+		}
+	}
+	return nil
+}
+
+// partition0 is partition 0's metadata.
+func (s *suite) partition0() (kadm.PartitionDetail, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	md, err := s.adm.Metadata(ctx, topic)
+	if err != nil {
+		return kadm.PartitionDetail{}, err
+	}
+	return md.Topics[topic].Partitions[0], nil
+}
+
+// leader is partition 0's leader.
+func (s *suite) leader() int32 {
+	pd, err := s.partition0()
+	if err != nil || pd.Leader < 1 {
+		s.t.Fatalf("chaos: no leader of partition 0: %v", err)
+	}
+	return pd.Leader
+}
+
+// follower is a follower of partition 0.
+func (s *suite) follower() int32 {
+	l := s.leader()
+	return l%int32(len(s.c.nodes)) + 1
+}
+
+func (s *suite) controller() int32 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	md, err := s.adm.BrokerMetadata(ctx)
+	if err != nil || md.Controller < 1 {
+		s.t.Fatalf("chaos: no controller: %v", err)
+	}
+	return md.Controller
+}
+
+func (s *suite) peerIPs(id int32) []string {
+	var out []string
+	for i := 1; i <= len(s.c.nodes); i++ {
+		if int32(i) != id {
+			out = append(out, nodeIP(i))
+		}
+	}
+	return out
+}
+
+func (s *suite) kill(id int32, role string) (string, func()) {
+	s.c.node(id).stop(syscall.SIGKILL)
+	return fmt.Sprintf("kill -9 %s %d", role, id), func() { s.c.node(id).start(s.t) }
+}
+
+// corrupt tears the tail of node id's largest segment of partition 0 and
+// flips a bit before it.
+func (s *suite) corrupt(id int32) string {
+	segs, _ := filepath.Glob(filepath.Join(s.c.dirs[id-1], topic+"-0", "*.log"))
+	if len(segs) == 0 {
+		s.t.Fatalf("chaos: node %d has no segment of %s-0", id, topic)
+	}
+	seg := segs[len(segs)-1]
+	fi, err := os.Stat(seg)
+	if err != nil || fi.Size() < 200 {
+		s.t.Fatalf("chaos: segment %s: %v (size %d)", seg, err, fi.Size())
+	}
+	f, err := os.OpenFile(seg, os.O_RDWR, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	torn := fi.Size() - 37
+	b := make([]byte, 1)
+	at := torn - 100
+	if _, err := f.ReadAt(b, at); err != nil {
+		s.t.Fatal(err)
+	}
+	b[0] ^= 0x10
+	if _, err := f.WriteAt(b, at); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := f.Truncate(torn); err != nil {
+		s.t.Fatal(err)
+	}
+	return fmt.Sprintf("%s torn at %d of %d, a bit flipped at %d", filepath.Base(seg), torn, fi.Size(), at)
+}
+
+// storm opens n idle connections to node id and one slowloris client that
+// sends a request a byte a second; the heal closes them and checks the
+// broker's file descriptors come back down and its memory stayed bounded.
+func (s *suite) storm(id int32, n int) (string, func()) {
+	addr := s.c.addrs[id-1]
+	var conns []net.Conn
+	for range n {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	slow, err := net.Dial("tcp", addr)
+	stopSlow := make(chan struct{})
+	if err == nil {
+		go func() {
+			frame := []byte{0, 0, 0, 20, 0, 18, 0, 3, 0, 0, 0, 1, 0, 4, 's', 'l', 'o', 'w', 0, 0, 0, 0}
+			for _, c := range frame {
+				select {
+				case <-stopSlow:
+					return
+				case <-time.After(time.Second):
+				}
+				if _, err := slow.Write([]byte{c}); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	pid := s.c.node(id).pid()
+	fdsDuring, rssDuring := procUsage(pid)
+	desc := fmt.Sprintf("%d idle connections to node %d (it holds %d fds, %d MiB resident)", len(conns), id, fdsDuring, rssDuring>>20)
+	return desc, func() {
+		close(stopSlow)
+		if slow != nil {
+			_ = slow.Close()
+		}
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		if rssDuring > 1<<30 {
+			s.t.Errorf("chaos: node %d resident %d MiB under %d idle connections", id, rssDuring>>20, len(conns))
+		}
+		poll.Eventually(s.t, 60*time.Second, func() error {
+			if fds, _ := procUsage(pid); fds > 1000 {
+				return fmt.Errorf("node %d still holds %d fds after the storm", id, fds)
+			}
+			return nil
+		})
+	}
+}
+
+// procUsage is a process's open file descriptors and resident bytes.
+func procUsage(pid int) (fds int, rss int64) {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			rss = kb << 10
+		}
+	}
+	return len(ents), rss
+}

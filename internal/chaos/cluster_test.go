@@ -1,0 +1,243 @@
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/controller"
+)
+
+const (
+	etcdHelperEnv = "SAMSA_CHAOS_ETCD" // the data dir; set, the test binary is the etcd helper
+	etcdPort      = 2379
+	brokerPort    = 9092
+)
+
+// runEtcdHelper serves an embedded etcd on etcdIP until SIGTERM.
+func runEtcdHelper() int {
+	e, err := controller.StartEmbedded(controller.EmbeddedConfig{
+		Dir: os.Getenv(etcdHelperEnv), Host: etcdIP, ClientPort: etcdPort, PeerPort: etcdPort + 1,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos etcd helper:", err)
+		return 1
+	}
+	fmt.Println("etcd ready")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	if err := e.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos etcd helper:", err)
+		return 1
+	}
+	return 0
+}
+
+// logLine is one line a process printed, with when the suite read it.
+type logLine struct {
+	at   time.Time
+	text string
+}
+
+// proc is one process of the cluster (a broker or the etcd helper) in its
+// namespace; it can be killed, paused and started again.
+type proc struct {
+	name string
+	ns   string
+	argv []string
+	env  []string
+
+	mu    sync.Mutex
+	cmd   *exec.Cmd // guarded by mu; nil while stopped
+	done  chan struct{}
+	lines []logLine // guarded by mu
+}
+
+func (p *proc) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", p.ns}, p.argv...)...)
+	cmd.Env = append(os.Environ(), p.env...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("chaos: start %s: %v", p.name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			if len(p.lines) < 1_000_000 {
+				p.lines = append(p.lines, logLine{time.Now(), sc.Text()})
+			}
+			p.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	go func() {
+		_ = cmd.Wait()
+		_ = pw.Close()
+		close(done)
+	}()
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+}
+
+// signal sends sig to the process if it runs.
+func (p *proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// pid is the process's id, 0 while stopped.
+func (p *proc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// kill kills the process with SIGKILL (or stops it with SIGTERM) and
+// waits for it to exit.
+func (p *proc) stop(sig syscall.Signal) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// around is the process's lines printed within d of at, at most n.
+func (p *proc) around(at time.Time, d time.Duration, n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, l := range p.lines {
+		if l.at.After(at.Add(-d)) && l.at.Before(at.Add(d)) {
+			out = append(out, l.at.Format("15:04:05.000")+" "+l.text)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// cluster is the etcd helper and the brokers, node i at nodes[i-1].
+type cluster struct {
+	t      testing.TB
+	etcd   *proc
+	nodes  []*proc
+	dirs   []string // log.dirs by node index
+	bin    string
+	addrs  []string
+	etcdDr string
+}
+
+// brokerProps are every broker's settings: the RF3, minISR2.
+var brokerProps = map[string]string{
+	"broker.session.timeout.ms":        "3000",
+	"replica.lag.time.max.ms":          "5000",
+	"min.insync.replicas":              "2",
+	"default.replication.factor":       "3",
+	"offsets.topic.replication.factor": "3",
+	"auto.create.topics.enable":        "false",
+}
+
+// buildSamsa builds cmd/samsa into dir.
+func buildSamsa(t testing.TB, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "samsa")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/samsa-io/samsa/cmd/samsa")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chaos: go build cmd/samsa: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startCluster sets up the namespaces and starts etcd and n brokers.
+func startCluster(t testing.TB, n int) *cluster {
+	t.Helper()
+	requireRoot(t)
+	dir := t.TempDir()
+	c := &cluster{t: t, bin: buildSamsa(t, dir), etcdDr: filepath.Join(dir, "etcd")}
+	names, ips := []string{etcdNS}, []string{etcdIP}
+	for i := 1; i <= n; i++ {
+		names, ips = append(names, nodeNS(i)), append(ips, nodeIP(i))
+	}
+	setupNetwork(t, names, ips)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.etcd = &proc{name: "etcd", ns: etcdNS, argv: []string{self}, env: []string{etcdHelperEnv + "=" + c.etcdDr}}
+	c.etcd.start(t)
+	t.Cleanup(func() { c.etcd.stop(syscall.SIGTERM) })
+	for i := 1; i <= n; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("node%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c.dirs = append(c.dirs, d)
+		argv := []string{c.bin, "serve", "--log-level", "info",
+			"--override", "node.id=" + strconv.Itoa(i),
+			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s:%d", nodeIP(i), brokerPort),
+			"--override", fmt.Sprintf("etcd.endpoints=http://%s:%d", etcdIP, etcdPort),
+			"--override", "log.dirs=" + d}
+		for k, v := range brokerProps {
+			argv = append(argv, "--override", k+"="+v)
+		}
+		p := &proc{name: fmt.Sprintf("node %d", i), ns: nodeNS(i), argv: argv}
+		c.nodes = append(c.nodes, p)
+		c.addrs = append(c.addrs, fmt.Sprintf("%s:%d", nodeIP(i), brokerPort))
+		p.start(t)
+		t.Cleanup(func() { p.stop(syscall.SIGKILL) })
+	}
+	return c
+}
+
+// node is node id's process.
+func (c *cluster) node(id int32) *proc { return c.nodes[id-1] }
+
+// logsAround prints every process's lines within 2 s of at.
+func (c *cluster) logsAround(at time.Time) string {
+	var b strings.Builder
+	for _, p := range append([]*proc{c.etcd}, c.nodes...) {
+		lines := p.around(at, 2*time.Second, 15)
+		fmt.Fprintf(&b, "  --- %s, %d lines around %s:\n", p.name, len(lines), at.Format("15:04:05.000"))
+		for _, l := range lines {
+			b.WriteString("    " + l + "\n")
+		}
+	}
+	return b.String()
+}

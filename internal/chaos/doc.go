@@ -1,0 +1,16 @@
+// Package chaos is samsa's fault-injection suite: three `samsa serve`
+// processes and an etcd, each in a network namespace of its own on a
+// bridge the suite creates, under a Jepsen-style queue workload (idempotent
+// acks=all producers, assign-mode and consumer-group readers, every ack
+// and every read recorded), with one fault per phase and a checker after
+// the run. It needs root, ip, iptables and tc; the suite is its tests:
+//
+//	go test ./internal/chaos                      # the short profile (make test)
+//	go test ./internal/chaos -chaos.full -v       # every phase (make chaos)
+//
+// Layout: a bridge sc-br0 with 10.77.0.1/24 in the root namespace, where
+// the workload runs; namespace sc-etcd (10.77.0.10) runs an embedded etcd
+// in a helper process (this package's test binary, re-executed); sc-n1..3
+// (10.77.0.11-13) run node 1..3. Every name starts with "sc-", so a run
+// first sweeps whatever a killed earlier run left behind.
+package chaos

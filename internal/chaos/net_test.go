@@ -1,0 +1,148 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Every namespace and link the suite makes starts with prefix.
+const (
+	prefix   = "sc-"
+	bridge   = prefix + "br0"
+	subnet   = "10.77.0"
+	clientIP = subnet + ".1" // the root namespace's address on the bridge
+	etcdNS   = prefix + "etcd"
+	etcdIP   = subnet + ".10"
+	chain    = "SAMSA-CHAOS" // the iptables chain every fault rule goes in
+)
+
+func nodeNS(id int) string { return fmt.Sprintf("%sn%d", prefix, id) }
+func nodeIP(id int) string { return fmt.Sprintf("%s.%d", subnet, 10+id) }
+
+// run runs a command and returns its error with its output.
+func run(args ...string) error {
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// must runs a command or fails the test.
+func must(t testing.TB, args ...string) {
+	t.Helper()
+	if err := run(args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requireRoot fails the test unless it can make namespaces: the suite
+// never skips.
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("chaos: the fault suite needs root (network namespaces, iptables); CI runs as root")
+	}
+	for _, tool := range []string{"ip", "iptables", "tc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("chaos: %s not found (make test-deps installs iproute2 and iptables)", tool)
+		}
+	}
+}
+
+// sweep removes every namespace and link a previous run left.
+func sweep() {
+	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], prefix) {
+				killNamespace(f[0])
+				_ = run("ip", "netns", "del", f[0])
+			}
+		}
+	}
+	if out, err := exec.Command("ip", "-o", "link", "show").Output(); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+			if strings.HasPrefix(name, prefix) {
+				_ = run("ip", "link", "del", name)
+			}
+		}
+	}
+}
+
+// killNamespace kills every process left in namespace ns.
+func killNamespace(ns string) {
+	out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+	for _, pid := range strings.Fields(string(out)) {
+		_ = run("kill", "-9", pid)
+	}
+}
+
+// setupNetwork makes the bridge and one namespace per name, each with a
+// veth to the bridge and address ip(i); everything is removed when the
+// test ends.
+func setupNetwork(t testing.TB, names []string, ips []string) {
+	t.Helper()
+	sweep()
+	t.Cleanup(sweep)
+	must(t, "ip", "link", "add", bridge, "type", "bridge")
+	must(t, "ip", "addr", "add", clientIP+"/24", "dev", bridge)
+	must(t, "ip", "link", "set", bridge, "up")
+	for i, ns := range names {
+		host, peer := fmt.Sprintf("%sv%d", prefix, i), fmt.Sprintf("%sp%d", prefix, i)
+		must(t, "ip", "netns", "add", ns)
+		must(t, "ip", "link", "add", host, "type", "veth", "peer", "name", peer)
+		must(t, "ip", "link", "set", peer, "netns", ns)
+		must(t, "ip", "link", "set", host, "master", bridge)
+		must(t, "ip", "link", "set", host, "up")
+		must(t, "ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+		must(t, "ip", "netns", "exec", ns, "ip", "link", "set", peer, "name", "eth0")
+		must(t, "ip", "netns", "exec", ns, "ip", "addr", "add", ips[i]+"/24", "dev", "eth0")
+		must(t, "ip", "netns", "exec", ns, "ip", "link", "set", "eth0", "up")
+		for _, hook := range []string{"INPUT", "OUTPUT"} {
+			if hook == "INPUT" {
+				must(t, "ip", "netns", "exec", ns, "iptables", "-N", chain)
+			}
+			must(t, "ip", "netns", "exec", ns, "iptables", "-I", hook, "-j", chain)
+		}
+	}
+}
+
+// cut drops (or, with reject, refuses) traffic between namespace ns and
+// every address in peers, both ways unless oneWay (then only what ns sends).
+func cut(t testing.TB, ns string, peers []string, reject, oneWay bool) {
+	t.Helper()
+	target := []string{"-j", "DROP"}
+	if reject {
+		target = []string{"-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"}
+	}
+	for _, ip := range peers {
+		must(t, append([]string{"ip", "netns", "exec", ns, "iptables", "-A", chain, "-d", ip}, target...)...)
+		if !oneWay {
+			must(t, append([]string{"ip", "netns", "exec", ns, "iptables", "-A", chain, "-s", ip}, target...)...)
+		}
+	}
+}
+
+// lose drops a fraction of what ns sends to each peer (iptables'
+// statistic match: the kernels the suite runs on may lack sch_netem).
+func lose(t testing.TB, ns string, peers []string, probability string) {
+	t.Helper()
+	for _, ip := range peers {
+		must(t, "ip", "netns", "exec", ns, "iptables", "-A", chain, "-d", ip,
+			"-m", "statistic", "--mode", "random", "--probability", probability, "-j", "DROP")
+	}
+}
+
+// heal removes every fault rule of namespace ns.
+func heal(t testing.TB, ns string) {
+	t.Helper()
+	must(t, "ip", "netns", "exec", ns, "iptables", "-F", chain)
+}
