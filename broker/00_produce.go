@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/logstore"
+	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/txn"
 )
 
@@ -64,6 +65,8 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			switch {
 			case !acksValid:
 				err = kerr.InvalidRequiredAcks
+			case b.authz != nil && t != nil && b.topicRefusal(r, security.OpWrite, t.name) != nil:
+				err = kerr.TopicAuthorizationFailed // authz.go
 			case t == nil && req.Version >= 13:
 				err = kerr.UnknownTopicID
 			case t != nil && isInternalTopic(t.name):
@@ -106,6 +109,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = b.throttle(r, security.ProducerByteRate, r.size) // 48_client_quotas.go
 	if req.Acks == 0 {
 		if failed {
 			return nil, errors.New("acks=0 produce failed")

@@ -141,6 +141,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 	for _, fp := range parts {
 		fp.t, fp.p = b.lookupFetchPartition(fp.key, byID)
+		fp.refused = b.fetchRefusal(r, fp.t, replicaID) // authz.go
 		fp.committed = req.IsolationLevel == 1 && replicaID < 0
 		fp.preferred = -1
 		if req.Version < 12 {

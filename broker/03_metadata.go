@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/security"
 )
 
 func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -41,13 +42,13 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	resp.ClusterID = &b.clusterID
 	resp.ControllerID = b.controllerID(brokers)
 	if req.IncludeClusterAuthorizedOperations { // v8-v10
-		resp.AuthorizedOperations = clusterAuthorizedOps
+		resp.AuthorizedOperations = b.clusterOps(r)
 	}
 	defer func() {
 		if req.IncludeTopicAuthorizedOperations {
 			for i := range resp.Topics {
 				if resp.Topics[i].ErrorCode == 0 {
-					resp.Topics[i].AuthorizedOperations = topicAuthorizedOps
+					resp.Topics[i].AuthorizedOperations = b.topicOps(r, resp.Topics[i].Topic)
 				}
 			}
 		}
@@ -56,7 +57,9 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range b.meta.topicList() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			if b.allowed(r, security.OpDescribe, security.ResourceTopic, t.name) { // authz.go
+				resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			}
 		}
 		return resp, nil
 	}
@@ -75,6 +78,10 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+		}
+		if mt, refused := b.metadataRefusal(r, rt.Topic, t, allowCreate); refused { // authz.go
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		}
 		if t == nil {
 			mt := kmsg.NewMetadataResponseTopic()

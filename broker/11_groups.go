@@ -24,22 +24,37 @@ func (r *request) client() groups.Client {
 }
 
 func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	return b.groups.JoinGroup(ctx, r.client(), r.body.(*kmsg.JoinGroupRequest)), nil
 }
 
 func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	return b.groups.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest)), nil
 }
 
 func (b *Broker) handleHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	return b.groups.Heartbeat(r.body.(*kmsg.HeartbeatRequest)), nil
 }
 
 func (b *Broker) handleLeaveGroup(_ context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	return b.groups.LeaveGroup(r.body.(*kmsg.LeaveGroupRequest)), nil
 }
 
 func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	if r.hdr.Version >= 10 {
 		return b.offsetCommitByID(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
 	}
@@ -47,6 +62,9 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respo
 }
 
 func (b *Broker) handleOffsetFetch(_ context.Context, r *request) (kmsg.Response, error) {
+	if resp := b.groupDenied(r); resp != nil { // authz.go
+		return resp, nil
+	}
 	if r.hdr.Version >= 10 {
 		return b.offsetFetchByID(r.body.(*kmsg.OffsetFetchRequest)), nil
 	}

@@ -29,7 +29,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		st.Topic = rt.Topic
 		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replication: rt.ReplicationFactor, configs: map[string]string{}}
 		var err error
-		if seen[rt.Topic] > 1 {
+		if !b.mayCreateTopic(r, rt.Topic) { // authz.go
+			err = kerr.TopicAuthorizationFailed
+		} else if seen[rt.Topic] > 1 {
 			err = kerr.InvalidRequest
 			st.ErrorMessage = kmsg.StringPtr("duplicate topic in request: " + rt.Topic)
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/security"
 )
 
 func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -41,6 +43,8 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		switch {
 		case req.Version >= 6 && (tg.name == nil) == (tg.id == [16]byte{}):
 			err = fmt.Errorf("%w: give a topic name or a topic id, not both or neither", kerr.InvalidRequest)
+		case t != nil && b.topicRefusal(r, security.OpDelete, t.name) != nil: // authz.go
+			err = kerr.TopicAuthorizationFailed
 		case !b.deleteEnabled:
 			err = kerr.TopicDeletionDisabled
 		case t == nil && tg.name == nil:

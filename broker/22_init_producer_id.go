@@ -45,6 +45,10 @@ func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Res
 		}
 		return resp, nil
 	}
+	if err := b.idempotentRefusal(r); err != nil { // authz.go
+		resp.ErrorCode = errCode(err)
+		return resp, nil
+	}
 	id, err := b.nextProducerID(ctx)
 	if err != nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code

@@ -34,6 +34,10 @@ func scramMechanismNumber(name string) int8 {
 func (b *Broker) handleDescribeUserScramCredentials(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if err := b.clusterRefusal(r, security.OpDescribe); err != nil {
+		resp.ErrorCode = errCode(err)
+		return resp, nil
+	}
 	all, err := b.store.EntityConfigs(ctx, controller.EntityUsers)
 	if err != nil {
 		resp.ErrorCode = errCode(err)
@@ -162,7 +166,11 @@ func (b *Broker) handleAlterUserScramCredentials(ctx context.Context, r *request
 		}
 		add(u.Name, u.Mechanism, c)
 	}
+	refusal := b.clusterRefusal(r, security.OpAlter)
 	for _, user := range order {
+		if refusal != nil {
+			fail(user, kerr.ClusterAuthorizationFailed.Code, "")
+		}
 		if res := failed[user]; res != nil {
 			resp.Results = append(resp.Results, *res)
 			continue

@@ -27,7 +27,7 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, r *request) (kmsg.Re
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.controllerID(brokers)
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = b.clusterOps(r)
 	}
 	for _, bi := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()

@@ -19,9 +19,11 @@ type request struct {
 	hdr       protocol.Header
 	body      kmsg.Request
 	conn      net.Conn
-	listener  string    // name of the listener the connection came in on
-	principal string    // the connection's principal, "User:name"
-	times     *reqTimes // the request's times, for the metrics; dispatch sets start
+	listener  string        // name of the listener the connection came in on
+	principal string        // the connection's principal, "User:name"
+	times     *reqTimes     // the request's times, for the metrics; dispatch sets start
+	size      int           // the request's frame size
+	throttle  time.Duration // quota throttle: the connection reads nothing more for this long
 }
 
 // errCloseConn asks the connection loop to close without a response, as
@@ -132,7 +134,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return fmt.Errorf("bad request header: %w", err)
 	}
-	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal, times: &t}
+	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal, times: &t, size: len(frame)}
 	resp, err := b.dispatch(ctx, r, body)
 	t.end = time.Now()
 	if err != nil {
@@ -141,6 +143,16 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	err = b.writeResponse(ctx, cs, r.hdr, resp)
 	t.sent = time.Now()
 	b.metrics.observeRequest(hdr.Key, hdr.Version, r, resp, t)
+	if err == nil && r.throttle > 0 {
+		// KIP-219: the channel is muted for the throttle time, so that
+		// a client ignoring throttle_time_ms is slowed too.
+		mute := time.NewTimer(r.throttle)
+		select {
+		case <-ctx.Done():
+		case <-mute.C:
+		}
+		mute.Stop()
+	}
 	return err
 }
 

@@ -72,6 +72,11 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.SASLAuthenticate:             {0, 2, 0, (*Broker).handleSaslAuthenticate},
 	kmsg.DescribeUserSCRAMCredentials: {0, 0, 0, (*Broker).handleDescribeUserScramCredentials},
 	kmsg.AlterUserSCRAMCredentials:    {0, 0, 0, (*Broker).handleAlterUserScramCredentials},
+	kmsg.DescribeACLs:                 {1, 3, 1, (*Broker).handleDescribeAcls},
+	kmsg.CreateACLs:                   {1, 3, 1, (*Broker).handleCreateAcls},
+	kmsg.DeleteACLs:                   {1, 3, 1, (*Broker).handleDeleteAcls},
+	kmsg.DescribeClientQuotas:         {0, 1, 0, (*Broker).handleDescribeClientQuotas},
+	kmsg.AlterClientQuotas:            {0, 1, 0, (*Broker).handleAlterClientQuotas},
 
 	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go).
 	kmsg.AlterReplicaLogDirs:        {1, 2, 1, (*Broker).handleAlterReplicaLogDirs},

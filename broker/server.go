@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
+	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/txn"
 )
 
@@ -78,8 +79,10 @@ type Broker struct {
 	clusterID string
 
 	listeners []net.Listener
-	lnNames   []string            // listener name of each of listeners
-	lnSec     []*listenerSecurity // TLS and SASL of each of listeners
+	lnNames   []string             // listener name of each of listeners
+	lnSec     []*listenerSecurity  // TLS and SASL of each of listeners
+	authz     *security.Authorizer // nil without authorizer.class.name: every check passes
+	quotas    *security.Quotas     // client quotas; none set: Record returns at once
 	addrs     []string
 
 	ctx    context.Context // the server's root context; cancelled by Close
@@ -239,6 +242,12 @@ func (b *Broker) Start() (err error) {
 	}
 	b.advertised = adv
 
+	if err := b.startAuthorizer(ctx); err != nil {
+		return fmt.Errorf("broker: authorizer: %w", err)
+	}
+	if err := b.startQuotas(ctx); err != nil {
+		return fmt.Errorf("broker: quotas: %w", err)
+	}
 	if err := b.register(); err != nil {
 		return err
 	}

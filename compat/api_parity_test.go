@@ -54,7 +54,7 @@ var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 // samsaLacks are the client-facing keys Kafka 4.4 serves that samsa does
 // not yet. Remove a key when its handler lands.
 var samsaLacks = []int16{
-	29, 30, 31, 38, 39, 40, 41, 48, 49,
+	38, 39, 40, 41,
 	55, 57, 64, 74, 76, 77, 78, 79, 80, 81, 88, 89, 90, 91, 92, 93,
 }
 

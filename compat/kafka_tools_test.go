@@ -2,6 +2,8 @@ package compat
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/samsa-io/samsa/internal/kafkaref"
@@ -28,4 +30,30 @@ func runKafkaTool(t testing.TB, ctx context.Context, dir, class string, args ...
 		t.Fatalf("%s %v: %v\n%s", class, args, err, kafkaref.Tail(out, 20))
 	}
 	return string(out)
+}
+
+// kafkaToolIn returns a runner of Apache Kafka 4.4's tools and console
+// clients (by main class, with --bootstrap-server addr) in dir: it returns
+// the combined output, and an error carrying the exit status and the
+// output's tail.
+func kafkaToolIn(t *testing.T, ctx context.Context, addr, dir string) func(stdin, class string, args ...string) (string, error) {
+	t.Helper()
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, err := kafkaref.Libs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(stdin, class string, args ...string) (string, error) {
+		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class,
+			append([]string{"--bootstrap-server", addr}, args...)...)
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %v: %w\n%s", class, args, err, kafkaref.Tail(out, 20))
+		}
+		return string(out), nil
+	}
 }

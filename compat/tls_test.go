@@ -14,7 +14,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testcerts"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -190,33 +189,18 @@ func TestClusterReplicatesOverTLS(t *testing.T) {
 // with the client properties file given.
 func runConsoleRoundTrip(t *testing.T, addr, dir, propsFile, topic string) {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
+	tool := kafkaToolIn(t, testCtx(t, 3*time.Minute), addr, dir)
+	if _, err := tool("one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--topic", topic, "--command-config", propsFile); err != nil {
 		t.Fatal(err)
 	}
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(stdin, class string, args ...string) string {
-		t.Helper()
-		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class,
-			append([]string{"--bootstrap-server", addr}, args...)...)
-		cmd.Dir = dir
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", class, err, kafkaref.Tail(out, 20))
-		}
-		return string(out)
-	}
-	run("one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--topic", topic, "--command-config", propsFile)
-	out := run("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", topic, "--from-beginning",
+	out, err := tool("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--topic", topic, "--from-beginning",
 		"--max-messages", "3", "--timeout-ms", "60000", "--command-config", propsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"one", "two", "three"} {
 		if !strings.Contains(out, want+"\n") {
-			t.Errorf("the console consumer over TLS printed %q, missing %q", out, want)
+			t.Errorf("the console consumer printed %q, missing %q", out, want)
 		}
 	}
 }

@@ -26,7 +26,10 @@
 //	<prefix>/<cluster-id>/config/topics/<topic>
 //	    {"version":1,"config":{"retention.ms":"1000"}}
 //	<prefix>/<cluster-id>/config/users/<url-escaped user>           SCRAM credentials (entities.go)
-//	    {"version":1,"config":{"SCRAM-SHA-256":"salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=4096"}}
+//	    {"version":1,"config":{"SCRAM-SHA-256":"salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=4096",
+//	                           "producer_byte_rate":"1048576"}}    and quotas; <default> for the default
+//	<prefix>/<cluster-id>/config/clients/<url-escaped client id>     quotas
+//	<prefix>/<cluster-id>/config/user-clients/<esc(esc user)/esc(client)>  quotas of a user's client id
 //	<prefix>/<cluster-id>/admin/delete_topics/<topic>               deletion marker (reserved)
 //	<prefix>/<cluster-id>/controller/<lease-id>                    election (concurrency.Election);
 //	    {"version":1,"brokerid":1,"timestamp":"<unix ms>"}          the oldest key is the controller

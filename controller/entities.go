@@ -15,11 +15,30 @@ import (
 // (quotas), in the same {"version":1,"config":{...}} form as topic
 // configs. Names are URL-escaped in the key (Kafka's Sanitizer).
 
-// Entity kinds.
+// Entity kinds. A user and client id pair (Kafka's
+// /config/users/<user>/clients/<client-id>) is kind user-clients, named
+// UserClientName(user, client): kinds stay one key level deep.
 const (
-	EntityUsers   = "users"
-	EntityClients = "clients"
+	EntityUsers       = "users"
+	EntityClients     = "clients"
+	EntityUserClients = "user-clients"
 )
+
+// UserClientName names the user-clients entity of a user and a client id.
+func UserClientName(user, clientID string) string {
+	return url.PathEscape(user) + "/" + url.PathEscape(clientID)
+}
+
+// SplitUserClientName is the inverse of UserClientName.
+func SplitUserClientName(name string) (user, clientID string, ok bool) {
+	u, c, ok := strings.Cut(name, "/")
+	if !ok {
+		return "", "", false
+	}
+	u, err1 := url.PathUnescape(u)
+	c, err2 := url.PathUnescape(c)
+	return u, c, err1 == nil && err2 == nil
+}
 
 func (s *Store) entityPrefix(kind string) string { return s.root + "/config/" + kind + "/" }
 func (s *Store) entityKey(kind, name string) string {
@@ -73,6 +92,12 @@ func (s *Store) EntityConfigs(ctx context.Context, kind string) (map[string]map[
 		out[name] = c
 	}
 	return out, nil
+}
+
+// WatchEntities is WatchTopics for the entity configs of users, clients
+// and user-clients.
+func (s *Store) WatchEntities(ctx context.Context, fromRevision int64, onChange func()) {
+	s.watch(ctx, fromRevision, onChange, s.entityPrefix(EntityUsers), s.entityPrefix(EntityClients), s.entityPrefix(EntityUserClients))
 }
 
 // UpdateEntityConfig changes the config of one entity with update, in a

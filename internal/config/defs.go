@@ -216,10 +216,14 @@ var brokerDefs = []Def{
 	{Name: "sasl.mechanism.inter.broker.protocol", Type: tString, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanism a broker authenticates with to the others."},
 	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},
 
-	// Security (not served yet).
-	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer class. samsa has no authorizer; only an empty value is accepted.", check: oneOf("")},
-	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Ignored: true, Doc: "Authorizer setting."},
-	{Name: "super.users", Type: tString, Default: nil, Ignored: true, Doc: "Authorizer setting."},
+	// Client quotas (security/quota.go).
+	{Name: "quota.window.num", Type: tInt, Default: str("11"), Doc: "The number of samples a client's rate is measured over.", check: atLeast(1)},
+	{Name: "quota.window.size.seconds", Type: tInt, Default: str("1"), Doc: "The length of each sample of a client's rate.", check: atLeast(1)},
+
+	// Authorizer.
+	{Name: "authorizer.class.name", Type: tString, Default: str(""), Doc: "The authorizer: empty for none, or Kafka's StandardAuthorizer or AclAuthorizer, both meaning samsa's (ACLs in etcd, Kafka's semantics).", check: oneOf("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")},
+	{Name: "allow.everyone.if.no.acl.found", Type: tBool, Default: str("false"), Doc: "With an authorizer: a resource no ACL matches is allowed to everyone."},
+	{Name: "super.users", Type: tString, Default: nil, Doc: "With an authorizer: principals allowed everything, separated by ';' (User:admin;User:broker)."},
 	{Name: "create.topic.policy.class.name", Type: tClass, Default: nil, Doc: "Create-topic policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
 	{Name: "alter.config.policy.class.name", Type: tClass, Default: nil, Doc: "Alter-config policy class. samsa runs no Java policy; only an empty value is accepted.", check: oneOf("")},
 

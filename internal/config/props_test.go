@@ -175,8 +175,8 @@ func TestLoadErrors(t *testing.T) {
 			contains: []string{`"broker.id"`, "node.id 1"}},
 		{name: "bad etcd endpoint", overrides: []string{"etcd.endpoints=localhost:2379"}, sentinel: ErrInvalidConfig,
 			contains: []string{`"etcd.endpoints"`}},
-		{name: "authorizer not supported", overrides: []string{"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"}, sentinel: ErrInvalidConfig,
-			contains: []string{`"authorizer.class.name"`, "not supported"}},
+		{name: "authorizer not known", overrides: []string{"authorizer.class.name=com.example.MyAuthorizer"}, sentinel: ErrInvalidConfig,
+			contains: []string{`"authorizer.class.name"`, "must be one of"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
