@@ -336,3 +336,70 @@ func TestConsumerGroupRackAware(t *testing.T) {
 		})
 	}
 }
+
+// TestConsumerGroupRegex: a franz-go KIP-848 member subscribed by regular
+// expression (SubscribedTopicRegex, matched by the coordinator) is assigned
+// a matching topic created after it joined, and loses one deleted.
+func TestConsumerGroupRegex(t *testing.T) {
+	t.Parallel()
+	n := cgBroker(t)
+	adm := newAdmin(t, n.Addr())
+	prod := newKgo(t, n.Addr())
+	group := "cg-regex-group"
+	createTopic(t, adm, "cg-rx-a", 2, nil)
+	createTopic(t, adm, "cg-other", 2, nil)
+	l := newLedger()
+	m := startMember(t, n.Addr(), group, "^cg-rx-.*", "regex-m0", l, kgo.ConsumeRegex(),
+		kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer())
+	t.Cleanup(m.close)
+	assigned := func(want ...string) func() error {
+		return func() error {
+			g, err := describeConsumerGroup(t, prod, group)
+			if err != nil {
+				return err
+			}
+			if len(g.Members) != 1 || g.Members[0].SubscribedTopicRegex == nil {
+				return fmt.Errorf("members %+v", g.Members)
+			}
+			var got []string
+			for _, tp := range g.Members[0].Assignment.TopicPartitions {
+				got = append(got, fmt.Sprintf("%s/%d", tp.Topic, len(tp.Partitions)))
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				return fmt.Errorf("assigned %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, 30*time.Second, assigned("cg-rx-a/2"))
+	produceKeyed(t, prod, "cg-rx-a", 0, 10)
+	waitRead(t, l, 10, "cg-rx-a")
+
+	createTopic(t, adm, "cg-rx-b", 3, nil)
+	testutil.Eventually(t, 30*time.Second, assigned("cg-rx-a/2", "cg-rx-b/3"))
+	produceKeyed(t, prod, "cg-rx-b", 10, 10)
+	produceKeyed(t, prod, "cg-other", 20, 10)
+	// The ledger does not tell topics apart: the commits do. All of
+	// cg-rx-b is committed, nothing of cg-other.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		offs, err := adm.FetchOffsets(testCtx(t, 10*time.Second), group)
+		if err != nil {
+			return err
+		}
+		total := int64(0)
+		for _, p := range []int32{0, 1, 2} {
+			if o, ok := offs.Lookup("cg-rx-b", p); ok {
+				total += o.At
+			}
+		}
+		if _, ok := offs["cg-other"]; ok || total != 10 {
+			return fmt.Errorf("cg-rx-b committed %d of 10; cg-other committed: %v", total, ok)
+		}
+		return nil
+	})
+
+	if _, err := adm.DeleteTopics(testCtx(t, 10*time.Second), "cg-rx-a"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, assigned("cg-rx-b/3"))
+}
