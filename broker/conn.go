@@ -134,6 +134,14 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return fmt.Errorf("bad request header: %w", err)
 	}
+	if cs.sasl != nil && cs.sasl.lifetime > 0 { // KIP-368 (sasl.go)
+		if reauth, err := b.saslSession(cs, hdr); err != nil || reauth {
+			if err != nil {
+				return err
+			}
+			return b.serveSASL(ctx, cs, frame)
+		}
+	}
 	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal, times: &t, size: len(frame)}
 	resp, err := b.dispatch(ctx, r, body)
 	t.end = time.Now()

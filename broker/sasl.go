@@ -38,6 +38,30 @@ type saslConn struct {
 	mech string
 	raw  bool // handshake v0: the tokens come raw
 	done bool // authenticated
+
+	// KIP-368: with connections.max.reauth.ms a session lasts lifetime;
+	// the client authenticates again on the same connection before it
+	// ends, as the same principal, or the connection is closed.
+	lifetime time.Duration
+	expires  time.Time
+	was      string // the principal before a re-authentication
+}
+
+// saslSession checks an authenticated connection's session before a
+// request: a SaslHandshake starts a re-authentication (reauth true); any
+// other request after the session expired closes the connection, as
+// Kafka closes it.
+func (b *Broker) saslSession(cs *connState, hdr protocol.Header) (reauth bool, err error) {
+	s := cs.sasl
+	if kmsg.Key(hdr.Key) == kmsg.SASLHandshake {
+		s.ex, s.done, s.raw, s.was = nil, false, false, cs.principal
+		return true, nil
+	}
+	if time.Now().After(s.expires) {
+		b.log.Info("closing connection: SASL session expired (connections.max.reauth.ms)", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "principal", cs.principal)
+		return false, fmt.Errorf("%w: SASL session expired", errCloseConn)
+	}
+	return false, nil
 }
 
 // errAuthFailed closes a connection whose authentication failed.
@@ -119,6 +143,9 @@ func (b *Broker) serveSASL(ctx context.Context, cs *connState, frame []byte) err
 			return err
 		}
 		resp.SASLAuthBytes = tok
+		if s.done && s.lifetime > 0 {
+			resp.SessionLifetimeMillis = s.lifetime.Milliseconds()
+		}
 		return b.writeResponse(ctx, cs, hdr, resp)
 	}
 	return fmt.Errorf("%w: unexpected request during SASL handshake", errCloseConn)
@@ -134,7 +161,16 @@ func (b *Broker) saslStep(ctx context.Context, cs *connState, token []byte) ([]b
 		return nil, fmt.Errorf("%w: %w", errAuthFailed, err)
 	}
 	if done {
-		s.done, cs.principal = true, s.ex.Principal()
+		p := s.ex.Principal()
+		if s.was != "" && p != s.was {
+			err := fmt.Errorf("re-authentication as %s on a connection of %s", p, s.was)
+			b.log.Info("failed authentication", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "err", err)
+			return nil, fmt.Errorf("%w: %w", errAuthFailed, err)
+		}
+		s.done, cs.principal = true, p
+		if s.lifetime > 0 {
+			s.expires = time.Now().Add(s.lifetime)
+		}
 		b.log.Debug("authenticated", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "principal", cs.principal)
 	}
 	return resp, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type listenerSecurity struct {
 	// dials another through this listener (its JAAS config for
 	// sasl.mechanism.inter.broker.protocol)
 	user, pass string
+	reauth     time.Duration // connections.max.reauth.ms of the listener; 0: sessions never end
 }
 
 // saslConn is a new connection's SASL state; nil when the listener has no
@@ -42,7 +44,7 @@ func (s *listenerSecurity) saslConn() *saslConn {
 	if s == nil || s.sasl == nil {
 		return nil
 	}
-	return &saslConn{sasl: s.sasl}
+	return &saslConn{sasl: s.sasl, lifetime: s.reauth}
 }
 
 // listenerSecurity loads a listener's TLS and SASL settings.
@@ -67,6 +69,9 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 			return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)
 		}
 		sec.sasl = s
+		if ms, err := strconv.ParseInt(b.props.ListenerString(ln.Name, "connections.max.reauth.ms"), 10, 64); err == nil && ms > 0 {
+			sec.reauth = time.Duration(ms) * time.Millisecond
+		}
 		if opts, err := security.ParseJAAS(jaas(b.settings.SaslInterBrokerMechanism)); err == nil {
 			sec.user, sec.pass = opts["username"], opts["password"]
 		}

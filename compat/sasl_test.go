@@ -327,3 +327,74 @@ ssl.truststore.location=%s
 `, testcerts.WriteFile(t, dir, "ca.pem", []byte(ca.CertPEM())))
 	runConsoleRoundTrip(t, n.Addrs()[2], dir, testcerts.WriteFile(t, dir, "client.properties", []byte(props)), "java-sasl")
 }
+
+// KIP-368: with connections.max.reauth.ms SaslAuthenticate tells the
+// session's lifetime; a client re-authenticates on its connection (as
+// the same principal: another one is refused), a connection that goes on
+// past its session is closed, and franz-go, which re-authenticates by
+// itself, produces throughout several lifetimes.
+func TestSASLReauthentication(t *testing.T) {
+	const lifetime = 1500
+	n := testutil.StartBroker(t, map[string]string{
+		"listeners":                                           "SASL_PLAINTEXT://127.0.0.1:0",
+		"inter.broker.listener.name":                          "SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                             "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":                plainMechanism,
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": plainJAAS,
+		"connections.max.reauth.ms":                           fmt.Sprint(lifetime),
+		"auto.create.topics.enable":                           "true",
+	})
+	addr := n.Addr()
+	login := func(c *rawConn, user string) *kmsg.SASLAuthenticateResponse {
+		t.Helper()
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 1, "PLAIN"
+		if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+			t.Fatalf("SaslHandshake: %+v", resp)
+		}
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.Version, auth.SASLAuthBytes = 1, []byte("\x00"+user+"\x00"+user+"-secret")
+		return c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
+	}
+	metadata := func(c *rawConn) {
+		t.Helper()
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 4
+		if resp := c.roundTrip(md).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
+			t.Fatalf("Metadata: %+v", resp)
+		}
+	}
+
+	c := dialRaw(t, addr)
+	if resp := login(c, "alice"); resp.ErrorCode != 0 || resp.SessionLifetimeMillis != lifetime {
+		t.Fatalf("SaslAuthenticate: %+v, want a session lifetime of %d ms", resp, lifetime)
+	}
+	metadata(c)
+	if resp := login(c, "alice"); resp.ErrorCode != 0 || resp.SessionLifetimeMillis != lifetime {
+		t.Fatalf("re-authentication: %+v", resp)
+	}
+	metadata(c)
+	if resp := login(c, "admin"); resp.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Errorf("re-authentication as another principal: %+v", resp)
+	}
+	c.closed("re-authentication as another principal")
+
+	c = dialRaw(t, addr)
+	login(c, "alice")
+	testutil.Eventually(t, 10*time.Second, func() error {
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 4
+		c.send(md)
+		if _, err := c.frame(); err != nil {
+			return nil // closed: the session ended
+		}
+		return errors.New("the connection still serves after its session")
+	})
+
+	cl := newKgo(t, addr, kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()), kgo.AllowAutoTopicCreation())
+	for start := time.Now(); time.Since(start) < 3*lifetime*time.Millisecond; {
+		produceAll(t, cl, &kgo.Record{Topic: "reauth", Value: []byte("x")})
+	}
+}
+
+const plainMechanism = "PLAIN"

@@ -214,6 +214,7 @@ var brokerDefs = []Def{
 	{Name: "sasl.enabled.mechanisms", Type: tList, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanisms served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is not served: set this on a SASL listener)."},
 	{Name: "sasl.jaas.config", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The JAAS login module options: PLAIN's users (user_<name>=\"<password>\"), and the username and password a broker authenticates with to the others."},
 	{Name: "sasl.mechanism.inter.broker.protocol", Type: tString, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanism a broker authenticates with to the others."},
+	{Name: "connections.max.reauth.ms", Type: tLong, Default: str("0"), Doc: "On a SASL listener: the longest a session lasts before the client must authenticate again on its connection (KIP-368); 0: forever.", check: atLeast(0)},
 	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},
 
 	// Client quotas (security/quota.go).
