@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/security"
 )
 
 const (
@@ -33,7 +35,10 @@ func (b *Broker) handleListOffsets(_ context.Context, r *request) (kmsg.Response
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			err := b.listOffset(rt.Topic, req.IsolationLevel, rp, &sp)
+			err := b.topicRefusal(r, security.OpDescribe, rt.Topic) // authz.go
+			if err == nil {
+				err = b.listOffset(rt.Topic, req.IsolationLevel, rp, &sp)
+			}
 			if rp.Timestamp < 0 && req.Version < minListOffsetsVersion(rp.Timestamp) {
 				err = kerr.UnsupportedVersion
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/samsa-io/samsa/internal/testcerts"
@@ -72,6 +73,25 @@ func TestFranzACLs(t *testing.T) {
 	}
 	if !md.Has("orders") || md.Has("secret") {
 		t.Errorf("alice's Metadata lists %v, want orders and not secret", md.Names())
+	}
+	lo := kmsg.NewPtrListOffsetsRequest()
+	for _, topic := range []string{"orders", "secret"} {
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = -1
+		rt.Partitions = append(rt.Partitions, rp)
+		lo.Topics = append(lo.Topics, rt)
+	}
+	lo.Version = 5 // not flexible (v6+ is): rawConn reads v0 response headers
+	raw := dialRaw(t, addr)
+	if resp := saslLogin(t, raw, "alice"); resp.ErrorCode != 0 {
+		t.Fatalf("login: %+v", resp)
+	}
+	loResp := raw.roundTrip(lo).(*kmsg.ListOffsetsResponse)
+	if len(loResp.Topics) != 2 || loResp.Topics[0].Partitions[0].ErrorCode != 0 ||
+		loResp.Topics[1].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("ListOffsets of orders and secret by alice: %+v", loResp)
 	}
 	described, err := admin.DescribeACLs(ctx, kadm.NewACLs().AnyResource().Allow().AllowHosts().Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny))
 	if err != nil || len(described) != 1 || len(described[0].Described) != 1 {

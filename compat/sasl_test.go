@@ -345,17 +345,7 @@ func TestSASLReauthentication(t *testing.T) {
 		"auto.create.topics.enable":                           "true",
 	})
 	addr := n.Addr()
-	login := func(c *rawConn, user string) *kmsg.SASLAuthenticateResponse {
-		t.Helper()
-		hs := kmsg.NewPtrSASLHandshakeRequest()
-		hs.Version, hs.Mechanism = 1, "PLAIN"
-		if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
-			t.Fatalf("SaslHandshake: %+v", resp)
-		}
-		auth := kmsg.NewPtrSASLAuthenticateRequest()
-		auth.Version, auth.SASLAuthBytes = 1, []byte("\x00"+user+"\x00"+user+"-secret")
-		return c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
-	}
+	login := func(c *rawConn, user string) *kmsg.SASLAuthenticateResponse { return saslLogin(t, c, user) }
 	metadata := func(c *rawConn) {
 		t.Helper()
 		md := kmsg.NewPtrMetadataRequest()
@@ -398,3 +388,16 @@ func TestSASLReauthentication(t *testing.T) {
 }
 
 const plainMechanism = "PLAIN"
+
+// saslLogin authenticates c with PLAIN as user (password user-secret).
+func saslLogin(t *testing.T, c *rawConn, user string) *kmsg.SASLAuthenticateResponse {
+	t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: %+v", resp)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 1, []byte("\x00"+user+"\x00"+user+"-secret")
+	return c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
+}
