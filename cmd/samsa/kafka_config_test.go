@@ -68,7 +68,7 @@ group.initial.rebalance.delay.ms=0
 
 // The ignored properties the file sets, as the warning names them.
 const kafkaServerPropertiesIgnored = "controller.quorum.bootstrap.servers,metric.reporters," +
-	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir,process.roles,quota.window.num," +
+	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir,process.roles," +
 	"share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
 
 // An apache/kafka compose service's environment (the image's docs: KRaft
