@@ -102,7 +102,7 @@ var allPhases = []phase{
 			}
 		}
 	}},
-	{"torn tail and bit flip in a stopped follower", false, 4 * time.Second, func(s *suite) (string, func()) {
+	{"torn tail and bit flip in a stopped follower", false, 8 * time.Second, func(s *suite) (string, func()) {
 		id := s.follower()
 		s.c.node(id).stop(syscall.SIGKILL)
 		desc := s.corrupt(id)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -85,11 +87,28 @@ func killNamespace(ns string) {
 	}
 }
 
+// lockMachine holds an exclusive lock for the rest of the test: the
+// namespaces' names and addresses are fixed, so two runs on one machine
+// (two packages' go test, two engineers) take turns rather than sweep
+// each other's.
+func lockMachine(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "samsa-chaos.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+}
+
 // setupNetwork makes the bridge and one namespace per name, each with a
 // veth to the bridge and address ip(i); everything is removed when the
 // test ends.
 func setupNetwork(t testing.TB, names []string, ips []string) {
 	t.Helper()
+	lockMachine(t)
 	sweep()
 	t.Cleanup(sweep)
 	must(t, "ip", "link", "add", bridge, "type", "bridge")
