@@ -110,22 +110,44 @@ func (m *metadata) closeAll(clean bool) error {
 	defer m.syncMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var errs []error
+	// Closing a log cleanly syncs and writes its checkpoints: with
+	// thousands of partitions that is seconds of waiting on the disk, so
+	// several close at once, as Kafka's shutdown does.
+	var (
+		errMu sync.Mutex
+		errs  []error
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, 8)
+	)
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			switch {
-			case p.Log == nil:
-			case p.Offline():
-				// Its directory failed: closed as a crash leaves it, the
-				// next start recovers it (or finds the disk still bad).
-				_ = p.Log.Abandon()
-			case clean:
-				errs = append(errs, p.Log.Close())
-			default:
-				errs = append(errs, p.Log.Abandon())
+			if p.Log == nil {
+				continue
 			}
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				var err error
+				switch {
+				case p.Offline():
+					// Its directory failed: closed as a crash leaves it, the
+					// next start recovers it (or finds the disk still bad).
+					_ = p.Log.Abandon()
+				case clean:
+					err = p.Log.Close()
+				default:
+					err = p.Log.Abandon()
+				}
+				if err != nil {
+					errMu.Lock()
+					errs = append(errs, err)
+					errMu.Unlock()
+				}
+			}()
 		}
 	}
+	wg.Wait()
 	m.topics = map[string]*topic{}
 	m.byID = map[[16]byte]*topic{}
 	return errors.Join(errs...)

@@ -152,6 +152,7 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	}
 	sort.Strings(names)
 	var errs []error
+	var pending []stateWrite
 	for _, name := range names {
 		t := topics[name]
 		unclean := cfg.UncleanElection
@@ -195,15 +196,89 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 				s.log.Info("controller: electing leader", "topic", name, "partition", p,
 					"old_leader", st.Leader, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
 			}
-			_, err := s.writeStateFenced(ctx, name, int32(p), next)
-			switch {
-			case err == nil, errors.Is(err, ErrStale), errors.Is(err, ErrUnknownTopic), errors.Is(err, ErrUnknownPartition):
-				// A lost race is decided again on the next event.
-			case errors.Is(err, ErrNotController):
-				return err
-			default:
-				errs = append(errs, err)
+			pending = append(pending, stateWrite{name, int32(p), next})
+			if len(pending) == stateBatch {
+				if err := s.writeStatesFenced(ctx, pending); err != nil {
+					if errors.Is(err, ErrNotController) {
+						return err
+					}
+					errs = append(errs, err)
+				}
+				pending = pending[:0]
 			}
+		}
+	}
+	if err := s.writeStatesFenced(ctx, pending); err != nil {
+		if errors.Is(err, ErrNotController) {
+			return err
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stateBatch is how many partition states the controller writes in one
+// etcd transaction (etcd's default --max-txn-ops is 128): a broker that
+// dies or drains moves thousands of leaders in a few writes, not one each.
+const stateBatch = 100
+
+type stateWrite struct {
+	topic string
+	p     int32
+	st    PartitionState
+}
+
+// writeStatesFenced writes states in one transaction conditioned on the
+// election key and on each state's revision. When one of them changed
+// meanwhile, the batch is written one state at a time, so that the others
+// still go through (the lost race is decided again on the next event).
+func (s *Store) writeStatesFenced(ctx context.Context, ws []stateWrite) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	if len(ws) > 1 {
+		s.mu.Lock()
+		e := s.election
+		s.mu.Unlock()
+		if e == nil {
+			return ErrNotController
+		}
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())}
+		var ops []clientv3.Op
+		ok := true
+		for _, w := range ws {
+			val, err := encodeState(w.st)
+			if err != nil || w.st.Version <= 0 {
+				ok = false
+				break
+			}
+			key := s.stateKey(w.topic, w.p)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", w.st.Version))
+			ops = append(ops, clientv3.OpPut(key, string(val)))
+		}
+		if ok {
+			resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(e.Key(), clientv3.WithCountOnly())).Commit()
+			if err != nil {
+				return fmt.Errorf("controller: updating %d partition states: %w", len(ws), err)
+			}
+			if resp.Succeeded {
+				return nil
+			}
+			if resp.Responses[0].GetResponseRange().Count == 0 {
+				return ErrNotController
+			}
+		}
+	}
+	var errs []error
+	for _, w := range ws {
+		_, err := s.writeStateFenced(ctx, w.topic, w.p, w.st)
+		switch {
+		case err == nil, errors.Is(err, ErrStale), errors.Is(err, ErrUnknownTopic), errors.Is(err, ErrUnknownPartition):
+			// A lost race is decided again on the next event.
+		case errors.Is(err, ErrNotController):
+			return err
+		default:
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -26,6 +26,10 @@ func (s *Store) WatchBrokers(ctx context.Context, fromRevision int64, onChange f
 	s.watch(ctx, fromRevision, onChange, s.brokersPrefix())
 }
 
+// watchCoalesce is how long a watch waits after a change before telling
+// the caller, so that the events of one burst of writes bring one call.
+const watchCoalesce = 10 * time.Millisecond
+
 func (s *Store) watch(ctx context.Context, fromRevision int64, onChange func(), prefixes ...string) {
 	kick := make(chan struct{}, 1)
 	notify := func() {
@@ -53,6 +57,12 @@ func (s *Store) watch(ctx context.Context, fromRevision int64, onChange func(), 
 		for n := 0; n < len(prefixes); {
 			select {
 			case <-kick:
+				// A burst of writes (a topic's partition states, in chunks)
+				// is one change: wait a moment for the rest of it.
+				select {
+				case <-time.After(watchCoalesce):
+				case <-wctx.Done():
+				}
 				onChange()
 			case <-done:
 				n++

@@ -164,11 +164,24 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 }
 
 // leastLoaded is the directory of dirs holding the fewest partition
-// directories, the first of them on a tie.
+// directories, the first of them on a tie. It counts directory entries
+// only (no partition.metadata read): it runs for every partition created.
 func leastLoaded(fs FS, dirs []string) string {
+	if len(dirs) == 1 {
+		return dirs[0]
+	}
 	best, bestN := dirs[0], -1
 	for _, d := range dirs {
-		n := len(listPartitionDirs(fs, []string{d}))
+		ents, err := fs.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, e := range ents {
+			if _, _, ok := ParsePartitionDirName(e.Name()); ok && e.IsDir() {
+				n++
+			}
+		}
 		if bestN < 0 || n < bestN {
 			best, bestN = d, n
 		}
