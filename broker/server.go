@@ -178,6 +178,11 @@ func (b *Broker) Start() (err error) {
 		return fmt.Errorf("broker: log dir: %w", err)
 	}
 	endpoints := b.settings.EtcdEndpoints
+	if q, ok := b.props.Quorum(); ok && len(endpoints) == 0 {
+		if endpoints, err = b.joinQuorum(q); err != nil {
+			return err
+		}
+	}
 	if len(endpoints) == 0 {
 		b.embedded, err = controller.StartEmbedded(controller.EmbeddedConfig{
 			Dir:    filepath.Join(b.logDir, "etcd"),

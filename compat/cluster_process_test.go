@@ -28,11 +28,15 @@ type procCluster struct {
 	etcd  []string
 	nodes []*proc  // nodes[i] has node.id i+1
 	extra []string // key=value overrides after the defaults
+	// voters, when set, is controller.quorum.voters: the nodes run no
+	// etcd of the test's, but the KRaft quorum's (kraft_test.go).
+	voters string
 }
 
 type proc struct {
 	id      int32
 	addr    string
+	ctrl    string // the controller listener's address, with voters
 	dir     string
 	logPath string
 
@@ -114,6 +118,12 @@ func lastLines(s string, n int) string {
 // start runs node id and waits until it serves.
 func (c *procCluster) start(id int32) {
 	c.t.Helper()
+	c.wait(id, c.launch(id))
+}
+
+// launch runs node id; it returns where its log starts, for wait.
+func (c *procCluster) launch(id int32) int64 {
+	c.t.Helper()
 	p := c.nodes[id-1]
 	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -128,6 +138,17 @@ func (c *procCluster) start(id int32) {
 		"--override", "etcd.endpoints=" + strings.Join(c.etcd, ","),
 		"--override", "broker.session.timeout.ms=2000",
 		"--log-level", "info"}
+	if c.voters != "" {
+		args = []string{"serve",
+			"--override", "node.id=" + strconv.Itoa(int(id)),
+			"--override", "process.roles=broker,controller",
+			"--override", "controller.quorum.voters=" + c.voters,
+			"--override", "controller.listener.names=CONTROLLER",
+			"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"--override", "listeners=PLAINTEXT://" + p.addr + ",CONTROLLER://" + p.ctrl,
+			"--override", "log.dirs=" + filepath.Join(p.dir, "data"),
+			"--log-level", "info"}
+	}
 	for _, o := range c.extra {
 		args = append(args, "--override", o)
 	}
@@ -139,6 +160,13 @@ func (c *procCluster) start(id int32) {
 	p.mu.Lock()
 	p.cmd, p.stopped = cmd, false
 	p.mu.Unlock()
+	return off
+}
+
+// wait waits until node id, launched with its log at off, serves.
+func (c *procCluster) wait(id int32, off int64) {
+	c.t.Helper()
+	p := c.nodes[id-1]
 	testutil.Eventually(c.t, 90*time.Second, func() error {
 		b, err := os.ReadFile(p.logPath)
 		if err != nil {

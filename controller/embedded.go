@@ -18,7 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// EmbeddedConfig configures an in-process, single-member etcd server.
+// EmbeddedConfig configures an in-process etcd server: a single member on
+// loopback, or, with Members, one member of a cluster (see Member).
 type EmbeddedConfig struct {
 	// Dir holds etcd's data (member/wal, member/snap). Required.
 	Dir string
@@ -36,8 +37,18 @@ type EmbeddedConfig struct {
 	// of up to 65534 partitions is created in one transaction.
 	MaxTxnOps uint
 	// StartTimeout bounds how long StartEmbedded waits for the server to
-	// be ready. Zero means 30s.
+	// be ready: for a member of a cluster, for a majority of the members
+	// to be up. Zero means 30s.
 	StartTimeout time.Duration
+
+	// Members, when not empty, makes this server one member of a cluster
+	// of these (the KRaft controller quorum: see quorum.go); Name is this
+	// one's, and Listen the address its Addr is served on. etcd itself
+	// then listens on loopback (ClientPort, PeerPort) and a listener on
+	// Listen carries both its peer and its client traffic.
+	Members []Member
+	Name    string
+	Listen  string
 }
 
 // Limits of the embedded server. A topic is created in one transaction of
@@ -55,6 +66,7 @@ type Embedded struct {
 	etcd      *embed.Etcd
 	endpoints []string
 	log       *dropHandler
+	mux       *portMux // nil for a single member
 }
 
 // StartEmbedded starts a single-member etcd cluster in cfg.Dir (creating it
@@ -72,6 +84,9 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 30 * time.Second
+	}
+	if len(cfg.Members) > 0 {
+		return startMember(cfg)
 	}
 	pick := cfg.ClientPort == 0 || cfg.PeerPort == 0
 	var lastErr error
@@ -91,20 +106,47 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 }
 
 func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
+	ec, quiet, err := embedConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ec.Name = "samsa"
+	ec.InitialCluster = ec.Name + "=" + ec.AdvertisePeerUrls[0].String()
+	ec.InitialClusterToken = "samsa"
+	// The embedded etcd is one member, which never loses an election: the
+	// election timeout only decides when its first leader comes, and so when
+	// the broker can start. A fresh single member campaigns after 1 to
+	// ElectionMs/TickMs ticks (etcd fast-forwards all but one tick of the
+	// randomized timeout): 10-50 ms here, against 10-100 ms with a 100 ms
+	// timeout (process start to first ack 65-110 ms instead of 130-150 ms).
+	// A shorter tick costs idle CPU: 5 ms ticks took an idle broker from
+	// 2.3% to 3.5% of a core.
+	ec.TickMs = 10
+	ec.ElectionMs = 50
+	e, err := runEtcd(ec, quiet, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// embedConfig returns etcd's configuration for cfg, listening on loopback
+// or cfg.Host (cfg's ports, or free ones), without name or cluster.
+func embedConfig(cfg EmbeddedConfig) (*embed.Config, *dropHandler, error) {
 	clientPort, peerPort := cfg.ClientPort, cfg.PeerPort
 	var err error
 	if clientPort == 0 {
 		if clientPort, err = freeLoopbackPort(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if peerPort == 0 {
 		if peerPort, err = freeLoopbackPort(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for peerPort == clientPort {
 			if peerPort, err = freeLoopbackPort(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
@@ -116,26 +158,13 @@ func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
 	purl := url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(peerPort))}
 
 	ec := embed.NewConfig()
-	ec.Name = "samsa"
 	ec.Dir = cfg.Dir
 	ec.ListenClientUrls = []url.URL{curl}
 	ec.AdvertiseClientUrls = []url.URL{curl}
 	ec.ListenPeerUrls = []url.URL{purl}
 	ec.AdvertisePeerUrls = []url.URL{purl}
-	ec.InitialCluster = ec.Name + "=" + purl.String()
-	ec.InitialClusterToken = "samsa"
 	ec.ClusterState = embed.ClusterStateFlagNew
 	ec.EnableGRPCGateway = false
-	// The embedded etcd is one member, which never loses an election: the
-	// election timeout only decides when its first leader comes, and so when
-	// the broker can start. A fresh single member campaigns after 1 to
-	// ElectionMs/TickMs ticks (etcd fast-forwards all but one tick of the
-	// randomized timeout): 10-50 ms here, against 10-100 ms with a 100 ms
-	// timeout (process start to first ack 65-110 ms instead of 130-150 ms).
-	// A shorter tick costs idle CPU: 5 ms ticks took an idle broker from
-	// 2.3% to 3.5% of a core.
-	ec.TickMs = 10
-	ec.ElectionMs = 50
 	ec.MaxTxnOps = embeddedMaxTxnOps
 	if cfg.MaxTxnOps > 0 {
 		ec.MaxTxnOps = cfg.MaxTxnOps
@@ -152,27 +181,46 @@ func startEmbeddedOnce(cfg EmbeddedConfig) (*Embedded, error) {
 	quiet := newDropHandler(cfg.Logger.Handler())
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapToSlog(slog.New(quiet), zapcore.WarnLevel))
 
+	return ec, quiet, nil
+}
+
+// runEtcd starts etcd and waits until it is ready, calling waiting (if
+// not nil) every few seconds until then.
+func runEtcd(ec *embed.Config, quiet *dropHandler, cfg EmbeddedConfig, waiting func(time.Duration)) (*Embedded, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("controller: embedded etcd: %w", err)
 	}
-
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
 		quiet.closing.Store(true)
 		return nil, fmt.Errorf("controller: embedded etcd in %s: %w", cfg.Dir, err)
 	}
+	start := time.Now()
 	timer := time.NewTimer(cfg.StartTimeout)
 	defer timer.Stop()
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		quiet.closing.Store(true)
-		e.Close()
-		return nil, fmt.Errorf("controller: embedded etcd in %s: %w", cfg.Dir, err)
-	case <-timer.C:
-		quiet.closing.Store(true)
-		e.Close()
-		return nil, fmt.Errorf("controller: embedded etcd in %s not ready after %v", cfg.Dir, cfg.StartTimeout)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-e.Server.ReadyNotify():
+			break wait
+		case <-tick.C:
+			if waiting != nil {
+				waiting(time.Since(start))
+			}
+		case err := <-e.Err():
+			quiet.closing.Store(true)
+			e.Close()
+			return nil, fmt.Errorf("controller: embedded etcd in %s: %w", cfg.Dir, err)
+		case <-timer.C:
+			quiet.closing.Store(true)
+			// Close waits for the client servers, which start only once
+			// the member is ready or stopping: stop it first.
+			e.Server.HardStop()
+			e.Close()
+			return nil, fmt.Errorf("controller: embedded etcd in %s not ready after %v", cfg.Dir, cfg.StartTimeout)
+		}
 	}
 	endpoints := make([]string, 0, len(e.Clients))
 	for _, l := range e.Clients {
@@ -193,6 +241,9 @@ func (e *Embedded) Close() error {
 	// etcd reports its own shutdown as a series of errors; they are noise.
 	e.log.closing.Store(true)
 	e.etcd.Close()
+	if e.mux != nil {
+		e.mux.close()
+	}
 	// Err is closed once every serving goroutine has returned.
 	var errs []error
 	for err := range e.etcd.Err() {

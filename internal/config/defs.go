@@ -52,15 +52,19 @@ func str(v string) *string { return &v }
 // configurations written for Kafka start unchanged) but does not act on.
 const ignoredNote = " (samsa: accepted and ignored.)"
 
+// kraftProps are acted on only when etcd.endpoints is empty (see Quorum);
+// otherwise they are accepted and ignored.
+var kraftProps = map[string]bool{"process.roles": true, "controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true}
+
 // brokerDefs is the table of broker properties, in no particular order.
 var brokerDefs = []Def{
 	// Identity and roles.
 	{Name: "node.id", Type: tInt, Default: str("1"), Doc: "The node id of this broker. samsa's default is 1 (Kafka requires it). broker.id is an alias; if both are set they must agree.", check: atLeast(0)},
 	{Name: "broker.id", Type: tInt, Default: str("-1"), Doc: "Alias of node.id. -1 (the default) means: use node.id.", check: atLeast(-1)},
-	{Name: "process.roles", Type: tList, Default: str(""), Ignored: true, Doc: "The roles of this process in KRaft mode. samsa keeps cluster metadata in etcd.", check: listIn("broker", "controller")},
-	{Name: "controller.quorum.voters", Type: tList, Default: str(""), Ignored: true, Doc: "The KRaft controller quorum voters."},
-	{Name: "controller.quorum.bootstrap.servers", Type: tList, Default: str(""), Ignored: true, Doc: "The KRaft controller bootstrap servers."},
-	{Name: "controller.listener.names", Type: tList, Default: nil, Doc: "Listener names used by the KRaft controller. samsa does not bind these listeners."},
+	{Name: "process.roles", Type: tList, Default: str(""), Doc: "The roles of this process, as in KRaft mode: with controller (and controller.quorum.voters), the process runs a member of the etcd cluster formed by the voters; with broker only, it is a client of the voters' etcd. Ignored when etcd.endpoints is set.", check: listIn("broker", "controller")},
+	{Name: "controller.quorum.voters", Type: tList, Default: str(""), Doc: "The controller quorum, id@host:port,...: the members of the etcd cluster samsa keeps its metadata in, each reached on its controller listener (etcd's peer and client traffic share that port). Ignored when etcd.endpoints is set.", check: checkVoters},
+	{Name: "controller.quorum.bootstrap.servers", Type: tList, Default: str(""), Doc: "host:port,... of the controllers, when controller.quorum.voters is not set: a broker-only node uses them as etcd endpoints; a controller accepts a single one (a standalone controller, itself). Ignored when etcd.endpoints is set.", check: checkBootstrapServers},
+	{Name: "controller.listener.names", Type: tList, Default: nil, Doc: "Listener names used by the controller: on a node whose process.roles includes controller, the first of these found in listeners carries the embedded etcd member's traffic; they are never served as Kafka listeners."},
 	{Name: "cluster.id", Type: tString, Default: nil, Ignored: true, Doc: "The cluster id (the apache/kafka image reads it from CLUSTER_ID)."},
 	{Name: "broker.rack", Type: tString, Default: nil, Doc: "Rack of the broker, returned in Metadata responses."},
 

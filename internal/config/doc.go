@@ -39,8 +39,8 @@
 // samsa.fetch.sendfile, samsa.http.listener. Defaults that differ from Kafka's: node.id=1
 // (Kafka has none), listeners=PLAINTEXT://127.0.0.1:9092 (Kafka:
 // PLAINTEXT://:9092), log.dir=<os.TempDir()>/samsa-logs. Properties of
-// KRaft (process.roles, controller.quorum.*) are accepted and ignored;
-// listeners named in controller.listener.names are not bound.
+// KRaft (process.roles, controller.quorum.*) name the etcd cluster (Quorum);
+// listeners named in controller.listener.names are not Kafka listeners.
 //
 // Topic configs (TopicConfigDef, ValidateTopicConfigs, Props.TopicConfigs,
 // Props.TopicSettings, Props.DescribeTopic) take their defaults from the

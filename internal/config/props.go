@@ -25,6 +25,7 @@ type Props struct {
 
 	listeners  []Listener // parsed at validation, controller listeners removed
 	advertised []Listener
+	quorum     *Quorum        // the KRaft quorum (quorum.go); nil without
 	settings   BrokerSettings // decoded once by build
 }
 
@@ -202,7 +203,7 @@ func (p *Props) Ignored() []string {
 		if !ok {
 			d, ok = samsaListenerDef(k)
 		}
-		if !ok || d.Ignored {
+		if !ok || d.Ignored || (kraftProps[k] && p.quorum == nil) {
 			out = append(out, k)
 		}
 	}
@@ -284,7 +285,7 @@ func (p *Props) crossCheck() []error {
 			errs = append(errs, p.invalid("inter.broker.listener.name", "no such listener in listeners"))
 		}
 	}
-	return errs
+	return append(errs, p.checkQuorum()...)
 }
 
 // ---- plain accessors ----------------------------------------------------
