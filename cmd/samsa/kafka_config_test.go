@@ -67,8 +67,8 @@ group.initial.rebalance.delay.ms=0
 `
 
 // The ignored properties the file sets, as the warning names them.
-const kafkaServerPropertiesIgnored = "controller.quorum.bootstrap.servers,metric.reporters," +
-	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir,process.roles," +
+const kafkaServerPropertiesIgnored = "metric.reporters," +
+	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir," +
 	"share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
 
 // An apache/kafka compose service's environment (the image's docs: KRaft
@@ -101,8 +101,8 @@ func composeEnv(logDir string) []string {
 	}
 }
 
-const composeIgnored = "cluster.id,controller.quorum.voters,group.coordinator.rebalance.protocols," +
-	"metric.reporters,process.roles,share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
+const composeIgnored = "cluster.id,group.coordinator.rebalance.protocols," +
+	"metric.reporters,share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
 
 func TestServeKafkaServerProperties(t *testing.T) {
 	dir := t.TempDir()

@@ -64,7 +64,7 @@ func TestKafkaDefsTable(t *testing.T) {
 func TestSamsaDefsAgreeWithKafka(t *testing.T) {
 	differs := map[string]bool{ // documented in doc.go and README.md
 		"node.id": true, "listeners": true, "log.dir": true,
-		"process.roles": true, // Kafka requires it; samsa ignores it
+		"process.roles": true, // Kafka requires it; samsa runs one broker without it
 	}
 	typeDiffers := map[string]bool{
 		"log.dir": true, // a LIST in Kafka 4.4; samsa reads one directory from it (log.dirs is the list)
