@@ -41,33 +41,18 @@ func loadCompose(t *testing.T) *types.Project {
 	return p
 }
 
-// The compose file describes one etcd and three samsa brokers built from
-// the repository's Dockerfile, each publishing its own host port, joining
-// the etcd once it is healthy, and configured through KAFKA_* variables
+// The compose file is a Kafka 4 KRaft file: three samsa brokers built from
+// the repository's Dockerfile, each both broker and controller, each
+// publishing its own host port, and configured through KAFKA_* variables
 // that samsa's configuration accepts as the cluster needs them: distinct
-// node ids, one etcd, listeners inside and outside the compose network,
-// three replicas with two in sync.
+// node ids, the three voters on their CONTROLLER listeners (the etcd
+// cluster: no etcd service), listeners inside and outside the compose
+// network, three replicas with two in sync.
 func TestComposeCluster(t *testing.T) {
 	p := loadCompose(t)
 	names := slices.Sorted(slices.Values(p.ServiceNames()))
-	if want := []string{"etcd", "samsa-1", "samsa-2", "samsa-3"}; !slices.Equal(names, want) {
+	if want := []string{"samsa-1", "samsa-2", "samsa-3"}; !slices.Equal(names, want) {
 		t.Fatalf("services %v, want %v", names, want)
-	}
-
-	etcd := p.Services["etcd"]
-	if etcd.Image == "" {
-		t.Error("etcd has no image")
-	}
-	hc := etcd.HealthCheck
-	if hc == nil || hc.Disable || len(hc.Test) < 2 || hc.Test[0] != "CMD" || !slices.Contains(hc.Test, "etcdctl") ||
-		!slices.Contains(hc.Test, "health") {
-		t.Errorf("etcd health check %+v, want etcdctl endpoint health", hc)
-	}
-	if hc != nil && (hc.Interval == nil || time.Duration(*hc.Interval) <= 0 || hc.Retries == nil || *hc.Retries == 0) {
-		t.Errorf("etcd health check without interval or retries: %+v", hc)
-	}
-	if v := etcd.Environment["ETCD_ADVERTISE_CLIENT_URLS"]; v == nil || *v != "http://etcd:2379" {
-		t.Errorf("etcd advertises %v, want http://etcd:2379", v)
 	}
 
 	seenIDs := map[int32]string{}
@@ -83,9 +68,8 @@ func TestComposeCluster(t *testing.T) {
 			if s.Build.Context != abs || (s.Build.Dockerfile != "" && s.Build.Dockerfile != "Dockerfile") {
 				t.Errorf("build %s %s, want the repository root and its Dockerfile", s.Build.Context, s.Build.Dockerfile)
 			}
-			dep, ok := s.DependsOn["etcd"]
-			if !ok || dep.Condition != types.ServiceConditionHealthy {
-				t.Errorf("depends on etcd %+v, want condition service_healthy", dep)
+			if len(s.DependsOn) != 0 {
+				t.Errorf("depends on %v: the nodes start together and wait for a majority", s.DependsOn)
 			}
 			if len(s.Ports) != 1 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 {
 				t.Errorf("ports %+v, want %s:%s", s.Ports, hostPort, hostPort)
@@ -127,8 +111,19 @@ func TestComposeCluster(t *testing.T) {
 				t.Errorf("node.id %d also used by %s", id, other)
 			}
 			seenIDs[id] = name
-			if eps := props.List("etcd.endpoints"); !slices.Equal(eps, []string{"http://etcd:2379"}) {
-				t.Errorf("etcd.endpoints %v", eps)
+			if eps := props.List("etcd.endpoints"); len(eps) != 0 {
+				t.Errorf("etcd.endpoints %v, want none (the KRaft quorum)", eps)
+			}
+			q, ok := props.Quorum()
+			if !ok || !q.Controller || q.Listener.Name != "CONTROLLER" || q.Listener.Port != 9093 {
+				t.Errorf("quorum %+v %v, want a controller on CONTROLLER :9093", q, ok)
+			}
+			var voters []string
+			for _, v := range q.Voters {
+				voters = append(voters, fmt.Sprintf("%d@%s", v.ID, v.Addr()))
+			}
+			if want := []string{"1@samsa-1:9093", "2@samsa-2:9093", "3@samsa-3:9093"}; !slices.Equal(voters, want) {
+				t.Errorf("voters %v, want %v", voters, want)
 			}
 			lns, err := props.Listeners()
 			if err != nil {
@@ -146,8 +141,8 @@ func TestComposeCluster(t *testing.T) {
 				got = append(got, fmt.Sprintf("advertised %s %s:%d", l.Name, l.Host, l.Port))
 			}
 			want := []string{
-				"PLAINTEXT 0.0.0.0:9092", "PLAINTEXT_HOST 0.0.0.0:" + hostPort,
-				"advertised PLAINTEXT " + name + ":9092", "advertised PLAINTEXT_HOST localhost:" + hostPort,
+				"PLAINTEXT 0.0.0.0:9092", "EXTERNAL 0.0.0.0:" + hostPort,
+				"advertised PLAINTEXT " + name + ":9092", "advertised EXTERNAL localhost:" + hostPort,
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("listeners %q, want %q", got, want)
