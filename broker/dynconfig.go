@@ -8,18 +8,21 @@ package broker
 // from the layered properties takes the change without a restart: the
 // topic defaults under each topic's overrides (retention, segments,
 // cleanup, message size, min.insync.replicas: the logs are reconfigured
-// at once) and the log cleaner's backoff. DescribeConfigs reports the
+// at once), the log cleaner's backoff, and a TLS listener's certificates
+// and settings (listener.name.<l>.ssl.*, from the next handshake on). DescribeConfigs reports the
 // sources DYNAMIC_BROKER_CONFIG and DYNAMIC_DEFAULT_BROKER_CONFIG.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/security"
 )
 
 // cfg returns the broker properties in effect: the static ones with the
@@ -43,7 +46,29 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) (int64, error) {
 		}
 	}
 	b.dynProps.Store(p)
+	b.reconfigureListeners(p)
 	return rev, nil
+}
+
+// reconfigureListeners gives each TLS listener the ssl settings of p
+// (listener.name.<l>.ssl.*, a dynamic per-broker config, as Kafka 4
+// reloads listener certificates through AlterConfigs) when they changed.
+func (b *Broker) reconfigureListeners(p *config.Props) {
+	for i, ln := range b.settings.Listeners {
+		if i >= len(b.lnSec) || b.lnSec[i] == nil || b.lnSec[i].tls == nil {
+			continue
+		}
+		t := b.lnSec[i].tls
+		next := security.TLSConfigFrom(func(key string) string { return p.ListenerString(ln.Name, key) })
+		if reflect.DeepEqual(next, t.Settings()) {
+			continue
+		}
+		if err := t.Reconfigure(next); err != nil {
+			b.log.Warn("dynamic listener config: the new TLS settings do not load; keeping the old ones", "listener", ln.Name, "err", err)
+			continue
+		}
+		b.log.Info("dynamic listener config: TLS settings reloaded", "listener", ln.Name)
+	}
 }
 
 // alterBrokerConfigs applies edit to the dynamic configs of the BROKER

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/testcerts"
@@ -218,5 +219,38 @@ func replicateAcksAll(t *testing.T, c *testutil.Cluster, topic string) {
 	produceAll(t, cl, recs...)
 	for p := range int32(3) {
 		waitISR(t, c, topic, p, 3, 30*time.Second)
+	}
+}
+
+// A TLS listener's certificate replaced through AlterConfigs (a dynamic
+// per-broker listener.name.<l>.ssl.* config, as Kafka 4 reloads listener
+// certificates): the next handshake serves the new certificate, which a
+// client trusting only the new CA accepts and one trusting only the old
+// one refuses.
+func TestDynamicListenerCertificate(t *testing.T) {
+	oldCA, newCA := testcerts.NewCA(t, "old-ca"), testcerts.NewCA(t, "new-ca")
+	n, addr := tlsBroker(t, oldCA, nil)
+	trusting := func(ca *testcerts.CA) *kgo.Client {
+		return newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}))
+	}
+	if err := trusting(oldCA).Ping(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatalf("before: %v", err)
+	}
+	leaf := newCA.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	adm := newAdmin(t, n.Addr()) // the PLAINTEXT listener
+	rs, err := adm.AlterBrokerConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.type", Value: strp("PEM")},
+		{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.certificate.chain", Value: strp(leaf.CertPEM())},
+		{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.key", Value: strp(leaf.KeyPEM(t))},
+	}, n.NodeID())
+	if err == nil {
+		err = rs[0].Err
+	}
+	if err != nil {
+		t.Fatalf("AlterBrokerConfigs: %v", err)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error { return trusting(newCA).Ping(testCtx(t, 5*time.Second)) })
+	if err := trusting(oldCA).Ping(testCtx(t, 5*time.Second)); err == nil {
+		t.Error("a client trusting only the old CA still connects after the certificate was replaced")
 	}
 }

@@ -135,6 +135,28 @@ func NewTLS(cfg TLSConfig, log *slog.Logger) (*TLS, error) {
 	return t, nil
 }
 
+// Settings are the settings t serves with.
+func (t *TLS) Settings() TLSConfig {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cfg
+}
+
+// Reconfigure serves with cfg from the next handshake on (a dynamic
+// listener config: new key material, another client-auth policy), once it
+// loads; on an error the settings in use stay.
+func (t *TLS) Reconfigure(cfg TLSConfig) error {
+	n, err := NewTLS(cfg, t.log)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cfg, t.rules, t.base = n.cfg, n.rules, n.base
+	t.current, t.stamps, t.checked = n.current, n.stamps, n.checked
+	return nil
+}
+
 // load reads the key material into a config for one handshake.
 func (t *TLS) load() (*tls.Config, []fileStamp, error) {
 	var stamps []fileStamp
@@ -210,7 +232,10 @@ func (t *TLS) ClientConfig(serverName string) *tls.Config {
 		RootCAs:      cur.RootCAs,
 		ServerName:   serverName,
 	}
-	if !strings.EqualFold(t.cfg.EndpointIdentification, "https") {
+	t.mu.Lock()
+	endpoint := t.cfg.EndpointIdentification
+	t.mu.Unlock()
+	if !strings.EqualFold(endpoint, "https") {
 		// The chain is checked, the name is not, as Kafka does with
 		// the algorithm empty.
 		roots := cur.RootCAs
@@ -250,7 +275,10 @@ func (t *TLS) Principal(st tls.ConnectionState) (string, error) {
 	if len(st.PeerCertificates) == 0 {
 		return Anonymous, nil
 	}
-	name, err := mapPrincipal(t.rules, subjectDN(st.PeerCertificates[0]))
+	t.mu.Lock()
+	rules := t.rules
+	t.mu.Unlock()
+	name, err := mapPrincipal(rules, subjectDN(st.PeerCertificates[0]))
 	if err != nil {
 		return "", err
 	}
