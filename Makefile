@@ -54,7 +54,12 @@ test: test-deps lint
 
 # Hooks for the client libraries the compat tests drive. Each installs into
 # the working tree (git-ignored) so that a fresh clone needs nothing else.
-test-deps: go-deps java-deps python-deps node-deps promtool chromium netns-deps
+# The downloads and builds run side by side (a fresh machine spends
+# minutes on promtool's build and Maven's resolution alone); the two apt
+# installs share apt's lock, so they run after, one at a time.
+test-deps:
+	$(MAKE) --no-print-directory -j5 go-deps java-deps python-deps node-deps promtool
+	$(MAKE) --no-print-directory chromium netns-deps
 
 go-deps:
 	$(GO) mod download
