@@ -92,6 +92,8 @@ type Broker struct {
 	closing bool                  // guarded by mu
 	wg      sync.WaitGroup        // goroutines started by spawn
 	conns   map[net.Conn]struct{} // guarded by mu
+	perIP   map[string]int        // open connections by remote IP; guarded by mu
+	freed   chan struct{}         // a connection closed (max.connections waits on it)
 
 	meta metadata // topics and partitions; see metadata.go
 
@@ -143,6 +145,8 @@ func New(cfg Config) (*Broker, error) {
 		deleteEnabled: s.DeleteTopicEnable,
 		retentionTick: s.LogRetentionCheck,
 		conns:         make(map[net.Conn]struct{}),
+		perIP:         map[string]int{},
+		freed:         make(chan struct{}, 1),
 	}
 	dirs := s.LogDirs
 	if len(dirs) == 0 {
@@ -524,7 +528,20 @@ func (b *Broker) shutdown(clean bool) error {
 // security.
 func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *listenerSecurity) {
 	var backoff time.Duration
+	interBroker := name == b.interBrokerListener()
 	for {
+		// max.connections: past it, the broker accepts nothing more on its
+		// client listeners until a connection closes (the kernel's backlog
+		// holds the rest), as Kafka's acceptor waits; the inter-broker
+		// listener is exempt, as Kafka protects it.
+		for !interBroker && b.connCount() >= int(b.cfg().Settings().MaxConnections) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.freed:
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
@@ -540,13 +557,23 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *l
 			continue
 		}
 		backoff = 0
+		ip := remoteIP(c)
+		limit := int(b.cfg().Settings().MaxConnectionsPerIP)
 		b.mu.Lock()
 		if b.closing {
 			b.mu.Unlock()
 			c.Close()
 			return
 		}
+		if !interBroker && b.perIP[ip] >= limit {
+			b.mu.Unlock()
+			// Kafka closes it at once (TooManyConnectionsException).
+			b.log.Info("rejected connection: max.connections.per.ip reached", "remote", c.RemoteAddr().String(), "listener", name, "max", limit)
+			c.Close()
+			continue
+		}
 		b.conns[c] = struct{}{}
+		b.perIP[ip]++
 		b.mu.Unlock()
 		if !b.spawn(func(ctx context.Context) { b.serveConn(ctx, c, name, sec) }) {
 			c.Close()
@@ -554,10 +581,36 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *l
 	}
 }
 
-func (b *Broker) forgetConn(c net.Conn) {
+// connCount is the number of open connections.
+func (b *Broker) connCount() int {
 	b.mu.Lock()
-	delete(b.conns, c)
+	defer b.mu.Unlock()
+	return len(b.conns)
+}
+
+// remoteIP is a connection's peer address without its port.
+func remoteIP(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
+}
+
+func (b *Broker) forgetConn(c net.Conn) {
+	ip := remoteIP(c)
+	b.mu.Lock()
+	if _, ok := b.conns[c]; ok {
+		delete(b.conns, c)
+		if b.perIP[ip]--; b.perIP[ip] <= 0 {
+			delete(b.perIP, ip)
+		}
+	}
 	b.mu.Unlock()
+	select {
+	case b.freed <- struct{}{}:
+	default:
+	}
 }
 
 // cleanerLoop is the log cleaner: every log.cleaner.backoff.ms it gives

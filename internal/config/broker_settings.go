@@ -36,6 +36,8 @@ type BrokerSettings struct {
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
 	SocketReceiveBufferBytes int32         `prop:"socket.receive.buffer.bytes"` // -1: the OS default
 	ConnectionsMaxIdle       time.Duration `prop:"connections.max.idle.ms,ms"`
+	MaxConnections           int32         `prop:"max.connections"`
+	MaxConnectionsPerIP      int32         `prop:"max.connections.per.ip"`
 	FetchMaxBytes            int32         `prop:"fetch.max.bytes"`
 	SaslServerMaxReceiveSize int32         `prop:"sasl.server.max.receive.size"`
 	SaslInterBrokerMechanism string        `prop:"sasl.mechanism.inter.broker.protocol"`
