@@ -21,8 +21,10 @@ WAIT = 60.0
 
 def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
-    # One batch: a long linger, room for all 100, no retries to split it.
-    p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 1000,
+    # One batch: a linger far longer than the loop below takes even on a
+    # loaded machine (flush sends at once), room for all 100, no retries
+    # to split it. With 1 s the first record sometimes left alone.
+    p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 30000,
                      "batch.num.messages": 1000, "compression.type": "lz4",
                      "message.send.max.retries": 0})
     counts, messages = {}, {}
