@@ -219,6 +219,19 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // table prints rows under a header, columns aligned.
+// list prints items as JSON, or as a table with header and one row per
+// item.
+func list[T any](w io.Writer, format string, items []T, header []string, row func(T) []string) error {
+	if format == "json" {
+		return writeJSON(w, items)
+	}
+	rows := make([][]string, 0, len(items))
+	for _, it := range items {
+		rows = append(rows, row(it))
+	}
+	return table(w, header, rows)
+}
+
 func table(w io.Writer, header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))

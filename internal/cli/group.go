@@ -47,14 +47,9 @@ func runGroup(ctx context.Context, args []string, std IO) error {
 		if err != nil {
 			return err
 		}
-		if c.format == "json" {
-			return writeJSON(std.Stdout, gs)
-		}
-		var rows [][]string
-		for _, g := range gs {
-			rows = append(rows, []string{g.Name, g.State, g.ProtocolType, strconv.Itoa(int(g.Coordinator))})
-		}
-		return table(std.Stdout, []string{"GROUP", "STATE", "TYPE", "COORDINATOR"}, rows)
+		return list(std.Stdout, c.format, gs, []string{"GROUP", "STATE", "TYPE", "COORDINATOR"}, func(g admin.GroupSummary) []string {
+			return []string{g.Name, g.State, g.ProtocolType, strconv.Itoa(int(g.Coordinator))}
+		})
 	case "describe":
 		return describeEach(std, c.format, pos, func(n string) (admin.Group, error) { return cl.Group(ctx, n) }, printGroup)
 	case "seek":
@@ -62,14 +57,9 @@ func runGroup(ctx context.Context, args []string, std IO) error {
 		if err != nil {
 			return err
 		}
-		if c.format == "json" {
-			return writeJSON(std.Stdout, offs)
-		}
-		var rows [][]string
-		for _, o := range offs {
-			rows = append(rows, []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.Committed, 10)})
-		}
-		return table(std.Stdout, []string{"TOPIC", "PARTITION", "NEW-OFFSET"}, rows)
+		return list(std.Stdout, c.format, offs, []string{"TOPIC", "PARTITION", "NEW-OFFSET"}, func(o admin.GroupOffset) []string {
+			return []string{o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.Committed, 10)}
+		})
 	case "delete":
 		for _, g := range pos {
 			if err := cl.DeleteGroup(ctx, g); err != nil {

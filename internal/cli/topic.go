@@ -50,14 +50,9 @@ func runTopic(ctx context.Context, args []string, std IO) error {
 		if err != nil {
 			return err
 		}
-		if c.format == "json" {
-			return writeJSON(std.Stdout, ts)
-		}
-		var rows [][]string
-		for _, t := range ts {
-			rows = append(rows, []string{t.Name, strconv.Itoa(t.Partitions), strconv.Itoa(t.ReplicationFactor), strconv.FormatInt(t.Records, 10), bytesText(t.Size)})
-		}
-		return table(std.Stdout, []string{"NAME", "PARTITIONS", "REPLICAS", "RECORDS", "SIZE"}, rows)
+		return list(std.Stdout, c.format, ts, []string{"NAME", "PARTITIONS", "REPLICAS", "RECORDS", "SIZE"}, func(t admin.TopicSummary) []string {
+			return []string{t.Name, strconv.Itoa(t.Partitions), strconv.Itoa(t.ReplicationFactor), strconv.FormatInt(t.Records, 10), bytesText(t.Size)}
+		})
 	case "create":
 		cfg := map[string]*string{}
 		for _, kv := range configs.pairs() {
