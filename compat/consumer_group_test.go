@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/broker"
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -163,22 +162,12 @@ func TestConsumerGroupCLI(t *testing.T) {
 	}
 	waitRead(t, l, 40, "two members")
 	testutil.Eventually(t, 30*time.Second, consumerGroupStable(t, prod, group, 2, 4))
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t, 3*time.Minute)
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := kafkaToolIn(t, testCtx(t, 3*time.Minute), n.Addr(), t.TempDir())
 	tool := func(args ...string) string {
 		t.Helper()
-		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"},
-			"org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", append([]string{"--bootstrap-server", n.Addr()}, args...)...)
-		out, err := cmd.CombinedOutput()
+		out, err := run("", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", args...)
 		if err != nil {
-			t.Fatalf("kafka-consumer-groups.sh %v: %v\n%s", args, err, out)
+			t.Fatalf("kafka-consumer-groups.sh: %v", err)
 		}
 		t.Logf("kafka-consumer-groups.sh %v:\n%s", args, out)
 		return string(out)

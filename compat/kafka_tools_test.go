@@ -3,6 +3,7 @@ package compat
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -15,15 +16,7 @@ import (
 // what the tool printed.
 func runKafkaTool(t testing.TB, ctx context.Context, dir, class string, args ...string) string {
 	t.Helper()
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class, args...)
+	cmd := kafkaJava(ctx, kafkaLibs(t, ctx), class, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -32,11 +25,9 @@ func runKafkaTool(t testing.TB, ctx context.Context, dir, class string, args ...
 	return string(out)
 }
 
-// kafkaToolIn returns a runner of Apache Kafka 4.4's tools and console
-// clients (by main class, with --bootstrap-server addr) in dir: it returns
-// the combined output, and an error carrying the exit status and the
-// output's tail.
-func kafkaToolIn(t *testing.T, ctx context.Context, addr, dir string) func(stdin, class string, args ...string) (string, error) {
+// kafkaLibs is the directory of Apache Kafka 4.4's jars; the test fails
+// if they cannot be resolved.
+func kafkaLibs(t testing.TB, ctx context.Context) string {
 	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
@@ -46,9 +37,24 @@ func kafkaToolIn(t *testing.T, ctx context.Context, addr, dir string) func(stdin
 	if err != nil {
 		t.Fatal(err)
 	}
+	return libs
+}
+
+// kafkaJava is the command that runs one of Kafka's tools or console
+// clients by its main class, on a small heap that starts fast.
+func kafkaJava(ctx context.Context, libs, class string, args ...string) *exec.Cmd {
+	return kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class, args...)
+}
+
+// kafkaToolIn returns a runner of Apache Kafka 4.4's tools and console
+// clients (by main class, with --bootstrap-server addr) in dir: it returns
+// the combined output, and an error carrying the exit status and the
+// output's tail.
+func kafkaToolIn(t *testing.T, ctx context.Context, addr, dir string) func(stdin, class string, args ...string) (string, error) {
+	t.Helper()
+	libs := kafkaLibs(t, ctx)
 	return func(stdin, class string, args ...string) (string, error) {
-		cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class,
-			append([]string{"--bootstrap-server", addr}, args...)...)
+		cmd := kafkaJava(ctx, libs, class, append([]string{"--bootstrap-server", addr}, args...)...)
 		cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

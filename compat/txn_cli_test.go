@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,20 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
-
-// transactionsTool runs Kafka 4.4's kafka-transactions.sh
-// (org.apache.kafka.tools.TransactionsCommand) against addr.
-func transactionsTool(t *testing.T, ctx context.Context, libs, addr string, args ...string) (string, error) {
-	t.Helper()
-	cmd := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"},
-		"org.apache.kafka.tools.TransactionsCommand", append([]string{"--bootstrap-server", addr}, args...)...)
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // kafka-transactions.sh list, describe, describe-producers, find-hanging
 // and abort from Kafka 4.4's tools: an open transaction of a franz-go
@@ -33,14 +20,7 @@ func transactionsTool(t *testing.T, ctx context.Context, libs, addr string, args
 func TestTransactionsCLI(t *testing.T) {
 	n := testutil.StartBroker(t, map[string]string{"transaction.partition.verification.enable": "false"})
 	ctx := testCtx(t, 4*time.Minute)
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tool := kafkaToolIn(t, ctx, n.Addr(), t.TempDir())
 	adm := newAdmin(t, n.Addr())
 	const topic = "cli-txn"
 	createTopic(t, adm, topic, 2, nil)
@@ -56,9 +36,9 @@ func TestTransactionsCLI(t *testing.T) {
 	}
 	run := func(args ...string) string {
 		t.Helper()
-		out, err := transactionsTool(t, ctx, libs, n.Addr(), args...)
+		out, err := tool("", "org.apache.kafka.tools.TransactionsCommand", args...)
 		if err != nil {
-			t.Fatalf("kafka-transactions.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("kafka-transactions.sh %s: %v", strings.Join(args, " "), err)
 		}
 		return out
 	}

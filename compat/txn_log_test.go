@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -517,20 +516,7 @@ func TestTxnDescribeProducersTool(t *testing.T) {
 // failure fails the test.
 func kafkaTool(t *testing.T, class string, args ...string) []byte {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	libs, err := kafkaref.Libs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := kafkaref.Java(ctx, libs, []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, class, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", class, args, err, kafkaref.Tail(out, 20))
-	}
-	return out
+	return []byte(runKafkaTool(t, testCtx(t, 3*time.Minute), "", class, args...))
 }
 
 // A transaction begun in a leader's tail that never reached its follower:

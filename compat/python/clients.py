@@ -167,8 +167,8 @@ class Confluent:
         if failed:
             raise AssertionError("; ".join(failed))
 
-    def read_back(self, topic, n):
-        c = self.consumer(self.prefix + "-readback")
+    def read_back(self, topic, n, group="-readback", **extra):
+        c = self.consumer(self.prefix + group, **extra)
         try:
             c.assign([self.ck.TopicPartition(topic, p, self.ck.OFFSET_BEGINNING) for p in range(3)])
             rc = ReadCheck(n)
@@ -355,19 +355,7 @@ class Confluent:
         txn(range(30), True)
         txn(range(30), False)
         txn(range(30, 60), True)
-        c = self.consumer(self.prefix + "-txn-read", **{"isolation.level": "read_committed"})
-        try:
-            c.assign([self.ck.TopicPartition(topic, i, self.ck.OFFSET_BEGINNING) for i in range(3)])
-            rc = ReadCheck(60)
-            deadline = time.time() + WAIT
-            while not rc.done():
-                if time.time() > deadline:
-                    rc.fail()
-                m = self.poll(c, 0.2)
-                if m is not None:
-                    rc.add(m.partition(), m.offset(), m.key(), m.value(), m.headers())
-        finally:
-            c.close()
+        self.read_back(topic, 60, "-txn-read", **{"isolation.level": "read_committed"})
         p2 = self.producer(**{"transactional.id": tid})
         p2.init_transactions(WAIT)
         try:
