@@ -1,11 +1,14 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -113,6 +116,10 @@ type peerProbe struct {
 	suspected bool
 	refusedOK bool // this round's verdict, set by the probe
 	answerOK  bool
+	// silentSince is when the first of the probes that have failed in a
+	// row (refused or timed out) began; zero after an answer.
+	silentSince time.Time
+	reported    string // the positions last reported unreachable; "" when none is
 }
 
 func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo, listener string, peers map[int32]*peerProbe, fenced map[int32]bool, timeout time.Duration) {
@@ -129,11 +136,17 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 			if p != nil && p.suspected {
 				_ = b.store.Unsuspect(ctx, bi.ID)
 			}
+			if p != nil && p.reported != "" {
+				_ = b.store.WithdrawUnreachable(ctx, bi.ID)
+			}
 			p = &peerProbe{epoch: bi.Epoch}
 			peers[bi.ID] = p
 		}
 		host, port := endpointFor(bi, listener)
 		addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
+		if p.silentSince.IsZero() {
+			p.silentSince = time.Now() // kept only if this probe fails
+		}
 		n++
 		go func() {
 			defer func() { done <- struct{}{} }()
@@ -148,8 +161,14 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 			if p.suspected {
 				_ = b.store.Unsuspect(ctx, id)
 			}
+			if p.reported != "" {
+				_ = b.store.WithdrawUnreachable(ctx, id)
+			}
 			delete(peers, id)
 		}
+	}
+	for id, p := range peers {
+		b.reportUnreachable(ctx, id, p)
 	}
 	others := len(current) // the brokers other than a target: the rest and this one
 	quorum := others/2 + 1
@@ -193,6 +212,45 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 			fenced[id] = true
 		}
 	}
+}
+
+// reportUnreachable reports peer id unreachable once its probes have failed
+// for samsa.replica.leader.unreachable.ms (and again when this broker's
+// positions in the partitions it follows from it change), and withdraws the
+// report once a probe is answered: see controller.ReportUnreachable.
+func (b *Broker) reportUnreachable(ctx context.Context, id int32, p *peerProbe) {
+	if p.answerOK {
+		p.silentSince = time.Time{}
+		if p.reported != "" && b.store.WithdrawUnreachable(ctx, id) == nil {
+			b.log.Info("peer reachable again; report withdrawn", "broker", id, "broker_epoch", p.epoch)
+			p.reported = ""
+		}
+		return
+	}
+	after := b.settings.LeaderUnreachable
+	if after <= 0 || time.Since(p.silentSince) < after {
+		return
+	}
+	var pos []controller.FollowerPosition
+	for _, rp := range b.fetchers.Positions(id) {
+		pos = append(pos, controller.FollowerPosition{Topic: rp.Topic, Partition: rp.Partition,
+			LeaderEpoch: rp.LeaderEpoch, LogEnd: rp.LogEnd, HighWatermark: rp.HighWatermark})
+	}
+	slices.SortFunc(pos, func(a, c controller.FollowerPosition) int {
+		return cmp.Or(strings.Compare(a.Topic, c.Topic), cmp.Compare(a.Partition, c.Partition))
+	})
+	key := fmt.Sprint(p.epoch, pos)
+	if key == p.reported {
+		return
+	}
+	if err := b.store.ReportUnreachable(ctx, id, p.epoch, pos); err != nil {
+		return
+	}
+	if p.reported == "" {
+		b.log.Warn("peer unreachable: its port has not answered; reporting it", "broker", id, "broker_epoch", p.epoch,
+			"silent_for", time.Since(p.silentSince).Round(time.Millisecond), "partitions_followed", len(pos))
+	}
+	p.reported = key
 }
 
 // probe connects to addr and closes the connection at once: answered when

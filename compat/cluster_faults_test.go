@@ -174,3 +174,35 @@ func TestClusterPreferredElectionDoesNotRewindConsumer(t *testing.T) {
 	w.check()
 	t.Log(w.summary())
 }
+
+// A leader cut off from both its followers but not from etcd: Kafka keeps
+// it leading an ISR of one, refusing acks=all until the network heals.
+// samsa's followers report it unreachable (controller/unreachable.go) and
+// the controller moves the leadership to one of them, so acks=all writes
+// resume while the cut lasts, with nothing acknowledged lost.
+func TestClusterLeaderCutFromPeersMovesLeadership(t *testing.T) {
+	const topic, parts = "leader-cut-peers", 3
+	c := startFaultTopic(t, topic, parts, nil)
+	w := startWorkload(t, c, topic, parts, workloadConfig{producers: 2, assignReaders: 1})
+	w.waitAcks(300, 30*time.Second)
+	leaders, err := partitionLeaders(t, c, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := leaders[0]
+	cutAt := time.Now()
+	c.CutPeers(old, testutil.Blackhole)
+	// Well within the cut's life, before the old leader could shrink its
+	// ISR to itself for good (replica.lag.time.max.ms 5 s): the move
+	// needs the followers in the ISR.
+	now := waitLeaderMoved(t, c, topic, 0, old, 60*time.Second)
+	moved := time.Since(cutAt)
+	w.waitAcks(200, 60*time.Second)
+	resumed := time.Since(cutAt)
+	c.Heal(old)
+	took := waitHealthy(t, c, topic, parts, 3, 90*time.Second)
+	t.Logf("leader %d cut from its peers: %d leads after %v, 200 acks more after %v; ISRs full %v after the heal",
+		old, now, moved.Round(time.Millisecond), resumed.Round(time.Millisecond), took.Round(time.Millisecond))
+	w.check()
+	t.Log(w.summary())
+}

@@ -90,6 +90,7 @@ func (s *Store) lead(ctx context.Context, cfg ControllerConfig, epoch int32) {
 	}
 	s.WatchBrokers(lctx, 0, notify)
 	s.WatchTopics(lctx, 0, notify)
+	s.WatchUnreachable(lctx, notify)
 	tick := time.NewTicker(cfg.Resync)
 	defer tick.Stop()
 	lastRebalance := time.Now()
@@ -146,6 +147,10 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	if err != nil {
 		return err
 	}
+	reports, err := s.unreachableReports(ctx)
+	if err != nil {
+		return err
+	}
 	names := make([]string, 0, len(topics))
 	for n := range topics {
 		names = append(names, n)
@@ -187,6 +192,12 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 				next, ok = reelectBounced(st, t.Assignment[p], live), true
 			} else {
 				next, ok = decideState(st, t.Assignment[p], live, draining, unclean, rebalance)
+			}
+			if !ok && st.Leader >= 0 && live[st.Leader] && reports[st.Leader] != nil {
+				if next, ok = moveFromUnreachable(name, int32(p), st, t.Assignment[p], live, epochs, reports[st.Leader]); ok {
+					s.log.Warn("controller: every follower in the ISR reports the leader unreachable; moving leadership",
+						"topic", name, "partition", p, "old_leader", st.Leader, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
+				}
 			}
 			if !ok {
 				continue

@@ -161,12 +161,45 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
+// Position is where a follower stands in one partition.
+type Position struct {
+	Topic                 string
+	Partition             int32
+	LeaderEpoch           int32
+	LogEnd, HighWatermark int64
+}
+
+// Positions is where this broker stands in each partition it fetches from
+// leader: the leader epoch it follows, its log end and the leader's high
+// watermark in the last fetch answered (-1 when none was).
+func (m *Manager) Positions(leader int32) []Position {
+	m.mu.Lock()
+	f := m.fetchers[leader]
+	m.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Position, 0, len(f.parts))
+	for k, fp := range f.parts {
+		hw := fp.hw
+		if fp.truncate {
+			hw = -1
+		}
+		out = append(out, Position{Topic: k.topic, Partition: k.part, LeaderEpoch: fp.epoch,
+			LogEnd: fp.r.Log.EndOffset(), HighWatermark: hw})
+	}
+	return out
+}
+
 // followed is one partition of a fetcher.
 type followed struct {
 	r        *Replica
 	epoch    int32
 	truncate bool      // OffsetForLeaderEpoch pending
 	retryAt  time.Time // after an error, the next attempt
+	hw       int64     // the leader's high watermark in the last fetch it answered; -1: none
 }
 
 type fetcher struct {
@@ -189,7 +222,7 @@ type fetcher struct {
 func (f *fetcher) add(k key, r *Replica, epoch int32) {
 	f.mu.Lock()
 	if cur := f.parts[k]; cur == nil || cur.r != r || cur.epoch != epoch {
-		f.parts[k] = &followed{r: r, epoch: epoch, truncate: true}
+		f.parts[k] = &followed{r: r, epoch: epoch, truncate: true, hw: -1}
 	}
 	f.mu.Unlock()
 	select {
@@ -623,6 +656,7 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 			f.m.cfg.OnAppend(len(recs))
 		}
 	}
+	fp.hw = rp.HighWatermark
 	if fp.r.OnFetched != nil && rp.HighWatermark >= 0 {
 		fp.r.OnFetched(min(rp.HighWatermark, l.EndOffset()))
 	}

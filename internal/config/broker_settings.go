@@ -56,6 +56,7 @@ type BrokerSettings struct {
 	InitialRegistrationTimeout time.Duration `prop:"initial.broker.registration.timeout.ms,ms"`
 	ControlledShutdown         bool          `prop:"controlled.shutdown.enable"`
 	LivenessProbe              time.Duration `prop:"samsa.broker.liveness.probe.ms,ms"`
+	LeaderUnreachable          time.Duration `prop:"samsa.replica.leader.unreachable.ms,ms"`
 
 	OffsetsTopicNumPartitions     int32         `prop:"offsets.topic.num.partitions"`
 	OffsetsTopicReplicationFactor int16         `prop:"offsets.topic.replication.factor"`
