@@ -1,8 +1,8 @@
 package broker
 
 // DescribeConfigs v1-v4. v1: synonyms and sources. v3: types and
-// documentation. v4: flexible. Topic (2) and broker (4) resources; broker
-// loggers (8) have no entries.
+// documentation. v4: flexible. Topic (2), broker (4) and group (32,
+// group_configs.go) resources; broker loggers (8) have no entries.
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/security"
 )
 
 func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Response, error) {
@@ -39,6 +40,18 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Resp
 				} else {
 					entries = b.cfg().DescribeBroker(req.IncludeSynonyms, req.IncludeDocumentation)
 				}
+			}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			err := checkGroupResource(rr.ResourceName)
+			if err == nil {
+				err = b.groupRefusal(r, security.OpDescribeConfigs, rr.ResourceName)
+			}
+			if err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			} else {
+				entries = b.cfg().DescribeGroup(b.groupConfig(rr.ResourceName), req.IncludeSynonyms, req.IncludeDocumentation)
+				sr.ErrorMessage = kmsg.StringPtr("") // as Kafka answers a group
+
 			}
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			if err := b.checkBrokerResource(rr.ResourceName); err != nil {

@@ -1,7 +1,8 @@
 package broker
 
 // AlterConfigs v0-v2 (v2: flexible) replaces a topic's whole override set,
-// or a broker's dynamic configs (dynconfig.go). IncrementalAlterConfigs
+// a broker's dynamic configs (dynconfig.go) or a group's configs
+// (group_configs.go). IncrementalAlterConfigs
 // (44) v0-v1 (v1: flexible) edits them: SET, DELETE, APPEND and SUBTRACT
 // (list configs only).
 
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/security"
 )
 
 func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -25,7 +27,7 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respo
 	for _, rr := range req.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		err := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {
+		err := b.alterResource(ctx, r, rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, error) {
 			next := map[string]string{}
 			for _, c := range rr.Configs {
 				if _, dup := next[c.Name]; dup {
@@ -50,7 +52,7 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		err := b.alterResource(ctx, rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(cur map[string]string) (map[string]string, error) {
+		err := b.alterResource(ctx, r, rr.ResourceType, rr.ResourceName, req.ValidateOnly, func(cur map[string]string) (map[string]string, error) {
 			next := maps.Clone(cur)
 			if next == nil {
 				next = map[string]string{}
@@ -74,6 +76,11 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 				case kmsg.IncrementalAlterConfigOpDelete:
 					delete(next, c.Name)
 				case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+					if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+						// Kafka 4.4 looks group configs up among the topic
+						// configs here, so it refuses every one.
+						return nil, &codedError{kerr.InvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", c.Op, c.Name)}
+					}
 					if !config.IsListTopicConfig(c.Name) {
 						return nil, fmt.Errorf("%w: config %s is not a list, APPEND and SUBTRACT do not apply", config.ErrInvalidConfig, c.Name)
 					}
@@ -116,12 +123,17 @@ func splitList(s string) []string {
 
 // alterResource computes a resource's new overrides with edit, validates and
 // stores them.
-func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType, name string, validateOnly bool,
+func (b *Broker) alterResource(ctx context.Context, r *request, typ kmsg.ConfigResourceType, name string, validateOnly bool,
 	edit func(cur map[string]string) (map[string]string, error)) error {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 	case kmsg.ConfigResourceTypeBroker:
 		return b.alterBrokerConfigs(ctx, name, validateOnly, edit)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if err := b.groupRefusal(r, security.OpAlterConfigs, name); err != nil {
+			return err
+		}
+		return b.alterGroupConfigs(ctx, name, validateOnly, edit)
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return err
@@ -142,24 +154,37 @@ func (b *Broker) alterResource(ctx context.Context, typ kmsg.ConfigResourceType,
 	}
 	// Read, edit and write in one compare-and-set on etcd's config key, so
 	// that two concurrent alters never lose one another's change.
-	err := b.store.UpdateTopicConfig(ctx, name, func(cur map[string]string) (map[string]string, error) {
+	err := b.store.UpdateTopicConfig(ctx, name, validatedEdit(edit, config.ValidateTopicConfigs, validateOnly))
+	if err != nil || validateOnly {
+		return ignoreValidateOnly(err)
+	}
+	return b.syncMetadata(ctx)
+}
+
+// validatedEdit is edit with its result checked by validate; a
+// validate-only alter stops there with errValidateOnly, before the store
+// writes anything.
+func validatedEdit(edit func(map[string]string) (map[string]string, error), validate func(map[string]string) error, validateOnly bool) func(map[string]string) (map[string]string, error) {
+	return func(cur map[string]string) (map[string]string, error) {
 		next, err := edit(cur)
 		if err != nil {
 			return nil, err
 		}
-		if err := config.ValidateTopicConfigs(next); err != nil {
+		if err := validate(next); err != nil {
 			return nil, err
 		}
 		if validateOnly {
 			return nil, errValidateOnly
 		}
 		return next, nil
-	})
-	switch {
-	case errors.Is(err, errValidateOnly):
-		return nil
-	case err != nil:
-		return err
 	}
-	return b.syncMetadata(ctx)
+}
+
+// ignoreValidateOnly is the outcome of a store update through
+// validatedEdit: nil when it stopped for a validate-only alter.
+func ignoreValidateOnly(err error) error {
+	if errors.Is(err, errValidateOnly) {
+		return nil
+	}
+	return err
 }

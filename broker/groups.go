@@ -40,6 +40,7 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		ConsumerMaxSize:           int(s.ConsumerMaxSize),
 		ConsumerAssignors:         s.ConsumerAssignors,
 		Topics:                    b.subscribableTopics,
+		GroupSettings:             b.groupSettings,
 	})
 }
 

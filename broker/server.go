@@ -47,6 +47,8 @@ type Broker struct {
 	// (dynconfig.go): what the settings Kafka changes at run time are read
 	// from.
 	dynProps atomic.Pointer[config.Props]
+	// groupCfgs are the group configs by group (group_configs.go).
+	groupCfgs atomic.Pointer[map[string]map[string]string]
 	// replThrottle is the leader side of the replication quota (throttle.go).
 	replThrottle replicationThrottle
 	log          *slog.Logger
@@ -256,6 +258,9 @@ func (b *Broker) Start() (err error) {
 	}
 	if err := b.startQuotas(ctx); err != nil {
 		return fmt.Errorf("broker: quotas: %w", err)
+	}
+	if err := b.startGroupConfigs(ctx); err != nil {
+		return fmt.Errorf("broker: group configs: %w", err)
 	}
 	if err := b.register(); err != nil {
 		return err

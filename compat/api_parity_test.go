@@ -136,14 +136,7 @@ func TestApiVersionsKafkaReference(t *testing.T) {
 
 	n := admBroker(t, nil)
 	kafka, samsa := parityProbe(t, kb.Addr), parityProbe(t, n.Addr())
-	if len(kafka) != len(samsa) {
-		t.Errorf("probes: %d answers from Kafka, %d from samsa", len(kafka), len(samsa))
-	}
-	for _, k := range slices.Sorted(maps.Keys(kafka)) {
-		if samsa[k] != kafka[k] {
-			t.Errorf("%s: samsa %s, Kafka %s", k, samsa[k], kafka[k])
-		}
-	}
+	compareProbes(t, kafka, samsa)
 }
 
 // parityProbe asks addr the questions whose answers depend on the newest

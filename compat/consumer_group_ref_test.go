@@ -2,8 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -22,14 +20,7 @@ func TestConsumerGroupHeartbeatKafkaReference(t *testing.T) {
 	kb, _ := startKafkaRef(t)
 	n := admBroker(t, nil)
 	kafka, samsa := heartbeatProbe(t, kb.Addr), heartbeatProbe(t, n.Addr())
-	if len(kafka) != len(samsa) {
-		t.Errorf("probes: %d answers from Kafka, %d from samsa", len(kafka), len(samsa))
-	}
-	for _, k := range slices.Sorted(maps.Keys(kafka)) {
-		if samsa[k] != kafka[k] {
-			t.Errorf("%s: samsa %s, Kafka %s", k, samsa[k], kafka[k])
-		}
-	}
+	compareProbes(t, kafka, samsa)
 }
 
 func heartbeatProbe(t *testing.T, addr string) map[string]string {

@@ -30,6 +30,8 @@
 //	                           "producer_byte_rate":"1048576"}}    and quotas; <default> for the default
 //	<prefix>/<cluster-id>/config/clients/<url-escaped client id>     quotas
 //	<prefix>/<cluster-id>/config/user-clients/<esc(esc user)/esc(client)>  quotas of a user's client id
+//	<prefix>/<cluster-id>/config/groups/<url-escaped group>      group configs (GROUP resource)
+//	    {"version":1,"config":{"consumer.session.timeout.ms":"50000"}}
 //	<prefix>/<cluster-id>/admin/delete_topics/<topic>               deletion marker (reserved)
 //	<prefix>/<cluster-id>/controller/<lease-id>                    election (concurrency.Election);
 //	    {"version":1,"brokerid":1,"timestamp":"<unix ms>"}          the oldest key is the controller

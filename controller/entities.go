@@ -22,6 +22,8 @@ const (
 	EntityUsers       = "users"
 	EntityClients     = "clients"
 	EntityUserClients = "user-clients"
+	// EntityGroups are the group configs (Kafka's GROUP config resource).
+	EntityGroups = "groups"
 )
 
 // UserClientName names the user-clients entity of a user and a client id.
@@ -98,6 +100,11 @@ func (s *Store) EntityConfigs(ctx context.Context, kind string) (map[string]map[
 // and user-clients.
 func (s *Store) WatchEntities(ctx context.Context, fromRevision int64, onChange func()) {
 	s.watch(ctx, fromRevision, onChange, s.entityPrefix(EntityUsers), s.entityPrefix(EntityClients), s.entityPrefix(EntityUserClients))
+}
+
+// WatchGroupConfigs is WatchTopics for the group configs.
+func (s *Store) WatchGroupConfigs(ctx context.Context, fromRevision int64, onChange func()) {
+	s.watch(ctx, fromRevision, onChange, s.entityPrefix(EntityGroups))
 }
 
 // UpdateEntityConfig changes the config of one entity with update, in a

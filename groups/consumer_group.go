@@ -231,7 +231,7 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 	g.scheduleConsumerTimers(m)
 	resp.MemberID = kmsg.StringPtr(m.id)
 	resp.MemberEpoch = m.epoch
-	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(c.settings(g.id).ConsumerHeartbeatInterval.Milliseconds())
 	// The assignment goes out when it changed, and on a join or a full
 	// request (one that reports its owned partitions).
 	if !m.sent || req.MemberEpoch == epochJoin || req.Topics != nil {
@@ -629,7 +629,7 @@ func (g *group) scheduleConsumerTimers(m *consumerMember) {
 			g.persistConsumer(nil)
 		}
 	}
-	m.sessionTimer = time.AfterFunc(s.c.cfg.ConsumerSessionTimeout, expire("session timeout"))
+	m.sessionTimer = time.AfterFunc(s.c.settings(g.id).ConsumerSessionTimeout, expire("session timeout"))
 	if m.state != memberUnrevokedPartitions {
 		if m.rebalanceTimer != nil {
 			m.rebalanceTimer.Stop()

@@ -56,6 +56,9 @@ type Config struct {
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	ConsumerMaxSize           int           // group.consumer.max.size
 	ConsumerAssignors         []string      // group.consumer.assignors
+	// GroupSettings gives the settings of a group its group configs set
+	// (settings.go); nil: the ones above for every group.
+	GroupSettings func(group string) GroupSettings
 	// Topics lists the topics clients may subscribe to (not the internal
 	// ones), for the assignors.
 	Topics func() []TopicMeta

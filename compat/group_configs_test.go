@@ -1,0 +1,265 @@
+package compat
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// TestGroupConfigsKafkaReference puts the same DescribeConfigs,
+// IncrementalAlterConfigs and AlterConfigs requests on the GROUP resource
+// (good values, values out of Kafka's and the broker's ranges, unknown
+// names, the empty group) to Apache Kafka 4.4 and to samsa, and compares
+// every answer: codes, messages, values, sources and synonyms.
+func TestGroupConfigsKafkaReference(t *testing.T) {
+	t.Parallel()
+	kb, _ := startKafkaRef(t)
+	n := admBroker(t, nil)
+	kafka, samsa := groupConfigProbe(t, kb.Addr), groupConfigProbe(t, n.Addr())
+	compareProbes(t, kafka, samsa)
+}
+
+// compareProbes fails the test for every answer samsa gives that differs
+// from Kafka's to the same question (probe maps: question -> answer).
+func compareProbes(t *testing.T, kafka, samsa map[string]string) {
+	t.Helper()
+	if len(kafka) != len(samsa) {
+		t.Errorf("probes: %d answers from Kafka, %d from samsa", len(kafka), len(samsa))
+	}
+	for _, k := range slices.Sorted(maps.Keys(kafka)) {
+		if samsa[k] != kafka[k] {
+			t.Errorf("%s:\n samsa %s\n Kafka %s", k, samsa[k], kafka[k])
+		}
+	}
+}
+
+func groupConfigProbe(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	c := admDial(t, addr)
+	group := "gcfg-probe"
+	incr := func(what, name string, validateOnly bool, kv ...string) {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.ValidateOnly = validateOnly
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
+		for i := 0; i < len(kv); i += 2 {
+			cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			cfg.Name = kv[i]
+			switch v := kv[i+1]; {
+			case v == "-":
+				cfg.Op = kmsg.IncrementalAlterConfigOpDelete
+			case strings.HasPrefix(v, "+"):
+				cfg.Op, cfg.Value = kmsg.IncrementalAlterConfigOpAppend, kmsg.StringPtr(v[1:])
+			default:
+				cfg.Value = kmsg.StringPtr(v)
+			}
+			rr.Configs = append(rr.Configs, cfg)
+		}
+		req.Resources = append(req.Resources, rr)
+		r := c.roundTrip(req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		out["incremental: "+what] = fmt.Sprintf("error %d %q", r.ErrorCode, derefStr(r.ErrorMessage))
+	}
+	alter := func(what, name string, kv ...string) {
+		req := kmsg.NewPtrAlterConfigsRequest()
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
+		for i := 0; i < len(kv); i += 2 {
+			cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+			cfg.Name, cfg.Value = kv[i], kmsg.StringPtr(kv[i+1])
+			rr.Configs = append(rr.Configs, cfg)
+		}
+		req.Resources = append(req.Resources, rr)
+		r := c.roundTrip(req, 2).(*kmsg.AlterConfigsResponse).Resources[0]
+		out["alter: "+what] = fmt.Sprintf("error %d %q", r.ErrorCode, derefStr(r.ErrorMessage))
+	}
+	describe := func(what, name string, names ...string) {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.IncludeSynonyms, req.IncludeDocumentation = true, true
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
+		rr.ConfigNames = names
+		req.Resources = append(req.Resources, rr)
+		r := c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
+		out["describe: "+what] = fmt.Sprintf("error %d %q, %d configs", r.ErrorCode, derefStr(r.ErrorMessage), len(r.Configs))
+		for _, cfg := range r.Configs {
+			var syn []string
+			for _, s := range cfg.ConfigSynonyms {
+				syn = append(syn, fmt.Sprintf("%s=%s/%d", s.Name, derefStr(s.Value), s.Source))
+			}
+			out["describe: "+what+": "+cfg.Name] = fmt.Sprintf("%s source %d type %d readOnly %v sensitive %v documented %v synonyms %v",
+				derefStr(cfg.Value), cfg.Source, cfg.ConfigType, cfg.ReadOnly, cfg.IsSensitive, cfg.Documentation != nil && *cfg.Documentation != "", syn)
+		}
+	}
+	describe("no configs", group)
+	incr("set two", group, false, "consumer.session.timeout.ms", "50000", "streams.num.standby.replicas", "1")
+	describe("two set", group)
+	describe("one named", group, "consumer.session.timeout.ms")
+	describe("an internal one named", group, "streams.num.warmup.replicas")
+	incr("session below the broker's minimum", group, false, "consumer.session.timeout.ms", "5000")
+	incr("session above the broker's maximum", group, false, "consumer.session.timeout.ms", "70000")
+	incr("heartbeat above the broker's maximum", group, false, "consumer.heartbeat.interval.ms", "60000")
+	incr("heartbeat not a number", group, false, "consumer.heartbeat.interval.ms", "abc")
+	incr("boolean not a boolean", group, false, "share.renew.acknowledge.enable", "yes")
+	incr("unknown name", group, false, "bogus.config", "1")
+	incr("an internal one", group, false, "streams.num.warmup.replicas", "1")
+	incr("standbys above the broker's maximum", group, false, "streams.num.standby.replicas", "9")
+	incr("lock duration below its minimum", group, false, "share.record.lock.duration.ms", "500")
+	incr("delivery count limit above the broker's maximum", group, false, "share.delivery.count.limit", "11")
+	incr("bad auto offset reset", group, false, "share.auto.offset.reset", "bad")
+	incr("auto offset reset by duration", group, false, "share.auto.offset.reset", "by_duration:PT1H")
+	incr("bad isolation level", group, false, "share.isolation.level", "dirty")
+	incr("registered assignor", group, false, "streams.assignor.name", "sticky")
+	incr("unregistered assignor", group, false, "streams.assignor.name", "bogus")
+	incr("internal dlq topic", group, false, "errors.deadletterqueue.topic.name", "__dlq")
+	incr("dlq topic", group, false, "errors.deadletterqueue.topic.name", "dlq")
+	incr("append a rack tag", group, false, "streams.rack.aware.assignment.tags", "+zone")
+	incr("rack tags", group, false, "streams.rack.aware.assignment.tags", "zone,region")
+	incr("duplicate rack tags", group, false, "streams.rack.aware.assignment.tags", "zone,zone")
+	incr("heartbeat as long as the session", group, false, "streams.session.timeout.ms", "45000", "streams.heartbeat.interval.ms", "45000")
+	incr("the default group", "", false, "consumer.session.timeout.ms", "50000")
+	incr("validate only", "gcfg-probe-other", true, "consumer.session.timeout.ms", "50000")
+	describe("after validate only", "gcfg-probe-other")
+	describe("many set", group)
+	alter("replace the set", group, "consumer.heartbeat.interval.ms", "6000")
+	describe("replaced", group)
+	incr("delete the last", group, false, "consumer.heartbeat.interval.ms", "-")
+	describe("all deleted", group)
+	describe("the default group", "")
+	return out
+}
+
+// Group configs act on the groups they name, set through any broker of a
+// cluster: a KIP-848 member of a group with consumer.heartbeat.interval.ms
+// is told that interval, and one with consumer.session.timeout.ms shorter
+// than the broker's is removed once it stops heartbeating, while a member
+// of another group keeps the broker's values. kafka-configs.sh
+// --entity-type groups (Kafka 4.4) sets, describes and deletes them.
+func TestGroupConfigsApplied(t *testing.T) {
+	t.Parallel()
+	cl := testutil.StartCluster(t, 2, map[string]string{
+		"group.consumer.min.session.timeout.ms":    "1000",
+		"group.consumer.min.heartbeat.interval.ms": "500",
+		"offsets.topic.replication.factor":         "1",
+	})
+	a, b := cl.Nodes[0].Addr(), cl.Nodes[1].Addr()
+	admA, clA := admAdmin(t, a)
+	topic := admTopic("gcfg")
+	admCreate(t, admA, topic, 2, 1, nil)
+
+	short, other := "gcfg-short", "gcfg-other"
+	alterGroup(t, clA, short, "consumer.heartbeat.interval.ms", "700")
+	alterGroup(t, clA, short, "consumer.session.timeout.ms", "3000")
+	// The other broker has it from etcd's watch.
+	admB, clB := admAdmin(t, b)
+	testutil.Eventually(t, 20*time.Second, func() error {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, short
+		req.Resources = append(req.Resources, rr)
+		resp, err := req.RequestWith(admCtx(t, admTimeout), clB)
+		if err != nil {
+			return err
+		}
+		for _, c := range resp.Resources[0].Configs {
+			if c.Name == "consumer.session.timeout.ms" && derefStr(c.Value) == "3000" && c.Source == kmsg.ConfigSourceGroupConfig {
+				return nil
+			}
+		}
+		return fmt.Errorf("broker 2 does not describe consumer.session.timeout.ms=3000 yet: %+v", resp.Resources)
+	})
+
+	join := func(group, member string) *kmsg.ConsumerGroupHeartbeatResponse {
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		testutil.Eventually(t, 30*time.Second, func() error {
+			req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			req.Group, req.MemberID, req.MemberEpoch = group, member, 0
+			req.RebalanceTimeoutMillis = 30000
+			req.SubscribedTopicNames = []string{topic}
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			r, err := req.RequestWith(admCtx(t, admTimeout), clB)
+			if err != nil {
+				return err
+			}
+			if r.ErrorCode != 0 {
+				return fmt.Errorf("join %s: %v %s", group, kerr.ErrorForCode(r.ErrorCode), derefStr(r.ErrorMessage))
+			}
+			resp = r
+			return nil
+		})
+		return resp
+	}
+	if r := join(short, "member-short-0000000000"); r.HeartbeatIntervalMillis != 700 {
+		t.Errorf("heartbeat interval of a member of %s: %d ms, want its group config's 700", short, r.HeartbeatIntervalMillis)
+	}
+	if r := join(other, "member-other-0000000000"); r.HeartbeatIntervalMillis != 5000 {
+		t.Errorf("heartbeat interval of a member of %s: %d ms, want the broker's 5000", other, r.HeartbeatIntervalMillis)
+	}
+	// Neither member heartbeats again: the one with the 3 s session goes.
+	members := func(group string) int {
+		ds, err := admB.DescribeConsumerGroups(admCtx(t, admTimeout), group)
+		if err != nil {
+			t.Fatalf("DescribeConsumerGroups %s: %v", group, err)
+		}
+		return len(ds[group].Members)
+	}
+	start := time.Now()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if n := members(short); n != 0 {
+			return fmt.Errorf("%s still has %d members", short, n)
+		}
+		return nil
+	})
+	if took := time.Since(start); members(other) != 1 {
+		t.Errorf("%s lost its member within %v, under the broker's 45 s session timeout", other, took)
+	}
+
+	// kafka-configs.sh --entity-type groups.
+	ctx := testCtx(t, 3*time.Minute)
+	run := func(args ...string) string {
+		t.Helper()
+		return runKafkaTool(t, ctx, "", "org.apache.kafka.tools.ConfigCommand", append([]string{"--bootstrap-server", a}, args...)...)
+	}
+	run("--entity-type", "groups", "--entity-name", "gcfg-tool", "--alter", "--add-config", "consumer.heartbeat.interval.ms=6000,streams.num.standby.replicas=1")
+	out := run("--entity-type", "groups", "--entity-name", "gcfg-tool", "--describe")
+	for _, want := range []string{"consumer.heartbeat.interval.ms=6000", "streams.num.standby.replicas=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kafka-configs --describe groups gcfg-tool:\n%s\nwant %s", out, want)
+		}
+	}
+	run("--entity-type", "groups", "--entity-name", "gcfg-tool", "--alter", "--delete-config", "consumer.heartbeat.interval.ms")
+	out = run("--entity-type", "groups", "--entity-name", "gcfg-tool", "--describe")
+	if strings.Contains(out, "consumer.heartbeat.interval.ms=6000") || !strings.Contains(out, "streams.num.standby.replicas=1") {
+		t.Errorf("after --delete-config consumer.heartbeat.interval.ms, describe:\n%s", out)
+	}
+}
+
+// alterGroup sets one group config with IncrementalAlterConfigs (kadm has
+// no call for the GROUP resource) and fails the test unless the broker
+// takes it.
+func alterGroup(t *testing.T, cl *kgo.Client, group, name, value string) {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = name, kmsg.StringPtr(value)
+	rr.Configs = append(rr.Configs, c)
+	req.Resources = append(req.Resources, rr)
+	resp, err := req.RequestWith(admCtx(t, admTimeout), cl)
+	if err != nil {
+		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v", group, name, value, err)
+	}
+	if r := resp.Resources[0]; r.ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v (%s)", group, name, value, kerr.ErrorForCode(r.ErrorCode), derefStr(r.ErrorMessage))
+	}
+}
