@@ -134,7 +134,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 	if err != nil {
 		return fmt.Errorf("bad request header: %w", err)
 	}
-	if cs.sasl != nil && cs.sasl.lifetime > 0 { // KIP-368 (sasl.go)
+	if cs.sasl != nil && !cs.sasl.expires.IsZero() { // KIP-368 (sasl.go)
 		if reauth, err := b.saslSession(cs, hdr); err != nil || reauth {
 			if err != nil {
 				return err

@@ -42,7 +42,11 @@ type saslConn struct {
 	// KIP-368: with connections.max.reauth.ms a session lasts lifetime;
 	// the client authenticates again on the same connection before it
 	// ends, as the same principal, or the connection is closed.
+	// An expiring credential (OAUTHBEARER's token) bounds the session
+	// too, as Kafka's SaslServerAuthenticator bounds it: session is the
+	// lifetime SaslAuthenticate tells, expires zero when sessions never end.
 	lifetime time.Duration
+	session  time.Duration
 	expires  time.Time
 	was      string // the principal before a re-authentication
 }
@@ -62,6 +66,29 @@ func (b *Broker) saslSession(cs *connState, hdr protocol.Header) (reauth bool, e
 		return false, fmt.Errorf("%w: SASL session expired", errCloseConn)
 	}
 	return false, nil
+}
+
+// startSession sets the session's lifetime at the end of an exchange:
+// connections.max.reauth.ms, the credential's expiry, or the sooner of
+// the two; none, and the session never ends.
+func (s *saslConn) startSession(now time.Time) {
+	var credential time.Time
+	if e, ok := s.ex.(security.ExpiringExchange); ok {
+		credential = e.Expires()
+	}
+	switch {
+	case credential.IsZero() && s.lifetime == 0:
+		s.session, s.expires = 0, time.Time{}
+		return
+	case credential.IsZero():
+		s.session = s.lifetime
+	case s.lifetime == 0:
+		s.session = credential.Sub(now)
+	default:
+		s.session = min(credential.Sub(now), s.lifetime)
+	}
+	s.session = max(s.session, 0)
+	s.expires = now.Add(s.session)
 }
 
 // errAuthFailed closes a connection whose authentication failed.
@@ -138,13 +165,22 @@ func (b *Broker) serveSASL(ctx context.Context, cs *connState, frame []byte) err
 		tok, err := b.saslStep(ctx, cs, req.SASLAuthBytes)
 		if err != nil {
 			resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-			resp.ErrorMessage = kmsg.StringPtr(security.AuthMessage(err))
+			msg := security.AuthMessage(err)
+			if security.IsSaslException(err) {
+				// Kafka keeps a SaslException's reason from the client.
+				what := "authentication"
+				if s.was != "" {
+					what = "re-authentication"
+				}
+				msg = fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, s.mech)
+			}
+			resp.ErrorMessage = kmsg.StringPtr(msg)
 			b.writeResponse(ctx, cs, hdr, resp)
 			return err
 		}
 		resp.SASLAuthBytes = tok
-		if s.done && s.lifetime > 0 {
-			resp.SessionLifetimeMillis = s.lifetime.Milliseconds()
+		if s.done && !s.expires.IsZero() {
+			resp.SessionLifetimeMillis = s.session.Milliseconds()
 		}
 		return b.writeResponse(ctx, cs, hdr, resp)
 	}
@@ -156,6 +192,12 @@ func (b *Broker) serveSASL(ctx context.Context, cs *connState, frame []byte) err
 func (b *Broker) saslStep(ctx context.Context, cs *connState, token []byte) ([]byte, error) {
 	s := cs.sasl
 	resp, done, err := s.ex.Next(ctx, token)
+	if security.IsChallenge(err) {
+		// OAUTHBEARER's refused token: the challenge goes to the client,
+		// whose %x01 answer ends the exchange.
+		b.log.Info("failed authentication", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "err", err)
+		return resp, nil
+	}
 	if err != nil {
 		b.log.Info("failed authentication", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "err", err)
 		return nil, fmt.Errorf("%w: %w", errAuthFailed, err)
@@ -168,9 +210,7 @@ func (b *Broker) saslStep(ctx context.Context, cs *connState, token []byte) ([]b
 			return nil, fmt.Errorf("%w: %w", errAuthFailed, err)
 		}
 		s.done, cs.principal = true, p
-		if s.lifetime > 0 {
-			s.expires = time.Now().Add(s.lifetime)
-		}
+		s.startSession(time.Now())
 		b.log.Debug("authenticated", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "principal", cs.principal)
 	}
 	return resp, nil

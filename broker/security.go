@@ -63,7 +63,9 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 		s, err := security.NewSASL(security.SASLConfig{
 			Mechanisms: strings.Split(b.props.ListenerString(ln.Name, "sasl.enabled.mechanisms"), ","),
 			JAAS:       jaas,
+			Prop:       func(mech, key string) string { return b.props.MechanismString(ln.Name, mech, key) },
 			Scram:      scramStore{b},
+			Log:        b.log.With("listener", ln.Name),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)

@@ -392,12 +392,19 @@ const plainMechanism = "PLAIN"
 // saslLogin authenticates c with PLAIN as user (password user-secret).
 func saslLogin(t *testing.T, c *rawConn, user string) *kmsg.SASLAuthenticateResponse {
 	t.Helper()
+	return saslFirst(t, c, "PLAIN", []byte("\x00"+user+"\x00"+user+"-secret"))
+}
+
+// saslFirst sends SaslHandshake v1 for mech, which must succeed, and a
+// SaslAuthenticate v1 with the client's first message.
+func saslFirst(t *testing.T, c *rawConn, mech string, msg []byte) *kmsg.SASLAuthenticateResponse {
+	t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.Version, hs.Mechanism = 1, "PLAIN"
+	hs.Version, hs.Mechanism = 1, mech
 	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
-		t.Fatalf("SaslHandshake: %+v", resp)
+		t.Fatalf("SaslHandshake %s: %+v", mech, resp)
 	}
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
-	auth.Version, auth.SASLAuthBytes = 1, []byte("\x00"+user+"\x00"+user+"-secret")
+	auth.Version, auth.SASLAuthBytes = 1, msg
 	return c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
 }

@@ -5,9 +5,10 @@
 //     stores, reloaded when the files change; client certificates; the
 //     principal from the certificate's subject through
 //     ssl.principal.mapping.rules.
-//   - SASL (sasl.go, scram.go): the server side of PLAIN (users from the
-//     JAAS config) and SCRAM-SHA-256/512 (credentials from a ScramStore,
-//     which the broker fills from etcd).
+//   - SASL (sasl.go, scram.go, oauth.go, jwks.go): the server side of
+//     PLAIN (users from the JAAS config), SCRAM-SHA-256/512 (credentials
+//     from a ScramStore, which the broker fills from etcd) and OAUTHBEARER
+//     (Kafka's unsecured JWS validator, or JWTs verified against a JWKS).
 //   - ACLs (acl.go): Kafka's StandardAuthorizer semantics over a snapshot
 //     of the bindings, which the broker loads from etcd and reloads on
 //     every change.

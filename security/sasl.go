@@ -6,8 +6,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // SASL on a listener (SASL_PLAINTEXT, SASL_SSL): the mechanisms of
@@ -18,6 +21,7 @@ import (
 //	               PlainLoginModule reads them: user_<name>="<password>"
 //	SCRAM-SHA-256  credentials from a ScramStore (etcd)
 //	SCRAM-SHA-512
+//	OAUTHBEARER    a JWT, unsecured or checked against a JWKS (oauth.go)
 
 // ErrAuthentication is a failed authentication; its message is the one
 // the client is told (SaslAuthenticate's error message).
@@ -47,7 +51,9 @@ type Exchange interface {
 	// Next takes the client's token and returns the server's answer;
 	// done once the client is authenticated. An error wrapping
 	// ErrAuthentication is a failed authentication, whose message is
-	// for the client; another error is the broker's (etcd unreachable).
+	// for the client unless IsSaslException; an error for which
+	// IsChallenge holds comes with an answer to send, the exchange going
+	// on; another error is the broker's (etcd unreachable).
 	Next(ctx context.Context, token []byte) (resp []byte, done bool, err error)
 	// Principal is the authenticated principal ("User:name").
 	Principal() string
@@ -58,8 +64,15 @@ type SASLConfig struct {
 	Mechanisms []string // sasl.enabled.mechanisms
 	// JAAS returns the listener's sasl.jaas.config for a mechanism
 	// (listener.name.<l>.<mechanism lower-cased>.sasl.jaas.config).
-	JAAS  func(mechanism string) string
+	JAAS func(mechanism string) string
+	// Prop looks up a broker property for a mechanism, with Kafka's
+	// listener.name.<l>.<mechanism>. and listener.name.<l>. overrides
+	// (OAUTHBEARER's sasl.oauthbearer.* settings).
+	Prop  func(mechanism, key string) string
 	Scram ScramStore
+	Log   *slog.Logger
+	// HTTP fetches OAUTHBEARER's JWKS; nil: a client with a 10 s timeout.
+	HTTP *http.Client
 }
 
 // SASL serves one listener's mechanisms.
@@ -67,6 +80,7 @@ type SASL struct {
 	mechanisms []string
 	plainUsers map[string]string // PLAIN: user → password
 	scram      ScramStore
+	oauth      tokenValidator
 }
 
 // NewSASL checks a listener's SASL settings: every mechanism is one samsa
@@ -95,8 +109,15 @@ func NewSASL(c SASLConfig) (*SASL, error) {
 			if c.Scram == nil {
 				return nil, fmt.Errorf("%s: no credential store", m)
 			}
+		case OAuthBearer:
+			prop := func(key string) string { return c.Prop(m, key) }
+			v, err := newOAuthValidator(prop, c.JAAS(m), oauthOptions{log: c.Log, client: c.HTTP})
+			if err != nil {
+				return nil, fmt.Errorf("OAUTHBEARER: %w", err)
+			}
+			s.oauth = v
 		default:
-			return nil, fmt.Errorf("sasl.enabled.mechanisms: samsa does not serve %s (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
+			return nil, fmt.Errorf("sasl.enabled.mechanisms: samsa does not serve %s (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", m)
 		}
 		if !slices.Contains(s.mechanisms, m) {
 			s.mechanisms = append(s.mechanisms, m)
@@ -122,6 +143,8 @@ func (s *SASL) Start(mechanism string) (Exchange, bool) {
 	case ScramSHA256, ScramSHA512:
 		h, _ := scramHash(mechanism)
 		return &scramServer{mechanism: mechanism, h: h, store: s.scram}, true
+	case OAuthBearer:
+		return &oauthServer{v: s.oauth, now: time.Now}, true
 	}
 	return nil, false
 }

@@ -4,7 +4,8 @@ compat/clients_security_test.go.
 Usage: secure.py BOOTSTRAP TOPIC CONFIG_JSON
 
 CONFIG_JSON holds the librdkafka security settings (security.protocol,
-sasl.mechanism, sasl.username, ssl.ca.location, ...). Produces three
+sasl.mechanism, sasl.username, ssl.ca.location, ...; samsa.oauth.token
+and samsa.oauth.principal: an OAUTHBEARER token for an oauth_cb). Produces three
 records to TOPIC, consumes them back with a group, and prints one JSON
 line: {"ok": true} or {"ok": false, "error": "..."}.
 """
@@ -21,7 +22,13 @@ WAIT = 60.0
 
 def main():
     bootstrap, topic, conf = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    token = conf.pop("samsa.oauth.token", None)
+    principal = conf.pop("samsa.oauth.principal", "")
     base = dict(conf, **{"bootstrap.servers": bootstrap})
+    if token is not None:
+        # OAUTHBEARER with a token made by the test: an oauth_cb hands it
+        # to librdkafka (valid for the hour the test signed it for).
+        base["oauth_cb"] = lambda _config: (token, time.time() + 3600, principal)
     errors = []
     p = ck.Producer(dict(base, **{"acks": "all", "error_cb": lambda e: errors.append(str(e))}))
     delivered = []

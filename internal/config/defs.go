@@ -215,10 +215,22 @@ var brokerDefs = []Def{
 	// SASL listeners (security/sasl.go). sasl.enabled.mechanisms may be set
 	// per listener, sasl.jaas.config per listener and mechanism
 	// (listener.name.<listener>.<mechanism>.sasl.jaas.config).
-	{Name: "sasl.enabled.mechanisms", Type: tList, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanisms served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is not served: set this on a SASL listener)."},
-	{Name: "sasl.jaas.config", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The JAAS login module options: PLAIN's users (user_<name>=\"<password>\"), and the username and password a broker authenticates with to the others."},
+	{Name: "sasl.enabled.mechanisms", Type: tList, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanisms served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's default, GSSAPI, is not served: set this on a SASL listener)."},
+	{Name: "sasl.jaas.config", Type: tPassword, Default: nil, Dynamic: true, Sensitive: true, Doc: "The JAAS login module options: PLAIN's users (user_<name>=\"<password>\"), OAUTHBEARER's unsecuredValidator* options, and the username and password a broker authenticates with to the others."},
 	{Name: "sasl.mechanism.inter.broker.protocol", Type: tString, Default: str("GSSAPI"), Dynamic: true, Doc: "The SASL mechanism a broker authenticates with to the others."},
 	{Name: "connections.max.reauth.ms", Type: tLong, Default: str("0"), Doc: "On a SASL listener: the longest a session lasts before the client must authenticate again on its connection (KIP-368); 0: forever.", check: atLeast(0)},
+	// OAUTHBEARER (security/oauth.go, security/jwks.go), each settable per
+	// listener and mechanism (listener.name.<l>.oauthbearer.<property>).
+	{Name: "sasl.server.callback.handler.class", Type: tClass, Default: nil, Doc: "OAUTHBEARER's token validator: empty for Kafka's unsecured validator (alg none; the options of the oauthbearer JAAS config), or org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler for JWTs signed by a key of sasl.oauthbearer.jwks.endpoint.url. No other class is run."},
+	{Name: "sasl.oauthbearer.jwks.endpoint.url", Type: tString, Default: nil, Doc: "The JWKS (https://, http:// or file://) whose keys sign OAUTHBEARER tokens. A file is read at start; a URL is fetched at start, every sasl.oauthbearer.jwks.endpoint.refresh.ms, and at once for a key id it lacks (at most once a minute per id)."},
+	{Name: "sasl.oauthbearer.jwks.endpoint.refresh.ms", Type: tLong, Default: str("3600000"), Doc: "How old the JWKS fetched from its URL may get before a token fetches it again.", check: atLeast(0)},
+	{Name: "sasl.oauthbearer.expected.audience", Type: tList, Default: str(""), Doc: "The audiences an OAUTHBEARER token's aud claim must name one of."},
+	{Name: "sasl.oauthbearer.expected.issuer", Type: tString, Default: nil, Doc: "The iss an OAUTHBEARER token must have."},
+	{Name: "sasl.oauthbearer.allow.unverified.audience", Type: tBool, Default: str("false"), Doc: "Accept tokens whatever their aud when sasl.oauthbearer.expected.audience is not set (else the broker does not start, as Kafka 4.4)."},
+	{Name: "sasl.oauthbearer.allow.unverified.issuer", Type: tBool, Default: str("false"), Doc: "Accept tokens whatever their iss when sasl.oauthbearer.expected.issuer is not set (else the broker does not start, as Kafka 4.4)."},
+	{Name: "sasl.oauthbearer.sub.claim.name", Type: tString, Default: str("sub"), Doc: "The claim naming a signed token's principal."},
+	{Name: "sasl.oauthbearer.scope.claim.name", Type: tString, Default: str("scope"), Doc: "The claim holding a signed token's scope (checked well-formed)."},
+	{Name: "sasl.oauthbearer.clock.skew.seconds", Type: tInt, Default: str("30"), Doc: "The leeway of a signed token's exp and nbf.", check: atLeast(0)},
 	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},
 
 	// Client quotas (security/quota.go).
