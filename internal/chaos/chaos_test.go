@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,7 +19,10 @@ import (
 	"github.com/samsa-io/samsa/internal/poll"
 )
 
-var full = flag.Bool("chaos.full", false, "run every phase of the fault suite (make chaos), not the short profile of make test")
+var (
+	full = flag.Bool("chaos.full", false, "run every phase of the fault suite (make chaos), not the short profile of make test")
+	only = flag.String("chaos.phases", "", "run only the phases whose name matches this regular expression (with -chaos.full: of every phase)")
+)
 
 // isrDeadline is how soon after a heal every broker must be back in every ISR.
 const isrDeadline = 30 * time.Second
@@ -148,8 +152,12 @@ func TestChaos(t *testing.T) {
 	t.Cleanup(w.stop)
 	s.waitAcks(200, 60*time.Second)
 
+	var sel *regexp.Regexp
+	if *only != "" {
+		sel = regexp.MustCompile(*only)
+	}
 	for _, ph := range allPhases {
-		if !*full && !ph.short {
+		if (!*full && !ph.short) || (sel != nil && !sel.MatchString(ph.name)) {
 			continue
 		}
 		s.run(ph)
