@@ -96,6 +96,7 @@ type Broker struct {
 	conns   map[net.Conn]struct{} // guarded by mu
 	perIP   map[string]int        // open connections by remote IP; guarded by mu
 	freed   chan struct{}         // a connection closed (max.connections waits on it)
+	limits  connLimits            // max.connection.creation.rate, max.connections.per.ip.overrides
 
 	meta metadata // topics and partitions; see metadata.go
 
@@ -547,6 +548,9 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *l
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
+		if !interBroker && !b.limits.waitCreation(ctx, func() int32 { return b.cfg().Settings().MaxConnectionCreation }) {
+			return
+		}
 		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
@@ -563,7 +567,7 @@ func (b *Broker) accept(ctx context.Context, l net.Listener, name string, sec *l
 		}
 		backoff = 0
 		ip := remoteIP(c)
-		limit := int(b.cfg().Settings().MaxConnectionsPerIP)
+		limit := b.perIPLimit(b.cfg().Settings(), ip)
 		b.mu.Lock()
 		if b.closing {
 			b.mu.Unlock()

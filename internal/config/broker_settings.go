@@ -38,6 +38,8 @@ type BrokerSettings struct {
 	ConnectionsMaxIdle       time.Duration `prop:"connections.max.idle.ms,ms"`
 	MaxConnections           int32         `prop:"max.connections"`
 	MaxConnectionsPerIP      int32         `prop:"max.connections.per.ip"`
+	MaxConnectionsPerIPOver  string        `prop:"max.connections.per.ip.overrides"` // see ParseIPOverrides
+	MaxConnectionCreation    int32         `prop:"max.connection.creation.rate"`
 	FetchMaxBytes            int32         `prop:"fetch.max.bytes"`
 	SaslServerMaxReceiveSize int32         `prop:"sasl.server.max.receive.size"`
 	SaslInterBrokerMechanism string        `prop:"sasl.mechanism.inter.broker.protocol"`

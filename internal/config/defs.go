@@ -136,7 +136,9 @@ var brokerDefs = []Def{
 	{Name: "background.threads", Type: tInt, Default: str("10"), Dynamic: true, Ignored: true, Doc: "Background threads.", check: atLeast(1)},
 	{Name: "queued.max.requests", Type: tInt, Default: str("500"), Ignored: true, Doc: "Queued requests before the network threads stop reading.", check: atLeast(1)},
 	{Name: "max.connections", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of client connections: past it the broker accepts no more on its client listeners until one closes (the inter-broker listener is exempt).", check: atLeast(0)},
-	{Name: "max.connections.per.ip", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections from one IP address; a connection past it is closed at once (the inter-broker listener is exempt). max.connections.per.ip.overrides is not applied.", check: atLeast(0)},
+	{Name: "max.connections.per.ip", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The maximum number of connections from one IP address; a connection past it is closed at once (the inter-broker listener is exempt).", check: atLeast(0)},
+	{Name: "max.connections.per.ip.overrides", Type: tString, Default: str(""), Dynamic: true, Doc: "host:limit,... : per-address limits instead of max.connections.per.ip, an IP address or a host name (resolved when the setting is read).", check: checkIPOverrides},
+	{Name: "max.connection.creation.rate", Type: tInt, Default: str(maxInt), Dynamic: true, Doc: "The connections per second the broker accepts on its client listeners (KIP-612): past it the acceptor waits, the kernel's backlog holding the rest (the inter-broker listener is exempt).", check: atLeast(0)},
 	{Name: "fetch.max.bytes", Type: tInt, Default: str("57671680"), Doc: "The maximum number of bytes a Fetch response carries.", check: atLeast(1024)},
 
 	// Replication.
