@@ -38,7 +38,7 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[id]
-	if g == nil || g.state == stateDead || g.cg != nil {
+	if g == nil || g.state == stateDead || g.cg != nil || g.sg != nil {
 		d.State = stateDead.String()
 		if version >= 6 {
 			return fail(kerr.GroupIDNotFound)
@@ -89,8 +89,11 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		s.mu.Lock()
 		for _, g := range s.groups {
 			state, typ := g.state.String(), "classic"
-			if g.cg != nil {
+			switch {
+			case g.cg != nil:
 				state, typ = g.cg.stateName(), "consumer"
+			case g.sg != nil:
+				state, typ = g.sg.stateName(), "share"
 			}
 			if g.state == stateDead || !wantState(state) || !wantType(typ) {
 				continue
@@ -133,7 +136,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	case g == nil || g.state == stateDead:
 		s.mu.Unlock()
 		return kerr.GroupIDNotFound
-	case g.state != stateEmpty:
+	case g.state != stateEmpty, g.sg != nil && len(g.sg.members) > 0:
 		s.mu.Unlock()
 		return kerr.NonEmptyGroup
 	}

@@ -205,7 +205,7 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 		s.groups[req.Group] = g
 	}
 	if g.cg == nil {
-		if len(g.members) > 0 || g.state != stateEmpty {
+		if len(g.members) > 0 || g.state != stateEmpty || g.sg != nil {
 			return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
 		}
 		// An empty classic group (offsets only) becomes a consumer group.

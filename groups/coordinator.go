@@ -62,6 +62,14 @@ type Config struct {
 	// Topics lists the topics clients may subscribe to (not the internal
 	// ones), for the assignors.
 	Topics func() []TopicMeta
+	// KIP-932 share groups (share_group.go).
+	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms
+	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms
+	ShareMaxSize           int           // group.share.max.size
+	// ShareMemberLeft is told of a member that left its share group or
+	// was removed, so that the records it holds are released. It is
+	// called under the group's lock: it must not block or call back.
+	ShareMemberLeft func(group, member string)
 	// VerifyTxn checks with the transaction coordinator that the group's
 	// __consumer_offsets partition is in the producer's transaction before
 	// a TxnOffsetCommit is written (KIP-890 part 1); nil checks nothing.
@@ -111,6 +119,15 @@ func New(cfg Config) *Coordinator {
 	}
 	if cfg.ConsumerMaxSize <= 0 {
 		cfg.ConsumerMaxSize = int(^uint(0) >> 1)
+	}
+	if cfg.ShareSessionTimeout <= 0 {
+		cfg.ShareSessionTimeout = 45 * time.Second
+	}
+	if cfg.ShareHeartbeatInterval <= 0 {
+		cfg.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if cfg.ShareMaxSize <= 0 {
+		cfg.ShareMaxSize = 200
 	}
 	if cfg.Topics == nil {
 		cfg.Topics = func() []TopicMeta { return nil }

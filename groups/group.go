@@ -113,6 +113,7 @@ type group struct {
 	newMemberAdded bool // a member joined during the initial rebalance delay
 
 	cg *consumerGroup // a KIP-848 consumer group (consumer_group.go); nil: classic
+	sg *shareGroup    // a KIP-932 share group (share_group.go)
 }
 
 func newGroup(s *shard, id string, now time.Time) *group {
@@ -206,6 +207,7 @@ func (g *group) shutdown() {
 	g.stopJoinTimer()
 	g.stopSyncTimer()
 	g.shutdownConsumer()
+	g.shutdownShare()
 	g.state = stateDead
 }
 

@@ -74,6 +74,10 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		g = newGroup(s, req.Group, time.Now())
 		s.groups[req.Group] = g
 	}
+	if g.sg != nil {
+		s.mu.Unlock()
+		return fail(kerr.InconsistentGroupProtocol)
+	}
 	if g.cg != nil {
 		if len(g.cg.members) > 0 {
 			s.mu.Unlock()

@@ -1,0 +1,393 @@
+package groups
+
+// KIP-932 share groups, as the group coordinator serves them:
+// ShareGroupHeartbeat v1 (member epochs and the server-side "simple"
+// assignment, where members may share a partition) and ShareGroupDescribe
+// v1. The records themselves are handed out by the partition leaders
+// (package share); the coordinator only says which member fetches which
+// partitions. The group lives in memory: a new coordinator knows it again
+// when its members heartbeat (they rejoin on UNKNOWN_MEMBER_ID).
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// shareMember is one member of a share group. Guarded by the shard's mu.
+type shareMember struct {
+	id                   string
+	epoch, previousEpoch int32
+	clientID, clientHost string
+	rack                 string
+	topics               []string // subscribed topic names, sorted
+	assigned             []topicPartition
+	sessionTimer         *time.Timer
+	timerSeq             uint64
+}
+
+// shareGroup is the share-group state of a group. Guarded by the shard's mu.
+type shareGroup struct {
+	epoch           int32 // group epoch
+	assignmentEpoch int32
+	members         map[string]*shareMember
+	target          map[string][]topicPartition
+	metaHash        string
+}
+
+func newShareGroup() *shareGroup {
+	return &shareGroup{members: map[string]*shareMember{}, target: map[string][]topicPartition{}}
+}
+
+// stateName is the state ShareGroupDescribe and ListGroups show.
+func (sg *shareGroup) stateName() string {
+	if len(sg.members) == 0 {
+		return "Empty"
+	}
+	return "Stable"
+}
+
+// ShareGroupHeartbeat serves ShareGroupHeartbeat v1.
+func (c *Coordinator) ShareGroupHeartbeat(cl Client, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	fail := func(err error, msg string) *kmsg.ShareGroupHeartbeatResponse {
+		resp.ErrorCode = errorCode(err)
+		if msg != "" {
+			resp.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		return resp
+	}
+	if msg := validateShareHeartbeat(req); msg != "" {
+		return fail(kerr.InvalidRequest, msg)
+	}
+	s, err := c.groupShard(req.GroupID)
+	if err != nil {
+		return fail(err, "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := c.shareHeartbeatLocked(s, cl, req, resp); err != nil {
+		return fail(err, err.Error())
+	}
+	return resp
+}
+
+// validateShareHeartbeat is Kafka's throwIfShareGroupHeartbeatRequestIsInvalid
+// for v1, where the member makes its own id: the message of the
+// INVALID_REQUEST it answers, or "".
+func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) string {
+	switch {
+	case req.GroupID == "":
+		return "GroupId can't be empty."
+	case req.RackID != nil && *req.RackID == "":
+		return "RackId can't be empty."
+	case req.MemberID == "":
+		return "MemberId can't be empty."
+	case req.MemberEpoch < epochLeave:
+		return "MemberEpoch is invalid."
+	case req.MemberEpoch == epochJoin && len(req.SubscribedTopicNames) == 0:
+		return "SubscribedTopicNames must be set in first request."
+	}
+	return ""
+}
+
+func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) error {
+	if s.state != shardActive {
+		return kerr.NotCoordinator
+	}
+	g := s.groups[req.GroupID]
+	if g == nil {
+		if req.MemberEpoch != epochJoin {
+			return fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+		}
+		g = newGroup(s, req.GroupID, time.Now())
+		s.groups[req.GroupID] = g
+	}
+	if g.sg == nil {
+		if g.cg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
+			return fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
+		}
+		g.sg, g.protocolType = newShareGroup(), "share"
+	}
+	sg := g.sg
+	m := sg.members[req.MemberID]
+	switch {
+	case req.MemberEpoch == epochLeave:
+		if m != nil {
+			g.removeShareMember(m)
+		}
+		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), epochLeave
+		return nil
+	case m == nil && req.MemberEpoch != epochJoin:
+		return fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+	case m == nil:
+		if len(sg.members) >= c.cfg.ShareMaxSize {
+			return fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", kerr.GroupMaxSizeReached, c.cfg.ShareMaxSize)
+		}
+		m = &shareMember{id: req.MemberID}
+		sg.members[m.id] = m
+		sg.epoch++ // a new member: a new target
+	case req.MemberEpoch != epochJoin && req.MemberEpoch > m.epoch,
+		req.MemberEpoch != epochJoin && req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
+		return fmt.Errorf("%w: the share group member has epoch %d, the group coordinator knows %d; the member must rejoin", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
+	}
+	m.clientID, m.clientHost = cl.ID, cl.Host
+	if req.RackID != nil {
+		m.rack = *req.RackID
+	}
+	if req.SubscribedTopicNames != nil {
+		topics := slices.Sorted(slices.Values(req.SubscribedTopicNames))
+		topics = slices.Compact(topics)
+		if !slices.Equal(topics, m.topics) {
+			m.topics = topics
+			sg.epoch++
+		}
+	}
+	before := m.assigned
+	c.refreshShareTarget(sg)
+	if m.epoch != sg.assignmentEpoch {
+		m.previousEpoch, m.epoch = m.epoch, sg.assignmentEpoch
+		m.assigned = sg.target[m.id]
+	}
+	g.scheduleShareTimer(m)
+	resp.MemberID = kmsg.StringPtr(m.id)
+	resp.MemberEpoch = m.epoch
+	resp.HeartbeatIntervalMillis = int32(c.cfg.ShareHeartbeatInterval.Milliseconds())
+	if req.MemberEpoch == epochJoin || !slices.Equal(before, m.assigned) {
+		resp.Assignment = c.shareAssignmentOf(m.assigned)
+	}
+	return nil
+}
+
+// refreshShareTarget recomputes the target assignment when the group
+// epoch moved or the subscribed topics' partitions changed.
+func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
+	meta := map[string]TopicMeta{}
+	for _, t := range c.cfg.Topics() {
+		meta[t.Name] = t
+	}
+	subscribed := map[string]TopicMeta{}
+	for _, m := range sg.members {
+		for _, t := range m.topics {
+			if tm, ok := meta[t]; ok {
+				subscribed[t] = tm
+			}
+		}
+	}
+	if h := metaHash(subscribed); h != sg.metaHash {
+		sg.metaHash = h
+		sg.epoch++
+	}
+	if sg.assignmentEpoch == sg.epoch {
+		return
+	}
+	sg.target = assignShare(sg.members, subscribed)
+	sg.assignmentEpoch = sg.epoch
+}
+
+// assignShare is the "simple" share assignor: each subscribed topic's
+// partitions go round-robin over its subscribers (sorted by id); when a
+// topic has more subscribers than partitions, every subscriber still gets
+// one partition, so several members share it.
+func assignShare(members map[string]*shareMember, topics map[string]TopicMeta) map[string][]topicPartition {
+	out := map[string][]topicPartition{}
+	for _, name := range slices.Sorted(maps.Keys(topics)) {
+		n := topics[name].Partitions
+		var subs []string
+		for _, id := range slices.Sorted(maps.Keys(members)) {
+			if slices.Contains(members[id].topics, name) {
+				subs = append(subs, id)
+			}
+		}
+		if n <= 0 || len(subs) == 0 {
+			continue
+		}
+		if int(n) >= len(subs) {
+			for p := range n {
+				id := subs[int(p)%len(subs)]
+				out[id] = append(out[id], topicPartition{name, p})
+			}
+			continue
+		}
+		for i, id := range subs {
+			out[id] = append(out[id], topicPartition{name, int32(i) % n})
+		}
+	}
+	for id := range out {
+		slices.SortFunc(out[id], compareTP)
+	}
+	return out
+}
+
+func (c *Coordinator) shareAssignmentOf(tps []topicPartition) *kmsg.ShareGroupHeartbeatResponseAssignment {
+	ids := map[string][16]byte{}
+	for _, t := range c.cfg.Topics() {
+		ids[t.Name] = t.ID
+	}
+	a := kmsg.NewShareGroupHeartbeatResponseAssignment()
+	a.TopicPartitions = []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{}
+	for _, tp := range tps {
+		id, ok := ids[tp.topic]
+		if !ok {
+			continue
+		}
+		n := len(a.TopicPartitions)
+		if n == 0 || a.TopicPartitions[n-1].TopicID != id {
+			at := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
+			at.TopicID = id
+			a.TopicPartitions = append(a.TopicPartitions, at)
+			n++
+		}
+		a.TopicPartitions[n-1].Partitions = append(a.TopicPartitions[n-1].Partitions, tp.partition)
+	}
+	return &a
+}
+
+// removeShareMember takes m out of the group: the others' target changes,
+// and the partition leaders release what m still holds.
+func (g *group) removeShareMember(m *shareMember) {
+	g.stopShareTimer(m)
+	delete(g.sg.members, m.id)
+	delete(g.sg.target, m.id)
+	g.sg.epoch++
+	if f := g.s.c.cfg.ShareMemberLeft; f != nil {
+		f(g.id, m.id)
+	}
+}
+
+func (g *group) scheduleShareTimer(m *shareMember) {
+	s := g.s
+	g.stopShareTimer(m)
+	seq := m.timerSeq
+	m.sessionTimer = time.AfterFunc(s.c.cfg.ShareSessionTimeout, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.state != shardActive || s.groups[g.id] != g || g.sg == nil || g.sg.members[m.id] != m || m.timerSeq != seq {
+			return
+		}
+		s.c.log.Info("share group member removed", "group", g.id, "member", m.id, "reason", "session timeout")
+		g.removeShareMember(m)
+	})
+}
+
+func (g *group) stopShareTimer(m *shareMember) {
+	m.timerSeq++
+	if m.sessionTimer != nil {
+		m.sessionTimer.Stop()
+		m.sessionTimer = nil
+	}
+}
+
+// shutdownShare stops the timers of a share group being unloaded.
+func (g *group) shutdownShare() {
+	if g.sg == nil {
+		return
+	}
+	for _, m := range g.sg.members {
+		g.stopShareTimer(m)
+	}
+}
+
+// ShareGroupDescribe serves ShareGroupDescribe v1.
+func (c *Coordinator) ShareGroupDescribe(req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareGroupDescribeResponse {
+	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+	for _, id := range req.GroupIDs {
+		resp.Groups = append(resp.Groups, c.describeShare(id, req.IncludeAuthorizedOperations))
+	}
+	return resp
+}
+
+func (c *Coordinator) describeShare(id string, ops bool) kmsg.ShareGroupDescribeResponseGroup {
+	d := kmsg.NewShareGroupDescribeResponseGroup()
+	d.GroupID = id
+	d.AuthorizedOperations = -2147483648
+	fail := func(err error, msg string) kmsg.ShareGroupDescribeResponseGroup {
+		d.ErrorCode = errorCode(err)
+		if msg != "" {
+			d.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		return d
+	}
+	s, err := c.groupShard(id)
+	if err != nil {
+		return fail(err, "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.groups[id]
+	switch {
+	case g == nil || g.state == stateDead:
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
+	case g.sg == nil:
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", id))
+	}
+	sg := g.sg
+	d.GroupState, d.GroupEpoch, d.AssignmentEpoch, d.Assignor = sg.stateName(), sg.epoch, sg.assignmentEpoch, "simple"
+	if ops {
+		d.AuthorizedOperations = groupAuthorizedOps
+	}
+	ids := map[string][16]byte{}
+	for _, t := range c.cfg.Topics() {
+		ids[t.Name] = t.ID
+	}
+	for _, mid := range slices.Sorted(maps.Keys(sg.members)) {
+		m := sg.members[mid]
+		dm := kmsg.NewShareGroupDescribeResponseGroupMember()
+		dm.MemberID, dm.MemberEpoch, dm.ClientID, dm.ClientHost = m.id, m.epoch, m.clientID, m.clientHost
+		if m.rack != "" {
+			dm.RackID = kmsg.StringPtr(m.rack)
+		}
+		dm.SubscribedTopicNames = slices.Clone(m.topics)
+		if dm.SubscribedTopicNames == nil {
+			dm.SubscribedTopicNames = []string{}
+		}
+		for _, tp := range m.assigned {
+			n := len(dm.Assignment.TopicPartitions)
+			if n == 0 || dm.Assignment.TopicPartitions[n-1].Topic != tp.topic {
+				at := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
+				at.Topic, at.TopicID = tp.topic, ids[tp.topic]
+				dm.Assignment.TopicPartitions = append(dm.Assignment.TopicPartitions, at)
+				n++
+			}
+			dm.Assignment.TopicPartitions[n-1].Partitions = append(dm.Assignment.TopicPartitions[n-1].Partitions, tp.partition)
+		}
+		d.Members = append(d.Members, dm)
+	}
+	return d
+}
+
+// ShareGroup is what the admin APIs of share groups (their offsets) need
+// to know of one: whether it exists, is a share group, has members, and
+// which topics its members subscribe to.
+type ShareGroup struct {
+	Members int
+	Topics  []string
+}
+
+// ShareGroupInfo returns the share group id, or the error Kafka answers:
+// NOT_COORDINATOR, GROUP_ID_NOT_FOUND (also for a group of another type).
+func (c *Coordinator) ShareGroupInfo(id string) (ShareGroup, error) {
+	s, err := c.groupShard(id)
+	if err != nil {
+		return ShareGroup{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != shardActive {
+		return ShareGroup{}, kerr.NotCoordinator
+	}
+	g := s.groups[id]
+	if g == nil || g.state == stateDead || g.sg == nil {
+		return ShareGroup{}, kerr.GroupIDNotFound
+	}
+	var topics []string
+	for _, m := range g.sg.members {
+		topics = append(topics, m.topics...)
+	}
+	slices.Sort(topics)
+	return ShareGroup{Members: len(g.sg.members), Topics: slices.Compact(topics)}, nil
+}
