@@ -80,7 +80,9 @@ func (b *Broker) handleListGroups(_ context.Context, r *request) (kmsg.Response,
 }
 
 func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Response, error) {
-	return b.groups.DeleteGroups(ctx, r.body.(*kmsg.DeleteGroupsRequest)), nil
+	resp := b.groups.DeleteGroups(ctx, r.body.(*kmsg.DeleteGroupsRequest))
+	b.deleteShareState(resp) // 90_share_group_offsets.go
+	return resp, nil
 }
 
 func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -83,6 +83,16 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DescribeLogDirs:            {1, 5, 1, (*Broker).handleDescribeLogDirs},
 	kmsg.AlterPartitionAssignments:  {0, 1, 0, (*Broker).handleAlterPartitionAssignments},
 	kmsg.ListPartitionReassignments: {0, 0, 0, (*Broker).handleListPartitionReassignments},
+
+	// Share groups, KIP-932 (76_share_group.go, 78_share_fetch.go,
+	// 90_share_group_offsets.go).
+	kmsg.ShareGroupHeartbeat:       {1, 1, 1, (*Broker).handleShareGroupHeartbeat},
+	kmsg.ShareGroupDescribe:        {1, 1, 1, (*Broker).handleShareGroupDescribe},
+	kmsg.ShareFetch:                {1, 2, 1, (*Broker).handleShareFetch},
+	kmsg.ShareAcknowledge:          {1, 2, 1, (*Broker).handleShareAcknowledge},
+	kmsg.DescribeShareGroupOffsets: {0, 1, 0, (*Broker).handleDescribeShareGroupOffsets},
+	kmsg.AlterShareGroupOffsets:    {0, 0, 0, (*Broker).handleAlterShareGroupOffsets},
+	kmsg.DeleteShareGroupOffsets:   {0, 0, 0, (*Broker).handleDeleteShareGroupOffsets},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

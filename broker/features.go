@@ -19,6 +19,9 @@ type feature struct {
 var features = []feature{
 	// group.version 1: the KIP-848 consumer group protocol is served.
 	{name: "group.version", minLevel: 0, maxLevel: 1, finalized: 1},
+	// share.version 2: KIP-932 share groups are served, as Kafka 4.4
+	// finalizes them.
+	{name: "share.version", minLevel: 0, maxLevel: 2, finalized: 2},
 }
 
 // featuresEpoch is the epoch of the finalized levels: Kafka's is the

@@ -41,6 +41,10 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		ConsumerAssignors:         s.ConsumerAssignors,
 		Topics:                    b.subscribableTopics,
 		GroupSettings:             b.groupSettings,
+		ShareSessionTimeout:       s.ShareSessionTimeout,
+		ShareHeartbeatInterval:    s.ShareHeartbeatInterval,
+		ShareMaxSize:              int(s.ShareMaxSize),
+		ShareMemberLeft:           b.share.MemberLeft,
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
 	"github.com/samsa-io/samsa/security"
+	"github.com/samsa-io/samsa/share"
 	"github.com/samsa-io/samsa/txn"
 )
 
@@ -104,6 +105,7 @@ type Broker struct {
 	pids     producerIDs
 	sessions *fetchSessions
 	groups   *groups.Coordinator         // set by Start before metadata is first synced
+	share    *share.Manager              // share-partitions led here; see 78_share_fetch.go
 	txn      *txn.Coordinator            // set by Start before metadata is first synced
 	peers    peerConns                   // connections to other brokers for coordinator requests; see txn.go
 	fetchers *replication.Manager        // follower fetchers; see partition.go
@@ -267,6 +269,7 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	registered = time.Since(start)
+	b.share = b.newShareManager()
 	b.groups = b.newCoordinator()
 	// Markers committed to __consumer_offsets settle the TxnOffsetCommits.
 	b.SetTxnMarkerHook(func(p int32, pid int64, _ int16, commit bool) { b.groups.CompleteTxn(p, pid, commit) })
@@ -505,6 +508,9 @@ func (b *Broker) shutdown(clean bool) error {
 	b.wg.Wait()
 	if b.groups != nil {
 		b.groups.Close()
+	}
+	if b.share != nil {
+		b.share.Close()
 	}
 	if b.txn != nil {
 		b.txn.Close()

@@ -90,6 +90,14 @@ type BrokerSettings struct {
 	ConsumerMaxSize              int32         `prop:"group.consumer.max.size"`
 	ConsumerAssignors            []string      `prop:"group.consumer.assignors"`
 
+	ShareSessionTimeout     time.Duration `prop:"group.share.session.timeout.ms,ms"`
+	ShareHeartbeatInterval  time.Duration `prop:"group.share.heartbeat.interval.ms,ms"`
+	ShareMaxSize            int32         `prop:"group.share.max.size"`
+	ShareRecordLockDuration time.Duration `prop:"group.share.record.lock.duration.ms,ms"`
+	ShareDeliveryCountLimit int32         `prop:"group.share.delivery.count.limit"`
+	ShareMaxRecordLocks     int32         `prop:"group.share.partition.max.record.locks"`
+	ShareMaxSessions        int32         `prop:"group.share.max.share.sessions"`
+
 	ReplicaLagTimeMax            time.Duration `prop:"replica.lag.time.max.ms,ms"`
 	ReplicaHWCheckpointInterval  time.Duration `prop:"replica.high.watermark.checkpoint.interval.ms,ms"`
 	InterBrokerListenerName      string        `prop:"inter.broker.listener.name"`

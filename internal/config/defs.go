@@ -192,6 +192,13 @@ var brokerDefs = []Def{
 	{Name: "group.consumer.max.heartbeat.interval.ms", Type: tInt, Default: str("15000"), Doc: "The maximum heartbeat interval for registered consumers.", check: atLeast(1)},
 	{Name: "group.consumer.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of consumers that a single consumer group can accommodate.", check: atLeast(1)},
 	{Name: "group.consumer.assignors", Type: tList, Default: str("uniform,range"), Doc: "The server side assignors: uniform and range (samsa runs no custom assignor class); the first is the default.", check: listIn("uniform", "range")},
+	{Name: "group.share.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The timeout to detect client failures when using the share group protocol.", check: atLeast(1)},
+	{Name: "group.share.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The heartbeat interval given to the members of a share group.", check: atLeast(1)},
+	{Name: "group.share.max.size", Type: tInt, Default: str("200"), Doc: "The maximum number of members that a single share group can accommodate.", check: atLeast(1)},
+	{Name: "group.share.record.lock.duration.ms", Type: tInt, Default: str("30000"), Doc: "The record acquisition lock duration in milliseconds for share groups.", check: atLeast(1000)},
+	{Name: "group.share.delivery.count.limit", Type: tInt, Default: str("5"), Doc: "The maximum number of delivery attempts for a record delivered to a share group.", check: atLeast(2)},
+	{Name: "group.share.partition.max.record.locks", Type: tInt, Default: str("2000"), Doc: "Share-group record lock limit per share-partition.", check: atLeast(100)},
+	{Name: "group.share.max.share.sessions", Type: tInt, Default: str("2000"), Doc: "The maximum number of share sessions per broker.", check: atLeast(1)},
 	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __share_group_state.", check: atLeast(1)},
 	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __share_group_state.", check: atLeast(1)},
 

@@ -94,7 +94,7 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		"metric.reporters":                              "org.example.Reporter",
 		"ssl.keymanager.algorithm":                      "SunX509",
 		"num.replica.alter.log.dirs.threads":            "2",
-		"group.share.heartbeat.interval.ms":             "5000",
+		"group.share.assignment.interval.ms":            "5000",
 		"listener.name.plaintext.ssl.provider":          "SunJSSE",
 		"listener.name.external.plain.sasl.jaas.config": "secret",
 		"num.network.threads":                           "3",
@@ -103,13 +103,13 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"group.share.heartbeat.interval.ms",
+	want := []string{"group.share.assignment.interval.ms",
 		"listener.name.plaintext.ssl.provider", "metric.reporters", "num.network.threads",
 		"num.replica.alter.log.dirs.threads", "ssl.keymanager.algorithm"}
 	if got := p.Ignored(); !slices.Equal(got, want) {
 		t.Errorf("Ignored = %v\nwant      %v", got, want)
 	}
-	if v, ok := p.Lookup("group.share.heartbeat.interval.ms"); !ok || v != "5000" {
+	if v, ok := p.Lookup("group.share.assignment.interval.ms"); !ok || v != "5000" {
 		t.Errorf("Lookup = %q %v", v, ok)
 	}
 
@@ -118,7 +118,7 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		sentinel error
 		contains string
 	}{
-		{map[string]string{"group.share.heartbeat.interval.ms": "soon"}, ErrInvalidConfig, "group.share.heartbeat.interval.ms"},
+		{map[string]string{"group.share.assignment.interval.ms": "soon"}, ErrInvalidConfig, "group.share.assignment.interval.ms"},
 		{map[string]string{"leader.imbalance.per.brokers.percentage": "10"}, ErrUnknownConfig, "leader.imbalance.per.brokers.percentage"}, // no Kafka knows it
 		{map[string]string{"listener.name.plaintext.no.such.thing": "1"}, ErrUnknownConfig, "listener.name.plaintext.no.such.thing"},
 		{map[string]string{"listener.name.plaintext.sasl.server.max.receive.size": "lots"}, ErrInvalidConfig, "listener.name.plaintext.sasl.server.max.receive.size"},

@@ -1,0 +1,58 @@
+package broker
+
+// The KIP-932 share group APIs of the group coordinator
+// (groups/share_group.go): ShareGroupHeartbeat v1 and ShareGroupDescribe
+// v1. The records go out through ShareFetch (78_share_fetch.go).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/security"
+	"github.com/samsa-io/samsa/share"
+)
+
+func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
+	if err := b.groupRefusal(r, security.OpRead, req.GroupID); err != nil {
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	return b.groups.ShareGroupHeartbeat(r.client(), req), nil
+}
+
+func (b *Broker) handleShareGroupDescribe(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ShareGroupDescribeRequest)
+	var allowed, denied []string
+	for _, g := range req.GroupIDs {
+		if b.groupRefusal(r, security.OpDescribe, g) == nil {
+			allowed = append(allowed, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	sub := *req
+	sub.GroupIDs = allowed
+	resp := b.groups.ShareGroupDescribe(&sub)
+	for _, g := range denied {
+		d := kmsg.NewShareGroupDescribeResponseGroup()
+		d.GroupID, d.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+		resp.Groups = append(resp.Groups, d)
+	}
+	return resp, nil
+}
+
+// newShareManager is the broker's share-partitions, with the group.share.*
+// settings.
+func (b *Broker) newShareManager() *share.Manager {
+	s := b.settings
+	return share.NewManager(share.Config{
+		LockDuration:  s.ShareRecordLockDuration,
+		DeliveryLimit: int16(s.ShareDeliveryCountLimit),
+		MaxLocks:      int(s.ShareMaxRecordLocks),
+		MaxSessions:   int(s.ShareMaxSessions),
+	})
+}

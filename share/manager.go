@@ -1,0 +1,237 @@
+package share
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Key names a share-partition: a group and a topic partition.
+type Key struct {
+	Group     string
+	TopicID   [16]byte
+	Partition int32
+}
+
+// TP is a topic partition of a share session.
+type TP struct {
+	TopicID   [16]byte
+	Partition int32
+}
+
+// Session is the share session of one member with this broker: the
+// partitions it fetches, and the epoch its next request must carry.
+type Session struct {
+	Group, Member string
+	epoch         int32
+	parts         map[TP]struct{}
+}
+
+// Partitions are the session's partitions, sorted.
+func (s *Session) Partitions() []TP {
+	return slices.SortedFunc(maps.Keys(s.parts), compareTP)
+}
+
+// SortTPs sorts topic partitions by topic id, then partition.
+func SortTPs(tps []TP) { slices.SortFunc(tps, compareTP) }
+
+func compareTP(a, b TP) int {
+	return cmp.Or(bytes.Compare(a.TopicID[:], b.TopicID[:]), cmp.Compare(a.Partition, b.Partition))
+}
+
+// Manager holds the share-partitions and share sessions of a broker.
+type Manager struct {
+	cfg Config
+
+	mu       sync.Mutex
+	parts    map[Key]*Partition
+	sessions map[[2]string]*Session
+	closed   bool
+}
+
+// NewManager returns an empty manager.
+func NewManager(cfg Config) *Manager {
+	cfg.defaults()
+	return &Manager{cfg: cfg, parts: map[Key]*Partition{}, sessions: map[[2]string]*Session{}}
+}
+
+// LockDuration is the acquisition lock of records handed out.
+func (m *Manager) LockDuration() int32 { return int32(m.cfg.LockDuration.Milliseconds()) }
+
+// Partition returns the share-partition of k, made with the start offset
+// start() gives when it is new.
+func (m *Manager) Partition(k Key, start func() int64) *Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.parts[k]; p != nil {
+		return p
+	}
+	p := newPartition(&m.cfg, start())
+	if m.closed {
+		p.closed = true
+	}
+	m.parts[k] = p
+	return p
+}
+
+// Lookup returns the share-partition of k, or nil when it has none.
+func (m *Manager) Lookup(k Key) *Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.parts[k]
+}
+
+// GroupPartitions are the share-partitions of group held here.
+func (m *Manager) GroupPartitions(group string) map[Key]*Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[Key]*Partition{}
+	for k, p := range m.parts {
+		if k.Group == group {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// Drop forgets the share-partition of k (its state was deleted, or the
+// partition is no longer led here).
+func (m *Manager) Drop(k Key) {
+	m.mu.Lock()
+	p := m.parts[k]
+	delete(m.parts, k)
+	m.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
+}
+
+// MemberLeft releases what member holds in every share-partition of group
+// and closes its session.
+func (m *Manager) MemberLeft(group, member string) {
+	m.mu.Lock()
+	delete(m.sessions, [2]string{group, member})
+	var ps []*Partition
+	for k, p := range m.parts {
+		if k.Group == group {
+			ps = append(ps, p)
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.ReleaseMember(member)
+	}
+}
+
+// Close stops every lock timer.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	ps := slices.Collect(maps.Values(m.parts))
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.close()
+	}
+}
+
+// Session epochs (ShareRequestMetadata).
+const (
+	InitialEpoch int32 = 0
+	FinalEpoch   int32 = -1
+)
+
+func nextEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// OpenSession checks a request's session epoch and returns its session:
+// epoch 0 opens a new one (replacing the member's old one), -1 is the
+// last request of the session (which the caller then closes), any other
+// must be the epoch the session expects. fetch is false for
+// ShareAcknowledge, which cannot open a session.
+func (m *Manager) OpenSession(group, member string, epoch int32, fetch bool) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{group, member}
+	s := m.sessions[k]
+	switch {
+	case epoch == InitialEpoch && !fetch:
+		return nil, fmt.Errorf("%w: a share session cannot start with ShareAcknowledge", kerr.InvalidShareSessionEpoch)
+	case epoch == InitialEpoch:
+		if s == nil && len(m.sessions) >= m.cfg.MaxSessions {
+			return nil, kerr.ShareSessionLimitReached
+		}
+		s = &Session{Group: group, Member: member, epoch: 1, parts: map[TP]struct{}{}}
+		m.sessions[k] = s
+		return s, nil
+	case s == nil:
+		return nil, fmt.Errorf("%w: no share session for member %s of group %s", kerr.ShareSessionNotFound, member, group)
+	case epoch == FinalEpoch:
+		return s, nil
+	case epoch != s.epoch:
+		return nil, fmt.Errorf("%w: epoch %d, expected %d", kerr.InvalidShareSessionEpoch, epoch, s.epoch)
+	}
+	s.epoch = nextEpoch(s.epoch)
+	return s, nil
+}
+
+// Update adds partitions to the session and removes forgotten ones.
+func (m *Manager) Update(s *Session, add, forget []TP) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, tp := range add {
+		s.parts[tp] = struct{}{}
+	}
+	for _, tp := range forget {
+		delete(s.parts, tp)
+	}
+}
+
+// CloseSession ends s (a request with the final epoch): what the member
+// holds in the session's partitions is released.
+func (m *Manager) CloseSession(s *Session) {
+	m.mu.Lock()
+	k := [2]string{s.Group, s.Member}
+	if m.sessions[k] == s {
+		delete(m.sessions, k)
+	}
+	var ps []*Partition
+	for tp := range s.parts {
+		if p := m.parts[Key{s.Group, tp.TopicID, tp.Partition}]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.ReleaseMember(s.Member)
+	}
+}
+
+// DeleteGroup drops every share-partition and session of group.
+func (m *Manager) DeleteGroup(group string) {
+	m.mu.Lock()
+	var ps []*Partition
+	for k, p := range m.parts {
+		if k.Group == group {
+			ps = append(ps, p)
+			delete(m.parts, k)
+		}
+	}
+	for k := range m.sessions {
+		if k[0] == group {
+			delete(m.sessions, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.close()
+	}
+}
