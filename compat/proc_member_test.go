@@ -63,6 +63,30 @@ func startPythonMember(t *testing.T, addr, group, topic, name, protocol string, 
 // lines in l.
 func startProcMember(t *testing.T, name string, l *grpLedger, cmd *exec.Cmd) *procMember {
 	t.Helper()
+	return startProcLines(t, name, cmd, func(f []string) {
+		if len(f) != 3 || (f[0] != "R" && f[0] != "C") {
+			return
+		}
+		p, _ := strconv.Atoi(f[1])
+		o, _ := strconv.ParseInt(f[2], 10, 64)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if f[0] == "R" {
+			k := tpo{int32(p), o}
+			l.reads[k] = append(l.reads[k], name)
+			return
+		}
+		if l.committed[name] == nil {
+			l.committed[name] = map[int32]int64{}
+		}
+		l.committed[name][int32(p)] = max(l.committed[name][int32(p)], o)
+	})
+}
+
+// startProcLines runs cmd, a member program that leaves on a "leave" line
+// on stdin, and gives line the fields of each line it prints.
+func startProcLines(t *testing.T, name string, cmd *exec.Cmd, line func([]string)) *procMember {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -80,23 +104,7 @@ func startProcMember(t *testing.T, name string, l *grpLedger, cmd *exec.Cmd) *pr
 		defer close(m.done)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			if len(f) != 3 || (f[0] != "R" && f[0] != "C") {
-				continue
-			}
-			p, _ := strconv.Atoi(f[1])
-			o, _ := strconv.ParseInt(f[2], 10, 64)
-			l.mu.Lock()
-			if f[0] == "R" {
-				k := tpo{int32(p), o}
-				l.reads[k] = append(l.reads[k], name)
-			} else {
-				if l.committed[name] == nil {
-					l.committed[name] = map[int32]int64{}
-				}
-				l.committed[name][int32(p)] = max(l.committed[name][int32(p)], o)
-			}
-			l.mu.Unlock()
+			line(strings.Fields(sc.Text()))
 		}
 		_ = cmd.Wait()
 	}()
