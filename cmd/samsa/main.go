@@ -34,6 +34,7 @@ import (
 	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/internal/cli"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // version is set at link time: -ldflags "-X main.version=v0.1.0".
@@ -174,7 +175,15 @@ func parseServe(args, environ []string, stdout, stderr io.Writer) (serveOptions,
 // serve runs a broker until a signal arrives, then closes it.
 func serve(opts serveOptions, stderr io.Writer, sig <-chan os.Signal) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
-	b, err := broker.New(broker.Config{Props: opts.props, Logger: log})
+	cfg := broker.Config{Props: opts.props, Logger: log}
+	if file := opts.props.Settings().FaultFile; file != "" {
+		ffs := logstore.NewFaultFS(nil)
+		cfg.LogFS = ffs
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go watchFaultFile(ctx, file, ffs, log)
+	}
+	b, err := broker.New(cfg)
 	if err != nil {
 		printErr(stderr, err)
 		return 2

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -111,6 +112,19 @@ var allPhases = []phase{
 		s.c.node(id).stop(syscall.SIGKILL)
 		desc := s.corrupt(id)
 		return fmt.Sprintf("node %d killed, %s", id, desc), func() { s.c.node(id).start(s.t) }
+	}},
+	{"disk full on a broker (tmpfs)", false, 10 * time.Second, func(s *suite) (string, func()) {
+		return s.diskFault(tmpfsNode, "its log directory's tmpfs filled", s.fill)
+	}},
+	{"write and fsync errors on the leader (EIO)", false, 10 * time.Second, func(s *suite) (string, func()) {
+		id := s.leader()
+		return s.diskFault(id, "write and fsync failing with EIO", func(id int32) func() {
+			ff := s.c.faults[id-1]
+			if err := os.WriteFile(ff, []byte("write,fsync sticky eio\n"), 0o644); err != nil {
+				s.t.Fatal(err)
+			}
+			return func() { _ = os.Remove(ff) }
+		})
 	}},
 	{"10,000 idle connections and a slowloris client", false, 15 * time.Second, func(s *suite) (string, func()) {
 		return s.storm(s.leader(), 10_000)
@@ -367,6 +381,49 @@ func (s *suite) corrupt(id int32) string {
 		s.t.Fatal(err)
 	}
 	return fmt.Sprintf("%s torn at %d of %d, a bit flipped at %d", filepath.Base(seg), torn, fi.Size(), at)
+}
+
+// diskFault breaks node id's log directory with inject (which returns
+// its undoing), checks that the broker took the directory offline (its
+// partitions move, producers get KAFKA_STORAGE_ERROR, never an ack from
+// it), and heals by undoing the fault and restarting the broker: an
+// offline directory comes back only with a restart, as in Kafka.
+func (s *suite) diskFault(id int32, what string, inject func(id int32) func()) (string, func()) {
+	since := time.Now()
+	undo := inject(id)
+	n := s.c.node(id)
+	poll.Eventually(s.t, 30*time.Second, func() error {
+		if !n.printed("log directory offline", since) {
+			return fmt.Errorf("node %d has not taken its log directory offline (%s)", id, what)
+		}
+		return nil
+	})
+	return fmt.Sprintf("node %d: %s; its log directory went offline", id, what), func() {
+		undo()
+		n.stop(syscall.SIGKILL)
+		n.start(s.t)
+	}
+}
+
+// fill writes a file into node id's log directory (a tmpfs) until the
+// file system is full, and returns its removal.
+func (s *suite) fill(id int32) func() {
+	name := filepath.Join(s.c.dirs[id-1], "chaos-filler")
+	f, err := os.Create(name)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				s.t.Fatalf("chaos: filling node %d's log directory: %v", id, err)
+			}
+			break
+		}
+	}
+	return func() { _ = os.Remove(name) }
 }
 
 // storm opens n idle connections to node id and one slowloris client that

@@ -137,6 +137,19 @@ func (p *proc) stop(sig syscall.Signal) {
 	}
 }
 
+// printed reports whether the process printed a line containing text
+// since then.
+func (p *proc) printed(text string, since time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.lines) - 1; i >= 0 && !p.lines[i].at.Before(since); i-- {
+		if strings.Contains(p.lines[i].text, text) {
+			return true
+		}
+	}
+	return false
+}
+
 // around is the process's lines printed within d of at, at most n.
 func (p *proc) around(at time.Time, d time.Duration, n int) []string {
 	p.mu.Lock()
@@ -159,6 +172,7 @@ type cluster struct {
 	etcd   *proc
 	nodes  []*proc
 	dirs   []string // log.dirs by node index
+	faults []string // samsa.test.fault.file by node index
 	bin    string
 	addrs  []string
 	etcdDr string
@@ -208,8 +222,14 @@ func startCluster(t testing.TB, n int) *cluster {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		if i == tmpfsNode {
+			mountTmpfs(t, d)
+		}
 		c.dirs = append(c.dirs, d)
+		ff := filepath.Join(dir, fmt.Sprintf("node%d.faults", i))
+		c.faults = append(c.faults, ff)
 		argv := []string{c.bin, "serve", "--log-level", "info",
+			"--override", "samsa.test.fault.file=" + ff,
 			"--override", "node.id=" + strconv.Itoa(i),
 			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s:%d", nodeIP(i), brokerPort),
 			"--override", fmt.Sprintf("etcd.endpoints=http://%s:%d", etcdIP, etcdPort),

@@ -12,5 +12,8 @@
 // the workload runs; namespace sc-etcd (10.77.0.10) runs an embedded etcd
 // in a helper process (this package's test binary, re-executed); sc-n1..3
 // (10.77.0.11-13) run node 1..3. Every name starts with "sc-", so a run
-// first sweeps whatever a killed earlier run left behind.
+// first sweeps whatever a killed earlier run left behind. Node 3's log
+// directory is a 256 MiB tmpfs (the full-disk phase fills it); every node
+// runs with samsa.test.fault.file, through which a phase makes its log
+// file system fail writes and fsyncs (logstore.FaultFS).
 package chaos

@@ -55,8 +55,9 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-// sweep removes every namespace and link a previous run left.
+// sweep removes every namespace, link and mount a previous run left.
 func sweep() {
+	defer sweepMounts()
 	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
 		for _, line := range strings.Split(string(out), "\n") {
 			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], prefix) {
@@ -75,6 +76,34 @@ func sweep() {
 			if strings.HasPrefix(name, prefix) {
 				_ = run("ip", "link", "del", name)
 			}
+		}
+	}
+}
+
+// tmpfsNode is the node whose log directory is a size-limited tmpfs of
+// tmpfsSize (the full-disk phase fills it).
+const (
+	tmpfsNode = 3
+	tmpfsSize = "256m"
+	tmpfsName = prefix + "tmpfs" // the mounts' source, for the sweep
+)
+
+// mountTmpfs mounts a tmpfs of tmpfsSize at dir until the test ends.
+func mountTmpfs(t testing.TB, dir string) {
+	t.Helper()
+	must(t, "mount", "-t", "tmpfs", "-o", "size="+tmpfsSize, tmpfsName, dir)
+	t.Cleanup(func() { _ = run("umount", "-l", dir) })
+}
+
+// sweepMounts unmounts the tmpfs a killed earlier run left.
+func sweepMounts() {
+	b, err := os.ReadFile("/proc/mounts")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == tmpfsName {
+			_ = run("umount", "-l", f[1])
 		}
 	}
 }

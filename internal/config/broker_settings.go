@@ -31,6 +31,7 @@ type BrokerSettings struct {
 	EtcdPrefix    string   `prop:"etcd.prefix"`
 	Sendfile      bool     `prop:"samsa.fetch.sendfile"`
 	HTTPListener  string   `prop:"samsa.http.listener"` // "": no HTTP
+	FaultFile     string   `prop:"samsa.test.fault.file"`
 
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
