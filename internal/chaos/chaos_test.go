@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/samsa-io/samsa/internal/poll"
 )
@@ -94,8 +96,19 @@ var allPhases = []phase{
 		return fmt.Sprintf("node %d's packets to its peers dropped", id), func() { heal(s.t, nodeNS(int(id))) }
 	}},
 	{"etcd killed and restarted", false, 8 * time.Second, func(s *suite) (string, func()) {
-		s.c.etcd.stop(syscall.SIGKILL)
-		return "etcd killed", func() { s.c.etcd.start(s.t) }
+		for _, e := range s.c.etcd {
+			e.stop(syscall.SIGKILL)
+		}
+		return "every etcd member killed", func() {
+			for _, e := range s.c.etcd {
+				e.start(s.t)
+			}
+		}
+	}},
+	{"etcd leader lost (one of three members)", false, 10 * time.Second, func(s *suite) (string, func()) {
+		i := s.etcdLeader()
+		s.c.etcd[i-1].stop(syscall.SIGKILL)
+		return fmt.Sprintf("etcd member %d (the raft leader) killed", i), func() { s.c.etcd[i-1].start(s.t) }
 	}},
 	{"30% loss on every broker", false, 10 * time.Second, func(s *suite) (string, func()) {
 		for id := int32(1); id <= int32(len(s.c.nodes)); id++ {
@@ -381,6 +394,32 @@ func (s *suite) corrupt(id int32) string {
 		s.t.Fatal(err)
 	}
 	return fmt.Sprintf("%s torn at %d of %d, a bit flipped at %d", filepath.Base(seg), torn, fi.Size(), at)
+}
+
+// etcdLeader is the etcd member that is the raft leader.
+func (s *suite) etcdLeader() int {
+	var leader int
+	poll.Eventually(s.t, 30*time.Second, func() error {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdAddr(1)}, DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		for i := 1; i <= etcdMembers; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			st, err := cli.Status(ctx, etcdAddr(i))
+			cancel()
+			if err != nil {
+				return err
+			}
+			if st.Leader != 0 && st.Leader == st.Header.MemberId {
+				leader = i
+				return nil
+			}
+		}
+		return errors.New("no etcd member is the leader")
+	})
+	return leader
 }
 
 // diskFault breaks node id's log directory with inject (which returns

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,16 +21,32 @@ import (
 )
 
 const (
-	etcdHelperEnv = "SAMSA_CHAOS_ETCD" // the data dir; set, the test binary is the etcd helper
-	etcdPort      = 2379
+	etcdHelperEnv = "SAMSA_CHAOS_ETCD"        // the data dir; set, the test binary is the etcd helper
+	etcdMemberEnv = "SAMSA_CHAOS_ETCD_MEMBER" // which of the etcdMembers the helper is: 1..etcdMembers
+	etcdMembers   = 3
+	etcdPort      = 2379 // member i listens on etcdPort + 10*(i-1)
 	brokerPort    = 9092
 )
 
-// runEtcdHelper serves an embedded etcd on etcdIP until SIGTERM.
+// etcdAddr is member i's address, for peers and clients alike.
+func etcdAddr(i int) string { return fmt.Sprintf("%s:%d", etcdIP, etcdPort+10*(i-1)) }
+
+// runEtcdHelper serves one member of an embedded etcd cluster of
+// etcdMembers on etcdIP until SIGTERM.
 func runEtcdHelper() int {
+	self, err := strconv.Atoi(os.Getenv(etcdMemberEnv))
+	if err != nil || self < 1 || self > etcdMembers {
+		fmt.Fprintln(os.Stderr, "chaos etcd helper: bad", etcdMemberEnv)
+		return 1
+	}
+	var members []controller.Member
+	for i := 1; i <= etcdMembers; i++ {
+		members = append(members, controller.Member{Name: fmt.Sprintf("etcd%d", i), Addr: etcdAddr(i)})
+	}
 	e, err := controller.StartEmbedded(controller.EmbeddedConfig{
-		Dir: os.Getenv(etcdHelperEnv), Host: etcdIP, ClientPort: etcdPort, PeerPort: etcdPort + 1,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Dir: os.Getenv(etcdHelperEnv), Members: members, Name: members[self-1].Name, Listen: etcdAddr(self),
+		StartTimeout: 2 * time.Minute,
+		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos etcd helper:", err)
@@ -169,7 +186,7 @@ func (p *proc) around(at time.Time, d time.Duration, n int) []string {
 // cluster is the etcd helper and the brokers, node i at nodes[i-1].
 type cluster struct {
 	t      testing.TB
-	etcd   *proc
+	etcd   []*proc // the members, member i at etcd[i-1]
 	nodes  []*proc
 	dirs   []string // log.dirs by node index
 	faults []string // samsa.test.fault.file by node index
@@ -214,9 +231,15 @@ func startCluster(t testing.TB, n int) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.etcd = &proc{name: "etcd", ns: etcdNS, argv: []string{self}, env: []string{etcdHelperEnv + "=" + c.etcdDr}}
-	c.etcd.start(t)
-	t.Cleanup(func() { c.etcd.stop(syscall.SIGTERM) })
+	var endpoints []string
+	for i := 1; i <= etcdMembers; i++ {
+		p := &proc{name: fmt.Sprintf("etcd %d", i), ns: etcdNS, argv: []string{self},
+			env: []string{etcdHelperEnv + "=" + filepath.Join(c.etcdDr, strconv.Itoa(i)), etcdMemberEnv + "=" + strconv.Itoa(i)}}
+		c.etcd = append(c.etcd, p)
+		p.start(t)
+		t.Cleanup(func() { p.stop(syscall.SIGTERM) })
+		endpoints = append(endpoints, "http://"+etcdAddr(i))
+	}
 	for i := 1; i <= n; i++ {
 		d := filepath.Join(dir, fmt.Sprintf("node%d", i))
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -232,7 +255,7 @@ func startCluster(t testing.TB, n int) *cluster {
 			"--override", "samsa.test.fault.file=" + ff,
 			"--override", "node.id=" + strconv.Itoa(i),
 			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s:%d", nodeIP(i), brokerPort),
-			"--override", fmt.Sprintf("etcd.endpoints=http://%s:%d", etcdIP, etcdPort),
+			"--override", "etcd.endpoints=" + strings.Join(endpoints, ","),
 			"--override", "log.dirs=" + d}
 		for k, v := range brokerProps {
 			argv = append(argv, "--override", k+"="+v)
@@ -252,7 +275,7 @@ func (c *cluster) node(id int32) *proc { return c.nodes[id-1] }
 // logsAround prints every process's lines within 2 s of at.
 func (c *cluster) logsAround(at time.Time) string {
 	var b strings.Builder
-	for _, p := range append([]*proc{c.etcd}, c.nodes...) {
+	for _, p := range append(slices.Clone(c.etcd), c.nodes...) {
 		lines := p.around(at, 2*time.Second, 15)
 		fmt.Fprintf(&b, "  --- %s, %d lines around %s:\n", p.name, len(lines), at.Format("15:04:05.000"))
 		for _, l := range lines {

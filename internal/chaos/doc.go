@@ -9,8 +9,9 @@
 //	go test ./internal/chaos -chaos.full -v       # every phase (make chaos)
 //
 // Layout: a bridge sc-br0 with 10.77.0.1/24 in the root namespace, where
-// the workload runs; namespace sc-etcd (10.77.0.10) runs an embedded etcd
-// in a helper process (this package's test binary, re-executed); sc-n1..3
+// the workload runs; namespace sc-etcd (10.77.0.10) runs a three-member
+// embedded etcd cluster, each member a helper process (this package's test
+// binary, re-executed) on a port of its own (2379, 2389, 2399); sc-n1..3
 // (10.77.0.11-13) run node 1..3. Every name starts with "sc-", so a run
 // first sweeps whatever a killed earlier run left behind. Node 3's log
 // directory is a 256 MiB tmpfs (the full-disk phase fills it); every node
