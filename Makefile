@@ -35,7 +35,7 @@ PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps netns-deps chaos promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run test test-deps go-deps netns-deps docker-deps docker-test chaos promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -51,6 +51,7 @@ run: build
 test: test-deps lint
 	@if [ -z "$(RACE)" ]; then echo "make test: no C compiler for cgo; running WITHOUT the race detector" >&2; fi
 	$(GO) test $(RACE) -timeout 25m $(TESTFLAGS) ./...
+	$(MAKE) --no-print-directory docker-test
 
 # Hooks for the client libraries the compat tests drive. Each installs into
 # the working tree (git-ignored) so that a fresh clone needs nothing else.
@@ -59,7 +60,7 @@ test: test-deps lint
 # installs share apt's lock, so they run after, one at a time.
 test-deps:
 	$(MAKE) --no-print-directory -j5 go-deps java-deps python-deps node-deps promtool
-	$(MAKE) --no-print-directory chromium netns-deps
+	$(MAKE) --no-print-directory chromium netns-deps docker-deps
 
 go-deps:
 	$(GO) mod download
@@ -101,8 +102,8 @@ compat-reference: java-deps python-deps node-deps
 lint: $(STATICCHECK)
 	@unformatted="$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l reports:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet -tags docker ./...
+	$(STATICCHECK) -tags docker ./...
 
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -124,6 +125,21 @@ netns-deps:
 	@command -v ip >/dev/null && command -v tc >/dev/null && command -v iptables >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq iproute2 iptables; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq iproute2 iptables; fi; }
+
+# docker-deps: Debian's docker.io (the engine; dockerd is started by the
+# test when none runs) and a compose: the v2 plugin where present, else
+# Debian's docker-compose (v1.29, which reads the compose file as v2 does).
+docker-deps:
+	@command -v dockerd >/dev/null && { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io docker-compose; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io docker-compose; fi; }
+
+## docker-test: docker-compose.yml for real (root: starts dockerd with
+## --iptables=false when none runs, builds the image, brings the stack up,
+## kills a broker under acks=all load, brings it down; make test runs it
+## after the other tests, the fault suite's included)
+docker-test: docker-deps
+	$(GO) test $(RACE) -count=1 -timeout 15m -tags docker -run '^TestDockerCompose$$' -v ./internal/deploy
 
 ## chaos: every phase of the fault suite (root: three brokers and an etcd in
 ## network namespaces; make test runs its short profile)
