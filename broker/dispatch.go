@@ -139,7 +139,7 @@ func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (resp km
 	if r.times != nil {
 		r.times.start = time.Now()
 	}
-	resp, err = h.serve(b, ctx, r)
+	resp, err = b.serveAuthorized(ctx, r, h.serve) // authz_apis.go
 	if err != nil {
 		return nil, err
 	}

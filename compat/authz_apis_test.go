@@ -1,0 +1,282 @@
+package compat
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testcerts"
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// authzCase is one request alice sends and the code its answer must carry.
+type authzCase struct {
+	name string
+	req  kmsg.Request
+	code func(kmsg.Response) int16
+	want *kerr.Error
+}
+
+// aclFixture is aclBroker with a topic, a group with a committed offset
+// and a transactional id of admin's.
+func aclFixture(t *testing.T) (addr string, admin *kadm.Client) {
+	t.Helper()
+	addr = aclBroker(t, nil)
+	admin = kadm.NewClient(newKgo(t, addr, asUser("admin")))
+	createTopic(t, admin, "t1", 1, nil)
+	ctx := testCtx(t, 30*time.Second)
+	off := kadm.Offsets{}
+	off.AddOffset("t1", 0, 0, -1)
+	if resp, err := admin.CommitOffsets(ctx, "g1", off); err != nil || resp.Error() != nil {
+		t.Fatalf("commit as admin: %v %v", err, resp.Error())
+	}
+	return addr, admin
+}
+
+// The checks Kafka's KafkaApis makes before a request reaches its
+// coordinator, walked over a socket authenticated as alice (no ACL): each
+// API answers with Kafka's authorization error where Kafka puts it.
+func TestAuthorizationByAPI(t *testing.T) {
+	addr, admin := aclFixture(t)
+	tx := func(id string) *string { return &id }
+	first := func(codes ...int16) int16 { return codes[0] }
+	cases := []authzCase{
+		{"FindCoordinator v3 group", &kmsg.FindCoordinatorRequest{Version: 3, CoordinatorKey: "g1"},
+			func(r kmsg.Response) int16 { return r.(*kmsg.FindCoordinatorResponse).ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"FindCoordinator v4 transaction", &kmsg.FindCoordinatorRequest{Version: 4, CoordinatorType: 1, CoordinatorKeys: []string{"tx1"}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"DescribeGroups", &kmsg.DescribeGroupsRequest{Version: 5, Groups: []string{"g1"}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"DeleteGroups", &kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{"g1"}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"OffsetDelete", &kmsg.OffsetDeleteRequest{Group: "g1", Topics: []kmsg.OffsetDeleteRequestTopic{{Topic: "t1", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.OffsetDeleteResponse).ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"ConsumerGroupHeartbeat", &kmsg.ConsumerGroupHeartbeatRequest{Group: "g2", MemberEpoch: 0, RebalanceTimeoutMillis: 1000, SubscribedTopicNames: []string{"t1"}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"ConsumerGroupDescribe", &kmsg.ConsumerGroupDescribeRequest{Groups: []string{"g1"}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode }, kerr.GroupAuthorizationFailed},
+		{"DescribeConfigs topic", &kmsg.DescribeConfigsRequest{Version: 4, Resources: []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t1"}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode }, kerr.TopicAuthorizationFailed},
+		{"DescribeConfigs broker", &kmsg.DescribeConfigsRequest{Version: 4, Resources: []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1"}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"AlterConfigs topic", &kmsg.AlterConfigsRequest{Version: 1, Resources: []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t1"}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode }, kerr.TopicAuthorizationFailed},
+		{"IncrementalAlterConfigs broker", &kmsg.IncrementalAlterConfigsRequest{Version: 1, Resources: []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: ""}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"CreatePartitions", &kmsg.CreatePartitionsRequest{Version: 3, TimeoutMillis: 5000, Topics: []kmsg.CreatePartitionsRequestTopic{{Topic: "t1", Count: 2}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode }, kerr.TopicAuthorizationFailed},
+		{"DeleteRecords", &kmsg.DeleteRecordsRequest{Version: 2, TimeoutMillis: 5000, Topics: []kmsg.DeleteRecordsRequestTopic{{Topic: "t1", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 0}}}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode }, kerr.TopicAuthorizationFailed},
+		{"ElectLeaders", &kmsg.ElectLeadersRequest{Version: 2, TimeoutMillis: 5000, Topics: []kmsg.ElectLeadersRequestTopic{{Topic: "t1", Partitions: []int32{0}}}},
+			func(r kmsg.Response) int16 {
+				er := r.(*kmsg.ElectLeadersResponse)
+				return first(er.ErrorCode, er.Topics[0].Partitions[0].ErrorCode)
+			}, kerr.ClusterAuthorizationFailed},
+		{"AlterPartitionReassignments", &kmsg.AlterPartitionAssignmentsRequest{TimeoutMillis: 5000, Topics: []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t1", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"ListPartitionReassignments", &kmsg.ListPartitionReassignmentsRequest{TimeoutMillis: 5000},
+			func(r kmsg.Response) int16 { return r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"DescribeLogDirs", &kmsg.DescribeLogDirsRequest{Version: 4},
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeLogDirsResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"AlterReplicaLogDirs", &kmsg.AlterReplicaLogDirsRequest{Version: 2, Dirs: []kmsg.AlterReplicaLogDirsRequestDir{{Dir: "/tmp", Topics: []kmsg.AlterReplicaLogDirsRequestDirTopic{{Topic: "t1", Partitions: []int32{0}}}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode
+			}, kerr.ClusterAuthorizationFailed},
+		{"DescribeProducers", &kmsg.DescribeProducersRequest{Topics: []kmsg.DescribeProducersRequestTopic{{Topic: "t1", Partitions: []int32{0}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+			}, kerr.TopicAuthorizationFailed},
+		{"InitProducerId transactional", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: tx("tx1"), TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1},
+			func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"AddPartitionsToTxn v3", &kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "tx1", Topics: []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t1", Partitions: []int32{0}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
+			}, kerr.TransactionalIDAuthorizationFailed},
+		{"AddPartitionsToTxn v4 (brokers only)", &kmsg.AddPartitionsToTxnRequest{Version: 4, Transactions: []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "tx1", VerifyOnly: true}}},
+			func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"AddOffsetsToTxn", &kmsg.AddOffsetsToTxnRequest{Version: 3, TransactionalID: "tx1", Group: "g1"},
+			func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"EndTxn", &kmsg.EndTxnRequest{Version: 3, TransactionalID: "tx1", Commit: true},
+			func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+		{"TxnOffsetCommit", &kmsg.TxnOffsetCommitRequest{Version: 3, TransactionalID: "tx1", Group: "g1", Topics: []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t1", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+			}, kerr.TransactionalIDAuthorizationFailed},
+		{"DescribeTransactions", &kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"tx1"}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+			}, kerr.TransactionalIDAuthorizationFailed},
+		{"WriteTxnMarkers (brokers only)", &kmsg.WriteTxnMarkersRequest{Version: 1, Markers: []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 1, Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "t1", Partitions: []int32{0}}}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
+			}, kerr.ClusterAuthorizationFailed},
+		{"Produce transactional", transactionalProduce("tx1"),
+			func(r kmsg.Response) int16 { return r.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
+	}
+	c := dialRaw(t, addr)
+	if resp := saslLogin(t, c, "alice"); resp.ErrorCode != 0 {
+		t.Fatalf("login: %+v", resp)
+	}
+	for _, tc := range cases {
+		if got := tc.code(c.roundTrip(tc.req)); got != tc.want.Code {
+			t.Errorf("%s: %v, want %s", tc.name, kerr.ErrorForCode(got), tc.want.Message)
+		}
+	}
+
+	// Lists leave out what alice may not describe.
+	lg := c.roundTrip(&kmsg.ListGroupsRequest{Version: 4}).(*kmsg.ListGroupsResponse)
+	if lg.ErrorCode != 0 || len(lg.Groups) != 0 {
+		t.Errorf("ListGroups as alice: %+v, want no group", lg)
+	}
+	lt := c.roundTrip(&kmsg.ListTransactionsRequest{}).(*kmsg.ListTransactionsResponse)
+	if lt.ErrorCode != 0 || len(lt.TransactionStates) != 0 {
+		t.Errorf("ListTransactions as alice: %+v", lt)
+	}
+	ctx := testCtx(t, 30*time.Second)
+	if gs, err := admin.ListGroups(ctx); err != nil || !slices.Contains(gs.Groups(), "g1") {
+		t.Fatalf("ListGroups as admin: %v %v", gs.Groups(), err)
+	}
+}
+
+// transactionalProduce is a Produce v7 of one record to t1 in a
+// transaction of id.
+func transactionalProduce(id string) *kmsg.ProduceRequest {
+	rec := kmsg.Record{Value: []byte("x")}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+	batch := kmsg.RecordBatch{Magic: 2, Attributes: 0x10, ProducerID: 1, ProducerEpoch: 0, NumRecords: 1, FirstTimestamp: time.Now().UnixMilli(), MaxTimestamp: time.Now().UnixMilli()}
+	batch.Records = rec.AppendTo(nil)
+	raw := batch.AppendTo(nil)
+	batch.Length = int32(len(raw) - 12)
+	raw = batch.AppendTo(nil)
+	return &kmsg.ProduceRequest{Version: 7, TransactionID: &id, Acks: -1, TimeoutMillis: 5000,
+		Topics: []kmsg.ProduceRequestTopic{{Topic: "t1", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: raw}}}}}
+}
+
+// The same checks through kadm and kgo as alice, then with the ACLs each
+// needs: refused with the client's own error, then let through, with the
+// group's AuthorizedOperations filled as Kafka fills them.
+func TestFranzAuthorizationGaps(t *testing.T) {
+	addr, admin := aclFixture(t)
+	ctx := testCtx(t, 60*time.Second)
+	alice := kadm.NewClient(newKgo(t, addr, asUser("alice"), kgo.RetryTimeout(2*time.Second)))
+
+	dg, err := alice.DescribeGroups(ctx, "g1")
+	if err == nil {
+		err = dg.Error()
+	}
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Errorf("DescribeGroups: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	// kadm looks topics up first, and a topic alice may not describe is
+	// refused there or by the request itself: either way the error is
+	// TOPIC_AUTHORIZATION_FAILED.
+	refusedTopic := func(what string, err error, item func() error) {
+		t.Helper()
+		if err == nil {
+			err = item()
+		}
+		if !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			t.Errorf("%s: %v, want TOPIC_AUTHORIZATION_FAILED", what, err)
+		}
+	}
+	cfg, err := alice.DescribeTopicConfigs(ctx, "t1")
+	refusedTopic("DescribeTopicConfigs", err, func() error { return cfg[0].Err })
+	cp, err := alice.CreatePartitions(ctx, 1, "t1")
+	refusedTopic("CreatePartitions", err, func() error { return cp["t1"].Err })
+	del := kadm.Offsets{}
+	del.AddOffset("t1", 0, 0, -1)
+	dr, err := alice.DeleteRecords(ctx, del)
+	refusedTopic("DeleteRecords", err, dr.Error)
+	if _, err := alice.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"t1": {0: {}}}); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Errorf("ElectLeaders: %v", err)
+	}
+	txn := newKgo(t, addr, asUser("alice"), kgo.TransactionalID("tx1"), kgo.RetryTimeout(2*time.Second))
+	err = txn.BeginTransaction()
+	if err == nil {
+		err = txn.ProduceSync(ctx, &kgo.Record{Topic: "t1", Value: []byte("x")}).FirstErr()
+	}
+	if !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+		t.Errorf("transactional producer: %v, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", err)
+	}
+
+	acls := kadm.NewACLs().Allow("User:alice").AllowHosts().ResourcePatternType(kadm.ACLPatternLiteral)
+	for _, b := range []*kadm.ACLBuilder{
+		acls.Groups("g1").Operations(kadm.OpDescribe, kadm.OpRead),
+		kadm.NewACLs().Allow("User:alice").AllowHosts().ResourcePatternType(kadm.ACLPatternLiteral).Topics("t1").Operations(kadm.OpDescribeConfigs, kadm.OpAlter, kadm.OpWrite),
+		kadm.NewACLs().Allow("User:alice").AllowHosts().ResourcePatternType(kadm.ACLPatternLiteral).TransactionalIDs("tx2").Operations(kadm.OpWrite),
+	} {
+		if res, err := admin.CreateACLs(ctx, b); err != nil || res[0].Err != nil {
+			t.Fatalf("CreateACLs: %v %+v", err, res)
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, func() error { // the ACLs reach the broker by a watch
+		dg, err := alice.DescribeGroups(ctx, "g1")
+		if err != nil {
+			return err
+		}
+		return dg.Error()
+	})
+	// A new client: kadm caches the Metadata that refused t1.
+	alice = kadm.NewClient(newKgo(t, addr, asUser("alice")))
+	// AuthorizedOperations: Describe and Read allowed, nothing else.
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups, req.IncludeAuthorizedOperations = []string{"g1"}, true
+	resp, err := req.RequestWith(ctx, newKgo(t, addr, asUser("alice")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int32(1<<3 | 1<<8) // READ, DESCRIBE
+	if g := resp.Groups[0]; g.ErrorCode != 0 || g.AuthorizedOperations != want {
+		t.Errorf("DescribeGroups with authorized operations: code %d ops %b, want %b", g.ErrorCode, g.AuthorizedOperations, want)
+	}
+	if gs, err := alice.ListGroups(ctx); err != nil || !slices.Equal(gs.Groups(), []string{"g1"}) {
+		t.Errorf("ListGroups with Describe on g1: %v %v", gs.Groups(), err)
+	}
+	if cfg, err := alice.DescribeTopicConfigs(ctx, "t1"); err != nil || cfg[0].Err != nil {
+		t.Errorf("DescribeTopicConfigs with DescribeConfigs: %v %+v", err, cfg)
+	}
+	if cp, err := alice.CreatePartitions(ctx, 1, "t1"); err != nil || cp["t1"].Err != nil {
+		t.Errorf("CreatePartitions with Alter: %v %+v", err, cp)
+	}
+	txn2 := newKgo(t, addr, asUser("alice"), kgo.TransactionalID("tx2"))
+	if err := txn2.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produceAll(t, txn2, &kgo.Record{Topic: "t1", Value: []byte("in a transaction")})
+	if err := txn2.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Errorf("commit with Write on tx2: %v", err)
+	}
+}
+
+// Kafka 4.4's Admin client, through its tools, as alice without ACLs:
+// each refusal is the Java client's own authorization exception.
+func TestJavaAdminAuthorizationGaps(t *testing.T) {
+	addr, _ := aclFixture(t)
+	dir := t.TempDir()
+	props := testcerts.WriteFile(t, dir, "alice.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"alice-secret\";\n"))
+	tool := kafkaToolIn(t, testCtx(t, 4*time.Minute), addr, dir)
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"GroupAuthorizationException", []string{"org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--command-config", props, "--describe", "--group", "g1"}},
+		{"ClusterAuthorizationException", []string{"org.apache.kafka.tools.ConfigCommand", "--command-config", props, "--describe", "--entity-type", "brokers", "--entity-name", "1"}},
+		// The tool's own words for TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+		// from FindCoordinator.
+		{"FindCoordinator request for transactionalId `CoordinatorKey(idValue='tx1', type=TRANSACTION)` failed due to authorization failure", []string{"org.apache.kafka.tools.TransactionsCommand", "--command-config", props, "describe", "--transactional-id", "tx1"}},
+		{"ClusterAuthorizationException", []string{"org.apache.kafka.tools.LogDirsCommand", "--command-config", props, "--describe"}},
+	} {
+		out, _ := tool("", c.args[0], c.args[1:]...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: %s, want %s", c.args[0], lastLines(out, 10), c.want)
+		}
+	}
+}
