@@ -39,6 +39,7 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		ConsumerHeartbeatInterval: clamp(s.ConsumerHeartbeatInterval, s.ConsumerMinHeartbeatInterval, s.ConsumerMaxHeartbeatInterval),
 		ConsumerMaxSize:           int(s.ConsumerMaxSize),
 		ConsumerAssignors:         s.ConsumerAssignors,
+		ConsumerMigrationPolicy:   s.ConsumerMigrationPolicy,
 		Topics:                    b.subscribableTopics,
 		GroupSettings:             b.groupSettings,
 		ShareSessionTimeout:       s.ShareSessionTimeout,

@@ -82,14 +82,27 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 		r := c.roundTrip(req, 2).(*kmsg.AlterConfigsResponse).Resources[0]
 		out["alter: "+what] = fmt.Sprintf("error %d %q", r.ErrorCode, derefStr(r.ErrorMessage))
 	}
-	describe := func(what, name string, names ...string) {
+	// describe records a DescribeConfigs answer once it shows want (Kafka
+	// applies a change to its metadata cache after answering the alter).
+	describe := func(what, name string, want map[string]string, names ...string) {
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		req.IncludeSynonyms, req.IncludeDocumentation = true, true
 		rr := kmsg.NewDescribeConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
 		rr.ConfigNames = names
 		req.Resources = append(req.Resources, rr)
-		r := c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
+		var r kmsg.DescribeConfigsResponseResource
+		testutil.Eventually(t, 20*time.Second, func() error {
+			r = c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
+			for k, v := range want {
+				if !slices.ContainsFunc(r.Configs, func(cfg kmsg.DescribeConfigsResponseResourceConfig) bool {
+					return cfg.Name == k && derefStr(cfg.Value) == v
+				}) {
+					return fmt.Errorf("%s: %s is not %s yet", what, k, v)
+				}
+			}
+			return nil
+		})
 		out["describe: "+what] = fmt.Sprintf("error %d %q, %d configs", r.ErrorCode, derefStr(r.ErrorMessage), len(r.Configs))
 		for _, cfg := range r.Configs {
 			var syn []string
@@ -100,11 +113,11 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 				derefStr(cfg.Value), cfg.Source, cfg.ConfigType, cfg.ReadOnly, cfg.IsSensitive, cfg.Documentation != nil && *cfg.Documentation != "", syn)
 		}
 	}
-	describe("no configs", group)
+	describe("no configs", group, nil)
 	incr("set two", group, false, "consumer.session.timeout.ms", "50000", "streams.num.standby.replicas", "1")
-	describe("two set", group)
-	describe("one named", group, "consumer.session.timeout.ms")
-	describe("an internal one named", group, "streams.num.warmup.replicas")
+	describe("two set", group, map[string]string{"consumer.session.timeout.ms": "50000", "streams.num.standby.replicas": "1"})
+	describe("one named", group, nil, "consumer.session.timeout.ms")
+	describe("an internal one named", group, nil, "streams.num.warmup.replicas")
 	incr("session below the broker's minimum", group, false, "consumer.session.timeout.ms", "5000")
 	incr("session above the broker's maximum", group, false, "consumer.session.timeout.ms", "70000")
 	incr("heartbeat above the broker's maximum", group, false, "consumer.heartbeat.interval.ms", "60000")
@@ -128,13 +141,13 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 	incr("heartbeat as long as the session", group, false, "streams.session.timeout.ms", "45000", "streams.heartbeat.interval.ms", "45000")
 	incr("the default group", "", false, "consumer.session.timeout.ms", "50000")
 	incr("validate only", "gcfg-probe-other", true, "consumer.session.timeout.ms", "50000")
-	describe("after validate only", "gcfg-probe-other")
-	describe("many set", group)
+	describe("after validate only", "gcfg-probe-other", nil)
+	describe("many set", group, map[string]string{"streams.rack.aware.assignment.tags": "zone,region", "errors.deadletterqueue.topic.name": "dlq"})
 	alter("replace the set", group, "consumer.heartbeat.interval.ms", "6000")
-	describe("replaced", group)
+	describe("replaced", group, map[string]string{"consumer.heartbeat.interval.ms": "6000", "consumer.session.timeout.ms": "45000"})
 	incr("delete the last", group, false, "consumer.heartbeat.interval.ms", "-")
-	describe("all deleted", group)
-	describe("the default group", "")
+	describe("all deleted", group, map[string]string{"consumer.heartbeat.interval.ms": "5000"})
+	describe("the default group", "", nil)
 	return out
 }
 

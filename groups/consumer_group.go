@@ -99,9 +99,10 @@ type consumerMember struct {
 	assigned         partitionSet // the member's current assignment
 	revoking         partitionSet // assigned before, to be revoked
 	owned            []topicPartition
-	leftStatic       bool  // left with epoch -2: its instance id may come back
-	leftEpoch        int32 // its epoch when it left so
-	sent             bool  // the current assignment was sent to the member
+	leftStatic       bool         // left with epoch -2: its instance id may come back
+	leftEpoch        int32        // its epoch when it left so
+	sent             bool         // the current assignment was sent to the member
+	classic          *classicInfo // set for a member speaking the classic protocol (consumer_classic.go)
 
 	sessionTimer, rebalanceTimer *time.Timer
 	timerSeq                     uint64
@@ -183,6 +184,9 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	// Kafka's does.
 	done := make(chan error, 1)
 	g.persistConsumer(func(err error) { done <- err })
+	if req.MemberEpoch == epochLeave {
+		g.maybeDowngrade()
+	}
 	s.mu.Unlock()
 	if err := <-done; err != nil {
 		return fail(err, "")
@@ -205,11 +209,20 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 		s.groups[req.Group] = g
 	}
 	if g.cg == nil {
-		if len(g.members) > 0 || g.state != stateEmpty || g.sg != nil {
+		if g.sg != nil {
 			return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
 		}
-		// An empty classic group (offsets only) becomes a consumer group.
-		g.cg, g.protocolType = newConsumerGroup(), "consumer"
+		if len(g.members) > 0 || g.state != stateEmpty {
+			if req.MemberEpoch != epochJoin {
+				return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
+			}
+			if err := g.upgradeToConsumer(); err != nil {
+				return nil, err
+			}
+		} else {
+			// An empty classic group (offsets only) becomes a consumer group.
+			g.cg, g.protocolType = newConsumerGroup(), "consumer"
+		}
 	}
 	m, err := g.consumerMemberFor(cl, req, re)
 	if err != nil {
@@ -627,9 +640,14 @@ func (g *group) scheduleConsumerTimers(m *consumerMember) {
 			s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
 			g.removeConsumerMember(m)
 			g.persistConsumer(nil)
+			g.maybeDowngrade()
 		}
 	}
-	m.sessionTimer = time.AfterFunc(s.c.settings(g.id).ConsumerSessionTimeout, expire("session timeout"))
+	session := s.c.settings(g.id).ConsumerSessionTimeout
+	if m.classic != nil {
+		session = m.classic.session
+	}
+	m.sessionTimer = time.AfterFunc(session, expire("session timeout"))
 	if m.state != memberUnrevokedPartitions {
 		if m.rebalanceTimer != nil {
 			m.rebalanceTimer.Stop()
@@ -686,6 +704,13 @@ func (g *group) validateConsumerCommit(memberID string, epoch int32, tps []topic
 	m := cg.members[memberID]
 	if m == nil {
 		return kerr.UnknownMemberID
+	}
+	if m.classic != nil {
+		// A classic member commits under its generation, its member epoch.
+		if !fetch && epoch != m.epoch {
+			return kerr.IllegalGeneration
+		}
+		return nil
 	}
 	switch {
 	case epoch > m.epoch:

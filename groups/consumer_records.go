@@ -122,7 +122,7 @@ func (g *group) consumerRecordsNow() map[string][]byte {
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.regex))
 		v = kbin.AppendInt32(v, int32(m.rebalanceTimeout.Milliseconds()))
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.assignor))
-		out[string(consumerKey(recConsumerMemberMetadata, g.id, id))] = appendNoTags(v)
+		out[string(consumerKey(recConsumerMemberMetadata, g.id, id))] = appendClassicTag(v, m.classic)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTopicPartitions(v, cg.target[id], nil, ids)
@@ -141,6 +141,56 @@ func (g *group) consumerRecordsNow() map[string][]byte {
 		out[string(consumerKey(recConsumerCurrentAssigment, g.id, id))] = appendNoTags(v)
 	}
 	return out
+}
+
+// appendClassicTag ends a member metadata value with its tagged fields:
+// tag 0, ClassicMemberMetadata (a nullable struct: a presence byte, the
+// session timeout and the supported protocols), for a classic member.
+func appendClassicTag(b []byte, ci *classicInfo) []byte {
+	if ci == nil {
+		return appendNoTags(b)
+	}
+	t := kbin.AppendInt8(nil, 1)
+	t = kbin.AppendInt32(t, int32(ci.session.Milliseconds()))
+	t = kbin.AppendCompactArrayLen(t, len(ci.protocols))
+	for _, p := range ci.protocols {
+		t = kbin.AppendCompactString(t, p.name)
+		t = kbin.AppendCompactBytes(t, p.metadata)
+		t = appendNoTags(t)
+	}
+	t = appendNoTags(t)
+	b = kbin.AppendUvarint(b, 1)
+	b = kbin.AppendUvarint(b, 0)
+	b = kbin.AppendUvarint(b, uint32(len(t)))
+	return append(b, t...)
+}
+
+// readClassicTag reads what appendClassicTag wrote; nil without tag 0.
+func readClassicTag(r *kbin.Reader) *classicInfo {
+	var ci *classicInfo
+	for n := r.Uvarint(); n > 0 && r.Ok(); n-- {
+		tag, size := r.Uvarint(), r.Uvarint()
+		span := r.Span(int(size))
+		if tag != 0 {
+			continue
+		}
+		tr := kbin.Reader{Src: span}
+		if tr.Int8() < 0 {
+			continue
+		}
+		c := &classicInfo{session: ms(tr.Int32())}
+		for np := tr.CompactArrayLen(); np > 0 && tr.Ok(); np-- {
+			c.protocols = append(c.protocols, protocol{name: tr.CompactString(), metadata: bytes.Clone(tr.CompactBytes())})
+			for nt := tr.Uvarint(); nt > 0 && tr.Ok(); nt-- {
+				tr.Uvarint()
+				tr.Span(int(tr.Uvarint()))
+			}
+		}
+		if tr.Ok() && len(c.protocols) > 0 {
+			ci = c
+		}
+	}
+	return ci
 }
 
 func nonEmpty(s string) *string {
@@ -278,6 +328,7 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 		}
 		m.rebalanceTimeout = ms(r.Int32())
 		m.assignor = deref(r.CompactNullableString())
+		m.classic = readClassicTag(&r)
 		if m.instanceID != "" {
 			cg.static[m.instanceID] = member
 		}

@@ -56,6 +56,10 @@ type Config struct {
 	ConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	ConsumerMaxSize           int           // group.consumer.max.size
 	ConsumerAssignors         []string      // group.consumer.assignors
+	// ConsumerMigrationPolicy is group.consumer.migration.policy
+	// (consumer_classic.go): bidirectional (the default, for ""),
+	// upgrade, downgrade or disabled, in any case.
+	ConsumerMigrationPolicy string
 	// GroupSettings gives the settings of a group its group configs set
 	// (settings.go); nil: the ones above for every group.
 	GroupSettings func(group string) GroupSettings

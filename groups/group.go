@@ -66,6 +66,7 @@ type member struct {
 type syncResult struct {
 	err        error
 	assignment []byte
+	protocol   string // the protocol name to answer, when not the group's
 }
 
 func (m *member) awaitingJoin() bool { return m.joinCh != nil }

@@ -78,17 +78,18 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		s.mu.Unlock()
 		return fail(kerr.InconsistentGroupProtocol)
 	}
-	if g.cg != nil {
-		if len(g.cg.members) > 0 {
-			s.mu.Unlock()
-			return fail(kerr.InconsistentGroupProtocol)
-		}
+	ch := make(chan *kmsg.JoinGroupResponse, 1)
+	switch {
+	case g.cg != nil && len(g.cg.members) > 0:
+		g.classicJoinToConsumer(j, ch) // consumer_classic.go
+	case g.cg != nil:
 		// An empty consumer group becomes classic.
 		s.enqueue(g.consumerTombstones(), func(error) {})
 		g.cg, g.protocolType = nil, ""
+		fallthrough
+	default:
+		g.join(j, ch)
 	}
-	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	g.join(j, ch)
 	s.mu.Unlock()
 
 	var r *kmsg.JoinGroupResponse
@@ -361,6 +362,9 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		resp.Protocol = kmsg.StringPtr(g.protocolName)
 	}
 	s.mu.Unlock()
+	if r.protocol != "" {
+		resp.Protocol = kmsg.StringPtr(r.protocol)
+	}
 	resp.MemberAssignment = r.assignment
 	if resp.MemberAssignment == nil {
 		resp.MemberAssignment = []byte{}
@@ -371,6 +375,10 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 func (g *group) sync(req *kmsg.SyncGroupRequest, ch chan syncResult) {
 	if g.state == stateDead {
 		ch <- syncResult{err: kerr.CoordinatorNotAvailable}
+		return
+	}
+	if g.cg != nil {
+		ch <- g.classicSyncToConsumer(req)
 		return
 	}
 	if err := g.validateMember(req.MemberID, instanceOf(req.InstanceID)); err != nil {
@@ -472,6 +480,9 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) error {
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable
 	}
+	if g.cg != nil {
+		return g.classicHeartbeatToConsumer(req)
+	}
 	if err := g.validateMember(req.MemberID, instanceOf(req.InstanceID)); err != nil {
 		return err
 	}
@@ -531,6 +542,10 @@ func (c *Coordinator) leave(groupID string, members []kmsg.LeaveGroupRequestMemb
 	}
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable
+	}
+	if g.cg != nil {
+		g.classicLeaveFromConsumer(members, answer)
+		return nil
 	}
 	left := 0
 	for _, lm := range members {

@@ -90,6 +90,7 @@ type BrokerSettings struct {
 	ConsumerMaxHeartbeatInterval time.Duration `prop:"group.consumer.max.heartbeat.interval.ms,ms"`
 	ConsumerMaxSize              int32         `prop:"group.consumer.max.size"`
 	ConsumerAssignors            []string      `prop:"group.consumer.assignors"`
+	ConsumerMigrationPolicy      string        `prop:"group.consumer.migration.policy"` // as given; compare ignoring case
 
 	ShareSessionTimeout     time.Duration `prop:"group.share.session.timeout.ms,ms"`
 	ShareHeartbeatInterval  time.Duration `prop:"group.share.heartbeat.interval.ms,ms"`

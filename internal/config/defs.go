@@ -191,6 +191,7 @@ var brokerDefs = []Def{
 	{Name: "group.consumer.min.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The minimum heartbeat interval for registered consumers.", check: atLeast(1)},
 	{Name: "group.consumer.max.heartbeat.interval.ms", Type: tInt, Default: str("15000"), Doc: "The maximum heartbeat interval for registered consumers.", check: atLeast(1)},
 	{Name: "group.consumer.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of consumers that a single consumer group can accommodate.", check: atLeast(1)},
+	{Name: "group.consumer.migration.policy", Type: tString, Default: str("bidirectional"), Doc: "Whether a non-empty classic group becomes a consumer group when a member joins with the consumer protocol (upgrade), a consumer group of classic members only a classic group (downgrade), both (bidirectional) or neither (disabled); empty groups always convert.", check: oneOfFold("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL")},
 	{Name: "group.consumer.assignors", Type: tList, Default: str("uniform,range"), Doc: "The server side assignors: uniform and range (samsa runs no custom assignor class); the first is the default.", check: listIn("uniform", "range")},
 	{Name: "group.share.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The timeout to detect client failures when using the share group protocol.", check: atLeast(1)},
 	{Name: "group.share.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The heartbeat interval given to the members of a share group.", check: atLeast(1)},
