@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,6 +39,7 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	def, mine = b.decodePasswords(def, true), b.decodePasswords(mine, true)
 	p, err := b.props.WithDynamic(def, mine)
 	if err != nil {
 		b.log.Warn("dynamic broker configs: ignoring an invalid stored set", "err", err)
@@ -80,8 +82,8 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		return err
 	}
 	clusterDefault := name == ""
-	err := b.store.UpdateBrokerConfig(ctx, controller.BrokerConfigEntity(name), func(cur map[string]string) (map[string]string, error) {
-		next, err := edit(cur)
+	err := b.store.UpdateBrokerConfig(ctx, controller.BrokerConfigEntity(name), func(stored map[string]string) (map[string]string, error) {
+		next, err := edit(maps.Clone(stored))
 		if err != nil {
 			return nil, err
 		}
@@ -91,22 +93,26 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		now := b.cfg()
 		def, mine := now.DynamicLayer(true), now.DynamicLayer(false)
 		if clusterDefault {
-			def = next
+			def = b.decodePasswords(next, false)
 		} else {
-			mine = next
+			mine = b.decodePasswords(next, false)
 		}
 		if _, err := b.props.WithDynamic(def, mine); err != nil {
+			return nil, err
+		}
+		toStore, err := b.encodePasswords(stored, next)
+		if err != nil {
 			return nil, err
 		}
 		if validateOnly {
 			return nil, errValidateOnly
 		}
-		return next, nil
+		return toStore, nil
 	})
 	switch {
 	case errors.Is(err, errValidateOnly):
 		return nil
-	case errors.Is(err, config.ErrNotDynamic):
+	case errors.Is(err, config.ErrNotDynamic), errors.Is(err, errNoPasswordEncoder):
 		return fmt.Errorf("%w: %v", kerr.InvalidRequest, err)
 	case err != nil:
 		return err
@@ -116,4 +122,76 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		return err
 	}
 	return b.syncMetadata(ctx)
+}
+
+// passwordEncoder is the broker's password.encoder.* (nil when
+// password.encoder.secret is unset).
+func passwordEncoder(p *config.Props) (*security.PasswordEncoder, error) {
+	secret := p.String("password.encoder.secret")
+	if secret == "" {
+		return nil, nil
+	}
+	return security.NewPasswordEncoder(secret, p.String("password.encoder.old.secret"),
+		p.String("password.encoder.keyfactory.algorithm"), p.String("password.encoder.cipher.algorithm"),
+		int(p.Int32("password.encoder.key.length")), int(p.Int32("password.encoder.iterations")))
+}
+
+// errNoPasswordEncoder: a password config to store and no
+// password.encoder.secret to encrypt it with (Kafka: INVALID_REQUEST).
+var errNoPasswordEncoder = errors.New("password.encoder.secret is not set on this broker: it cannot store password configs encrypted")
+
+// decodePasswords returns layer with its encrypted passwords decrypted. A
+// value that does not decode (another secret, or none here) is left out
+// when logged is true (the configs put in effect, logged as Kafka does),
+// and kept as it is stored otherwise (a check of a set about to be
+// stored). A password stored before they were encrypted reads as it is.
+func (b *Broker) decodePasswords(layer map[string]string, logged bool) map[string]string {
+	var out map[string]string
+	for k, v := range layer {
+		if !config.IsPassword(k) || !security.IsEncodedPassword(v) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(layer)
+		}
+		err := errNoPasswordEncoder
+		if b.passwords != nil {
+			var plain string
+			if plain, err = b.passwords.Decode(v); err == nil {
+				out[k] = plain
+				continue
+			}
+		}
+		if logged {
+			b.log.Warn("dynamic broker configs: a stored password does not decode here; ignoring it", "config", k, "err", err)
+			delete(out, k)
+		}
+	}
+	if out == nil {
+		return layer
+	}
+	return out
+}
+
+// encodePasswords returns next as it is to be stored: each password the
+// edit set encrypted, each it left untouched as it was stored.
+func (b *Broker) encodePasswords(stored, next map[string]string) (map[string]string, error) {
+	out := maps.Clone(next)
+	for k, v := range next {
+		if !config.IsPassword(k) {
+			continue
+		}
+		if old, ok := stored[k]; ok && old == v && (security.IsEncodedPassword(v) || b.passwords == nil) {
+			continue
+		}
+		if b.passwords == nil {
+			return nil, fmt.Errorf("%w (config %s)", errNoPasswordEncoder, k)
+		}
+		enc, err := b.passwords.Encode(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = enc
+	}
+	return out, nil
 }

@@ -119,6 +119,8 @@ type Broker struct {
 	panics  atomic.Int64    // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
+
+	passwords *security.PasswordEncoder // password.encoder.*; nil without a secret (see dynconfig.go)
 }
 
 // New validates the configuration; Start brings the broker up.
@@ -163,6 +165,11 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.sessions = newFetchSessions(1000)
 	b.versions = advertisedVersions()
+	pw, err := passwordEncoder(p)
+	if err != nil {
+		return nil, err
+	}
+	b.passwords = pw
 	b.dynProps.Store(p)
 	b.metrics = newMetrics(b)
 	b.meta.init()

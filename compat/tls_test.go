@@ -226,10 +226,13 @@ func replicateAcksAll(t *testing.T, c *testutil.Cluster, topic string) {
 // per-broker listener.name.<l>.ssl.* config, as Kafka 4 reloads listener
 // certificates): the next handshake serves the new certificate, which a
 // client trusting only the new CA accepts and one trusting only the old
-// one refuses.
+// one refuses. The key goes through etcd encrypted (see
+// TestDynamicPasswordConfigsEncrypted).
 func TestDynamicListenerCertificate(t *testing.T) {
 	oldCA, newCA := testcerts.NewCA(t, "old-ca"), testcerts.NewCA(t, "new-ca")
-	n, addr := tlsBroker(t, oldCA, nil)
+	// The new private key is a password config: stored encrypted with
+	// password.encoder.secret, decoded for the listener.
+	n, addr := tlsBroker(t, oldCA, map[string]string{"password.encoder.secret": "listener-secret"})
 	trusting := func(ca *testcerts.CA) *kgo.Client {
 		return newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}))
 	}

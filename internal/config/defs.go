@@ -243,6 +243,16 @@ var brokerDefs = []Def{
 	{Name: "sasl.oauthbearer.clock.skew.seconds", Type: tInt, Default: str("30"), Doc: "The leeway of a signed token's exp and nbf.", check: atLeast(0)},
 	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},
 
+	// The secrets of dynamic configs (security/passwords.go): Kafka 3.x's
+	// password.encoder.*, removed in Kafka 4 with ZooKeeper, whose place
+	// samsa's etcd takes; stored passwords are encrypted with them.
+	{Name: "password.encoder.secret", Type: tPassword, Default: nil, Sensitive: true, Doc: "The secret that encrypts the passwords of dynamic broker configs (ssl.*.password, ssl.keystore.key, sasl.jaas.config, ...) before they are stored in etcd; unset, the broker refuses to store them."},
+	{Name: "password.encoder.old.secret", Type: tPassword, Default: nil, Sensitive: true, Doc: "The previous password.encoder.secret: stored passwords it encrypted still decode."},
+	{Name: "password.encoder.keyfactory.algorithm", Type: tString, Default: nil, Doc: "The key derivation: PBKDF2WithHmacSHA512 when unset, PBKDF2WithHmacSHA256 or PBKDF2WithHmacSHA1.", check: oneOf("PBKDF2WithHmacSHA512", "PBKDF2WithHmacSHA256", "PBKDF2WithHmacSHA1")},
+	{Name: "password.encoder.cipher.algorithm", Type: tString, Default: str("AES/CBC/PKCS5Padding"), Doc: "The cipher of stored passwords: AES/CBC/PKCS5Padding or AES/GCM/NoPadding.", check: oneOf("AES/CBC/PKCS5Padding", "AES/GCM/NoPadding")},
+	{Name: "password.encoder.key.length", Type: tInt, Default: str("128"), Doc: "The AES key length in bits: 128, 192 or 256.", check: oneOf("128", "192", "256")},
+	{Name: "password.encoder.iterations", Type: tInt, Default: str("4096"), Doc: "The PBKDF2 iterations.", check: between(1024, 1<<22)},
+
 	// Client quotas (security/quota.go).
 	{Name: "quota.window.num", Type: tInt, Default: str("11"), Doc: "The number of samples a client's rate is measured over.", check: atLeast(1)},
 	{Name: "quota.window.size.seconds", Type: tInt, Default: str("1"), Doc: "The length of each sample of a client's rate.", check: atLeast(1)},

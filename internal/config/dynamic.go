@@ -131,3 +131,11 @@ func (p *Props) DynamicLayer(clusterDefault bool) map[string]string {
 	}
 	return maps.Clone(p.dynBroker)
 }
+
+// IsPassword reports whether name is a PASSWORD-typed broker property
+// (ssl.keystore.password, sasl.jaas.config, their per-listener forms):
+// one whose value is stored encrypted and never described.
+func IsPassword(name string) bool {
+	typ, _, err := propType(name)
+	return err == nil && typ == kmsg.ConfigTypePassword
+}
