@@ -41,6 +41,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.AlterConfigs:            {0, 2, 0, (*Broker).handleAlterConfigs},
 	kmsg.CreatePartitions:        {0, 3, 0, (*Broker).handleCreatePartitions},
 	kmsg.IncrementalAlterConfigs: {0, 1, 0, (*Broker).handleIncrementalAlterConfigs},
+	kmsg.ListConfigResources:     {0, 1, 0, (*Broker).handleListConfigResources},
 	kmsg.DescribeCluster:         {0, 2, 0, (*Broker).handleDescribeCluster},
 	kmsg.ElectLeaders:            {0, 2, 0, (*Broker).handleElectLeaders},
 	kmsg.FindCoordinator:         {0, 6, 0, (*Broker).handleFindCoordinator},

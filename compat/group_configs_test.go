@@ -113,6 +113,17 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 				derefStr(cfg.Value), cfg.Source, cfg.ConfigType, cfg.ReadOnly, cfg.IsSensitive, cfg.Documentation != nil && *cfg.Documentation != "", syn)
 		}
 	}
+	list := func(what string, types ...int8) {
+		req := kmsg.NewPtrListConfigResourcesRequest()
+		req.ResourceTypes = types
+		r := c.roundTrip(req, 1).(*kmsg.ListConfigResourcesResponse)
+		var got []string
+		for _, cr := range r.ConfigResources {
+			got = append(got, fmt.Sprintf("%d:%s", cr.Type, cr.Name))
+		}
+		slices.Sort(got)
+		out["list config resources: "+what] = fmt.Sprintf("error %d %v", r.ErrorCode, got)
+	}
 	describe("no configs", group, nil)
 	incr("set two", group, false, "consumer.session.timeout.ms", "50000", "streams.num.standby.replicas", "1")
 	describe("two set", group, map[string]string{"consumer.session.timeout.ms": "50000", "streams.num.standby.replicas": "1"})
@@ -143,6 +154,11 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 	incr("validate only", "gcfg-probe-other", true, "consumer.session.timeout.ms", "50000")
 	describe("after validate only", "gcfg-probe-other", nil)
 	describe("many set", group, map[string]string{"streams.rack.aware.assignment.tags": "zone,region", "errors.deadletterqueue.topic.name": "dlq"})
+	list("all types")
+	list("groups", int8(kmsg.ConfigResourceTypeGroupConfig))
+	list("brokers and loggers", int8(kmsg.ConfigResourceTypeBroker), int8(kmsg.ConfigResourceTypeBrokerLogger))
+	list("client metrics", int8(kmsg.ConfigResourceTypeClientMetrics))
+	list("an unknown type", 99)
 	alter("replace the set", group, "consumer.heartbeat.interval.ms", "6000")
 	describe("replaced", group, map[string]string{"consumer.heartbeat.interval.ms": "6000", "consumer.session.timeout.ms": "45000"})
 	incr("delete the last", group, false, "consumer.heartbeat.interval.ms", "-")
@@ -234,6 +250,25 @@ func TestGroupConfigsApplied(t *testing.T) {
 	})
 	if took := time.Since(start); members(other) != 1 {
 		t.Errorf("%s lost its member within %v, under the broker's 45 s session timeout", other, took)
+	}
+
+	// kadm's ListConfigResources names the group with configs, the
+	// brokers and the topic.
+	listed, err := admB.ListConfigResources(admCtx(t, admTimeout))
+	if err != nil {
+		t.Fatalf("ListConfigResources: %v", err)
+	}
+	var names []string
+	if listed.Err != nil {
+		t.Fatalf("ListConfigResources: %v", listed.Err)
+	}
+	for _, r := range listed.Sorted() {
+		names = append(names, fmt.Sprintf("%d:%s", r.Type, r.Name))
+	}
+	for _, want := range []string{"32:" + short, "4:1", "4:2", "8:1", "2:" + topic} {
+		if !slices.Contains(names, want) {
+			t.Errorf("ListConfigResources: %v, want %s among them", names, want)
+		}
 	}
 
 	// kafka-configs.sh --entity-type groups.
