@@ -325,7 +325,7 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 	}
 	throttled := fp.follower && fp.t != nil && fp.t.leaderThrottled.Has(fp.key.part, b.nodeID)
 	if throttled {
-		allowed := b.replThrottle.allowance(b.cfg().Settings().LeaderThrottledRate, time.Now())
+		allowed := b.replThrottle.Allowance(b.cfg().Settings().LeaderThrottledRate, time.Now())
 		if allowed == 0 {
 			return 0, false
 		}
@@ -337,7 +337,7 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 		return 0, true
 	}
 	if throttled {
-		b.replThrottle.took(rr.Size)
+		b.replThrottle.Took(rr.Size)
 	}
 	fp.read = rr
 	return rr.Size, false

@@ -29,8 +29,9 @@ type topic struct {
 	cleaner *logstore.CompactOptions
 	metrics *topicMetrics // the topic's counters
 	props   *config.Props // the broker properties its settings were derived from
-	// leaderThrottled: leader.replication.throttled.replicas.
-	leaderThrottled config.Throttled
+	// leaderThrottled: leader.replication.throttled.replicas;
+	// followerThrottled: follower.replication.throttled.replicas.
+	leaderThrottled, followerThrottled config.Throttled
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -221,7 +222,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
 			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props,
-			leaderThrottled: ts.LeaderThrottled}
+			leaderThrottled: ts.LeaderThrottled, followerThrottled: ts.FollowerThrottled}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,

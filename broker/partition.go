@@ -73,6 +73,10 @@ func (b *Broker) newFetchers() *replication.Manager {
 		Logger:            b.log,
 		Dial:              b.interBrokerDial(listener, b.dial),
 		OnAppend:          func(n int) { b.metrics.replicationBytesIn.Add(float64(n)) },
+		FollowerThrottle: func(topic string, partition int32) (int64, bool) {
+			t := b.meta.topic(topic)
+			return b.cfg().Settings().FollowerThrottledRate, t != nil && t.followerThrottled.Has(partition, b.nodeID)
+		},
 		Resolve: func(id int32) (string, bool) {
 			ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 			defer cancel()

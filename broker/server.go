@@ -50,8 +50,9 @@ type Broker struct {
 	dynProps atomic.Pointer[config.Props]
 	// groupCfgs are the group configs by group (group_configs.go).
 	groupCfgs atomic.Pointer[map[string]map[string]string]
-	// replThrottle is the leader side of the replication quota (throttle.go).
-	replThrottle replicationThrottle
+	// replThrottle is the leader side of the replication quota; the
+	// follower side is the fetchers' (replication.Config.FollowerThrottle).
+	replThrottle replication.Throttle
 	log          *slog.Logger
 	nodeID       int32
 	dial         func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -230,8 +231,9 @@ func TestClusterReassignmentCancel(t *testing.T) {
 }
 
 // kafka-reassign-partitions.sh from Kafka 4.4: --generate proposes a plan
-// for a topic over the brokers given, --execute starts it, --verify reports
-// it complete once the replicas moved.
+// for a topic over the brokers given, --execute --throttle starts it under
+// both sides' replication throttles, --verify reports it complete once the
+// replicas moved and takes the throttles away.
 func TestKafkaReassignPartitionsTool(t *testing.T) {
 	c := testutil.StartCluster(t, 3, nil)
 	const topic = "tool-moving"
@@ -287,12 +289,22 @@ func TestKafkaReassignPartitionsTool(t *testing.T) {
 	if err := os.WriteFile(planFile, []byte(proposal), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run("--execute", "--reassignment-json-file", planFile)
+	// --throttle sets leader.replication.throttled.rate and
+	// follower.replication.throttled.rate on the brokers and the topic's
+	// throttled replicas; --verify takes them away once the move is done.
+	run("--execute", "--reassignment-json-file", planFile, "--throttle", "50000000")
 	waitReassigned(t, c, adm, topic, want)
 	out = run("--verify", "--reassignment-json-file", planFile)
 	for p := range want {
 		if !strings.Contains(out, fmt.Sprintf("Reassignment of partition %s-%d is completed", topic, p)) {
 			t.Errorf("--verify does not report %s-%d complete:\n%s", topic, p, out)
+		}
+	}
+	for id := int32(1); id <= 3; id++ {
+		for _, name := range []string{"leader.replication.throttled.rate", "follower.replication.throttled.rate"} {
+			if cfg, _ := brokerConfig(t, adm, itoa(int(id)), name); cfg.Source == kmsg.ConfigSourceDynamicBrokerConfig {
+				t.Errorf("broker %d: %s still set after --verify", id, name)
+			}
 		}
 	}
 	testutil.Eventually(t, 30*time.Second, func() error {
@@ -311,15 +323,35 @@ func TestKafkaReassignPartitionsTool(t *testing.T) {
 // leader.replication.throttled.rate of 200 kB/s, a replica added by a
 // reassignment copies no faster than that (plus a second's burst and one
 // batch); with the throttle taken away the move completes.
-func TestClusterReassignmentThrottled(t *testing.T) {
+func TestClusterReassignmentThrottled(t *testing.T) { reassignThrottled(t, "leader") }
+
+// The follower side, as Kafka's replica fetcher applies it: with
+// follower.replication.throttled.replicas naming the added replica
+// (0:<broker>, as kafka-reassign-partitions.sh --throttle sets it) and
+// that broker's dynamic follower.replication.throttled.rate of 200 kB/s,
+// and no leader-side throttle, the added replica copies no faster than
+// that; with the throttle taken away the move completes.
+func TestClusterReassignmentFollowerThrottled(t *testing.T) { reassignThrottled(t, "follower") }
+
+// reassignThrottled adds a replica to a 3 MB partition by a reassignment
+// under the side's ("leader" or "follower") replication throttle and
+// bounds what it copied in a few seconds.
+func reassignThrottled(t *testing.T, side string) {
 	c := testutil.StartCluster(t, 3, nil)
-	const topic = "throttled"
+	topic := side + "-throttled"
 	createReplicatedTopic(t, c, topic, 1, 1, nil)
 	mp, err := partitionMeta(t, c.LiveAddr(), topic, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leader := mp.Leader
+	var added int32
+	for id := int32(1); id <= 3; id++ {
+		if id != leader {
+			added = id
+			break
+		}
+	}
 	cl := newClusterKgo(t, c, kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	value := make([]byte, 10_000)
 	const records = 300 // 3 MB
@@ -328,9 +360,13 @@ func TestClusterReassignmentThrottled(t *testing.T) {
 		produceAll(t, cl, &kgo.Record{Topic: topic, Value: slices.Clone(value)})
 	}
 	adm := kadm.NewClient(newClusterKgo(t, c))
+	replicas, throttledBroker := "*", leader
+	if side == "follower" {
+		replicas, throttledBroker = "0:"+itoa(int(added)), added
+	}
 	setTopic := func(op kadm.IncrementalOp, v string) {
 		t.Helper()
-		rs, err := adm.AlterTopicConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: op, Name: "leader.replication.throttled.replicas", Value: strp(v)}}, topic)
+		rs, err := adm.AlterTopicConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: op, Name: side + ".replication.throttled.replicas", Value: strp(v)}}, topic)
 		if err == nil {
 			err = rs[0].Err
 		}
@@ -338,21 +374,14 @@ func TestClusterReassignmentThrottled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setTopic(kadm.SetConfig, "*")
+	setTopic(kadm.SetConfig, replicas)
 	const rate = 200_000
-	rs, err := adm.AlterBrokerConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.rate", Value: strp(itoa(rate))}}, leader)
+	rs, err := adm.AlterBrokerConfigs(testCtx(t, 10*time.Second), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: side + ".replication.throttled.rate", Value: strp(itoa(rate))}}, throttledBroker)
 	if err == nil {
 		err = rs[0].Err
 	}
 	if err != nil {
 		t.Fatal(err)
-	}
-	var added int32
-	for id := int32(1); id <= 3; id++ {
-		if id != leader {
-			added = id
-			break
-		}
 	}
 	req := kadm.AlterPartitionAssignmentsReq{}
 	req.Assign(topic, 0, []int32{leader, added})
@@ -362,20 +391,21 @@ func TestClusterReassignmentThrottled(t *testing.T) {
 	}
 	// An observation window, not a wait for a condition: whatever the
 	// machine's load, the copy can only be slower than the bound.
+	// The time is taken once the sizes are read: the copy goes on until then.
 	var copied int64
 	time.Sleep(3 * time.Second)
-	elapsed := time.Since(started)
 	all, err := adm.DescribeAllLogDirs(testCtx(t, 10*time.Second), kadm.TopicsSet{topic: {0: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	elapsed := time.Since(started)
 	for _, d := range all[added] {
 		if p, ok := d.Topics[topic][0]; ok {
 			copied = p.Size
 		}
 	}
 	bound := int64(rate*(elapsed.Seconds()+1)) + 2*int64(len(value))
-	t.Logf("throttled at %d B/s: %d bytes copied in %v (bound %d)", rate, copied, elapsed.Round(time.Millisecond), bound)
+	t.Logf("%s side throttled at %d B/s: %d bytes copied in %v (bound %d)", side, rate, copied, elapsed.Round(time.Millisecond), bound)
 	if copied <= 0 || copied > bound {
 		t.Errorf("the added replica holds %d bytes after %v at %d B/s; want more than none and at most %d", copied, elapsed, rate, bound)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -41,7 +42,14 @@ type Config struct {
 	// OnAppend, when set, is told the bytes of each batch run a fetcher
 	// appended (the broker's ReplicationBytesIn metric). It must not block.
 	OnAppend func(bytes int)
-	Logger   *slog.Logger
+	// FollowerThrottle, when set, reports follower.replication.throttled.rate
+	// and whether follower.replication.throttled.replicas names this
+	// broker's replica of the partition. A throttled replica that has not
+	// caught up (Kafka's isReplicaInSync) is fetched within the rate, all
+	// of them sharing the Manager's budget, and left out of a fetch while
+	// it is spent. It must not call back into the Manager.
+	FollowerThrottle func(topic string, partition int32) (rate int64, throttled bool)
+	Logger           *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -102,6 +110,8 @@ type Manager struct {
 	closed   bool               // guarded by mu
 	fetchers map[int32]*fetcher // guarded by mu; by leader id
 	owner    map[key]int32      // guarded by mu; the leader each partition is fetched from
+
+	throttle Throttle // the follower side of the replication quota
 }
 
 // NewManager returns a Manager; Close stops it.
@@ -195,11 +205,12 @@ func (m *Manager) Positions(leader int32) []Position {
 
 // followed is one partition of a fetcher.
 type followed struct {
-	r        *Replica
-	epoch    int32
-	truncate bool      // OffsetForLeaderEpoch pending
-	retryAt  time.Time // after an error, the next attempt
-	hw       int64     // the leader's high watermark in the last fetch it answered; -1: none
+	r         *Replica
+	epoch     int32
+	truncate  bool      // OffsetForLeaderEpoch pending
+	retryAt   time.Time // after an error, the next attempt
+	hw        int64     // the leader's high watermark in the last fetch it answered; -1: none
+	throttled bool      // this fetch of it is within the follower throttle
 }
 
 type fetcher struct {
@@ -550,10 +561,15 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 	}
 	sents := map[key]sent{}
 	idx := map[[16]byte]int{}
+	now := time.Now()
 	f.mu.Lock()
 	for _, fp := range parts {
 		k := key{fp.r.Topic, fp.r.Partition}
 		if !f.current(k, fp) {
+			continue
+		}
+		maxBytes := f.throttledMaxBytes(fp, now)
+		if maxBytes == 0 {
 			continue
 		}
 		i, ok := idx[fp.r.TopicID]
@@ -571,7 +587,7 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 		p.FetchOffset = l.EndOffset()
 		p.LastFetchedEpoch = l.LatestEpoch()
 		p.LogStartOffset = l.StartOffset()
-		p.PartitionMaxBytes = cfg.PartitionMaxBytes
+		p.PartitionMaxBytes = maxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 		sents[k] = sent{fp, p.FetchOffset}
 	}
@@ -590,7 +606,7 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 	for _, t := range req.Topics {
 		names[t.TopicID] = t.Topic
 	}
-	now := time.Now()
+	now = time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, t := range resp.Topics {
@@ -609,6 +625,34 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 	}
 	return nil
 }
+
+// throttledMaxBytes is what fp's fetch may ask for: replica.fetch.max.bytes,
+// or within the follower throttle's budget when fp is a throttled replica
+// that has not caught up; 0 (and a retry soon) while the budget is spent.
+// Caller holds f.mu.
+func (f *fetcher) throttledMaxBytes(fp *followed, now time.Time) int32 {
+	limit := f.m.cfg.PartitionMaxBytes
+	fp.throttled = false
+	caughtUp := fp.hw >= 0 && fp.r.Log.EndOffset() >= fp.hw // Kafka's isReplicaInSync
+	if f.m.cfg.FollowerThrottle == nil || caughtUp {
+		return limit
+	}
+	rate, throttled := f.m.cfg.FollowerThrottle(fp.r.Topic, fp.r.Partition)
+	if !throttled {
+		return limit
+	}
+	allowed := f.m.throttle.Allowance(rate, now)
+	if allowed == 0 {
+		fp.retryAt = now.Add(throttleRetry)
+		return 0
+	}
+	fp.throttled = allowed != math.MaxInt64
+	return int32(min(int64(limit), allowed))
+}
+
+// throttleRetry is how soon a replica left out of a fetch by the follower
+// throttle is tried again.
+const throttleRetry = 100 * time.Millisecond
 
 // apply handles one partition of a fetch response. Caller holds f.mu.
 func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicPartition, now time.Time) {
@@ -654,6 +698,9 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 		}
 		if f.m.cfg.OnAppend != nil {
 			f.m.cfg.OnAppend(len(recs))
+		}
+		if fp.throttled {
+			f.m.throttle.Took(int64(len(recs)))
 		}
 	}
 	fp.hw = rp.HighWatermark

@@ -233,7 +233,7 @@ func TestServeHelpConfig(t *testing.T) {
 		}
 		return false
 	}
-	for _, name := range []string{"broker.rack", "socket.send.buffer.bytes", "initial.broker.registration.timeout.ms", "producer.id.expiration.ms", "listeners", "etcd.endpoints", "controlled.shutdown.enable", "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.expected.audience", "sasl.server.callback.handler.class", "password.encoder.secret"} {
+	for _, name := range []string{"broker.rack", "socket.send.buffer.bytes", "initial.broker.registration.timeout.ms", "producer.id.expiration.ms", "listeners", "etcd.endpoints", "controlled.shutdown.enable", "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.expected.audience", "sasl.server.callback.handler.class", "password.encoder.secret", "follower.replication.throttled.rate"} {
 		if !listed(acting, name) || listed(ignored, name) {
 			t.Errorf("%s is not listed as acting", name)
 		}

@@ -109,6 +109,7 @@ type BrokerSettings struct {
 	ReplicaSocketTimeout         time.Duration `prop:"replica.socket.timeout.ms,ms"`
 	ReplicaSelector              string        `prop:"replica.selector.class"`
 	LeaderThrottledRate          int64         `prop:"leader.replication.throttled.rate"`
+	FollowerThrottledRate        int64         `prop:"follower.replication.throttled.rate"`
 	UncleanLeaderElection        bool          `prop:"unclean.leader.election.enable"`
 	AutoLeaderRebalance          bool          `prop:"auto.leader.rebalance.enable"`
 	LeaderImbalanceCheckInterval time.Duration `prop:"leader.imbalance.check.interval.seconds,s"`

@@ -37,6 +37,9 @@ type TopicSettings struct {
 	// LeaderThrottled are the replicas whose follower fetches this topic's
 	// leaders throttle (leader.replication.throttled.replicas).
 	LeaderThrottled Throttled
+	// FollowerThrottled are the replicas whose fetchers throttle their
+	// fetches of this topic (follower.replication.throttled.replicas).
+	FollowerThrottled Throttled
 }
 
 // Throttled is a [partition]:[broker] list of replication throttles, or
@@ -118,6 +121,7 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		SegmentMs:                   i64("segment.ms"),
 		UncleanLeaderElection:       m["unclean.leader.election.enable"] == "true",
 		LeaderThrottled:             parseThrottled(m["leader.replication.throttled.replicas"]),
+		FollowerThrottled:           parseThrottled(m["follower.replication.throttled.replicas"]),
 	}
 	return s, firstErr
 }

@@ -71,7 +71,7 @@ var topicDefs = []TopicDef{
 	{Name: "flush.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), check: atLeast(0),
 		Doc: "Force an fsync of the log when this much time has passed since the last one."},
 	{Name: "follower.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
-		Doc: "Replicas throttled on the follower side: [partition]:[broker],... or *. samsa: accepted and not applied; the leader-side throttle (leader.replication.throttled.replicas) is."},
+		Doc: "Replicas throttled on the follower side: [partition]:[broker],... or *: a broker listed here fetches the partition within its follower.replication.throttled.rate until its replica has caught up."},
 	{Name: "index.interval.bytes", Type: tInt, Default: "4096", Synonyms: syn("log.index.interval.bytes"), check: atLeast(0),
 		Doc: "How often, in bytes of log, an entry is added to the offset index."},
 	{Name: "leader.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
