@@ -159,12 +159,14 @@ func TestChaos(t *testing.T) {
 	poll.Eventually(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		r, err := s.adm.CreateTopic(ctx, parts, 3, nil, topic)
+		rs, err := s.adm.CreateTopics(ctx, parts, 3, nil, topic, copyTopic)
 		if err != nil {
 			return err
 		}
-		if r.Err != nil && !strings.Contains(r.Err.Error(), "TOPIC_ALREADY_EXISTS") {
-			return r.Err
+		for _, r := range rs {
+			if r.Err != nil && !strings.Contains(r.Err.Error(), "TOPIC_ALREADY_EXISTS") {
+				return r.Err
+			}
 		}
 		return nil
 	})
@@ -177,6 +179,10 @@ func TestChaos(t *testing.T) {
 	}
 	s.w = w
 	t.Cleanup(w.stop)
+	cp, err := startCopier(w)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.waitAcks(200, 60*time.Second)
 
 	var sel *regexp.Regexp
@@ -191,6 +197,10 @@ func TestChaos(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	w.stop()
+	if err := cp.checkCommitted(ctx); err != nil {
+		t.Error(err)
+	}
 	vs, err := w.check(ctx)
 	for _, v := range vs {
 		t.Errorf("VIOLATION in phase %q: partition %d offset %d: %s\n%s", v.phase, v.partition, v.offset, v.what, c.logsAround(v.at))
@@ -198,7 +208,7 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	t.Logf("chaos: %s\n%s", w.summary(), s.table())
+	t.Logf("chaos: %s; %s\n%s", w.summary(), cp.summary(), s.table())
 }
 
 // run runs one phase and records its figures.
