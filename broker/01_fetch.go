@@ -176,9 +176,25 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if req.Version >= 3 {
 		maxBytes = min(max(req.MaxBytes, 0), maxBytes)
 	}
+	if replicaID < 0 {
+		maxBytes = b.fetchQuotaBytes(r, maxBytes) // 48_client_quotas.go
+	}
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	if size, errs := b.readFetch(parts, maxBytes, byID); size < int64(req.MinBytes) && !errs && req.MaxWaitMillis > 0 && len(parts) > 0 {
 		b.awaitFetch(ctx, parts, maxBytes, byID, size, int64(req.MinBytes), deadline)
+	}
+	if replicaID < 0 {
+		// consumer_byte_rate: a client over its quota gets an empty
+		// answer (the session kept) and its throttle time.
+		size := 0
+		for _, fp := range parts {
+			size += int(fp.read.Size) + fetchPartOverhead
+		}
+		if t := b.fetchThrottle(r, size); t > 0 {
+			releaseFetch(parts)
+			resp.ThrottleMillis = t
+			return resp, nil
+		}
 	}
 
 	// Build the response: kmsg structs with the records as file regions.
@@ -229,6 +245,11 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 	return fr, nil
 }
+
+// fetchPartOverhead is what a partition adds to a fetch response besides
+// its records (its fields as v12+ encodes them, roughly), which
+// consumer_byte_rate counts as Kafka counts the whole response.
+const fetchPartOverhead = 48
 
 // nextEpoch is the session epoch after e, wrapping past MaxInt32 to 1.
 func nextEpoch(e int32) int32 {

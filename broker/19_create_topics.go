@@ -57,6 +57,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 				spec.assignment[a.Partition] = a.Replicas
 			}
 		}
+		if err == nil && !req.ValidateOnly && b.meta.topic(rt.Topic) == nil {
+			err = b.mutationQuota(r, spec.newPartitions(b.numPartitions), 6) // 48_client_quotas.go
+		}
 		if err == nil {
 			err = b.createTopic(ctx, &spec, req.ValidateOnly)
 		}
@@ -78,6 +81,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = r.throttleMillis()
 	return resp, nil
 }
 
@@ -105,6 +109,18 @@ type topicSpec struct {
 	replication int16
 	assignment  [][]int32
 	configs     map[string]string
+}
+
+// newPartitions is how many partitions the spec creates (num.partitions
+// for -1), what controller_mutation_rate counts.
+func (s *topicSpec) newPartitions(defaultPartitions int32) int {
+	switch {
+	case s.assignment != nil:
+		return len(s.assignment)
+	case s.partitions == -1:
+		return int(defaultPartitions)
+	}
+	return int(max(s.partitions, 0))
 }
 
 // validateTopicName applies Kafka's rules for topic names.

@@ -54,6 +54,9 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		default:
 			name := t.name
 			rt.Topic, rt.TopicID = &name, t.id
+			if err = b.mutationQuota(r, len(t.parts), 5); err != nil { // 48_client_quotas.go
+				break
+			}
 			if err = b.store.DeleteTopic(ctx, t.name); err == nil {
 				err = b.syncMetadata(ctx)
 			}
@@ -64,5 +67,6 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.ThrottleMillis = r.throttleMillis()
 	return resp, nil
 }

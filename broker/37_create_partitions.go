@@ -20,13 +20,17 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.R
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: duplicate topic %s", kerr.InvalidRequest, rt.Topic)
-		} else {
+		} else if t := b.meta.topic(rt.Topic); t != nil && !req.ValidateOnly && int(rt.Count) > len(t.parts) {
+			err = b.mutationQuota(r, int(rt.Count)-len(t.parts), 3) // 48_client_quotas.go
+		}
+		if err == nil {
 			err = b.createPartitions(ctx, rt, req.ValidateOnly)
 		}
 		st.ErrorCode = errCode(err)
 		st.ErrorMessage = errMsg(err)
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = r.throttleMillis()
 	return resp, nil
 }
 

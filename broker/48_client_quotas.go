@@ -3,15 +3,20 @@ package broker
 // DescribeClientQuotas v0-1 (key 48) and AlterClientQuotas v0-1 (49),
 // KIP-546: quotas of users, client ids and both, with defaults (a nil
 // name), stored as entity configs in etcd and enforced by
-// security.Quotas: producer_byte_rate on Produce (throttle_time_ms, and
-// the connection muted that long, KIP-219). Describe needs DescribeConfigs
-// on the cluster, Alter needs AlterConfigs.
+// security.Quotas: producer_byte_rate on Produce, consumer_byte_rate on
+// consumer fetches (bounded to the quota window, answered empty when over),
+// controller_mutation_rate on CreateTopics, CreatePartitions and
+// DeleteTopics (KIP-599: THROTTLING_QUOTA_EXCEEDED per topic from v6/v3/v5,
+// throttled before); each with throttle_time_ms and the connection muted
+// that long (KIP-219). request_percentage is stored, not enforced.
+// Describe needs DescribeConfigs on the cluster, Alter needs AlterConfigs.
 
 import (
 	"context"
 	"errors"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -104,17 +109,61 @@ func (b *Broker) loadQuotas(ctx context.Context) (security.QuotaConfigs, error) 
 // throttle records value against r's quota of key and returns the
 // throttle time in ms, which also mutes r's connection (KIP-219).
 func (b *Broker) throttle(r *request, key string, value int) int32 {
-	user := r.principal
-	if len(user) > len(security.UserPrefix) && user[:len(security.UserPrefix)] == security.UserPrefix {
-		user = user[len(security.UserPrefix):]
-	}
-	client := ""
-	if r.hdr.ClientID != nil {
-		client = *r.hdr.ClientID
-	}
+	user, client := quotaIdentity(r)
 	t := b.quotas.Record(key, user, client, float64(value), time.Now())
 	r.throttle = max(r.throttle, t)
 	return int32(t / time.Millisecond)
+}
+
+// quotaIdentity is the user and client id r's quotas are found by.
+func quotaIdentity(r *request) (user, client string) {
+	user = strings.TrimPrefix(r.principal, security.UserPrefix)
+	if r.hdr.ClientID != nil {
+		client = *r.hdr.ClientID
+	}
+	return user, client
+}
+
+// fetchThrottle is a consumer fetch's consumer_byte_rate, as KafkaApis
+// applies it once the fetch is read: the response's size is recorded,
+// and when that puts the client over its quota the fetch is answered
+// empty with the throttle time (its connection muted that long) and the
+// size taken back, since nothing was sent.
+func (b *Broker) fetchThrottle(r *request, size int) int32 {
+	t := b.throttle(r, security.ConsumerByteRate, size)
+	if t > 0 {
+		user, client := quotaIdentity(r)
+		b.quotas.Record(security.ConsumerByteRate, user, client, -float64(size), time.Now())
+	}
+	return t
+}
+
+// mutationQuota counts n partitions created or deleted by r against its
+// controller_mutation_rate (KIP-599), strict from the version given:
+// THROTTLING_QUOTA_EXCEEDED for a mutation refused. Either way r's
+// throttle (its response's throttle_time_ms, and the mute) is the
+// bucket's time below zero.
+func (b *Broker) mutationQuota(r *request, n int, strictSince int16) error {
+	user, client := quotaIdentity(r)
+	t, ok := b.quotas.Mutate(user, client, float64(n), r.hdr.Version >= strictSince, time.Now())
+	r.throttle = max(r.throttle, t)
+	if !ok {
+		return kerr.ThrottlingQuotaExceeded
+	}
+	return nil
+}
+
+// throttleMillis is r's throttle so far, for a response's throttle_time_ms.
+func (r *request) throttleMillis() int32 { return int32(r.throttle / time.Millisecond) }
+
+// fetchQuotaBytes bounds a consumer fetch to what its consumer_byte_rate
+// lets through in a quota window, as Kafka bounds fetch.max.bytes.
+func (b *Broker) fetchQuotaBytes(r *request, maxBytes int32) int32 {
+	user, client := quotaIdentity(r)
+	if w, ok := b.quotas.WindowBytes(security.ConsumerByteRate, user, client); ok {
+		return int32(min(int64(maxBytes), w))
+	}
+	return maxBytes
 }
 
 // wireEntity converts a request's entity; the error message is for the

@@ -60,8 +60,9 @@ type Quotas struct {
 	size    time.Duration
 	configs atomic.Pointer[QuotaConfigs]
 
-	mu    sync.Mutex
-	rates map[rateKey]*rate // guarded by mu
+	mu      sync.Mutex
+	rates   map[rateKey]*rate   // guarded by mu
+	buckets map[rateKey]*bucket // controller_mutation_rate; guarded by mu
 }
 
 type rateKey struct {
@@ -73,7 +74,7 @@ type rateKey struct {
 
 // NewQuotas measures over windows samples of size each.
 func NewQuotas(windows int, size time.Duration) *Quotas {
-	q := &Quotas{windows: max(windows, 2), size: max(size, time.Millisecond), rates: map[rateKey]*rate{}}
+	q := &Quotas{windows: max(windows, 2), size: max(size, time.Millisecond), rates: map[rateKey]*rate{}, buckets: map[rateKey]*bucket{}}
 	q.Load(nil)
 	return q
 }
@@ -86,17 +87,37 @@ func (q *Quotas) Load(qc QuotaConfigs) {
 	q.configs.Store(&qc)
 }
 
-// Record counts value against the quota of key that applies to user and
-// client id and returns how long to throttle them; 0 without a quota or
-// within it.
-func (q *Quotas) Record(key, user, clientID string, value float64, now time.Time) time.Duration {
+// Bound is the quota of key that applies to user and client id; ok false
+// without one.
+func (q *Quotas) Bound(key, user, clientID string) (bound float64, ok bool) {
 	qc := *q.configs.Load()
 	if len(qc) == 0 {
-		return 0
+		return 0, false
+	}
+	_, bound, ok = qc.resolve(user, clientID, key)
+	return bound, ok && bound > 0
+}
+
+// WindowBytes is the most a byte-rate quota lets through at once: the
+// bound over all but one sample window (Kafka's getMaxValueInQuotaWindow,
+// which bounds a consumer's fetch size); ok false without a quota.
+func (q *Quotas) WindowBytes(key, user, clientID string) (int64, bool) {
+	bound, ok := q.Bound(key, user, clientID)
+	if !ok {
+		return 0, false
+	}
+	return int64(min(bound*float64(q.windows-1)*q.size.Seconds(), 1<<31-1)), true
+}
+
+// sensorKey is the rate of key that user and client id are measured by.
+func (q *Quotas) sensorKey(key, user, clientID string) (rateKey, float64, bool) {
+	qc := *q.configs.Load()
+	if len(qc) == 0 {
+		return rateKey{}, 0, false
 	}
 	e, bound, ok := qc.resolve(user, clientID, key)
 	if !ok || bound <= 0 {
-		return 0
+		return rateKey{}, 0, false
 	}
 	rk := rateKey{key: key, entity: e}
 	if e.User == DefaultEntity {
@@ -104,6 +125,18 @@ func (q *Quotas) Record(key, user, clientID string, value float64, now time.Time
 	}
 	if e.ClientID == DefaultEntity {
 		rk.client = clientID
+	}
+	return rk, bound, true
+}
+
+// Record counts value against the quota of key that applies to user and
+// client id and returns how long to throttle them; 0 without a quota or
+// within it. A negative value takes back what was counted (Kafka's
+// unrecordQuotaSensor, for a fetch answered empty because throttled).
+func (q *Quotas) Record(key, user, clientID string, value float64, now time.Time) time.Duration {
+	rk, bound, ok := q.sensorKey(key, user, clientID)
+	if !ok {
+		return 0
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -167,4 +200,47 @@ func (r *rate) measure(now time.Time, size time.Duration) (float64, time.Duratio
 		elapsed = minimum
 	}
 	return total / elapsed.Seconds(), elapsed
+}
+
+// Mutate counts permits controller mutations (partitions created or
+// deleted) against the controller_mutation_rate that applies to user and
+// client id (KIP-599), measured as Kafka's TokenBucket: a bucket of
+// windows × size × rate tokens, refilled at the rate. Strict (the
+// versions that know THROTTLING_QUOTA_EXCEEDED), a mutation is refused
+// while the bucket is below zero (ok false, with the time until it is
+// not), and one made while it is not goes through even when it takes the
+// bucket below. Permissive (older versions), every mutation goes through
+// and the time the bucket is below zero is the throttle.
+func (q *Quotas) Mutate(user, clientID string, permits float64, strict bool, now time.Time) (throttle time.Duration, ok bool) {
+	rk, bound, found := q.sensorKey(ControllerMutationRate, user, clientID)
+	if !found {
+		return 0, true
+	}
+	burst := float64(q.windows) * q.size.Seconds() * bound
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.buckets[rk]
+	if b == nil {
+		b = &bucket{tokens: burst, last: now}
+		q.buckets[rk] = b
+	}
+	b.tokens = min(burst, b.tokens+bound*now.Sub(b.last).Seconds())
+	b.last = now
+	below := func() time.Duration {
+		return time.Duration(-b.tokens / bound * float64(time.Second)).Round(time.Millisecond)
+	}
+	if strict && b.tokens < 0 {
+		return below(), false
+	}
+	b.tokens = min(burst, b.tokens-permits)
+	if !strict && b.tokens < 0 {
+		return below(), true
+	}
+	return 0, true
+}
+
+// bucket is Kafka's TokenBucket stat.
+type bucket struct {
+	tokens float64
+	last   time.Time
 }
