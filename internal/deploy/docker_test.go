@@ -120,8 +120,8 @@ func TestDockerCompose(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, -1, -1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	var leader0 int32
-	poll.Eventually(t, time.Minute, func() error {
+	var leader0 int32 // partition 0's leader, as last described
+	describe := func() error {
 		td, err := adm.ListTopics(ctx, topic)
 		if err != nil {
 			return err
@@ -140,7 +140,8 @@ func TestDockerCompose(t *testing.T) {
 		}
 		leader0 = d.Partitions[0].Leader
 		return nil
-	})
+	}
+	poll.Eventually(t, time.Minute, describe)
 
 	acked := map[string][2]int64{} // value -> partition, offset
 	produce := func(i int) (time.Duration, error) {
@@ -161,8 +162,11 @@ func TestDockerCompose(t *testing.T) {
 	}
 	readAll(t, ctx, hostBrokers, acked)
 
-	// docker compose kill sends SIGKILL to the broker leading partition 0.
+	// docker compose kill sends SIGKILL to the broker leading partition 0
+	// now.
+	poll.Eventually(t, time.Minute, describe)
 	victim := fmt.Sprintf("samsa-%d", leader0)
+	killStart := time.Now()
 	if out, err := stack(time.Minute, "kill", victim); err != nil {
 		t.Fatalf("compose kill %s: %v\n%s", victim, err, out)
 	}
@@ -181,6 +185,15 @@ func TestDockerCompose(t *testing.T) {
 	}
 	readAll(t, ctx, hostBrokers, acked)
 	cl.Close()
+	// It stayed dead (SIGKILL's 137; no restart policy brought it back).
+	id, err := stack(time.Minute, "ps", "-q", victim)
+	if err != nil {
+		t.Fatalf("compose ps %s: %v\n%s", victim, err, id)
+	}
+	state, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}", strings.TrimSpace(string(id))).CombinedOutput()
+	if got := strings.TrimSpace(string(state)); err != nil || got != "exited 137 0" {
+		t.Errorf("the killed %s: %q %v, want exited 137 0", victim, got, err)
+	}
 
 	downAt := time.Now()
 	if err := down(); err != nil {
@@ -191,10 +204,10 @@ func TestDockerCompose(t *testing.T) {
 		t.Errorf("containers left after compose down: %q %v", out, err)
 	}
 	t.Logf("static build %v; compose up --build %v; three brokers registered %v later; "+
-		"%s (leader of partition 0) killed: first ack on partition 0 after %v, longest acks=all wait %v; "+
+		"%s (leader of partition 0) killed (compose kill took %v): first ack on partition 0 %v after it returned, longest acks=all wait %v; "+
 		"%d records acknowledged, all read back; down -v %v; total %v",
 		built.Sub(start).Round(time.Millisecond), upAt.Sub(built).Round(time.Millisecond),
-		served.Sub(upAt).Round(time.Millisecond), victim, firstOn0.Round(time.Millisecond),
+		served.Sub(upAt).Round(time.Millisecond), victim, killedAt.Sub(killStart).Round(time.Millisecond), firstOn0.Round(time.Millisecond),
 		longest.Round(time.Millisecond), len(acked), time.Since(downAt).Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond))
 }
