@@ -28,6 +28,7 @@ const (
 	kafkaConsumerGroups = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 	kafkaConfigs        = "org.apache.kafka.tools.ConfigCommand"
 	kafkaGetOffsets     = "org.apache.kafka.tools.GetOffsetShell"
+	kafkaAcls           = "org.apache.kafka.tools.AclCommand"
 )
 
 // toolJVM keeps the short-lived tool JVMs light.
@@ -36,32 +37,44 @@ var toolJVM = []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"
 func cliJob(root string) job {
 	name := "Kafka CLI tools " + kafkaref.Version(filepath.Join(root, ".cache", "kafka-libs"))
 	return goJob(name, func() goScenarios {
-		return goScenarios{
+		return addSecure(goScenarios{
 			"create":  cliCreate,
 			"produce": cliProduce,
 			"group":   cliGroup,
 			"admin":   cliAdmin,
 			"errors":  cliErrors,
-		}
+		}, cliSecure)
 	})
 }
 
 // tool runs one of Kafka's tools with stdin and returns its stdout; err
-// carries the exit status and the tail of its output.
+// carries the exit status, any authorization error and the tail of its
+// output.
 func (e *env) tool(ctx context.Context, stdin string, class string, args ...string) (string, error) {
+	return e.toolAt(ctx, e.bootstrap, stdin, class, args...)
+}
+
+// toolAt is tool with the --bootstrap-server given.
+func (e *env) toolAt(ctx context.Context, bootstrap, stdin string, class string, args ...string) (string, error) {
 	libs, err := e.kafkaLibs(ctx)
 	if err != nil {
 		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := kafkaref.Java(ctx, libs, toolJVM, class, append([]string{"--bootstrap-server", e.bootstrap}, args...)...)
+	cmd := kafkaref.Java(ctx, libs, toolJVM, class, append([]string{"--bootstrap-server", bootstrap}, args...)...)
 	cmd.Dir = e.tmp
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s %s: %v: %s", shortClass(class), strings.Join(args, " "), err, lastLines(out.String()+errb.String(), 4))
+		all := out.String() + errb.String()
+		// An authorization error is often far above the tail (a stack trace
+		// follows it): the error names it.
+		if l := authzLine(all); l != "" {
+			return out.String(), fmt.Errorf("%s %s: %v: %s: %s", shortClass(class), strings.Join(args, " "), err, l, lastLines(all, 4))
+		}
+		return out.String(), fmt.Errorf("%s %s: %v: %s", shortClass(class), strings.Join(args, " "), err, lastLines(all, 4))
 	}
 	return out.String() + errb.String(), nil
 }

@@ -71,4 +71,27 @@
 //     (PRODUCER_FENCED or INVALID_PRODUCER_EPOCH). The Java clients also
 //     commit a group's offset in the first transaction
 //     (sendOffsetsToTransaction) and read it back.
+//  8. sasl_ssl, mtls, sasl_plain (every client row): the broker also has a
+//     SASL_SSL listener (SCRAM-SHA-512), an SSL one requiring client
+//     certificates and a SASL_PLAINTEXT one (PLAIN, users in its JAAS
+//     config), and StandardAuthorizer with allow.everyone.if.no.acl.found
+//     false; PLAINTEXT is User:ANONYMOUS, the super user the other
+//     scenarios and the harness use. The harness makes a CA and the
+//     certificates for the run (crypto/x509, nothing committed), creates
+//     the SCRAM credential, PREFIXED ACLs for the matrix principals on
+//     topics and groups named sec-..., and the topic matrix-denied on which
+//     no principal has an ACL; each job's sec-<prefix>-<scenario> topic (3
+//     partitions) is made before it runs. Over the scenario's listener the
+//     client produces 30 records, a group member
+//     (sec-<prefix>-<scenario>-g) reads them back byte-exact, and a
+//     produce to matrix-denied fails with the client's own authorization
+//     error (TopicAuthorizationException, TOPIC_AUTHORIZATION_FAILED,
+//     TopicAuthorizationFailedError, sarama's and kafka-go's messages).
+//     The CLI row uses principals of its own: kafka-configs.sh creates the
+//     SCRAM user and sets a user and a client-id quota, the console
+//     producer is refused, kafka-acls.sh grants the topic and group, then
+//     the console producer and consumer move the records. The external
+//     programs read their settings from $SAMSA_MATRIX_SECURITY. With
+//     -bootstrap (a broker the harness did not start) these scenarios are
+//     left out.
 package main

@@ -32,15 +32,18 @@ func failAll(rows []row, format string, args ...any) []Result {
 	return out
 }
 
-// runProgram runs cmd, which prints one JSON Result per line, and returns the
+// runProgram runs cmd (told where the security settings are), which prints one JSON Result per line, and returns the
 // results; when the program ends without a result for a cell, that cell's
 // error carries the program's exit status and the tail of its stderr.
-func runProgram(ctx context.Context, rows []row, cmd *exec.Cmd) []Result {
+func runProgram(ctx context.Context, e *env, rows []row, cmd *exec.Cmd) []Result {
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return failAll(rows, "%v", err)
+	}
+	if e.sec != nil {
+		cmd.Env = append(os.Environ(), secEnvVar+"="+e.sec.dir)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -166,7 +169,7 @@ func javaJob(root, module string, rows []row) job {
 			"samsa.compat.Main", e.bootstrap, e.prefix}, cellArgs(rows)...)
 		cmd := exec.CommandContext(ctx, "java", args...)
 		cmd.Dir = e.tmp
-		return runProgram(ctx, rows, cmd)
+		return runProgram(ctx, e, rows, cmd)
 	}}
 }
 
@@ -182,7 +185,7 @@ func pythonJob(rows []row) job {
 		args := append([]string{"-u", filepath.Join(e.root, "compat", "python", "clients.py"), e.bootstrap, e.prefix}, cellArgs(rows)...)
 		cmd := exec.CommandContext(ctx, py, args...)
 		cmd.Dir = e.tmp
-		return runProgram(ctx, rows, cmd)
+		return runProgram(ctx, e, rows, cmd)
 	}}
 }
 
@@ -198,7 +201,7 @@ func nodeJob(rows []row) job {
 		args := append([]string{filepath.Join(dir, "clients.js"), e.bootstrap, e.prefix}, cellArgs(rows)...)
 		cmd := exec.CommandContext(ctx, "node", args...)
 		cmd.Dir = e.tmp
-		return runProgram(ctx, rows, cmd)
+		return runProgram(ctx, e, rows, cmd)
 	}}
 }
 

@@ -15,7 +15,7 @@ import (
 // franz-go (kgo, kadm) with its defaults: idempotent acks=all producer,
 // cooperative-sticky groups.
 func franzScenarios() goScenarios {
-	return goScenarios{
+	return addSecure(goScenarios{
 		"create":  franzCreate,
 		"produce": franzProduce,
 		"group":   franzGroup,
@@ -25,7 +25,7 @@ func franzScenarios() goScenarios {
 		"admin":  franzAdmin,
 		"errors": franzErrors,
 		"txn":    franzTxn,
-	}
+	}, franzSecure)
 }
 
 func franzClient(e *env, opts ...kgo.Opt) (*kgo.Client, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,9 @@ var txnScenarios = append(clientScenarios[:len(clientScenarios):len(clientScenar
 // kip848Scenarios add group848 for the clients that speak KIP-848.
 var kip848Scenarios = append(txnScenarios[:len(txnScenarios):len(txnScenarios)], "group848")
 
+// secure adds the security scenarios (every client row has them).
+func secure(s []string) []string { return append(slices.Clone(s), secScenarios...) }
+
 // allJobs lists every client of the matrix, the slowest (JVMs) first.
 func allJobs(root string) []job {
 	java4 := filepath.Join(root, "compat", "java", "kafka4", "target", "lib")
@@ -23,17 +27,17 @@ func allJobs(root string) []job {
 	py := requirements(filepath.Join(root, "compat", "python", "requirements.txt"))
 	return []job{
 		javaJob(root, "kafka4", []row{
-			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), kip848Scenarios},
+			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), secure(kip848Scenarios)},
 			{"Kafka Streams " + orUnknown(javaVersion(java4, "kafka-streams")), []string{"pipeline"}},
 		}),
 		javaJob(root, "kafka3", []row{
-			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), txnScenarios},
+			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), secure(txnScenarios)},
 		}),
 		cliJob(root),
 		connectJob(root),
-		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", kip848Scenarios}}),
-		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), txnScenarios}}),
-		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), txnScenarios}}),
+		pythonJob([]row{{"confluent-kafka " + orUnknown(py["confluent-kafka"]) + " (librdkafka)", secure(kip848Scenarios)}}),
+		pythonJob([]row{{"kafka-python " + orUnknown(py["kafka-python"]), secure(txnScenarios)}}),
+		nodeJob([]row{{"kafkajs " + orUnknown(npmVersion(filepath.Join(root, "compat", "node", "package.json"), "kafkajs")), secure(txnScenarios)}}),
 		goJob("franz-go "+goModVersion(root, "github.com/twmb/franz-go"), franzScenarios),
 		goJob("sarama "+goModVersion(root, "github.com/IBM/sarama"), saramaScenarios),
 		goJob("kafka-go "+goModVersion(root, "github.com/segmentio/kafka-go"), kafkaGoScenarios),

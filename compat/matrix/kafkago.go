@@ -21,6 +21,7 @@ func kafkaGoScenarios() goScenarios {
 		"admin":   kgoAdmin,
 		"errors":  kgoErrors,
 	}
+	addSecure(sc, kafkaGoSecure)
 	for name, f := range sc {
 		sc[name] = func(ctx context.Context, e *env) error {
 			// The Clients and Writers share kafka-go's DefaultTransport,
@@ -198,14 +199,20 @@ type kgoMember struct {
 }
 
 func startKgoMember(ctx context.Context, e *env, group, topic string, f func(kafka.Message) error) *kgoMember {
-	m := &kgoMember{done: make(chan struct{}), r: kafka.NewReader(kafka.ReaderConfig{
-		Brokers:        []string{e.bootstrap},
-		GroupID:        group,
-		Topic:          topic,
-		MaxWait:        200 * time.Millisecond,
-		StartOffset:    kafka.FirstOffset,
-		CommitInterval: 0, // synchronous commits
-	})}
+	return startKgoMemberWith(ctx, kafka.ReaderConfig{
+		Brokers:     []string{e.bootstrap},
+		GroupID:     group,
+		Topic:       topic,
+		MaxWait:     200 * time.Millisecond,
+		StartOffset: kafka.FirstOffset,
+	}, f)
+}
+
+// startKgoMemberWith starts a member reading with cfg, committing each
+// message synchronously.
+func startKgoMemberWith(ctx context.Context, cfg kafka.ReaderConfig, f func(kafka.Message) error) *kgoMember {
+	cfg.CommitInterval = 0 // synchronous commits
+	m := &kgoMember{done: make(chan struct{}), r: kafka.NewReader(cfg)}
 	go func() {
 		defer close(m.done)
 		for {

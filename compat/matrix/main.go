@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,28 +84,44 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 
+	jobs := selectJobs(allJobs(root), re)
 	name, addr := "", *bootstrap
+	var sec *security
+	if addr == "" {
+		if sec, err = newSecurity(filepath.Join(tmp, "security")); err != nil {
+			return err
+		}
+	}
+	var listeners map[string]string
 	switch {
 	case addr != "":
 		name = "the broker at " + addr
+		fmt.Fprintln(stderr, "matrix: without the security scenarios (a broker the harness did not start)")
+		jobs = withoutSecurity(jobs)
 	case *reference:
 		libs, err := kafkaref.Libs(ctx, root)
 		if err != nil {
 			return err
 		}
-		b, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: filepath.Join(tmp, "kafka"), HeapMB: 512, Props: brokerProps})
+		b, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: filepath.Join(tmp, "kafka"), HeapMB: 512,
+			Props: sec.withBrokerProps(brokerProps), Listeners: slices.Sorted(maps.Values(secListeners))})
 		if err != nil {
 			return err
 		}
 		defer b.Stop(30 * time.Second)
-		name, addr = "Apache Kafka "+kafkaref.Version(libs), b.Addr
+		name, addr, listeners = "Apache Kafka "+kafkaref.Version(libs), b.Addr, b.Listeners
 	default:
-		s, err := startSamsa(ctx, root, *samsaBin, filepath.Join(tmp, "samsa"))
+		s, err := startSamsa(ctx, root, *samsaBin, filepath.Join(tmp, "samsa"), sec)
 		if err != nil {
 			return err
 		}
 		defer s.stop()
-		name, addr = "samsa "+s.version, s.addr
+		name, addr, listeners = "samsa "+s.version, s.addr, s.listeners
+	}
+	if sec != nil {
+		if err := sec.setup(ctx, addr, byScenario(listeners)); err != nil {
+			return fmt.Errorf("security set-up: %w", err)
+		}
 	}
 	fmt.Fprintf(stderr, "matrix: %s at %s\n", name, addr)
 	if *serve {
@@ -112,8 +130,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 
-	jobs := selectJobs(allJobs(root), re)
-	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, tmp, *reference, jobs), stderr)
+	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, tmp, *reference, sec, jobs), stderr)
 	t.Broker = name
 	pass, fail := t.Counts()
 	fmt.Fprintf(stdout, "\nCompatibility against %s (%v):\n\n%s\n%d passed, %d failed\n", name, t.Took.Round(time.Second), t.Markdown(), pass, fail)
@@ -138,16 +155,17 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 
 // samsaProc is a samsa broker run as a child process.
 type samsaProc struct {
-	cmd     *exec.Cmd
-	addr    string
-	version string
-	exited  chan struct{}
-	log     *tailBuffer
+	cmd       *exec.Cmd
+	addr      string
+	listeners map[string]string // the secured listeners: name → address
+	version   string
+	exited    chan struct{}
+	log       *tailBuffer
 }
 
 // startSamsa runs `samsa serve` on a free loopback port with data in dir,
 // building the binary first unless bin names one.
-func startSamsa(ctx context.Context, root, bin, dir string) (*samsaProc, error) {
+func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*samsaProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -159,11 +177,17 @@ func startSamsa(ctx context.Context, root, bin, dir string) (*samsaProc, error) 
 			return nil, fmt.Errorf("go build ./cmd/samsa: %w\n%s", err, out)
 		}
 	}
-	ports, err := kafkaref.FreePorts(1)
+	names := slices.Sorted(maps.Values(secListeners))
+	ports, err := kafkaref.FreePorts(1 + len(names))
 	if err != nil {
 		return nil, err
 	}
-	p := &samsaProc{addr: "127.0.0.1:" + strconv.Itoa(ports[0]), exited: make(chan struct{}), log: &tailBuffer{}, version: "(dev)"}
+	p := &samsaProc{addr: "127.0.0.1:" + strconv.Itoa(ports[0]), listeners: map[string]string{}, exited: make(chan struct{}), log: &tailBuffer{}, version: "(dev)"}
+	listeners := "PLAINTEXT://" + p.addr
+	for i, n := range names {
+		p.listeners[n] = "127.0.0.1:" + strconv.Itoa(ports[1+i])
+		listeners += "," + n + "://" + p.listeners[n]
+	}
 	if out, err := exec.CommandContext(ctx, bin, "version").Output(); err == nil {
 		if f := strings.Fields(string(out)); len(f) > 1 {
 			p.version = f[1] // "samsa VERSION (goX os/arch)"
@@ -171,11 +195,13 @@ func startSamsa(ctx context.Context, root, bin, dir string) (*samsaProc, error) 
 	}
 	args := []string{"serve",
 		"--override", "node.id=1",
-		"--override", "listeners=PLAINTEXT://" + p.addr,
+		"--override", "listeners=" + listeners,
+		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs=" + filepath.Join(dir, "data"),
 	}
-	for _, k := range sortedKeys(brokerProps) {
-		args = append(args, "--override", k+"="+brokerProps[k])
+	props := sec.withBrokerProps(brokerProps)
+	for _, k := range sortedKeys(props) {
+		args = append(args, "--override", k+"="+props[k])
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

@@ -17,7 +17,7 @@ import (
 )
 
 // The scenarios, in the table's column order.
-var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "txn"}
+var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "txn", secSASLSSL, secMTLS, secSASLPlain}
 
 // Result is one cell of the table.
 type Result struct {
@@ -44,11 +44,12 @@ type job struct {
 
 // env is what a job needs to know about the run.
 type env struct {
-	root      string // the module root
-	bootstrap string // host:port of the broker
-	prefix    string // the job's topic and group name prefix
-	tmp       string // a directory of the job's own
-	reference bool   // the broker is Apache Kafka
+	root      string    // the module root
+	bootstrap string    // host:port of the broker
+	prefix    string    // the job's topic and group name prefix
+	tmp       string    // a directory of the job's own
+	reference bool      // the broker is Apache Kafka
+	sec       *security // the secured listeners; nil when the harness did not start the broker
 
 	libsOnce sync.Once
 	libs     string // Apache Kafka's jars, for the CLI tools and Connect
@@ -86,7 +87,15 @@ func runJobs(ctx context.Context, jobs []job, parallel int, mk func(i int) *env,
 			defer func() { <-sem }()
 			e := mk(i)
 			js := time.Now()
-			res := safeRun(ctx, j, e)
+			var res []Result
+			if e.sec != nil {
+				if err := e.sec.prepare(ctx, e, j.rows); err != nil {
+					res = failAll(j.rows, "setting up the security scenarios' topics: %v", err)
+				}
+			}
+			if res == nil {
+				res = safeRun(ctx, j, e)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			for _, r := range res {
@@ -265,7 +274,7 @@ func selectJobs(jobs []job, re *regexp.Regexp) []job {
 }
 
 // newEnv makes the environment of job i.
-func newEnv(root, bootstrap, tmp string, reference bool, jobs []job) func(i int) *env {
+func newEnv(root, bootstrap, tmp string, reference bool, sec *security, jobs []job) func(i int) *env {
 	// A run id keeps names apart on a broker that outlives runs (-bootstrap).
 	var id [2]byte
 	_, _ = rand.Read(id[:])
@@ -273,7 +282,7 @@ func newEnv(root, bootstrap, tmp string, reference bool, jobs []job) func(i int)
 	return func(i int) *env {
 		dir := filepath.Join(tmp, fmt.Sprintf("job%d", i))
 		_ = os.MkdirAll(dir, 0o755)
-		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name) + "-" + run, tmp: dir, reference: reference}
+		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name) + "-" + run, tmp: dir, reference: reference, sec: sec}
 	}
 }
 

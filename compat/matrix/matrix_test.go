@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +22,30 @@ func TestMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := testutil.StartBroker(t, brokerProps)
+	sec, err := newSecurity(filepath.Join(t.TempDir(), "security"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := sec.withBrokerProps(brokerProps)
+	props["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
+	props["inter.broker.listener.name"] = "PLAINTEXT"
+	n := testutil.StartBroker(t, props)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
+	addrs := n.Addrs()
+	if err := sec.setup(ctx, addrs[0], byScenario(map[string]string{"SASL_SSL": addrs[1], "SSL": addrs[2], "SASL_PLAINTEXT": addrs[3]})); err != nil {
+		t.Fatal(err)
+	}
 	jobs := allJobs(root)
+	if re := os.Getenv("SAMSA_MATRIX_CLIENTS"); re != "" {
+		jobs = selectJobs(jobs, regexp.MustCompile(re))
+	}
 	var progress strings.Builder
 	// Two clients at a time, not make compat's three: under go test -race,
 	// beside the other packages' tests on two cores, the clients' own
 	// heartbeat threads starved (one kafka-python group run stalled for
 	// 60 s with a member never assigned).
-	tab := runJobs(ctx, jobs, 2, newEnv(root, n.Addr(), t.TempDir(), false, jobs), &progress)
+	tab := runJobs(ctx, jobs, 2, newEnv(root, n.Addr(), t.TempDir(), false, sec, jobs), &progress)
 	pass, fail := tab.Counts()
 	t.Logf("against samsa in %v: %d passed, %d failed\n%s\n%s", tab.Took.Round(time.Second), pass, fail, progress.String(), tab.Markdown())
 	for _, f := range tab.Failed() {
@@ -48,9 +63,9 @@ func TestTableMarkdown(t *testing.T) {
 	}
 	got := tab.Markdown()
 	for _, want := range []string{
-		"| client | create | produce | group | group848 | admin | errors | pipeline | txn |",
-		"| a 1.0 | pass | – | – | – | – | FAIL [1] | – | – |",
-		"| b | – | – | – | – | – | – | pass | – |",
+		"| client | create | produce | group | group848 | admin | errors | pipeline | txn | sasl_ssl | mtls | sasl_plain |",
+		"| a 1.0 | pass | – | – | – | – | FAIL [1] | – | – | – | – | – |",
+		"| b | – | – | – | – | – | – | pass | – | – | – | – |",
 		"1. a 1.0 / errors: boom line two",
 	} {
 		if !strings.Contains(got, want) {

@@ -13,14 +13,14 @@ import (
 // sarama with its default configuration (protocol version 2.8), idempotent
 // where order matters.
 func saramaScenarios() goScenarios {
-	return goScenarios{
+	return addSecure(goScenarios{
 		"create":  saramaCreate,
 		"produce": saramaProduce,
 		"group":   saramaGroup,
 		"admin":   saramaAdmin,
 		"errors":  saramaErrors,
 		"txn":     saramaTxn,
-	}
+	}, saramaSecure)
 }
 
 func saramaConfig() *sarama.Config {
@@ -255,7 +255,12 @@ func (m *saramaMember) state() (int, error) {
 func startSaramaMember(ctx context.Context, e *env, group, topic string, onRecord func(*sarama.ConsumerMessage) error) (*saramaMember, error) {
 	c := saramaConfig()
 	c.Consumer.Offsets.AutoCommit.Enable = true // marked offsets, every second and on Close
-	cg, err := sarama.NewConsumerGroup([]string{e.bootstrap}, group, c)
+	return startSaramaMemberWith(ctx, []string{e.bootstrap}, c, group, topic, onRecord)
+}
+
+// startSaramaMemberWith starts a member with the configuration given.
+func startSaramaMemberWith(ctx context.Context, addrs []string, c *sarama.Config, group, topic string, onRecord func(*sarama.ConsumerMessage) error) (*saramaMember, error) {
+	cg, err := sarama.NewConsumerGroup(addrs, group, c)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ const {
 CompressionCodecs[CompressionTypes.Snappy] = require('kafkajs-snappy')
 
 const WAIT = 60000
+const SECURE = ['sasl_ssl', 'mtls', 'sasl_plain']
+const SECURE_RECORDS = 30
 const CODECS = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy }
 
 // ---- the records every client sends ----
@@ -80,10 +82,23 @@ function errorType (e) {
   return undefined
 }
 
+// security returns the denied topic and the listener and kafkajs settings
+// ({ssl, sasl}) of a security scenario, from the file compat/matrix writes
+// ($SAMSA_MATRIX_SECURITY/security.json).
+function security (scenario) {
+  const dir = process.env.SAMSA_MATRIX_SECURITY
+  if (!dir) throw new Error('SAMSA_MATRIX_SECURITY is not set')
+  const conf = JSON.parse(require('fs').readFileSync(require('path').join(dir, 'security.json'), 'utf8'))
+  return { denied: conf.denied, sc: conf.scenarios[scenario] }
+}
+
 class KafkaJS {
-  constructor (bootstrap, prefix) {
+  constructor (bootstrap, prefix, sec) {
     this.prefix = prefix
-    this.kafka = new Kafka({ clientId: 'samsa-compat', brokers: [bootstrap], logLevel: logLevel.NOTHING })
+    this.kafka = new Kafka({
+      clientId: 'samsa-compat', brokers: [bootstrap], logLevel: logLevel.NOTHING,
+      ssl: sec && sec.ssl, sasl: sec && sec.sasl
+    })
   }
 
   async withAdmin (f) {
@@ -388,7 +403,31 @@ class KafkaJS {
     }
   }
 
+  // Over the scenario's listener: 30 records, read back by a group member;
+  // a produce to the denied topic fails with TOPIC_AUTHORIZATION_FAILED.
+  async secure (scenario) {
+    const { denied, sc } = security(scenario)
+    const k = new KafkaJS(sc.bootstrap, this.prefix, sc.kafkajs)
+    const topic = `sec-${this.prefix}-${scenario}`
+    await k.produce(topic, 0, SECURE_RECORDS)
+    await k.readBack(topic, SECURE_RECORDS)
+    const p = k.kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 2 } })
+    await p.connect()
+    let e
+    try {
+      await p.send({ topic: denied, acks: -1, messages: [message(0)] })
+    } catch (err) {
+      e = err
+    } finally {
+      await p.disconnect()
+    }
+    if (!e || errorType(e) !== 'TOPIC_AUTHORIZATION_FAILED') {
+      throw new Error(`produce to ${denied} without an ACL: ${describe(e)}, want TOPIC_AUTHORIZATION_FAILED`)
+    }
+  }
+
   run (scenario) {
+    if (SECURE.includes(scenario)) return this.secure(scenario)
     const f = { create: this.create, produce: this.produceScenario, group: this.group, admin: this.adminScenario, errors: this.errors, txn: this.txn }[scenario]
     if (!f) throw new Error('unknown scenario ' + scenario)
     return f.call(this)

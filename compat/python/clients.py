@@ -16,6 +16,19 @@ import traceback
 
 WAIT = 60.0
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+SECURE = ("sasl_ssl", "mtls", "sasl_plain")
+SECURE_RECORDS = 30
+
+
+def security(scenario):
+    """The listener and client settings of a security scenario, from the file
+    compat/matrix writes ($SAMSA_MATRIX_SECURITY/security.json)."""
+    d = os.environ.get("SAMSA_MATRIX_SECURITY")
+    if not d:
+        raise AssertionError("SAMSA_MATRIX_SECURITY is not set")
+    with open(os.path.join(d, "security.json")) as f:
+        conf = json.load(f)
+    return conf["denied"], conf["scenarios"][scenario]
 
 
 # ---- the records every client sends ----
@@ -81,12 +94,12 @@ def wait_for(what, probe):
 # ---- confluent-kafka (librdkafka) ----
 
 class Confluent:
-    def __init__(self, bootstrap, prefix):
+    def __init__(self, bootstrap, prefix, sec=None):
         import confluent_kafka as ck
         from confluent_kafka import admin as cka
         self.ck, self.cka = ck, cka
-        self.bootstrap, self.prefix = bootstrap, prefix
-        self.admin = cka.AdminClient({"bootstrap.servers": bootstrap})
+        self.bootstrap, self.prefix, self.sec = bootstrap, prefix, sec or {}
+        self.admin = cka.AdminClient(dict(self.sec, **{"bootstrap.servers": bootstrap}))
 
     def create_topic(self, topic, partitions, configs=None):
         nt = self.cka.NewTopic(topic, num_partitions=partitions, replication_factor=1, config=configs or {})
@@ -101,7 +114,7 @@ class Confluent:
         wait_for(topic + " with leaders", ready)
 
     def producer(self, **extra):
-        conf = {"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5}
+        conf = dict(self.sec, **{"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5})
         conf.update(extra)
         return self.ck.Producer(conf)
 
@@ -128,8 +141,8 @@ class Confluent:
             raise AssertionError("produce: %d undelivered, errors %s" % (left, errs[:3]))
 
     def consumer(self, group, **extra):
-        conf = {"bootstrap.servers": self.bootstrap, "group.id": group, "enable.auto.commit": False,
-                "auto.offset.reset": "earliest"}
+        conf = dict(self.sec, **{"bootstrap.servers": self.bootstrap, "group.id": group, "enable.auto.commit": False,
+                                 "auto.offset.reset": "earliest"})
         conf.update(extra)
         return self.ck.Consumer(conf)
 
@@ -171,16 +184,20 @@ class Confluent:
         c = self.consumer(self.prefix + group, **extra)
         try:
             c.assign([self.ck.TopicPartition(topic, p, self.ck.OFFSET_BEGINNING) for p in range(3)])
-            rc = ReadCheck(n)
-            deadline = time.time() + WAIT
-            while not rc.done():
-                if time.time() > deadline:
-                    rc.fail()
-                m = self.poll(c, 0.2)
-                if m is not None:
-                    rc.add(m.partition(), m.offset(), m.key(), m.value(), m.headers())
+            self.drain(c, n)
         finally:
             c.close()
+
+    def drain(self, c, n):
+        """Reads n records with c, each checked."""
+        rc = ReadCheck(n)
+        deadline = time.time() + WAIT
+        while not rc.done():
+            if time.time() > deadline:
+                rc.fail()
+            m = self.poll(c, 0.2)
+            if m is not None:
+                rc.add(m.partition(), m.offset(), m.key(), m.value(), m.headers())
 
     def group(self, scenario="group", **extra):
         """The group scenario; group848 runs it with group.protocol=consumer."""
@@ -368,7 +385,27 @@ class Confluent:
             raise AssertionError("the fenced producer's transaction: %s, want a fencing error" % err)
         raise AssertionError("the fenced producer's transaction committed")
 
+    def secure(self, scenario):
+        """Over the scenario's listener: 30 records, read back by a group
+        member; a produce to the denied topic fails TOPIC_AUTHORIZATION_FAILED."""
+        denied, sc = security(scenario)
+        cl = Confluent(sc["bootstrap"], self.prefix, sc["librdkafka"])
+        topic = "sec-%s-%s" % (self.prefix, scenario)
+        cl.produce(topic, range(SECURE_RECORDS))
+        c = cl.consumer(topic + "-g")
+        try:
+            c.subscribe([topic])
+            cl.drain(c, SECURE_RECORDS)
+            c.commit(asynchronous=False)
+        finally:
+            c.close()
+        got = cl.send_error(denied, value(0), **{"message.timeout.ms": 20000})
+        if got is None or got.code() != self.ck.KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            raise AssertionError("produce to %s without an ACL: got %s, want TOPIC_AUTHORIZATION_FAILED" % (denied, got))
+
     def run(self, scenario):
+        if scenario in SECURE:
+            return self.secure(scenario)
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
          "group848": lambda: self.group("group848", **{"group.protocol": "consumer"}),
          "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
@@ -377,13 +414,15 @@ class Confluent:
 # ---- kafka-python ----
 
 class KafkaPython:
-    def __init__(self, bootstrap, prefix):
+    def __init__(self, bootstrap, prefix, sec=None):
         import kafka
         import kafka.admin as ka
         import kafka.errors as ke
         self.k, self.ka, self.ke = kafka, ka, ke
-        self.bootstrap, self.prefix = bootstrap, prefix
-        self.admin = ka.KafkaAdminClient(bootstrap_servers=bootstrap)
+        self.bootstrap, self.prefix, self.sec = bootstrap, prefix, sec or {}
+        # The security scenarios need no admin client (KafkaAdminClient
+        # connects at once).
+        self.admin = ka.KafkaAdminClient(bootstrap_servers=bootstrap) if sec is None else None
 
     def create_topic(self, topic, partitions, configs=None):
         self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1,
@@ -391,7 +430,7 @@ class KafkaPython:
 
     def producer(self, codec=None, **extra):
         return self.k.KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=5,
-                                    compression_type=codec, **extra)
+                                    compression_type=codec, **dict(self.sec, **extra))
 
     def produce(self, topic, rng, codec=None):
         p = self.producer(codec)
@@ -408,7 +447,7 @@ class KafkaPython:
         # default) ends; a shorter one bounds how long the next member waits.
         return self.k.KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
                                     auto_offset_reset="earliest", session_timeout_ms=10000,
-                                    max_poll_interval_ms=20000)
+                                    max_poll_interval_ms=20000, **self.sec)
 
     def subscribe(self, c, topic):
         c.subscribe([topic])
@@ -451,16 +490,20 @@ class KafkaPython:
             tps = [self.k.TopicPartition(topic, p) for p in range(3)]
             c.assign(tps)
             c.seek_to_beginning(*tps)
-            rc = ReadCheck(n)
-            deadline = time.time() + WAIT
-            while not rc.done():
-                if time.time() > deadline:
-                    rc.fail()
-                for _tp, rs in c.poll(timeout_ms=200).items():
-                    for r in rs:
-                        rc.add(r.partition, r.offset, r.key, r.value, r.headers)
+            self.drain(c, n)
         finally:
             c.close()
+
+    def drain(self, c, n):
+        """Reads n records with c, each checked."""
+        rc = ReadCheck(n)
+        deadline = time.time() + WAIT
+        while not rc.done():
+            if time.time() > deadline:
+                rc.fail()
+            for _tp, rs in c.poll(timeout_ms=200).items():
+                for r in rs:
+                    rc.add(r.partition, r.offset, r.key, r.value, r.headers)
 
     def group(self):
         topic, group = self.prefix + "-group", self.prefix + "-group-g"
@@ -680,7 +723,28 @@ class KafkaPython:
         finally:
             p.close(timeout=5)
 
+    def secure(self, scenario):
+        """Over the scenario's listener: 30 records, read back by a group
+        member; a produce to the denied topic fails with
+        TopicAuthorizationFailedError."""
+        denied, sc = security(scenario)
+        cl = KafkaPython(sc["bootstrap"], self.prefix, sc["kafka_python"])
+        topic = "sec-%s-%s" % (self.prefix, scenario)
+        cl.produce(topic, range(SECURE_RECORDS))
+        c = cl.consumer(topic + "-g")
+        try:
+            cl.subscribe(c, topic)
+            cl.drain(c, SECURE_RECORDS)
+            c.commit()
+        finally:
+            c.close()
+        got = cl.send_error(denied, value(0), max_block_ms=20000)
+        if not isinstance(got, self.ke.TopicAuthorizationFailedError):
+            raise AssertionError("produce to %s without an ACL: got %r, want TopicAuthorizationFailedError" % (denied, got))
+
     def run(self, scenario):
+        if scenario in SECURE:
+            return self.secure(scenario)
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
          "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
 

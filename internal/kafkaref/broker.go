@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -33,6 +34,11 @@ type Options struct {
 	// Stderr receives the broker's stdout and stderr (log4j2 at WARN); when
 	// nil they go to Dir/kafka.log.
 	Stderr io.Writer
+	// Listeners are more listeners, each named by its security protocol
+	// (SSL, SASL_PLAINTEXT, SASL_SSL), on free loopback ports; their
+	// addresses are in Broker.Listeners. Their settings (keys, SASL
+	// mechanisms, JAAS) go in Props.
+	Listeners []string
 	// Started, when set, is called with the PLAINTEXT address right after
 	// the broker's JVM has been started, before Start waits for it to
 	// answer (a benchmark times start-up from there).
@@ -49,10 +55,11 @@ var JVMOpts = []string{
 
 // Broker is one running Apache Kafka node.
 type Broker struct {
-	Addr       string // 127.0.0.1:port of the PLAINTEXT listener
-	Controller string // 127.0.0.1:port of the CONTROLLER listener
-	Dir        string // Options.Dir
-	LogPath    string // Dir/kafka.log, or "" when Options.Stderr took the output
+	Addr       string            // 127.0.0.1:port of the PLAINTEXT listener
+	Controller string            // 127.0.0.1:port of the CONTROLLER listener
+	Listeners  map[string]string // Options.Listeners' names → 127.0.0.1:port
+	Dir        string            // Options.Dir
+	LogPath    string            // Dir/kafka.log, or "" when Options.Stderr took the output
 	ClusterID  string
 
 	cmd     *exec.Cmd
@@ -78,21 +85,25 @@ func Start(ctx context.Context, libs string, o Options) (*Broker, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	ports, err := FreePorts(2)
+	ports, err := FreePorts(2 + len(o.Listeners))
 	if err != nil {
 		return nil, err
 	}
 	b := &Broker{
 		Addr:       "127.0.0.1:" + strconv.Itoa(ports[0]),
 		Controller: "127.0.0.1:" + strconv.Itoa(ports[1]),
+		Listeners:  map[string]string{},
 		Dir:        o.Dir,
 		exited:     make(chan struct{}),
+	}
+	for i, name := range o.Listeners {
+		b.Listeners[name] = "127.0.0.1:" + strconv.Itoa(ports[2+i])
 	}
 	if b.ClusterID, err = ClusterID(); err != nil {
 		return nil, err
 	}
 	propsPath := filepath.Join(o.Dir, "server.properties")
-	props := renderProps(serverProps(b.Addr, b.Controller, filepath.Join(o.Dir, "data"), o.Props))
+	props := renderProps(serverProps(b.Addr, b.Controller, filepath.Join(o.Dir, "data"), withListeners(b.Addr, b.Controller, o.Props, b.Listeners)))
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		return nil, err
 	}
@@ -187,6 +198,29 @@ func serverProps(addr, ctrl, logDir string, extra map[string]string) map[string]
 		p[k] = v
 	}
 	return p
+}
+
+// withListeners adds extra listeners (name → address, each name its own
+// security protocol) to the listener properties serverProps writes, then
+// applies props over them.
+func withListeners(addr, ctrl string, props, listeners map[string]string) map[string]string {
+	if len(listeners) == 0 {
+		return props
+	}
+	names := slices.Sorted(maps.Keys(listeners))
+	l, a, m := []string{"PLAINTEXT://" + addr, "CONTROLLER://" + ctrl}, []string{"PLAINTEXT://" + addr}, []string{"CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"}
+	for _, n := range names {
+		l = append(l, n+"://"+listeners[n])
+		a = append(a, n+"://"+listeners[n])
+		m = append(m, n+":"+n)
+	}
+	out := map[string]string{
+		"listeners":                      strings.Join(l, ","),
+		"advertised.listeners":           strings.Join(a, ","),
+		"listener.security.protocol.map": strings.Join(m, ","),
+	}
+	maps.Copy(out, props)
+	return out
 }
 
 // renderProps writes props in Java .properties syntax, sorted by key, with

@@ -166,3 +166,23 @@ func TestStartNeedsDirAndLibs(t *testing.T) {
 		t.Error("Start with an empty libs dir: no error")
 	}
 }
+
+func TestWithListenersAddsSecuredListeners(t *testing.T) {
+	if got := withListeners("a:1", "a:2", map[string]string{"x": "1"}, nil); len(got) != 1 {
+		t.Errorf("no extra listeners changed the props: %v", got)
+	}
+	got := serverProps("a:1", "a:2", "/d", withListeners("a:1", "a:2",
+		map[string]string{"listener.name.ssl.ssl.client.auth": "required"},
+		map[string]string{"SSL": "a:3", "SASL_SSL": "a:4"}))
+	for k, want := range map[string]string{
+		"listeners":                         "PLAINTEXT://a:1,CONTROLLER://a:2,SASL_SSL://a:4,SSL://a:3",
+		"advertised.listeners":              "PLAINTEXT://a:1,SASL_SSL://a:4,SSL://a:3",
+		"listener.security.protocol.map":    "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL",
+		"listener.name.ssl.ssl.client.auth": "required",
+		"inter.broker.listener.name":        "PLAINTEXT",
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+}

@@ -40,6 +40,7 @@ import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -61,6 +62,7 @@ public final class Main {
 
     final String bootstrap;
     final String prefix;
+    final Properties security = new Properties(); // the secured listener's settings, for the security scenarios
 
     Main(String bootstrap, String prefix) {
         this.bootstrap = bootstrap;
@@ -100,6 +102,7 @@ public final class Main {
             case "admin": admin(); break;
             case "errors": errors(); break;
             case "txn": txn(); break;
+            case "sasl_ssl": case "mtls": case "sasl_plain": secure(scenario); break;
             case "wc-eos":
                 // Runs until killed (TestStreamsExactlyOnce); kafka4 only.
                 Class.forName("samsa.compat.WordCount").getMethod("runEOS", String.class, String.class, String.class)
@@ -161,6 +164,7 @@ public final class Main {
     Properties common() {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap);
+        p.putAll(security);
         return p;
     }
 
@@ -567,6 +571,56 @@ public final class Main {
             return e.getCause();
         } catch (Exception e) {
             return e;
+        }
+    }
+
+    // ---- scenario 8: the secured listeners ----
+
+    /**
+     * Over the scenario's listener, with the settings compat/matrix wrote
+     * to $SAMSA_MATRIX_SECURITY/java-SCENARIO.properties (bootstrap.servers
+     * among them): 30 records to the topic sec-PREFIX-SCENARIO, read back by
+     * a group member; then a record to matrix-denied, on which the principal
+     * has no ACL, fails with TopicAuthorizationException.
+     */
+    void secure(String scenario) throws Exception {
+        String dir = System.getenv("SAMSA_MATRIX_SECURITY");
+        if (dir == null) {
+            throw new IllegalStateException("SAMSA_MATRIX_SECURITY is not set");
+        }
+        Properties sec = new Properties();
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(dir, "java-" + scenario + ".properties"))) {
+            sec.load(in);
+        }
+        Main m = new Main(sec.getProperty("bootstrap.servers"), prefix);
+        m.security.putAll(sec);
+        String topic = "sec-" + prefix + "-" + scenario;
+        try (KafkaProducer<byte[], byte[]> p = m.producer("none", Map.of())) {
+            produceAll(p, topic, 0, 30);
+            try (KafkaConsumer<byte[], byte[]> c = m.consumer(topic + "-g")) {
+                c.subscribe(Collections.singleton(topic));
+                Set<Integer> seen = new HashSet<>();
+                Map<Integer, Integer> last = new HashMap<>();
+                long deadline = System.currentTimeMillis() + WAIT_MS;
+                while (seen.size() < 30) {
+                    if (System.currentTimeMillis() > deadline) {
+                        throw new IllegalStateException("the group member read " + seen.size() + " of 30 records in " + WAIT_MS + " ms");
+                    }
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                        int i = check(r);
+                        Integer prev = last.put(r.partition(), i);
+                        if ((prev != null && prev >= i) || !seen.add(i)) {
+                            throw new IllegalStateException("partition " + r.partition() + ": record " + i + " after " + prev);
+                        }
+                    }
+                }
+                c.commitSync();
+            }
+            Throwable got = sendError(p, record("matrix-denied", 0));
+            if (!(got instanceof TopicAuthorizationException)) {
+                throw new IllegalStateException("produce to matrix-denied without an ACL: got " + describe(got)
+                        + ", want TopicAuthorizationException");
+            }
         }
     }
 
