@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"encoding/binary"
@@ -282,11 +283,14 @@ func TestSASLStateMachine(t *testing.T) {
 	c.closed("a wrong raw token")
 }
 
-// Three brokers whose inter-broker listener is SASL_SSL with SCRAM-SHA-512
-// replicate: each follower authenticates to the leaders as the user of its
-// JAAS config (the credential created once the cluster is up, as
-// kafka-configs.sh would), so acks=all produces are acknowledged only
-// once the followers fetched over TLS as that user.
+// Three brokers whose inter-broker listener is SASL_SSL with SCRAM-SHA-512,
+// with the authorizer on and no access where no ACL grants it, replicate:
+// each follower authenticates to the leaders as the user of its JAAS config
+// (the credential created once the cluster is up, as kafka-configs.sh
+// would), a super user, so acks=all produces are acknowledged only once the
+// followers fetched over TLS as that user. A client with ACLs on the topic
+// and its group produces with acks=all and reads back through its group
+// over SASL_SSL; one without them is refused with Kafka's errors.
 func TestClusterReplicatesOverSASLSSL(t *testing.T) {
 	ca := testcerts.NewCA(t, "samsa-test-ca")
 	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
@@ -302,14 +306,93 @@ func TestClusterReplicatesOverSASLSSL(t *testing.T) {
 		"ssl.keystore.key":                                      leaf.KeyPEM(t),
 		"ssl.truststore.type":                                   "PEM",
 		"ssl.truststore.certificates":                           ca.CertPEM(),
+		"authorizer.class.name":                                 "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"allow.everyone.if.no.acl.found":                        "false",
+		// The PLAINTEXT listener (User:ANONYMOUS) is the test's admin.
+		"super.users": "User:broker;User:ANONYMOUS",
 	})
 	adm := kadm.NewClient(newClusterKgo(t, c))
-	if _, err := adm.AlterUserSCRAMs(testCtx(t, 30*time.Second), nil, []kadm.UpsertSCRAM{
-		{User: "broker", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "broker-secret"},
-	}); err != nil {
+	ctx := testCtx(t, 2*time.Minute)
+	var scrams []kadm.UpsertSCRAM
+	for _, u := range []string{"broker", "alice", "mallory"} {
+		scrams = append(scrams, kadm.UpsertSCRAM{User: u, Mechanism: kadm.ScramSha512, Iterations: 4096, Password: u + "-secret"})
+	}
+	if _, err := adm.AlterUserSCRAMs(ctx, nil, scrams); err != nil {
 		t.Fatal(err)
 	}
 	replicateAcksAll(t, c, "sasl-replicated")
+
+	const topic, group = "sasl-authorized", "sasl-authorized-g"
+	createReplicatedTopic(t, c, topic, 3, 3, nil)
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Allow("User:alice").Topics(topic).Operations(kadm.OpWrite, kadm.OpRead),
+		kadm.NewACLs().Allow("User:alice").Groups(group).Operations(kadm.OpRead),
+	} {
+		res, err := adm.CreateACLs(ctx, b)
+		if err == nil {
+			for _, r := range res {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var internal []string
+	for _, n := range c.Running() {
+		internal = append(internal, n.Addrs()[1])
+	}
+	tlsOpt := kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})
+	as := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return newKgo(t, internal[0], append([]kgo.Opt{kgo.SeedBrokers(internal...), tlsOpt,
+			kgo.SASL(scram.Auth{User: user, Pass: user + "-secret"}.AsSha512Mechanism())}, opts...)...)
+	}
+	var recs []*kgo.Record
+	for i := range 30 {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 3), Value: []byte(fmt.Sprint(i))})
+	}
+	// The authorizer learns a new ACL from etcd a moment after CreateAcls.
+	alice := as("alice", kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	testutil.Eventually(t, 30*time.Second, func() error {
+		return alice.ProduceSync(ctx, recs[0]).FirstErr()
+	})
+	produceAll(t, alice, recs[1:]...)
+	for p := range int32(3) {
+		waitISR(t, c, topic, p, 3, 30*time.Second)
+	}
+	reader := as("alice", kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	for len(seen) < len(recs) && ctx.Err() == nil {
+		fs := reader.PollFetches(ctx)
+		for _, fe := range fs.Errors() {
+			if ctx.Err() == nil {
+				t.Fatalf("alice's group read: %v", fe.Err)
+			}
+		}
+		for _, r := range fs.Records() {
+			seen[string(r.Value)] = true
+		}
+	}
+	if len(seen) != len(recs) {
+		t.Fatalf("alice's group read %d of %d records", len(seen), len(recs))
+	}
+	if err := reader.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("alice commits: %v", err)
+	}
+
+	mallory := as("mallory", kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := mallory.ProduceSync(pctx, recs[0]).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("mallory's produce: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	if md, err := kadm.NewClient(mallory).Metadata(ctx, topic); !errors.Is(err, kerr.TopicAuthorizationFailed) && !errors.Is(md.Topics[topic].Err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("mallory's metadata of %s: %v %v, want TOPIC_AUTHORIZATION_FAILED", topic, err, md.Topics[topic].Err)
+	}
+	off, err := kadm.NewClient(mallory).FetchOffsets(ctx, group)
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) && !errors.Is(off.Error(), kerr.GroupAuthorizationFailed) {
+		t.Errorf("mallory's OffsetFetch of %s: %v %v, want GROUP_AUTHORIZATION_FAILED", group, err, off.Error())
+	}
 }
 
 // Kafka's Java client (the console producer and consumer of Kafka 4.4)
