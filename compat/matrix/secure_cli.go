@@ -76,10 +76,10 @@ func cliSecure(ctx context.Context, e *env, scenario string) error {
 	for i := range secRecords {
 		in.WriteString(cliLine(i) + "\n")
 	}
-	produce := func(ctx context.Context, extra ...string) (string, error) {
+	produce := func(ctx context.Context, input string, extra ...string) (string, error) {
 		args := append([]string{"--topic", topic, "--command-config", conf, "--producer-property", "acks=all",
-			"--producer-property", "client.id=" + e.prefix + "-mtls", "--producer-property", "max.block.ms=20000"}, producerProps...)
-		out, err := e.toolAt(ctx, addr, in.String(), kafkaConsoleProduce, append(args, extra...)...)
+			"--producer-property", "client.id=" + e.prefix + "-mtls"}, producerProps...)
+		out, err := e.toolAt(ctx, addr, input, kafkaConsoleProduce, append(args, extra...)...)
 		if err == nil && strings.Contains(out, "ERROR") {
 			err = fmt.Errorf("kafka-console-producer: %s", lastLines(out, 3))
 		}
@@ -88,27 +88,24 @@ func cliSecure(ctx context.Context, e *env, scenario string) error {
 	// No ACL yet: the principal may not write the topic. (Not idempotent:
 	// an idempotent producer with no Write on any topic is refused
 	// IdempotentWrite on the cluster first.)
-	if out, err := produce(ctx, "--producer-property", "enable.idempotence=false"); err == nil || !authzError.MatchString(out+err.Error()) {
+	if out, err := produce(ctx, cliLine(0)+"\n", "--producer-property", "enable.idempotence=false",
+		"--producer-property", "max.block.ms=5000"); err == nil || !authzError.MatchString(out+err.Error()) {
 		return fmt.Errorf("kafka-console-producer before kafka-acls --add: %v, want TopicAuthorizationException", err)
 	}
+	// --producer: Write, Describe and Create on the topic; --consumer:
+	// Read and Describe on it and Read on the group. kafka-acls prints the
+	// topic's ACLs after adding them.
 	p := cliPrincipal(scenario)
-	if _, err := e.tool(ctx, "", kafkaAcls, "--add", "--allow-principal", p,
-		"--operation", "Write", "--operation", "Read", "--operation", "Describe", "--topic", topic); err != nil {
-		return err
-	}
-	if _, err := e.tool(ctx, "", kafkaAcls, "--add", "--allow-principal", p, "--operation", "Read", "--group", group); err != nil {
-		return err
-	}
-	out, err := e.tool(ctx, "", kafkaAcls, "--list", "--topic", topic)
+	out, err := e.tool(ctx, "", kafkaAcls, "--add", "--allow-principal", p, "--producer", "--consumer", "--topic", topic, "--group", group)
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(out, "principal="+p) || !strings.Contains(out, "operation=WRITE") {
-		return fmt.Errorf("kafka-acls --list --topic %s: %q lacks %s's WRITE", topic, lastLines(out, 6), p)
+	if !strings.Contains(out, "principal="+p) || !strings.Contains(out, "operation=WRITE") || !strings.Contains(out, "operation=READ") {
+		return fmt.Errorf("kafka-acls --add --producer --consumer --topic %s: %q lacks %s's WRITE and READ", topic, lastLines(out, 8), p)
 	}
 	// The broker applies a new ACL a moment after CreateAcls answers.
 	if err := eventually(ctx, "kafka-console-producer with the ACL", func(ctx context.Context) error {
-		_, err := produce(ctx)
+		_, err := produce(ctx, in.String())
 		return err
 	}); err != nil {
 		return err
