@@ -11,7 +11,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -67,30 +66,13 @@ type security struct {
 	listeners map[string]string
 }
 
-// certTB lets testcerts run outside a test: its Fatal panics, and
-// newSecurity turns the panic back into an error.
-type certTB struct{ testing.TB }
-
-type certErr struct{ msg string }
-
-func (certTB) Helper()           {}
-func (certTB) Fatal(args ...any) { panic(certErr{fmt.Sprint(args...)}) }
-
 // newSecurity makes the CA and the broker's and clients' certificates.
 func newSecurity(dir string) (s *security, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			ce, ok := p.(certErr)
-			if !ok {
-				panic(p)
-			}
-			s, err = nil, errors.New(ce.msg)
-		}
-	}()
+	defer testcerts.Recover(&err)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	tb := certTB{}
+	tb := testcerts.Panicking()
 	ca := testcerts.NewCA(tb, "samsa matrix CA")
 	return &security{
 		dir:    dir,
@@ -105,7 +87,7 @@ func newSecurity(dir string) (s *security, err error) {
 // same for samsa and Kafka: PLAINTEXT (the other scenarios, and the
 // harness) is User:ANONYMOUS, a super user; everyone else needs ACLs.
 func (s *security) brokerProps() map[string]string {
-	tb := certTB{}
+	tb := testcerts.Panicking()
 	return map[string]string{
 		"ssl.keystore.type":                                     "PEM",
 		"ssl.keystore.certificate.chain":                        s.broker.CertPEM(),
@@ -146,15 +128,7 @@ type secClientConfs struct {
 // listeners are the broker's secured ones (scenario listener name →
 // address).
 func (s *security) setup(ctx context.Context, admin string, listeners map[string]string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			ce, ok := p.(certErr)
-			if !ok {
-				panic(p)
-			}
-			err = errors.New(ce.msg)
-		}
-	}()
+	defer testcerts.Recover(&err)
 	s.listeners = listeners
 	adm, done, err := franzAdminClient(&env{bootstrap: admin})
 	if err != nil {
@@ -187,7 +161,7 @@ func (s *security) setup(ctx context.Context, admin string, listeners map[string
 		return err
 	}
 
-	tb := certTB{}
+	tb := testcerts.Panicking()
 	ca := testcerts.WriteFile(tb, s.dir, "ca.pem", []byte(s.ca.CertPEM()))
 	cert := testcerts.WriteFile(tb, s.dir, "client.pem", []byte(s.client.CertPEM()))
 	key := testcerts.WriteFile(tb, s.dir, "client.key", []byte(s.client.KeyPEM(tb)))

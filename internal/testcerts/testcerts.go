@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -204,4 +205,30 @@ func WriteFile(tb testing.TB, dir, name string, data []byte) string {
 		tb.Fatal(err)
 	}
 	return p
+}
+
+// Panicking is a testing.TB for programs outside a test (the matrix, the
+// benchmark): its Fatal panics with a FatalError, which the caller
+// recovers. Only Helper and Fatal may be called on it.
+func Panicking() testing.TB { return panicTB{} }
+
+// FatalError is what Panicking's Fatal panics with.
+type FatalError struct{ Msg string }
+
+func (e FatalError) Error() string { return e.Msg }
+
+type panicTB struct{ testing.TB }
+
+func (panicTB) Helper()           {}
+func (panicTB) Fatal(args ...any) { panic(FatalError{fmt.Sprint(args...)}) }
+
+// Recover turns a FatalError panic into *err; call it deferred.
+func Recover(err *error) {
+	if p := recover(); p != nil {
+		fe, ok := p.(FatalError)
+		if !ok {
+			panic(p)
+		}
+		*err = fe
+	}
 }
