@@ -43,6 +43,7 @@ type fetchSession struct {
 	parts    map[fetchKey]*sessPart
 	order    []fetchKey   // partitions in the order they were added
 	lastUsed atomic.Int64 // unix nanoseconds
+	size     atomic.Int32 // len(parts), for the metrics without mu
 }
 
 func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch, lastEpoch int32, logStart int64) {
@@ -53,6 +54,7 @@ func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch, l
 		s.order = append(s.order, k)
 	}
 	sp.fetchOffset, sp.maxBytes, sp.leaderEpoch, sp.lastEpoch, sp.clientLogSt = offset, maxBytes, leaderEpoch, lastEpoch, logStart
+	s.size.Store(int32(len(s.parts)))
 }
 
 func (s *fetchSession) forget(k fetchKey) {
@@ -60,6 +62,7 @@ func (s *fetchSession) forget(k fetchKey) {
 		return
 	}
 	delete(s.parts, k)
+	s.size.Store(int32(len(s.parts)))
 	for i, o := range s.order {
 		if o == k {
 			s.order = append(s.order[:i], s.order[i+1:]...)
@@ -113,6 +116,17 @@ func (c *fetchSessions) get(id int32) *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[id]
+}
+
+// stats are the sessions held and the partitions in them (Kafka's
+// NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached).
+func (c *fetchSessions) stats() (sessions, partitions int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.m {
+		partitions += int(s.size.Load())
+	}
+	return len(c.m), partitions
 }
 
 func (c *fetchSessions) remove(id int32) {

@@ -32,11 +32,13 @@ var (
 	descLogStart       = gauge("kafka_log_log_logstartoffset", "Log start offset of the partition's log on this broker (LogStartOffset).", "topic", "partition")
 	descNumGroups      = gauge("kafka_coordinator_group_groupmetadatamanager_numgroups", "Consumer groups coordinated by this broker (NumGroups).")
 	descNumOffsets     = gauge("kafka_coordinator_group_groupmetadatamanager_numoffsets", "Committed offsets of the groups coordinated here (NumOffsets).")
+	descFetchSessions  = gauge("kafka_server_fetchsessioncache_numincrementalfetchsessions", "Incremental fetch sessions (KIP-227) this broker holds, consumers' and followers' (FetchSessionCache NumIncrementalFetchSessions).")
+	descFetchSessParts = gauge("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached", "Partitions in the incremental fetch sessions this broker holds (FetchSessionCache NumIncrementalFetchPartitionsCached).")
 	descGroupLag       = gauge("kafka_server_group_consumerlag", "High watermark minus the committed offset, per group and partition, for the groups coordinated here and the partitions with a replica here (samsa's own; Kafka has no broker-side lag metric).", "group", "topic", "partition")
 
 	stateDescs = []*prometheus.Desc{descLeaderCount, descPartitionCount, descUnderReplic, descUnderMinISR, descAtMinISR,
 		descOfflineReplica, descActiveCtrl, descOfflineParts, descGlobalTopics, descGlobalParts, descPartUnderRepl,
-		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag}
+		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts}
 )
 
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -91,6 +93,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	emit(descLeaderCount, float64(leaders))
+	sessions, cached := b.sessions.stats()
+	emit(descFetchSessions, float64(sessions))
+	emit(descFetchSessParts, float64(cached))
 	emit(descPartitionCount, float64(parts))
 	emit(descUnderReplic, float64(under))
 	emit(descUnderMinISR, float64(underMin))

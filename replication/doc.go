@@ -3,11 +3,15 @@
 //
 // A follower runs one Fetcher per leader broker (Manager keeps them): it
 // sends Fetch requests carrying its replica id and broker epoch (KIP-903's
-// ReplicaState), appends what comes back with logstore's AppendAsFollower,
-// keeps the leader's high watermark, and, whenever it starts following a
-// new leader epoch, first asks the leader for the end offset of its own
-// latest epoch (OffsetForLeaderEpoch, KIP-101/279) and truncates a
-// divergent tail to it — never to its own high watermark.
+// ReplicaState) in a fetch session (KIP-227: after the first, a request
+// names only the partitions whose position moved, and the answer only those
+// with news), appends what comes back with logstore's AppendAsFollower and
+// keeps the leader's high watermark. Each fetch carries the epoch of the
+// follower's last batch; a leader whose log left that epoch earlier answers
+// with where it ends (DivergingEpoch, KIP-320), and the follower cuts its
+// divergent tail there — never to its own high watermark. Only when the
+// leader cannot place that epoch does the follower ask with
+// OffsetForLeaderEpoch (KIP-101/279).
 //
 // The leader side is Leader: per partition led here, each follower's log
 // end offset, the leader's end offset at its previous fetch and the last

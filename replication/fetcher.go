@@ -122,9 +122,10 @@ func NewManager(cfg Config) *Manager {
 	return m
 }
 
-// Follow makes this broker fetch r from leader in leaderEpoch. Following a
-// new leader or epoch first truncates a divergent tail (OffsetForLeaderEpoch);
-// the same leader and epoch again changes nothing.
+// Follow makes this broker fetch r from leader in leaderEpoch. A divergent
+// tail is cut where the leader's first fetch answer says (DivergingEpoch),
+// or after an OffsetForLeaderEpoch when the leader knows none of our
+// epochs; the same leader and epoch again changes nothing.
 func (m *Manager) Follow(r *Replica, leader, leaderEpoch int32) {
 	k := key{r.Topic, r.Partition}
 	m.mu.Lock()
@@ -207,7 +208,7 @@ func (m *Manager) Positions(leader int32) []Position {
 type followed struct {
 	r         *Replica
 	epoch     int32
-	truncate  bool      // OffsetForLeaderEpoch pending
+	truncate  bool      // OffsetForLeaderEpoch pending (the leader could not place our last epoch)
 	retryAt   time.Time // after an error, the next attempt
 	hw        int64     // the leader's high watermark in the last fetch it answered; -1: none
 	throttled bool      // this fetch of it is within the follower throttle
@@ -228,12 +229,45 @@ type fetcher struct {
 	buf    []byte
 	format *kmsg.RequestFormatter
 	warned time.Time
+	sess   followerSession
+}
+
+// followerSession is this follower's side of its KIP-227 fetch session
+// with the leader, as Kafka's FetchSessionHandler: the first request (epoch
+// 0) names every partition, later ones only those whose fetch position
+// changed and those to forget, and the leader answers only the partitions
+// with news. A follower in sync on many partitions then sends and receives
+// a few bytes per fetch instead of every partition every time.
+type followerSession struct {
+	id    int32              // 0: none yet
+	epoch int32              // of the next request; 0: a full fetch
+	sent  map[key]fetchState // what the leader's session holds
+}
+
+// fetchState is what a fetch request tells the leader about one partition.
+type fetchState struct {
+	topicID     [16]byte
+	leaderEpoch int32
+	offset      int64
+	lastEpoch   int32
+	logStart    int64
+	maxBytes    int32
+}
+
+// reset makes the next fetch a full one that replaces the session (Kafka
+// closes the old one and opens a new one on the same id with epoch 0).
+func (s *followerSession) reset() {
+	s.epoch, s.sent = 0, nil
 }
 
 func (f *fetcher) add(k key, r *Replica, epoch int32) {
 	f.mu.Lock()
 	if cur := f.parts[k]; cur == nil || cur.r != r || cur.epoch != epoch {
-		f.parts[k] = &followed{r: r, epoch: epoch, truncate: true, hw: -1}
+		// Fetching at once: the leader checks our last fetched epoch and
+		// answers a divergent tail with where it ends (KIP-320), so no
+		// OffsetForLeaderEpoch round trip comes first, as Kafka's
+		// followers since 2.7 (truncation on fetch).
+		f.parts[k] = &followed{r: r, epoch: epoch, hw: -1}
 	}
 	f.mu.Unlock()
 	select {
@@ -354,6 +388,7 @@ func (f *fetcher) dial(ctx context.Context) error {
 }
 
 func (f *fetcher) closeConn() {
+	f.sess.reset()
 	if f.conn != nil {
 		f.conn.Close()
 		f.conn, f.rd = nil, nil
@@ -543,7 +578,8 @@ func (f *fetcher) truncateTo(fp *followed, target int64, now time.Time) bool {
 	return true
 }
 
-// fetch sends one Fetch for parts and appends what comes back.
+// fetch sends one Fetch for parts, in the fetch session (only what changed
+// since the last request), and appends what comes back.
 func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 	cfg := &f.m.cfg
 	req := kmsg.NewPtrFetchRequest()
@@ -554,13 +590,28 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 	req.MaxWaitMillis = int32(cfg.MaxWait / time.Millisecond)
 	req.MinBytes = cfg.MinBytes
 	req.MaxBytes = cfg.MaxBytes
-	req.SessionID, req.SessionEpoch = 0, -1
+	sess := &f.sess
+	req.SessionID, req.SessionEpoch = sess.id, sess.epoch
+	full := sess.epoch == 0
 	type sent struct {
 		fp     *followed
 		offset int64
 	}
 	sents := map[key]sent{}
+	want := make(map[key]fetchState, len(parts))
+	names := map[[16]byte]string{}
 	idx := map[[16]byte]int{}
+	addTopic := func(topics *[]kmsg.FetchRequestTopic, name string, id [16]byte) *kmsg.FetchRequestTopic {
+		i, ok := idx[id]
+		if !ok {
+			i = len(*topics)
+			idx[id] = i
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = name, id
+			*topics = append(*topics, t)
+		}
+		return &(*topics)[i]
+	}
 	now := time.Now()
 	f.mu.Lock()
 	for _, fp := range parts {
@@ -570,41 +621,70 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 		}
 		maxBytes := f.throttledMaxBytes(fp, now)
 		if maxBytes == 0 {
-			continue
-		}
-		i, ok := idx[fp.r.TopicID]
-		if !ok {
-			i = len(req.Topics)
-			idx[fp.r.TopicID] = i
-			t := kmsg.NewFetchRequestTopic()
-			t.Topic, t.TopicID = fp.r.Topic, fp.r.TopicID
-			req.Topics = append(req.Topics, t)
+			continue // forgotten by the session meanwhile
 		}
 		l := fp.r.Log
+		st := fetchState{topicID: fp.r.TopicID, leaderEpoch: fp.epoch, offset: l.EndOffset(), lastEpoch: l.LatestEpoch(),
+			logStart: l.StartOffset(), maxBytes: maxBytes}
+		want[k] = st
+		sents[k] = sent{fp, st.offset}
+		names[st.topicID] = k.topic
+		if prev, ok := sess.sent[k]; ok && !full && prev == st {
+			continue // the leader's session has it as it is
+		}
 		p := kmsg.NewFetchRequestTopicPartition()
 		p.Partition = k.part
-		p.CurrentLeaderEpoch = fp.epoch
-		p.FetchOffset = l.EndOffset()
-		p.LastFetchedEpoch = l.LatestEpoch()
-		p.LogStartOffset = l.StartOffset()
-		p.PartitionMaxBytes = maxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-		sents[k] = sent{fp, p.FetchOffset}
+		p.CurrentLeaderEpoch = st.leaderEpoch
+		p.FetchOffset = st.offset
+		p.LastFetchedEpoch = st.lastEpoch
+		p.LogStartOffset = st.logStart
+		p.PartitionMaxBytes = st.maxBytes
+		t := addTopic(&req.Topics, k.topic, st.topicID)
+		t.Partitions = append(t.Partitions, p)
 	}
 	f.mu.Unlock()
 	if len(sents) == 0 {
 		return nil
 	}
+	if !full {
+		// What the session holds and this fetch does not want (led
+		// elsewhere now, backing off, truncating) is forgotten.
+		idx = map[[16]byte]int{}
+		for k, st := range sess.sent {
+			if _, ok := want[k]; ok {
+				continue
+			}
+			i, ok := idx[st.topicID]
+			if !ok {
+				i = len(req.ForgottenTopics)
+				idx[st.topicID] = i
+				ft := kmsg.NewFetchRequestForgottenTopic()
+				ft.Topic, ft.TopicID = k.topic, st.topicID
+				req.ForgottenTopics = append(req.ForgottenTopics, ft)
+			}
+			req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, k.part)
+		}
+	}
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	if err := f.roundTrip(ctx, req, resp, cfg.MaxWait); err != nil {
 		return err
 	}
-	if resp.ErrorCode != 0 {
+	switch resp.ErrorCode {
+	case 0:
+	case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code:
+		// The leader lost or evicted the session (a restart, a full
+		// cache): start over with a full fetch at once.
+		sess.id = 0
+		sess.reset()
+		return nil
+	default:
 		return fmt.Errorf("fetch: %w", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	names := map[[16]byte]string{}
-	for _, t := range req.Topics {
-		names[t.TopicID] = t.Topic
+	if resp.SessionID == 0 {
+		sess.id = 0 // the leader keeps no session: every fetch is full
+		sess.reset()
+	} else {
+		sess.id, sess.epoch, sess.sent = resp.SessionID, nextSessionEpoch(sess.epoch), want
 	}
 	now = time.Now()
 	f.mu.Lock()
@@ -624,6 +704,15 @@ func (f *fetcher) fetch(ctx context.Context, parts []*followed) error {
 		}
 	}
 	return nil
+}
+
+// nextSessionEpoch is the fetch session epoch after e, wrapping past
+// MaxInt32 to 1 (0 opens a session).
+func nextSessionEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
 }
 
 // throttledMaxBytes is what fp's fetch may ask for: replica.fetch.max.bytes,
