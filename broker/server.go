@@ -323,7 +323,8 @@ func (b *Broker) Start() (err error) {
 	}
 	if addr := b.settings.HTTPListener; addr != "" {
 		bootstrap, mechanism := b.consoleBootstrap()
-		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: bootstrap, SASLMechanism: mechanism, Logger: b.log})
+		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: bootstrap, SASLMechanism: mechanism,
+			Pprof: b.settings.HTTPPprof, Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,7 +33,10 @@ type Config struct {
 	// users to log in (HTTP Basic) and talks to Kafka as each of them
 	// (login.go).
 	SASLMechanism string
-	Logger        *slog.Logger
+	// Pprof also serves net/http/pprof's profiles at /debug/pprof/
+	// (samsa.http.pprof).
+	Pprof  bool
+	Logger *slog.Logger
 }
 
 // Server is a running HTTP listener.
@@ -59,6 +63,13 @@ func Start(cfg Config) (*Server, error) {
 		ErrorLog:      slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
+	if cfg.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	s.api.routes(mux)
 	mux.Handle("GET /", s.api.requireLogin(consoleHandler()))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -32,6 +32,7 @@ type BrokerSettings struct {
 	Sendfile      bool     `prop:"samsa.fetch.sendfile"`
 	HTTPListener  string   `prop:"samsa.http.listener"` // "": no HTTP
 	FaultFile     string   `prop:"samsa.test.fault.file"`
+	HTTPPprof     bool     `prop:"samsa.http.pprof"`
 
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
