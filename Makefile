@@ -17,6 +17,8 @@ SERVEFLAGS ?=
 # make bench BENCH_QUICK=1 (about three minutes); more flags with BENCHFLAGS='-rounds 5 -v'
 BENCH_QUICK ?=
 BENCHFLAGS  ?=
+# the scale cases of make bench: make bench SCALEFLAGS='-sections partitions -partitions 10000'
+SCALEFLAGS  ?=
 # make fuzz FUZZTIME=5m
 FUZZTIME   ?= 30s
 # make test TESTFLAGS='-run TestFoo -v'
@@ -166,6 +168,7 @@ fuzz:
 ## bench: samsa against Apache Kafka, side by side (not part of make test)
 bench:
 	$(GO) run ./bench $(if $(filter-out 0,$(BENCH_QUICK)),-quick) $(BENCHFLAGS)
+	$(GO) run ./bench -scale $(if $(filter-out 0,$(BENCH_QUICK)),-quick) $(SCALEFLAGS)
 
 clean:
 	rm -rf bin

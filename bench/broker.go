@@ -62,8 +62,9 @@ func firstAck(ctx context.Context, addr string, t0 time.Time) (time.Duration, er
 
 // startSamsa runs `samsa serve` with a fresh log dir under dir on a free
 // loopback port and measures its start to first acknowledged produce. With
-// profileOut set, bin is bench/pprofsamsa, which writes its profiles there.
-func startSamsa(ctx context.Context, bin, dir, profileOut string) (*broker, error) {
+// profileOut set, bin is bench/pprofsamsa, which writes its profiles there;
+// with cpus set, it runs under taskset(1) on those CPUs (GOMAXPROCS follows).
+func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string) (*broker, error) {
 	ports, err := kafkaref.FreePorts(1)
 	if err != nil {
 		return nil, err
@@ -79,10 +80,14 @@ func startSamsa(ctx context.Context, bin, dir, profileOut string) (*broker, erro
 	}
 	// The first rebalance of a new group is not delayed, as kafkaref sets
 	// for Kafka (ConsumerPerformance joins a fresh group every run).
-	cmd := exec.Command(bin, append(args,
+	args = append(args,
 		"--override", "listeners=PLAINTEXT://"+addr,
 		"--override", "log.dirs="+logDir,
-		"--override", "group.initial.rebalance.delay.ms=0")...)
+		"--override", "group.initial.rebalance.delay.ms=0")
+	cmd := exec.Command(bin, args...)
+	if cpus != "" {
+		cmd = exec.Command("taskset", append([]string{"-c", cpus, bin}, args...)...) // taskset execs bin: same pid
+	}
 	cmd.Dir = dir
 	t0 := time.Now()
 	p, err := startProc("samsa", addr, filepath.Join(dir, "samsa.log"), cmd)
@@ -99,8 +104,9 @@ func startSamsa(ctx context.Context, bin, dir, profileOut string) (*broker, erro
 }
 
 // startKafka runs Apache Kafka (KRaft, one node, 1 GiB heap) with its log dir
-// under dir and measures its JVM's start to first acknowledged produce.
-func startKafka(ctx context.Context, libs, dir string) (*broker, error) {
+// under dir and measures its JVM's start to first acknowledged produce; with
+// cpus set, under taskset(1) on those CPUs.
+func startKafka(ctx context.Context, libs, dir, cpus string) (*broker, error) {
 	type ack struct {
 		d   time.Duration
 		err error
@@ -111,6 +117,7 @@ func startKafka(ctx context.Context, libs, dir string) (*broker, error) {
 	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{
 		Dir:    dir,
 		HeapMB: 1024,
+		CPUs:   cpus,
 		Started: func(addr string) {
 			t0 := time.Now()
 			go func() {

@@ -51,6 +51,10 @@ type loadSpec struct {
 	rate          float64 // records/s, 0 for unpaced
 	txn           int64   // produce: records per transaction (kgo only), 0 for none
 	readCommitted bool    // consume at read_committed (kgo only)
+	compression   string  // produce (kgo): the batch codec, "" for none
+	clients       int     // produce (kgo): producers sharing the records, 0 for one
+	roundRobin    bool    // produce (kgo): every partition in turn
+	cpus          string  // run the client under taskset(1) on these CPUs
 }
 
 // tools are the load generators' locations.
@@ -82,6 +86,15 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 			args = []string{"produce", "-acks", s.acks, "-linger", s.linger, "-rate", strconv.FormatFloat(s.rate, 'f', -1, 64)}
 			if s.txn > 0 {
 				args = append(args, "-txn-records", strconv.FormatInt(s.txn, 10))
+			}
+			if s.compression != "" {
+				args = append(args, "-compression", s.compression)
+			}
+			if s.clients > 1 {
+				args = append(args, "-clients", strconv.Itoa(s.clients))
+			}
+			if s.roundRobin {
+				args = append(args, "-round-robin")
 			}
 		case s.readCommitted:
 			args = append(args, "-read-committed")
@@ -128,6 +141,9 @@ func (t tools) runLoad(ctx context.Context, s loadSpec, timeout time.Duration) (
 	cmd, err := t.command(ctx, s)
 	if err != nil {
 		return runResult{}, err
+	}
+	if s.cpus != "" {
+		cmd = exec.CommandContext(ctx, "taskset", append([]string{"-c", s.cpus, cmd.Path}, cmd.Args[1:]...)...)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

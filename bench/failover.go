@@ -36,9 +36,15 @@ import (
 
 // failoverCluster is three brokers the failover case can kill.
 type failoverCluster struct {
-	addrs []string
-	kill  func(id int32)
-	stop  func()
+	addrs     []string
+	httpAddrs []string // samsa's: metrics and /debug/pprof/
+	kill      func(id int32)
+	stop      func()
+	// pids are the running brokers' processes.
+	pids func() []int
+	// restart stops every broker (SIGTERM) and starts them again on their
+	// data, returning when the processes were started.
+	restart func() (time.Time, error)
 }
 
 type failoverResult struct {
@@ -60,23 +66,55 @@ func runFailover(ctx context.Context, cfg config, samsaBin string, withSamsa, wi
 		out = append(out, r)
 	}
 	if withKafka {
-		nodes, err := kafkaref.StartCluster(ctx, cfg.tools.libs, 3, kafkaref.Options{Dir: filepath.Join(cfg.tmp, "failover-kafka"), HeapMB: 512})
+		c, err := startKafkaCluster(ctx, cfg.tools.libs, filepath.Join(cfg.tmp, "failover-kafka"))
 		r := failoverResult{name: "kafka", err: err}
 		if err == nil {
-			c := &failoverCluster{kill: func(id int32) { nodes[id-1].Kill() }, stop: func() {
-				for _, n := range nodes {
-					_ = n.Stop(10 * time.Second)
-				}
-			}}
-			for _, n := range nodes {
-				c.addrs = append(c.addrs, n.Addr)
-			}
 			r.elected, r.worstGap, r.err = measureFailover(ctx, c)
 			c.stop()
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// startKafkaCluster runs three Apache Kafka KRaft nodes in combined mode,
+// 512 MiB heap each.
+func startKafkaCluster(ctx context.Context, libs, dir string) (*failoverCluster, error) {
+	o := kafkaref.Options{Dir: dir, HeapMB: 512}
+	nodes, err := kafkaref.StartCluster(ctx, libs, 3, o)
+	if err != nil {
+		return nil, err
+	}
+	c := &failoverCluster{kill: func(id int32) { nodes[id-1].Kill() }, stop: func() {
+		for _, n := range nodes {
+			_ = n.Stop(30 * time.Second)
+		}
+	}}
+	c.pids = func() []int {
+		var out []int
+		for _, n := range nodes {
+			select {
+			case <-n.Exited():
+			default:
+				out = append(out, n.Pid())
+			}
+		}
+		return out
+	}
+	c.restart = func() (time.Time, error) {
+		c.stop()
+		t0 := time.Now()
+		for _, n := range nodes {
+			if err := n.Relaunch(libs, o); err != nil {
+				return t0, err
+			}
+		}
+		return t0, nil
+	}
+	for _, n := range nodes {
+		c.addrs = append(c.addrs, n.Addr)
+	}
+	return c, nil
 }
 
 // startSamsaCluster runs an etcd in this process and three samsa
@@ -86,7 +124,7 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 	if err != nil {
 		return nil, err
 	}
-	ports, err := kafkaref.FreePorts(3)
+	ports, err := kafkaref.FreePorts(6)
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -103,44 +141,80 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 			cmds[id-1] = nil
 		}
 	}
-	c.stop = func() {
-		for id := range int32(3) {
-			mu.Lock()
-			cmd := cmds[id]
-			mu.Unlock()
+	stopBrokers := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, cmd := range cmds {
 			if cmd != nil {
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				_ = cmd.Wait()
+				cmds[id] = nil
 			}
 		}
+	}
+	c.stop = func() {
+		stopBrokers()
 		e.Close()
 	}
-	for i := range 3 {
-		addr := "127.0.0.1:" + strconv.Itoa(ports[i])
-		c.addrs = append(c.addrs, addr)
+	c.pids = func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []int
+		for _, cmd := range cmds {
+			if cmd != nil {
+				out = append(out, cmd.Process.Pid)
+			}
+		}
+		return out
+	}
+	launch := func(i int) error {
 		data := filepath.Join(dir, "node"+strconv.Itoa(i+1))
 		if err := os.MkdirAll(data, 0o755); err != nil {
-			c.stop()
-			return nil, err
+			return err
 		}
 		cmd := exec.CommandContext(ctx, bin, "serve", "--log-level", "warn",
 			"--override", "node.id="+strconv.Itoa(i+1),
-			"--override", "listeners=PLAINTEXT://"+addr,
+			"--override", "listeners=PLAINTEXT://"+c.addrs[i],
 			"--override", "log.dirs="+data,
-			"--override", "etcd.endpoints="+strings.Join(e.Endpoints(), ","))
-		logf, err := os.Create(filepath.Join(data, "samsa.log"))
+			"--override", "etcd.endpoints="+strings.Join(e.Endpoints(), ","),
+			// Profiles on the side (go tool pprof http://.../debug/pprof/profile).
+			"--override", "samsa.http.listener="+c.httpAddrs[i],
+			"--override", "samsa.http.pprof=true")
+		logf, err := os.OpenFile(filepath.Join(data, "samsa.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			c.stop()
-			return nil, err
+			return err
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			logf.Close()
+		err = cmd.Start()
+		logf.Close()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		cmds[i] = cmd
+		mu.Unlock()
+		return nil
+	}
+	c.restart = func() (time.Time, error) {
+		stopBrokers()
+		t0 := time.Now()
+		for i := range 3 {
+			if err := launch(i); err != nil {
+				return t0, err
+			}
+		}
+		return t0, nil
+	}
+	for i := range 3 {
+		c.addrs = append(c.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))
+		c.httpAddrs = append(c.httpAddrs, "127.0.0.1:"+strconv.Itoa(ports[3+i]))
+	}
+	progress("samsa cluster at %v, profiles at http://%v/debug/pprof/", c.addrs, c.httpAddrs)
+	for i := range 3 {
+		if err := launch(i); err != nil {
 			c.stop()
 			return nil, err
 		}
-		logf.Close()
-		cmds[i] = cmd
 	}
 	if err := waitBrokers(ctx, c.addrs, 3); err != nil {
 		c.stop()

@@ -28,6 +28,12 @@
 //
 //	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-sections produce,consume,latency,fanin,txn]
 //	               [-samsa-bin PATH] [-keep] [-v] [-profile DIR]
+//	go run ./bench -scale [-quick] [-only samsa|kafka] [-sections pinned,compressed,connections,cluster,partitions]
+//	go run ./bench -failover
+//
+// -scale runs the cases of scale.go instead of the rounds: a broker pinned
+// to one core, compressed produce, many connections, three brokers RF3, and
+// 1,000 and 10,000 partitions.
 //
 // -samsa-bin measures a samsa binary built elsewhere (another commit, for a
 // before and after) instead of building ./cmd/samsa; samsa-bench is still
@@ -57,6 +63,7 @@ type config struct {
 	tmp     string
 	tools   tools
 	verbose bool
+	keep    bool // -keep: the data and logs of every run stay
 }
 
 func main() {
@@ -71,6 +78,8 @@ func run() int {
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
 	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin, txn (consume and latency need produce)")
 	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
+	scale := flag.Bool("scale", false, "run only the scale cases (scale.go): "+strings.Join(scaleSections, ", ")+"; -sections picks among them")
+	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
 	flag.Parse()
@@ -92,8 +101,17 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg := config{plan: makePlan(*quick, *rounds), verbose: *verbose}
-	if err := cfg.plan.only(*sectionList); err != nil {
+	cfg := config{plan: makePlan(*quick, *rounds), verbose: *verbose, keep: *keep}
+	sp := makeScalePlan(*quick)
+	onlySections := cfg.plan.only
+	if *scale {
+		onlySections = sp.only
+	}
+	if err := sp.partitionCounts(*manyParts); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	if err := onlySections(*sectionList); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 2
 	}
@@ -148,6 +166,17 @@ func run() int {
 		}
 		return 0
 	}
+	if *scale {
+		rs := runScale(ctx, cfg, sp, samsaBin, withSamsa, withKafka)
+		printScale(os.Stdout, rs, res.samsaVersion)
+		if ctx.Err() != nil {
+			return 130
+		}
+		if rs.samsaFailed() {
+			return 1
+		}
+		return 0
+	}
 	progress("machine limits")
 	res.limits, res.limitsErr = measureLimits(cfg.tmp, cfg.plan.limitBytes, time.Duration(cfg.plan.limitSeconds*float64(time.Second)))
 	res.loadStart = loadAvg()
@@ -164,9 +193,9 @@ func run() int {
 		if *profile != "" {
 			profileOut = filepath.Join(*profile, fmt.Sprintf("samsa-%d", round))
 		}
-		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir, profileOut) }
+		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir, profileOut, "") }
 		if name == "kafka" {
-			start = func() (*broker, error) { return startKafka(ctx, cfg.tools.libs, dir) }
+			start = func() (*broker, error) { return startKafka(ctx, cfg.tools.libs, dir, "") }
 		}
 		if err := runRound(ctx, cfg, res, name, round, start); err != nil {
 			progress("%s round %d: %v", name, round, err)

@@ -152,19 +152,28 @@ func (p *plan) only(list string) error {
 	if list == "" {
 		return nil
 	}
-	want := map[string]bool{}
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		if !slices.Contains(sections, s) {
-			return fmt.Errorf("-sections: %q is not one of %s", s, strings.Join(sections, ","))
-		}
-		want[s] = true
+	want, err := pickSections(list, sections)
+	if err != nil {
+		return err
 	}
 	if (want["consume"] || want["latency"]) && !want["produce"] {
 		return errors.New("-sections: consume and latency need produce")
 	}
 	p.sections = want
 	return nil
+}
+
+// pickSections parses a -sections list of names from all.
+func pickSections(list string, all []string) (map[string]bool, error) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(all, s) {
+			return nil, fmt.Errorf("-sections: %q is not one of %s", s, strings.Join(all, ","))
+		}
+		want[s] = true
+	}
+	return want, nil
 }
 
 // recordsFor is how many records of p.size make up bytes.

@@ -2,8 +2,9 @@
 // broker, the counterpart of Apache Kafka's ProducerPerformance and
 // ConsumerPerformance in `make bench`.
 //
-//	samsa-bench produce -brokers HOST:PORT -topic T -records N [-size 1024] [-acks all|1|0]
-//	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N] [-json]
+//	samsa-bench produce -brokers HOST:PORT[,...] -topic T -records N [-size 1024] [-acks all|1|0]
+//	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N]
+//	                    [-compression none|gzip|snappy|lz4|zstd] [-clients N] [-round-robin] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
 //	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-broker-pid PID] [-fetch-min-bytes N] [-json]
 //
@@ -12,7 +13,13 @@
 // start + i/rate), and reports throughput and each record's latency from the
 // Produce call to its acknowledgement. Every other client setting is kgo's
 // default, except that acks other than all turn idempotence off, as they
-// must. consume reads the topic from the start with a direct (group-less)
+// must. With -compression the batches are compressed and the values are
+// text (random words, about 4:1 under zstd) instead of random bytes; with
+// -clients N, N producers (each its own client and connections) write the
+// records between them at -rate in all; -round-robin spreads the records
+// over every partition in turn instead of kgo's sticky partitioning; a
+// -topic of several names, comma-separated, takes the records in turn.
+// consume reads the topic from the start with a direct (group-less)
 // consumer until it has N records (more are ignored), checking that every partition's offsets
 // run 0,1,2,... and every value has -size bytes. fanin consumes every
 // partition of an empty topic with one direct consumer while a producer
@@ -36,6 +43,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -91,16 +99,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	brokerPID := fs.Int("broker-pid", 0, "fanin: report this process's CPU time (/proc) over the measured records")
 	txnRecords := fs.Int64("txn-records", 0, "produce: write in transactions of this many records, each committed (acks=all)")
 	readCommitted := fs.Bool("read-committed", false, "consume: read at read_committed")
+	compression := fs.String("compression", "none", "produce: batch compression: none, gzip, snappy, lz4 or zstd (values are then compressible text)")
+	clients := fs.Int("clients", 1, "produce: this many producers, each with its own client, sharing -records and -rate")
+	roundRobin := fs.Bool("round-robin", false, "produce: every partition in turn (kgo's round-robin partitioner)")
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if *topic == "" || *records < 1 || *size < 0 || *size > 10<<20 || *rate < 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "samsa-bench: need -topic, -records >= 1, 0 <= -size <= 10 MiB, -rate >= 0, no arguments")
+	if *topic == "" || *records < 1 || *size < 0 || *size > 10<<20 || *rate < 0 || *clients < 1 || *clients > 10000 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "samsa-bench: need -topic, -records >= 1, 0 <= -size <= 10 MiB, -rate >= 0, 1 <= -clients <= 10000, no arguments")
 		return 2
 	}
+	seeds := strings.Split(*brokers, ",")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -113,27 +125,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch op {
 	case "produce":
 		var opts []kgo.Opt
+		var values func() []byte
 		opts, err = produceOpts(*acks, *linger)
-		if err == nil && *partitions > 0 {
-			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
+		if err == nil {
+			var codec kgo.CompressionCodec
+			if codec, values, err = compressionOpt(*compression, *size); err == nil {
+				opts = append(opts, kgo.ProducerBatchCompression(codec))
+			}
 		}
-		opts = append(opts, kgo.SeedBrokers(*brokers), kgo.DefaultProduceTopic(*topic))
+		if err == nil && *partitions > 0 {
+			err = ensureTopic(ctx, seeds[0], *topic, int32(*partitions))
+		}
+		topics := strings.Split(*topic, ",")
+		opts = append(opts, kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topics[0]))
+		if *roundRobin {
+			opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+		}
 		switch {
 		case err != nil:
 		case *txnRecords > 0:
 			res, err = produceTxn(ctx, opts, *records, *size, *txnRecords)
 		default:
-			res, err = produce(ctx, opts, *records, *size, *rate)
+			res, err = produce(ctx, opts, topics, *records, *size, *rate, *clients, values)
 		}
 	case "fanin":
 		if *partitions > 0 {
-			err = ensureTopic(ctx, *brokers, *topic, int32(*partitions))
+			err = ensureTopic(ctx, seeds[0], *topic, int32(*partitions))
 		}
 		if err == nil {
-			res, err = fanin(ctx, *brokers, *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
+			res, err = fanin(ctx, seeds[0], *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
 		}
 	case "consume":
-		opts := []kgo.Opt{kgo.SeedBrokers(*brokers), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+		opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
 		if *readCommitted {
 			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 		}
@@ -164,8 +187,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// produceOpts are kgo's defaults except the acks asked for, no compression,
-// and the linger when one is given.
+// produceOpts are kgo's defaults except the acks asked for, no compression
+// (compressionOpt may set one), and the linger when one is given.
 func produceOpts(acks, linger string) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}
 	switch acks {
@@ -209,18 +232,30 @@ func ensureTopic(ctx context.Context, broker, topic string, partitions int32) er
 	return nil
 }
 
-func produce(ctx context.Context, opts []kgo.Opt, n int64, size int, rate float64) (Result, error) {
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return Result{}, err
+// produce writes n records with clients producers, record i by producer
+// i%clients to topics[i%len(topics)], each paced at rate/clients when rate
+// is set; values returns each record's value (nil: one random payload for
+// all).
+func produce(ctx context.Context, opts []kgo.Opt, topics []string, n int64, size int, rate float64, clients int, values func() []byte) (Result, error) {
+	clients = int(min(int64(clients), n))
+	cls := make([]*kgo.Client, clients)
+	for i := range cls {
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return Result{}, err
+		}
+		defer cl.Close()
+		// Connect and learn the topic before the clock starts.
+		if err := cl.Ping(ctx); err != nil {
+			return Result{}, fmt.Errorf("ping: %w", err)
+		}
+		cls[i] = cl
 	}
-	defer cl.Close()
-	// Connect and learn the topic before the clock starts.
-	if err := cl.Ping(ctx); err != nil {
-		return Result{}, fmt.Errorf("ping: %w", err)
+	if values == nil {
+		payload := make([]byte, size)
+		_, _ = rand.Read(payload)
+		values = func() []byte { return payload }
 	}
-	payload := make([]byte, size)
-	_, _ = rand.Read(payload)
 
 	lat := make([]time.Duration, n)
 	var (
@@ -228,30 +263,38 @@ func produce(ctx context.Context, opts []kgo.Opt, n int64, size int, rate float6
 		errOnce  sync.Once
 		firstErr error
 		failed   atomic.Bool
+		issuers  sync.WaitGroup
 	)
 	start := time.Now()
-	for i := range n {
-		if failed.Load() || ctx.Err() != nil {
-			break
-		}
-		if rate > 0 {
-			due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-			if d := time.Until(due); d > 0 {
-				time.Sleep(d)
+	for c, cl := range cls {
+		issuers.Add(1)
+		go func() {
+			defer issuers.Done()
+			for i := int64(c); i < n; i += int64(clients) {
+				if failed.Load() || ctx.Err() != nil {
+					break
+				}
+				if rate > 0 {
+					due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+				}
+				wg.Add(1)
+				t0 := time.Now()
+				cl.Produce(ctx, &kgo.Record{Topic: topics[i%int64(len(topics))], Value: values()}, func(_ *kgo.Record, err error) {
+					defer wg.Done()
+					if err != nil {
+						errOnce.Do(func() { firstErr = fmt.Errorf("record %d: %w", i, err) })
+						failed.Store(true)
+						return
+					}
+					lat[i] = time.Since(t0)
+				})
 			}
-		}
-		wg.Add(1)
-		t0 := time.Now()
-		cl.Produce(ctx, &kgo.Record{Value: payload}, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				errOnce.Do(func() { firstErr = fmt.Errorf("record %d: %w", i, err) })
-				failed.Store(true)
-				return
-			}
-			lat[i] = time.Since(t0)
-		})
+		}()
 	}
+	issuers.Wait()
 	wg.Wait()
 	elapsed := time.Since(start)
 	if firstErr != nil {

@@ -39,6 +39,10 @@ type Options struct {
 	// addresses are in Broker.Listeners. Their settings (keys, SASL
 	// mechanisms, JAAS) go in Props.
 	Listeners []string
+	// CPUs, when set, runs the JVM under taskset(1) with this CPU list
+	// ("0", "0-1"): a benchmark pins the broker to a core of its own, and
+	// the JVM then sizes its GC and compiler threads to it.
+	CPUs string
 	// Started, when set, is called with the PLAINTEXT address right after
 	// the broker's JVM has been started, before Start waits for it to
 	// answer (a benchmark times start-up from there).
@@ -138,7 +142,12 @@ func (b *Broker) launch(libs string, o Options, propsPath string) error {
 	var err error
 	heap := strconv.Itoa(o.HeapMB) + "m"
 	opts := append([]string{"-Xmx" + heap, "-Xms" + heap}, JVMOpts...)
-	cmd := exec.Command("java", javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})...)
+	args := javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})
+	cmd := exec.Command("java", args...)
+	if o.CPUs != "" {
+		// taskset execs java: the pid stays the JVM's.
+		cmd = exec.Command("taskset", append([]string{"-c", o.CPUs, "java"}, args...)...)
+	}
 	_ = writeLog4j2(libs)
 	cmd.Dir = o.Dir
 	out := o.Stderr

@@ -129,6 +129,23 @@ func (b *Broker) waitBrokers(ctx context.Context, n int) error {
 	}
 }
 
+// Relaunch starts an exited node of StartCluster again on its own
+// directory and ports (the data kept, nothing formatted), with o's heap,
+// CPUs and Started; the caller waits for it to serve.
+func (b *Broker) Relaunch(libs string, o Options) error {
+	select {
+	case <-b.exited:
+	default:
+		return fmt.Errorf("kafkaref: node at %s still runs", b.Addr)
+	}
+	if o.HeapMB <= 0 {
+		o.HeapMB = 1024
+	}
+	o.Dir = b.Dir
+	b.exited, b.waitErr, b.logFile = make(chan struct{}), nil, nil
+	return b.launch(libs, o, filepath.Join(b.Dir, "server.properties"))
+}
+
 // Kill sends SIGKILL to the node's process group and waits for it.
 func (b *Broker) Kill() {
 	select {
