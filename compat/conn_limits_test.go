@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,4 +165,35 @@ func TestMaxConnectionCreationRate(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// connections.max.idle.ms: a connection that sends nothing is closed once
+// it has idled that long, and so is a slowloris peer that trickles a
+// request a byte at a time: the whole request must arrive within it.
+func TestConnectionsMaxIdle(t *testing.T) {
+	addr := limitsBroker(t, map[string]string{"connections.max.idle.ms": "1000"})
+	idle := admDial(t, addr)
+	apiVersions(t, idle)
+	slow := admDial(t, addr)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		frame := []byte{0, 0, 0, 100, 0, 18, 0, 3} // a 100-byte ApiVersions, never finished
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := slow.c.Write(frame[i%len(frame) : i%len(frame)+1]); err != nil {
+				return
+			}
+		}
+	}()
+	for name, c := range map[string]*admConn{"idle": idle, "slowloris": slow} {
+		c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := c.c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("%s connection: read %v, want it closed by the broker", name, err)
+		}
+	}
 }
