@@ -120,6 +120,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 	if len(waits) > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 		defer cancel()
+		defer func(start time.Time) { r.parked += time.Since(start) }(time.Now())
 		for _, w := range waits {
 			rp := &resp.Topics[w.ti].Partitions[w.pi]
 			switch err := b.replicas.AwaitHW(wctx, w.p, w.need); {

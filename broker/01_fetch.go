@@ -181,7 +181,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	if size, errs := b.readFetch(parts, maxBytes, byID); size < int64(req.MinBytes) && !errs && req.MaxWaitMillis > 0 && len(parts) > 0 {
+		parked := time.Now()
 		b.awaitFetch(ctx, parts, maxBytes, byID, size, int64(req.MinBytes), deadline)
+		r.parked += time.Since(parked)
 	}
 	if replicaID < 0 {
 		// consumer_byte_rate: a client over its quota gets an empty

@@ -8,7 +8,8 @@ package broker
 // controller_mutation_rate on CreateTopics, CreatePartitions and
 // DeleteTopics (KIP-599: THROTTLING_QUOTA_EXCEEDED per topic from v6/v3/v5,
 // throttled before); each with throttle_time_ms and the connection muted
-// that long (KIP-219). request_percentage is stored, not enforced.
+// that long (KIP-219); request_percentage on the time a request's handler
+// works (requestQuota).
 // Describe needs DescribeConfigs on the cluster, Alter needs AlterConfigs.
 
 import (
@@ -113,6 +114,42 @@ func (b *Broker) throttle(r *request, key string, value int) int32 {
 	t := b.quotas.Record(key, user, client, float64(value), time.Now())
 	r.throttle = max(r.throttle, t)
 	return int32(t / time.Millisecond)
+}
+
+// requestQuota counts the time r's handler worked (took, less the time
+// it waited for a long poll or acks=all) against request_percentage, as
+// Kafka counts request handler thread time: percent of one thread over
+// the quota window. A client over it is throttled (muted, and told in the
+// response's throttle_time_ms, which a Fetch, encoded already, does not
+// carry). Not counted, as Kafka exempts them or parks them apart from the
+// handler's work: brokers' cluster-action requests (replica fetches,
+// WriteTxnMarkers) and the rebalance waits of JoinGroup and SyncGroup.
+func (b *Broker) requestQuota(r *request, resp kmsg.Response, took time.Duration) {
+	switch req := r.body.(type) {
+	case *kmsg.JoinGroupRequest, *kmsg.SyncGroupRequest, *kmsg.WriteTxnMarkersRequest:
+		return
+	case *kmsg.FetchRequest:
+		if req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0) {
+			return
+		}
+	}
+	work := took - r.parked
+	if work <= 0 || resp == nil {
+		return
+	}
+	user, client := quotaIdentity(r)
+	t := b.quotas.Record(security.RequestPercentage, user, client, work.Seconds()*100, time.Now())
+	if t <= 0 {
+		return
+	}
+	r.throttle = max(r.throttle, t)
+	if tr, ok := resp.(interface {
+		kmsg.ThrottleResponse
+		kmsg.SetThrottleResponse
+	}); ok {
+		cur, _ := tr.Throttle()
+		tr.SetThrottle(max(cur, int32(t/time.Millisecond)))
+	}
 }
 
 // quotaIdentity is the user and client id r's quotas are found by.

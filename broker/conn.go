@@ -24,6 +24,7 @@ type request struct {
 	times     *reqTimes     // the request's times, for the metrics; dispatch sets start
 	size      int           // the request's frame size
 	throttle  time.Duration // quota throttle: the connection reads nothing more for this long
+	parked    time.Duration // how long the handler waited (long poll, acks=all), not working
 }
 
 // errCloseConn asks the connection loop to close without a response, as

@@ -252,3 +252,40 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Errorf("CreateTopics v5 over the quota: throttle_time_ms %d, want about 7000", cr.ThrottleMillis)
 	}
 }
+
+// request_percentage: a client whose requests take more of the broker's
+// time than its quota (here 0.01% of one thread) is told throttle_time_ms
+// and muted; another client is not.
+func TestRequestPercentageQuota(t *testing.T) {
+	addr := testutil.StartBroker(t, nil).Addr()
+	adm := newAdmin(t, addr)
+	ctx := testCtx(t, 60*time.Second)
+	if _, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{
+		Entity: []kadm.ClientQuotaEntityComponent{{Type: "client-id", Name: kmsgStr("raw")}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 0.01}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRaw(t, addr) // client id "raw"
+	metadata := func() *kmsg.MetadataResponse {
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 9
+		return c.roundTrip(md).(*kmsg.MetadataResponse)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		c.c.SetDeadline(time.Now().Add(20 * time.Second))
+		if resp := metadata(); resp.ThrottleMillis == 0 {
+			return errors.New("no throttle_time_ms yet")
+		}
+		return nil
+	})
+	cl := newKgo(t, addr, kgo.ClientID("unlimited"))
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ThrottleMillis != 0 {
+		t.Errorf("another client's Metadata: throttle_time_ms %d", resp.ThrottleMillis)
+	}
+}
