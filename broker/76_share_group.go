@@ -14,12 +14,17 @@ import (
 	"github.com/samsa-io/samsa/share"
 )
 
-func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
+func (b *Broker) handleShareGroupHeartbeat(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
 	if err := b.groupRefusal(r, security.OpRead, req.GroupID); err != nil {
 		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
+	}
+	// The members' partition leaders will need __share_group_state: made
+	// now, its leaders are known by their first fetch (84_share_group_state.go).
+	if err := b.ensureShareStateTopic(ctx); err != nil {
+		b.log.Warn("creating "+shareStateTopic, "err", err)
 	}
 	return b.groups.ShareGroupHeartbeat(r.client(), req), nil
 }
@@ -49,7 +54,9 @@ func (b *Broker) handleShareGroupDescribe(_ context.Context, r *request) (kmsg.R
 // settings.
 func (b *Broker) newShareManager() *share.Manager {
 	s := b.settings
+	b.shareSt = newShareStore(b)
 	return share.NewManager(share.Config{
+		Store:         b.shareSt,
 		LockDuration:  s.ShareRecordLockDuration,
 		DeliveryLimit: int16(s.ShareDeliveryCountLimit),
 		MaxLocks:      int(s.ShareMaxRecordLocks),

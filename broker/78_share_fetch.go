@@ -11,11 +11,13 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
@@ -93,7 +95,7 @@ func (b *Broker) shareAck(group, member string, sp *sharePart, acks []share.AckB
 func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	resp.AcquisitionLockTimeoutMillis = b.share.LockDuration()
+	resp.AcquisitionLockTimeoutMillis = b.shareLockMillis(req.GroupID)
 	sess, err := b.shareRequest(r, req.GroupID, req.MemberID, req.ShareSessionEpoch, true)
 	if err != nil {
 		resp.ErrorCode = errCode(err)
@@ -144,6 +146,7 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			b.shareAcquire(ctx, req, group, member, parts)
 		}
 	}
+	b.persistShare(ctx, group, parts)
 
 	full := req.ShareSessionEpoch == share.InitialEpoch
 	var leaders []int32
@@ -228,9 +231,15 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 			if sp.err != nil || left <= 0 || budget <= 0 {
 				continue
 			}
-			spp := b.share.Partition(share.Key{Group: group, TopicID: tp.TopicID, Partition: tp.Partition}, func() int64 {
-				return b.shareStartOffset(sp.p)
-			})
+			spp, err := b.sharePartitionState(ctx, group, sp)
+			if err != nil {
+				// As Kafka's SharePartition answers a persister it
+				// cannot reach: the client retries after a metadata
+				// refresh.
+				b.log.Warn("share-partition state not read", "group", group, "partition", sp.p.String(), "err", err)
+				sp.err = kerr.LeaderNotAvailable
+				continue
+			}
 			waits = append(waits, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(sp.p.Moved())},
 				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(spp.Changed())})
 			before := len(sp.records)
@@ -253,10 +262,79 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 	}
 }
 
-// shareStartOffset is where a new share-partition starts:
-// share.auto.offset.reset's default, latest (the high watermark).
-func (b *Broker) shareStartOffset(p *partition) int64 {
-	return p.HighWatermark()
+// sharePartitionState is the share-partition of group on sp's partition,
+// its persisted state read (or made) the first time, with the group's
+// configs applied.
+func (b *Broker) sharePartitionState(ctx context.Context, group string, sp *sharePart) (*share.Partition, error) {
+	k := share.Key{Group: group, TopicID: sp.tp.TopicID, Partition: sp.tp.Partition}
+	spp, err := b.share.Partition(ctx, k, func() int64 { return b.shareStartOffset(group, sp.p) })
+	if err != nil {
+		return nil, err
+	}
+	m, props := b.groupConfig(group), b.cfg()
+	spp.SetLimits(props.GroupDuration(m, "share.record.lock.duration.ms"),
+		int16(props.GroupInt(m, "share.delivery.count.limit")),
+		int(props.GroupInt(m, "share.partition.max.record.locks")))
+	return spp, nil
+}
+
+// shareLockMillis is the acquisition lock of group's records.
+func (b *Broker) shareLockMillis(group *string) int32 {
+	if group == nil {
+		return b.share.LockDuration()
+	}
+	return int32(b.cfg().GroupDuration(b.groupConfig(*group), "share.record.lock.duration.ms").Milliseconds())
+}
+
+// shareStartOffset is where a new share-partition of group starts, as its
+// share.auto.offset.reset says: latest (the high watermark, Kafka's
+// default), earliest (the log start), or by_duration:<ISO-8601> (the
+// first offset at most that long ago).
+func (b *Broker) shareStartOffset(group string, p *partition) int64 {
+	hw := p.HighWatermark()
+	l := p.Log
+	if l == nil {
+		return hw
+	}
+	v := b.cfg().GroupValue(b.groupConfig(group), "share.auto.offset.reset")
+	switch {
+	case v == "earliest":
+		return l.StartOffset()
+	case strings.HasPrefix(v, "by_duration:"):
+		d, ok := config.ParseDuration(strings.TrimPrefix(v, "by_duration:"))
+		if !ok {
+			return hw
+		}
+		off, _, found, err := l.OffsetForTimestamp(time.Now().Add(-d).UnixMilli())
+		if err != nil || !found {
+			return hw
+		}
+		return min(off, hw)
+	}
+	return hw
+}
+
+// persistShare writes the state of the share-partitions a request changed.
+// An acknowledgement that could not be made durable is answered with the
+// write's error.
+func (b *Broker) persistShare(ctx context.Context, group string, parts map[share.TP]*sharePart) {
+	for tp, sp := range parts {
+		if sp.p == nil || sp.err != nil {
+			continue
+		}
+		k := share.Key{Group: group, TopicID: tp.TopicID, Partition: tp.Partition}
+		spp := b.share.Lookup(k)
+		if spp == nil {
+			continue
+		}
+		_, epoch, _, _ := sp.p.State()
+		if err := b.share.Persist(ctx, k, spp, epoch); err != nil {
+			b.log.Warn("share-partition state not written", "group", group, "partition", sp.p.String(), "err", err)
+			if sp.acked && sp.ackErr == nil {
+				sp.ackErr = err
+			}
+		}
+	}
 }
 
 // shareRead acquires records of one partition for member: at most
@@ -307,7 +385,7 @@ func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, b
 func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	resp.AcquisitionLockTimeoutMillis = b.share.LockDuration()
+	resp.AcquisitionLockTimeoutMillis = b.shareLockMillis(req.GroupID)
 	sess, err := b.shareRequest(r, req.GroupID, req.MemberID, req.ShareSessionEpoch, false)
 	if err != nil {
 		resp.ErrorCode = errCode(err)
@@ -315,18 +393,26 @@ func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.R
 		return resp, nil
 	}
 	group, member := *req.GroupID, *req.MemberID
-	var leaders []int32
+	parts := map[share.TP]*sharePart{}
 	for _, t := range req.Topics {
-		rt := kmsg.NewShareAcknowledgeResponseTopic()
-		rt.TopicID = t.TopicID
 		for _, p := range t.Partitions {
 			sp := &sharePart{tp: share.TP{TopicID: t.TopicID, Partition: p.Partition}}
+			parts[sp.tp] = sp
 			b.sharePartition(r, sp)
 			acks := make([]share.AckBatch, len(p.AcknowledgementBatches))
 			for i, a := range p.AcknowledgementBatches {
 				acks[i] = share.AckBatch{First: a.FirstOffset, Last: a.LastOffset, Types: a.AcknowledgeTypes}
 			}
 			b.shareAck(group, member, sp, acks, req.IsRenewAck)
+		}
+	}
+	b.persistShare(ctx, group, parts)
+	var leaders []int32
+	for _, t := range req.Topics {
+		rt := kmsg.NewShareAcknowledgeResponseTopic()
+		rt.TopicID = t.TopicID
+		for _, p := range t.Partitions {
+			sp := parts[share.TP{TopicID: t.TopicID, Partition: p.Partition}]
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.ErrorCode = errCode(sp.ackErr)

@@ -98,7 +98,7 @@ func (b *Broker) emptyShareGroup(r *request, group string) error {
 	return nil
 }
 
-func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *request) (kmsg.Response, error) {
+func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	if err := b.emptyShareGroup(r, req.GroupID); err != nil {
@@ -122,7 +122,15 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *request) (km
 				op.ErrorCode = kerr.InvalidRequest.Code
 			default:
 				k := share.Key{Group: req.GroupID, TopicID: t.id, Partition: rp.Partition}
-				b.share.Partition(k, func() int64 { return rp.StartOffset }).Reset(rp.StartOffset)
+				sp, err := b.share.Partition(ctx, k, func() int64 { return rp.StartOffset })
+				if err == nil {
+					sp.Reset(rp.StartOffset)
+					_, epoch, _, _ := t.parts[rp.Partition].State()
+					err = b.share.Persist(ctx, k, sp, epoch)
+				}
+				if err != nil {
+					op.ErrorCode, op.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
+				}
 			}
 			ot.Partitions = append(ot.Partitions, op)
 		}

@@ -95,6 +95,8 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DescribeShareGroupOffsets: {0, 1, 0, (*Broker).handleDescribeShareGroupOffsets},
 	kmsg.AlterShareGroupOffsets:    {0, 0, 0, (*Broker).handleAlterShareGroupOffsets},
 	kmsg.DeleteShareGroupOffsets:   {0, 0, 0, (*Broker).handleDeleteShareGroupOffsets},
+	kmsg.ReadShareGroupState:       {0, 0, 0, (*Broker).handleReadShareGroupState},
+	kmsg.WriteShareGroupState:      {0, 1, 0, (*Broker).handleWriteShareGroupState},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

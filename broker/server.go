@@ -107,6 +107,7 @@ type Broker struct {
 	sessions *fetchSessions
 	groups   *groups.Coordinator         // set by Start before metadata is first synced
 	share    *share.Manager              // share-partitions led here; see 78_share_fetch.go
+	shareSt  *shareStore                 // __share_group_state; see 84_share_group_state.go
 	txn      *txn.Coordinator            // set by Start before metadata is first synced
 	peers    peerConns                   // connections to other brokers for coordinator requests; see txn.go
 	fetchers *replication.Manager        // follower fetchers; see partition.go

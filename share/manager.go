@@ -3,10 +3,12 @@ package share
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -63,20 +65,66 @@ func NewManager(cfg Config) *Manager {
 // LockDuration is the acquisition lock of records handed out.
 func (m *Manager) LockDuration() int32 { return int32(m.cfg.LockDuration.Milliseconds()) }
 
-// Partition returns the share-partition of k, made with the start offset
-// start() gives when it is new.
-func (m *Manager) Partition(k Key, start func() int64) *Partition {
+// Partition returns the share-partition of k: the one held, else its
+// persisted state, else a new one from the start offset start gives.
+func (m *Manager) Partition(ctx context.Context, k Key, start func() int64) (*Partition, error) {
+	m.mu.Lock()
+	p := m.parts[k]
+	m.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	if m.cfg.Store != nil {
+		snap, ok, err := m.cfg.Store.Read(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p = restore(m.cfg, snap)
+		}
+	}
+	if p == nil {
+		p = newPartition(m.cfg, start())
+		p.dirty = true
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.parts[k]; p != nil {
-		return p
+	if q := m.parts[k]; q != nil {
+		return q, nil
 	}
-	p := newPartition(&m.cfg, start())
 	if m.closed {
 		p.closed = true
 	}
 	m.parts[k] = p
-	return p
+	return p, nil
+}
+
+// Persist writes p's state to the store when it changed since the last
+// write; writes of one share-partition go out in order.
+func (m *Manager) Persist(ctx context.Context, k Key, p *Partition, leaderEpoch int32) error {
+	if m.cfg.Store == nil {
+		return nil
+	}
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	p.mu.Lock()
+	if !p.dirty {
+		p.mu.Unlock()
+		return nil
+	}
+	s := p.snapshotLocked()
+	p.dirty = false
+	p.mu.Unlock()
+	s.LeaderEpoch = leaderEpoch
+	now := time.Now().UnixMilli()
+	s.Created, s.Written = now, now
+	if err := m.cfg.Store.Write(ctx, k, s); err != nil {
+		p.mu.Lock()
+		p.dirty = true
+		p.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Lookup returns the share-partition of k, or nil when it has none.

@@ -7,6 +7,7 @@
 package share
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -40,6 +41,7 @@ type Config struct {
 	DeliveryLimit int16         // group.share.delivery.count.limit
 	MaxLocks      int           // group.share.partition.max.record.locks
 	MaxSessions   int           // group.share.max.share.sessions
+	Store         Store         // nil: state in memory only
 }
 
 func (c *Config) defaults() {
@@ -55,6 +57,14 @@ func (c *Config) defaults() {
 	if c.MaxSessions <= 0 {
 		c.MaxSessions = 2000
 	}
+}
+
+// Store keeps share-partition state durable: the broker's
+// __share_group_state. Read reports false for a share-partition without
+// state.
+type Store interface {
+	Read(ctx context.Context, k Key) (Snapshot, bool, error)
+	Write(ctx context.Context, k Key, s Snapshot) error
 }
 
 // rec is the state of one in-flight offset.
@@ -88,7 +98,7 @@ type AckBatch struct {
 
 // Partition is one share-partition. Its methods are safe for concurrent use.
 type Partition struct {
-	cfg *Config
+	cfg Config // guarded by mu
 
 	mu      sync.Mutex
 	start   int64 // SPSO: every offset below is acknowledged or archived
@@ -100,10 +110,28 @@ type Partition struct {
 	epoch   int32 // state epoch: bumped when an admin resets the start
 	// dirty is set on each change the store has not written yet.
 	dirty bool
+
+	writeMu sync.Mutex // one write to the store at a time, in order
 }
 
-func newPartition(cfg *Config, start int64) *Partition {
+func newPartition(cfg Config, start int64) *Partition {
 	return &Partition{cfg: cfg, start: start, changed: make(chan struct{})}
+}
+
+// SetLimits applies the group's lock duration, delivery limit and
+// in-flight limit from now on (its group configs may change).
+func (p *Partition) SetLimits(lock time.Duration, deliveryLimit int16, maxLocks int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lock > 0 {
+		p.cfg.LockDuration = lock
+	}
+	if deliveryLimit > 0 {
+		p.cfg.DeliveryLimit = deliveryLimit
+	}
+	if maxLocks > 0 {
+		p.cfg.MaxLocks = maxLocks
+	}
 }
 
 // Offsets are the share-partition start and end offsets.
@@ -417,4 +445,60 @@ func (p *Partition) Summary() (start int64, epoch int32, done int64) {
 		}
 	}
 	return p.start, p.epoch, done
+}
+
+// snapshotLocked is the state to persist: the start offset and the
+// in-flight offsets as runs of one state and delivery count. An acquired
+// record is persisted as available (its lock dies with the leader), with
+// its count.
+func (p *Partition) snapshotLocked() Snapshot {
+	s := Snapshot{StateEpoch: p.epoch, Start: p.start, DeliveryComplete: 0}
+	for i, r := range p.recs {
+		st := r.state
+		if st == stateAcquired {
+			st = stateAvailable
+		}
+		if st != stateAvailable {
+			s.DeliveryComplete++
+		}
+		off := p.start + int64(i)
+		if n := len(s.Batches); n > 0 && s.Batches[n-1].Last == off-1 && s.Batches[n-1].State == st && s.Batches[n-1].Count == r.count {
+			s.Batches[n-1].Last = off
+			continue
+		}
+		s.Batches = append(s.Batches, StateBatch{First: off, Last: off, State: st, Count: r.count})
+	}
+	return s
+}
+
+// restore is a share-partition from its persisted state. Records that
+// reached the delivery limit without being done are archived: they were
+// delivered as often as they may be.
+func restore(cfg Config, s Snapshot) *Partition {
+	p := newPartition(cfg, s.Start)
+	p.epoch = s.StateEpoch
+	for _, b := range s.Batches {
+		if b.Last < p.start || b.Last < b.First || b.Last-b.First > int64(cfg.MaxLocks)*4 {
+			continue // nothing of it is in flight, or not a batch we would write
+		}
+		for off := max(b.First, p.start); off <= b.Last; off++ {
+			for p.start+int64(len(p.recs)) < off {
+				p.recs = append(p.recs, rec{state: stateAvailable})
+			}
+			if p.start+int64(len(p.recs)) > off {
+				continue
+			}
+			st := b.State
+			switch {
+			case st != stateAcknowledged && st != stateArchived:
+				st = stateAvailable
+				if b.Count >= cfg.DeliveryLimit {
+					st = stateArchived
+				}
+			}
+			p.recs = append(p.recs, rec{state: st, count: b.Count})
+		}
+	}
+	p.advanceLocked()
+	return p
 }

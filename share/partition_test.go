@@ -10,7 +10,7 @@ import (
 
 func testPartition(t *testing.T, cfg Config) *Partition {
 	cfg.defaults()
-	p := newPartition(&cfg, 0)
+	p := newPartition(cfg, 0)
 	t.Cleanup(p.close)
 	return p
 }

@@ -93,13 +93,16 @@ type BrokerSettings struct {
 	ConsumerAssignors            []string      `prop:"group.consumer.assignors"`
 	ConsumerMigrationPolicy      string        `prop:"group.consumer.migration.policy"` // as given; compare ignoring case
 
-	ShareSessionTimeout     time.Duration `prop:"group.share.session.timeout.ms,ms"`
-	ShareHeartbeatInterval  time.Duration `prop:"group.share.heartbeat.interval.ms,ms"`
-	ShareMaxSize            int32         `prop:"group.share.max.size"`
-	ShareRecordLockDuration time.Duration `prop:"group.share.record.lock.duration.ms,ms"`
-	ShareDeliveryCountLimit int32         `prop:"group.share.delivery.count.limit"`
-	ShareMaxRecordLocks     int32         `prop:"group.share.partition.max.record.locks"`
-	ShareMaxSessions        int32         `prop:"group.share.max.share.sessions"`
+	ShareSessionTimeout         time.Duration `prop:"group.share.session.timeout.ms,ms"`
+	ShareHeartbeatInterval      time.Duration `prop:"group.share.heartbeat.interval.ms,ms"`
+	ShareMaxSize                int32         `prop:"group.share.max.size"`
+	ShareRecordLockDuration     time.Duration `prop:"group.share.record.lock.duration.ms,ms"`
+	ShareDeliveryCountLimit     int32         `prop:"group.share.delivery.count.limit"`
+	ShareMaxRecordLocks         int32         `prop:"group.share.partition.max.record.locks"`
+	ShareMaxSessions            int32         `prop:"group.share.max.share.sessions"`
+	ShareStateNumPartitions     int32         `prop:"share.coordinator.state.topic.num.partitions"`
+	ShareStateReplicationFactor int16         `prop:"share.coordinator.state.topic.replication.factor"`
+	ShareStateMinISR            int16         `prop:"share.coordinator.state.topic.min.isr"`
 
 	ReplicaLagTimeMax            time.Duration `prop:"replica.lag.time.max.ms,ms"`
 	ReplicaHWCheckpointInterval  time.Duration `prop:"replica.high.watermark.checkpoint.interval.ms,ms"`

@@ -201,8 +201,9 @@ var brokerDefs = []Def{
 	{Name: "group.share.delivery.count.limit", Type: tInt, Default: str("5"), Doc: "The maximum number of delivery attempts for a record delivered to a share group.", check: atLeast(2)},
 	{Name: "group.share.partition.max.record.locks", Type: tInt, Default: str("2000"), Doc: "Share-group record lock limit per share-partition.", check: atLeast(100)},
 	{Name: "group.share.max.share.sessions", Type: tInt, Default: str("2000"), Doc: "The maximum number of share sessions per broker.", check: atLeast(1)},
-	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Ignored: true, Doc: "Replication factor of __share_group_state.", check: atLeast(1)},
-	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Ignored: true, Doc: "min.insync.replicas of __share_group_state.", check: atLeast(1)},
+	{Name: "share.coordinator.state.topic.replication.factor", Type: tShort, Default: str("3"), Doc: "Replication factor of __share_group_state (capped by the live brokers when it is created).", check: atLeast(1)},
+	{Name: "share.coordinator.state.topic.min.isr", Type: tShort, Default: str("2"), Doc: "min.insync.replicas of __share_group_state (at most its replication factor).", check: atLeast(1)},
+	{Name: "share.coordinator.state.topic.num.partitions", Type: tInt, Default: str("50"), Doc: "The number of partitions for the share-group state topic (should not change after deployment).", check: atLeast(1)},
 
 	// TLS listeners (security/tls.go). Each may be set per listener as
 	// listener.name.<listener>.<property>.
