@@ -312,3 +312,120 @@ func TestShareGroupJavaDeliveryLimit(t *testing.T) {
 		}
 	}
 }
+
+// setGroupConfig sets a group config with IncrementalAlterConfigs and
+// waits until DescribeConfigs shows it.
+func setGroupConfig(t *testing.T, cl *kgo.Client, group, name, value string) {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = name, kmsg.StringPtr(value)
+	rr.Configs = append(rr.Configs, cfg)
+	req.Resources = append(req.Resources, rr)
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil || len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs %s=%s on group %s: %v %+v", name, value, group, err, resp)
+	}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		dr := kmsg.NewPtrDescribeConfigsRequest()
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName, r.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, group, []string{name}
+		dr.Resources = append(dr.Resources, r)
+		resp, err := dr.RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			return err
+		}
+		if len(resp.Resources) != 1 || len(resp.Resources[0].Configs) != 1 || derefStr(resp.Resources[0].Configs[0].Value) != value {
+			return fmt.Errorf("DescribeConfigs: %+v", resp.Resources)
+		}
+		return nil
+	})
+}
+
+// A broker restart loses no acknowledgement: records accepted before it
+// are not delivered again, records held by a member that died are
+// delivered once more with their delivery count kept, and the group's
+// share.auto.offset.reset=earliest starts a new share-partition at the
+// log start.
+func TestShareGroupJavaBrokerRestart(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"group.share.heartbeat.interval.ms": "500"})
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := newAdmin(t, n.Addr())
+	const topic, group = "share-restart", "sr"
+	createTopic(t, adm, topic, 1, nil)
+	setGroupConfig(t, cl, group, "share.auto.offset.reset", "earliest")
+	produceShare(t, cl, topic, 60, 10) // before any member: earliest reads them
+	l := newShareLedger()
+	acc := startShareMember(t, n.Addr(), group, topic, "acc", "accept", l)
+	testutil.Eventually(t, 90*time.Second, func() error {
+		start, err := shareStartOffset(t, cl, group, topic)
+		if err != nil {
+			return err
+		}
+		if start != 60 {
+			return fmt.Errorf("start offset %d, want 60", start)
+		}
+		return nil
+	})
+	acc.leave()
+	produceShare(t, cl, topic, 40, 10) // offsets 60-99
+	holder := startShareMember(t, n.Addr(), group, topic, "holder", "hold", l)
+	testutil.Eventually(t, 60*time.Second, func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.holding["holder"] {
+			return fmt.Errorf("holder holds nothing yet")
+		}
+		return nil
+	})
+	holder.crash()
+	l.mu.Lock()
+	held := map[int64]bool{}
+	for o, ds := range l.reads {
+		for _, d := range ds {
+			if d.member == "holder" {
+				held[o] = true
+			}
+		}
+	}
+	l.mu.Unlock()
+	if len(held) == 0 {
+		t.Fatal("the holder holds no record")
+	}
+
+	n.Restart()
+	cl2 := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	startShareMember(t, n.Addr(), group, topic, "after", "accept", l)
+	testutil.Eventually(t, 120*time.Second, func() error {
+		start, err := shareStartOffset(t, cl2, group, topic)
+		if err != nil {
+			return err
+		}
+		if start != 100 {
+			return fmt.Errorf("start offset %d, want 100", start)
+		}
+		return nil
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for o := range int64(100) {
+		var after []shareDelivery
+		for _, d := range l.reads[o] {
+			if d.member == "after" {
+				after = append(after, d)
+			}
+		}
+		switch {
+		case o < 60 && len(after) > 0:
+			t.Errorf("offset %d, accepted before the restart, delivered again: %v", o, after)
+		case o >= 60 && len(after) != 1:
+			t.Errorf("offset %d delivered %v after the restart, want once", o, after)
+		case o >= 60 && held[o] && after[0].count != 2:
+			t.Errorf("offset %d, held before the restart, has delivery count %d after, want 2", o, after[0].count)
+		case o >= 60 && !held[o] && after[0].count != 1:
+			t.Errorf("offset %d has delivery count %d, want 1", o, after[0].count)
+		}
+	}
+}
