@@ -18,6 +18,7 @@ import (
 type broker struct {
 	name     string
 	addr     string
+	tlsAddr  string // the SSL listener
 	pid      int
 	firstAck time.Duration // process start to the first acknowledged produce
 	stop     func(grace time.Duration) error
@@ -60,16 +61,17 @@ func firstAck(ctx context.Context, addr string, t0 time.Time) (time.Duration, er
 	return time.Since(t0), nil
 }
 
-// startSamsa runs `samsa serve` with a fresh log dir under dir on a free
-// loopback port and measures its start to first acknowledged produce. With
-// profileOut set, bin is bench/pprofsamsa, which writes its profiles there;
-// with cpus set, it runs under taskset(1) on those CPUs (GOMAXPROCS follows).
-func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string) (*broker, error) {
-	ports, err := kafkaref.FreePorts(1)
+// startSamsa runs `samsa serve` with a fresh log dir under dir on free
+// loopback ports (PLAINTEXT, and SSL with tls's key) and measures its start
+// to first acknowledged produce. With profileOut set, bin is
+// bench/pprofsamsa, which writes its profiles there; with cpus set, it runs
+// under taskset(1) on those CPUs (GOMAXPROCS follows).
+func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string, tls *tlsSetup) (*broker, error) {
+	ports, err := kafkaref.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	addr, tlsAddr := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	logDir := filepath.Join(dir, "data")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
@@ -81,9 +83,11 @@ func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string) (*broker
 	// The first rebalance of a new group is not delayed, as kafkaref sets
 	// for Kafka (ConsumerPerformance joins a fresh group every run).
 	args = append(args,
-		"--override", "listeners=PLAINTEXT://"+addr,
+		"--override", "listeners=PLAINTEXT://"+addr+",SSL://"+tlsAddr,
+		"--override", "inter.broker.listener.name=PLAINTEXT",
 		"--override", "log.dirs="+logDir,
 		"--override", "group.initial.rebalance.delay.ms=0")
+	args = append(args, tls.samsaArgs()...)
 	cmd := exec.Command(bin, args...)
 	if cpus != "" {
 		cmd = exec.Command("taskset", append([]string{"-c", cpus, bin}, args...)...) // taskset execs bin: same pid
@@ -94,7 +98,7 @@ func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string) (*broker
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{name: "samsa", addr: addr, pid: p.pid(), stop: p.stop, exited: p.exited, logTail: p.logTail}
+	b := &broker{name: "samsa", addr: addr, tlsAddr: tlsAddr, pid: p.pid(), stop: p.stop, exited: p.exited, logTail: p.logTail}
 	b.firstAck, err = firstAck(ctx, addr, t0)
 	if err != nil {
 		_ = p.stop(10 * time.Second)
@@ -103,10 +107,10 @@ func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string) (*broker
 	return b, nil
 }
 
-// startKafka runs Apache Kafka (KRaft, one node, 1 GiB heap) with its log dir
-// under dir and measures its JVM's start to first acknowledged produce; with
-// cpus set, under taskset(1) on those CPUs.
-func startKafka(ctx context.Context, libs, dir, cpus string) (*broker, error) {
+// startKafka runs Apache Kafka (KRaft, one node, 1 GiB heap, an SSL listener
+// with tls's key) with its log dir under dir and measures its JVM's start to
+// first acknowledged produce; with cpus set, under taskset(1) on those CPUs.
+func startKafka(ctx context.Context, libs, dir, cpus string, tls *tlsSetup) (*broker, error) {
 	type ack struct {
 		d   time.Duration
 		err error
@@ -115,9 +119,11 @@ func startKafka(ctx context.Context, libs, dir, cpus string) (*broker, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{
-		Dir:    dir,
-		HeapMB: 1024,
-		CPUs:   cpus,
+		Dir:       dir,
+		HeapMB:    1024,
+		CPUs:      cpus,
+		Props:     tls.props,
+		Listeners: []string{"SSL"},
 		Started: func(addr string) {
 			t0 := time.Now()
 			go func() {
@@ -129,7 +135,7 @@ func startKafka(ctx context.Context, libs, dir, cpus string) (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &broker{name: "kafka", addr: kb.Addr, pid: kb.Pid(), stop: kb.Stop, exited: kb.Exited(),
+	b := &broker{name: "kafka", addr: kb.Addr, tlsAddr: kb.Listeners["SSL"], pid: kb.Pid(), stop: kb.Stop, exited: kb.Exited(),
 		logTail: func(n int) string { return fileTail(kb.LogPath, n) }}
 	a := <-acked
 	if a.err != nil {

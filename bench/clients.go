@@ -55,12 +55,14 @@ type loadSpec struct {
 	clients       int     // produce (kgo): producers sharing the records, 0 for one
 	roundRobin    bool    // produce (kgo): every partition in turn
 	cpus          string  // run the client under taskset(1) on these CPUs
+	tls           bool    // addr is the SSL listener: the client trusts tools.tls's CA
 }
 
 // tools are the load generators' locations.
 type tools struct {
 	samsaBench string // the cmd/samsa-bench binary
 	libs       string // Kafka's jars; "" when Kafka cannot run
+	tls        *tlsSetup
 }
 
 func (s loadSpec) String() string {
@@ -101,6 +103,9 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 		}
 		args = append(args, "-brokers", s.addr, "-topic", s.topic, "-records", strconv.FormatInt(s.records, 10),
 			"-size", strconv.Itoa(s.size), "-json")
+		if s.tls {
+			args = append(args, "-tls-ca", t.tls.caFile)
+		}
 		return exec.CommandContext(ctx, t.samsaBench, args...), nil
 	case clientJava:
 		if s.fanin {
@@ -124,12 +129,19 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 			}
 			args := []string{"--bootstrap-server", s.addr, "--topic", s.topic,
 				"--num-records", strconv.FormatInt(s.records, 10), "--record-size", strconv.Itoa(s.size),
-				"--throughput", throughput, "--command-property"}
+				"--throughput", throughput}
+			if s.tls {
+				args = append(args, "--command-config", t.tls.javaConf)
+			}
+			args = append(args, "--command-property")
 			return kafkaref.Java(ctx, t.libs, javaToolOpts, "org.apache.kafka.tools.ProducerPerformance", append(args, props...)...), nil
 		}
-		return kafkaref.Java(ctx, t.libs, javaToolOpts, "org.apache.kafka.tools.ConsumerPerformance",
-			"--bootstrap-server", s.addr, "--topic", s.topic, "--num-records", strconv.FormatInt(s.records, 10),
-			"--timeout", "20000"), nil
+		args := []string{"--bootstrap-server", s.addr, "--topic", s.topic, "--num-records", strconv.FormatInt(s.records, 10),
+			"--timeout", "20000"}
+		if s.tls {
+			args = append(args, "--command-config", t.tls.javaConf)
+		}
+		return kafkaref.Java(ctx, t.libs, javaToolOpts, "org.apache.kafka.tools.ConsumerPerformance", args...), nil
 	}
 	return nil, fmt.Errorf("unknown client %q", s.client)
 }

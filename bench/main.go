@@ -130,6 +130,10 @@ func run() int {
 		defer os.RemoveAll(cfg.tmp)
 	}
 
+	if cfg.tools.tls, err = newTLS(filepath.Join(cfg.tmp, "tls")); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
 	res := newResults()
 	res.samsaVersion = gitVersion(ctx, cfg.root)
 	progress("building samsa and samsa-bench")
@@ -193,9 +197,9 @@ func run() int {
 		if *profile != "" {
 			profileOut = filepath.Join(*profile, fmt.Sprintf("samsa-%d", round))
 		}
-		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir, profileOut, "") }
+		start := func() (*broker, error) { return startSamsa(ctx, samsaBin, dir, profileOut, "", cfg.tools.tls) }
 		if name == "kafka" {
-			start = func() (*broker, error) { return startKafka(ctx, cfg.tools.libs, dir, "") }
+			start = func() (*broker, error) { return startKafka(ctx, cfg.tools.libs, dir, "", cfg.tools.tls) }
 		}
 		if err := runRound(ctx, cfg, res, name, round, start); err != nil {
 			progress("%s round %d: %v", name, round, err)
@@ -364,6 +368,34 @@ func runRound(ctx context.Context, cfg config, res *results, name string, round 
 		s = loadSpec{client: clientKgo, addr: b.addr, topic: "txn-" + clientKgo, records: n, size: p.size, readCommitted: true}
 		if err := measure(figKey{"txn", "read_committed consume of them", clientKgo}, s, 0); err != nil {
 			return err
+		}
+	}
+	if p.sections["tls"] {
+		// The fill case's produce over the SSL listener with each client,
+		// then a consume of kgo's topic with each, from the page cache:
+		// the produce and consume sections' figures over PLAINTEXT.
+		var kgoTopic string
+		var kgoRecords int64
+		for _, client := range clients {
+			topic := "tls-" + client
+			n := p.recordsFor(p.bytesOf(prodCase{acks: tlsCase.acks, parts: tlsCase.parts, linger: "default"}, client))
+			linger := tlsCase.linger
+			if !tlsCase.runsOn(client) {
+				linger = "default"
+			}
+			s := loadSpec{client: client, produce: true, tls: true, addr: b.tlsAddr, topic: topic, records: n, size: p.size, acks: tlsCase.acks, linger: linger}
+			if err := measure(figKey{"tls", tlsCaseName(fmt.Sprintf("produce acks=%s p=%d", tlsCase.acks, tlsCase.parts)), client}, s, tlsCase.parts); err != nil {
+				return err
+			}
+			if client == clientKgo {
+				kgoTopic, kgoRecords = topic, n
+			}
+		}
+		for _, client := range clients {
+			s := loadSpec{client: client, tls: true, addr: b.tlsAddr, topic: kgoTopic, records: kgoRecords, size: p.size}
+			if err := measure(figKey{"tls", tlsCaseName(fmt.Sprintf("consume %s from page cache, p=%d", fmtBytes(kgoRecords*int64(p.size)), tlsCase.parts)), client}, s, 0); err != nil {
+				return err
+			}
 		}
 	}
 	hwm, _ := procstat.Mem(b.pid, "VmHWM")

@@ -70,7 +70,7 @@ func faninCaseName(minBytes int32) string {
 }
 
 // sections are the parts of a round, in order; -sections picks some.
-var sections = []string{"produce", "consume", "latency", "fanin", "txn"}
+var sections = []string{"produce", "consume", "latency", "fanin", "txn", "tls"}
 
 // The txn case: one transactional producer (franz-go, acks=all) writing
 // transactions of txnBatch records of plan.size bytes to one partition,

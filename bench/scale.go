@@ -200,9 +200,9 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 	dirOf := func(section, broker string) string { return filepath.Join(cfg.tmp, "scale-"+section+"-"+broker) }
 	start := func(broker, dir, cpus string) (*broker, error) {
 		if broker == "kafka" {
-			return startKafka(ctx, cfg.tools.libs, dir, cpus)
+			return startKafka(ctx, cfg.tools.libs, dir, cpus, cfg.tools.tls)
 		}
-		return startSamsa(ctx, samsaBin, dir, "", cpus)
+		return startSamsa(ctx, samsaBin, dir, "", cpus, cfg.tools.tls)
 	}
 	if sp.sections["pinned"] || sp.sections["compressed"] {
 		name := "pinned"

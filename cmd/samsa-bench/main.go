@@ -35,6 +35,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -105,7 +107,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	tlsCA := fs.String("tls-ca", "", "produce, consume: connect over TLS, trusting the CA certificates in this PEM `file`")
 	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	tlsOpts, err := tlsOpts(*tlsCA)
+	if err != nil {
+		fmt.Fprintf(stderr, "samsa-bench: %v\n", err)
 		return 2
 	}
 	if *topic == "" || *records < 1 || *size < 0 || *size > 10<<20 || *rate < 0 || *clients < 1 || *clients > 10000 || fs.NArg() > 0 {
@@ -118,10 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
-	var (
-		res Result
-		err error
-	)
+	var res Result
 	switch op {
 	case "produce":
 		var opts []kgo.Opt
@@ -141,6 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if *roundRobin {
 			opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 		}
+		opts = append(opts, tlsOpts...)
 		switch {
 		case err != nil:
 		case *txnRecords > 0:
@@ -156,7 +162,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			res, err = fanin(ctx, seeds[0], *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
 		}
 	case "consume":
-		opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+		opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, tlsOpts...)
 		if *readCommitted {
 			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 		}
@@ -443,3 +449,20 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// tlsOpts dials TLS trusting the CA certificates in the PEM file caFile;
+// none for "".
+func tlsOpts(caFile string) ([]kgo.Opt, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+	}
+	return []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})}, nil
+}
