@@ -29,6 +29,7 @@ type epochCache struct {
 
 	mu      sync.RWMutex
 	entries []epochEntry // guarded by mu
+	dirty   bool         // guarded by the append lock: written by persistLazy, not yet fsynced
 }
 
 // loadEpochCache reads the checkpoint; a missing file is an empty cache,
@@ -90,16 +91,49 @@ func parseEpochCheckpoint(b []byte) ([]epochEntry, error) {
 	return entries, nil
 }
 
-// persist writes the checkpoint atomically. Caller holds the append lock.
+// persist writes the checkpoint atomically and durably. Caller holds the
+// append lock.
 func (c *epochCache) persist() error {
+	if err := writeFileAtomic(c.fs, c.path, c.encode()); err != nil {
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+// persistLazy writes the checkpoint as persist does but without fsync, as
+// Kafka writes it when an epoch starts (KAFKA-15046): a new leader or a
+// follower meeting a new epoch writes thousands of them in a failover, and
+// an fsync each made that take seconds. The next flush makes it durable
+// (syncIfDirty) before the recovery point passes the batches it covers;
+// what a power failure loses past the recovery point, recovery rebuilds
+// from the batches it scans. Caller holds the append lock.
+func (c *epochCache) persistLazy() error {
+	if err := replaceFile(c.fs, c.path, c.encode()); err != nil {
+		return err
+	}
+	c.dirty = true
+	return nil
+}
+
+// syncIfDirty makes a lazily written checkpoint durable. Caller holds the
+// append lock.
+func (c *epochCache) syncIfDirty() error {
+	if !c.dirty {
+		return nil
+	}
+	return c.persist()
+}
+
+func (c *epochCache) encode() []byte {
 	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "0\n%d\n", len(c.entries))
 	for _, e := range c.entries {
 		fmt.Fprintf(&b, "%d %d\n", e.epoch, e.start)
 	}
-	c.mu.RUnlock()
-	return writeFileAtomic(c.fs, c.path, b.Bytes())
+	return b.Bytes()
 }
 
 // assign records that epoch starts at start, as Kafka's

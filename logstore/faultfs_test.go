@@ -444,6 +444,32 @@ func TestEpochCheckpointFails(t *testing.T) {
 	}
 }
 
+// TestEpochCheckpointSyncedAtFlush: the checkpoint an append or a new
+// leader's AssignEpoch writes is not fsynced then (a failover writes
+// thousands), but the next flush fsyncs it before it moves the recovery
+// point; a failing fsync there fails the log.
+func TestEpochCheckpointSyncedAtFlush(t *testing.T) {
+	l, fs, failures := faultLog(t, coreConfig())
+	fs.Inject(Fault{Ops: OpSync, Path: epochCheckpointName, Sticky: true})
+	if _, err := l.Append(coreBatch(t, 3, 1000, 10), 1, coreT0); err != nil {
+		t.Fatalf("append starting epoch 1: %v (the checkpoint was fsynced)", err)
+	}
+	if err := l.AssignEpoch(4); err != nil {
+		t.Fatalf("AssignEpoch(4): %v (the checkpoint was fsynced)", err)
+	}
+	b, err := os.ReadFile(filepath.Join(l.Dir(), epochCheckpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := parseEpochCheckpoint(b); err != nil || len(e) != 2 || e[1] != (epochEntry{4, 3}) {
+		t.Fatalf("checkpoint %q: %v %v; want epochs 1 and 4 (at 3) written", b, e, err)
+	}
+	if err := l.Flush(); !errors.Is(err, ErrStorage) {
+		t.Fatalf("Flush with the checkpoint's fsync failing: %v, want ErrStorage", err)
+	}
+	checkFailed(t, l, failures)
+}
+
 func TestAssignEpochCheckpointFails(t *testing.T) {
 	l, fs, failures := faultLog(t, coreConfig())
 	coreAppend(t, l, 2, 1000, 10)

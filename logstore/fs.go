@@ -114,12 +114,18 @@ func readFile(fs FS, name string) ([]byte, error) {
 // writeFileSynced writes data to a new file at path and fsyncs it; on an
 // error the file is removed.
 func writeFileSynced(fs FS, path string, data []byte) error {
+	return writeNewFile(fs, path, data, true)
+}
+
+// writeNewFile writes data to a new file at path, fsynced when sync is
+// set; on an error the file is removed.
+func writeNewFile(fs FS, path string, data []byte, sync bool) error {
 	f, err := fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -129,6 +135,22 @@ func writeFileSynced(fs FS, path string, data []byte) error {
 		_ = fs.Remove(path)
 	}
 	return err
+}
+
+// replaceFile replaces path with data by a temp file and a rename, with no
+// fsync: a killed process leaves the old content or the new one whole (the
+// kernel has both); a power failure may leave the old one. For files the
+// next flush makes durable (writeFileAtomic then).
+func replaceFile(fs FS, path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := writeNewFile(fs, tmp, data, false); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		_ = fs.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // writeFileAtomic replaces path with data: temp file, fsync, rename, fsync

@@ -16,7 +16,7 @@ func (l *Log) AssignEpoch(epoch int32) error {
 		return nil
 	}
 	if l.epochs.assign(epoch, l.end.Load()) {
-		if err := l.epochs.persist(); err != nil {
+		if err := l.epochs.persistLazy(); err != nil {
 			// Recovery rebuilds epochs only from the batches it scans: an
 			// epoch that never reached the checkpoint would be forgotten.
 			return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))

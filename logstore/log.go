@@ -477,7 +477,7 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 		}
 	}
 	if epochChanged {
-		if err := l.epochs.persist(); err != nil {
+		if err := l.epochs.persistLazy(); err != nil {
 			// Recovery finds epochs only in the batches it scans: one that
 			// never reached the checkpoint could be forgotten.
 			return l.unwriteLocked(seg, pos, fmt.Errorf("leader epoch checkpoint: %w", err))
@@ -606,6 +606,11 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	if err := old.sealIndexes(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: write indexes: %w", old.base, err))
 	}
+	// The background sync moves the recovery point past the sealed
+	// segment: the epochs it starts must be durable first.
+	if err := l.epochs.syncIfDirty(); err != nil {
+		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
+	}
 	ns, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return l.fail(fmt.Errorf("roll: %w", err))
@@ -709,6 +714,11 @@ func (l *Log) flushLocked(now time.Time) error {
 	}
 	if l.onFlush != nil {
 		l.onFlush(took)
+	}
+	// The epochs of what is now durable, before the recovery point says
+	// so.
+	if err := l.epochs.syncIfDirty(); err != nil {
+		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
 	l.unflushed = 0
 	l.lastFlush = now
