@@ -31,6 +31,15 @@ func (s stateStore) WriteState(ctx context.Context, topic string, p int32, st re
 		ISR: st.ISR, ControllerEpoch: st.ControllerEpoch, Version: st.Version})
 }
 
+func (s stateStore) WriteStates(ctx context.Context, ws []replication.StateWrite) (int64, error) {
+	us := make([]controller.StateUpdate, len(ws))
+	for i, w := range ws {
+		us[i] = controller.StateUpdate{Topic: w.Topic, Partition: w.Partition, State: controller.PartitionState{Leader: w.State.Leader,
+			LeaderEpoch: w.State.LeaderEpoch, ISR: w.State.ISR, ControllerEpoch: w.State.ControllerEpoch, Version: w.State.Version}}
+	}
+	return s.b.store.UpdatePartitionStates(ctx, us)
+}
+
 func (s stateStore) BrokerEpochs(ctx context.Context) (map[int32]int64, error) {
 	bs, err := s.b.liveBrokers(ctx)
 	if err != nil {

@@ -56,6 +56,52 @@ func decodeState(data []byte) (PartitionState, error) {
 	}, nil
 }
 
+// StateUpdate is one partition state for UpdatePartitionStates.
+type StateUpdate struct {
+	Topic     string
+	Partition int32
+	State     PartitionState
+}
+
+// UpdatePartitionStates writes the states of several partitions in one
+// transaction, each conditioned on its key's mod revision as
+// UpdatePartitionState (at most 100: etcd's default --max-txn-ops is 128).
+// When one of them lost its race nothing is written and the error is
+// ErrStale: the caller writes them one by one to learn which.
+func (s *Store) UpdatePartitionStates(ctx context.Context, us []StateUpdate) (int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if len(us) == 0 || len(us) > 100 {
+		return 0, fmt.Errorf("controller: %d partition states in one transaction, want 1 to 100", len(us))
+	}
+	cmps := make([]clientv3.Cmp, 0, len(us))
+	ops := make([]clientv3.Op, 0, len(us))
+	for _, u := range us {
+		if err := validTopicName(u.Topic); err != nil {
+			return 0, err
+		}
+		if u.Partition < 0 || u.State.Version <= 0 {
+			return 0, fmt.Errorf("%w: %s-%d: state version %d", ErrStale, u.Topic, u.Partition, u.State.Version)
+		}
+		val, err := encodeState(u.State)
+		if err != nil {
+			return 0, err
+		}
+		key := s.stateKey(u.Topic, u.Partition)
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", u.State.Version))
+		ops = append(ops, clientv3.OpPut(key, string(val)))
+	}
+	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return 0, fmt.Errorf("controller: updating %d partition states: %w", len(us), err)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("%w: one of %d partition states changed", ErrStale, len(us))
+	}
+	return resp.Header.Revision, nil
+}
+
 // UpdatePartitionState writes st as the state of partition p of topic if
 // the state key's mod revision is still st.Version (a compare-and-set, as
 // ZooKeeper's versioned setData). It returns the new Version. A lost race

@@ -62,3 +62,45 @@ func TestUpdatePartitionState(t *testing.T) {
 		t.Errorf("version 0: %v", err)
 	}
 }
+
+// Several partitions' states go in one transaction, each conditioned on
+// its own revision: all are written, or, when one lost its race, none.
+func TestUpdatePartitionStates(t *testing.T) {
+	e := startEtcd(t)
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	mustCreate(t, s, "t", [][]int32{{1, 2, 3}, {2, 3, 1}, {3, 1, 2}}, nil)
+	parts := mustTopic(t, s, "t").Partitions
+	var us []StateUpdate
+	for p, st := range parts {
+		st.ISR = []int32{st.Leader}
+		us = append(us, StateUpdate{Topic: "t", Partition: int32(p), State: st})
+	}
+	v, err := s.UpdatePartitionStates(ctx, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, got := range mustTopic(t, s, "t").Partitions {
+		if got.Version != v || !slices.Equal(got.ISR, []int32{got.Leader}) {
+			t.Errorf("partition %d after the batch: %+v, want ISR [leader] at version %d", p, got, v)
+		}
+	}
+	// The same versions again: every one is stale now, and nothing is
+	// written; one current and one stale: neither is.
+	if _, err := s.UpdatePartitionStates(ctx, us); !errors.Is(err, ErrStale) {
+		t.Errorf("stale batch: %v, want ErrStale", err)
+	}
+	cur := mustTopic(t, s, "t").Partitions
+	fresh := cur[0]
+	fresh.ISR = []int32{1, 2, 3}
+	mixed := []StateUpdate{{Topic: "t", Partition: 0, State: fresh}, us[1]}
+	if _, err := s.UpdatePartitionStates(ctx, mixed); !errors.Is(err, ErrStale) {
+		t.Errorf("batch with one stale state: %v, want ErrStale", err)
+	}
+	if got := mustTopic(t, s, "t").Partitions[0]; got.Version != v || len(got.ISR) != 1 {
+		t.Errorf("partition 0 written by a failed batch: %+v", got)
+	}
+	if _, err := s.UpdatePartitionStates(ctx, nil); err == nil {
+		t.Error("an empty batch was accepted")
+	}
+}

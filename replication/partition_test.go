@@ -42,6 +42,18 @@ func (s *fakeStore) WriteState(_ context.Context, _ string, _ int32, st State) (
 	return st.Version + 1, nil
 }
 
+func (s *fakeStore) WriteStates(ctx context.Context, ws []StateWrite) (int64, error) {
+	var rev int64
+	for _, w := range ws {
+		r, err := s.WriteState(ctx, w.Topic, w.Partition, w.State)
+		if err != nil {
+			return 0, err
+		}
+		rev = max(rev, r)
+	}
+	return rev, nil
+}
+
 func (s *fakeStore) BrokerEpochs(context.Context) (map[int32]int64, error) { return s.epochs, nil }
 
 // ledPartition is a partition of replicas 1, 2, 3 led by broker 1 at

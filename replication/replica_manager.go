@@ -18,9 +18,20 @@ type StateStore interface {
 	// still being the stored revision, and returns the new revision; a
 	// lost race is an error (re-read, never overwrite).
 	WriteState(ctx context.Context, topic string, partition int32, st State) (int64, error)
+	// WriteStates writes several partitions' states in one transaction,
+	// each conditioned as WriteState, and returns the new revision;
+	// when one lost its race nothing is written and it fails.
+	WriteStates(ctx context.Context, ws []StateWrite) (int64, error)
 	// BrokerEpochs returns the registration epoch of every registered
 	// broker.
 	BrokerEpochs(ctx context.Context) (map[int32]int64, error)
+}
+
+// StateWrite is one partition's state for StateStore.WriteStates.
+type StateWrite struct {
+	Topic     string
+	Partition int32
+	State     State
 }
 
 // ReplicaManagerConfig configures a ReplicaManager.
@@ -369,20 +380,30 @@ func (m *ReplicaManager) Run(ctx context.Context) {
 		case <-t.C:
 		case <-m.kick:
 		}
-		for _, p := range m.cfg.Partitions() {
-			m.maybeChangeISR(ctx, p)
-		}
+		m.changeISRs(ctx, m.cfg.Partitions())
 	}
 }
 
+// isrChange is an ISR change of a partition led here, to be written.
+type isrChange struct {
+	p             *Partition
+	st            State // with the new ISR
+	from, joining []int32
+}
+
+// isrBatch is how many ISR changes go to the store in one transaction
+// (etcd's default --max-txn-ops is 128): after a restart a leader of
+// thousands of partitions takes its followers back in a few writes, not
+// one each.
+const isrBatch = 100
+
 func (m *ReplicaManager) maybeChangeISR(ctx context.Context, p *Partition) {
-	p.mu.Lock()
-	ls, isr := p.lead, p.isr
-	st := State{Leader: p.leader, LeaderEpoch: p.leaderEpoch, ControllerEpoch: p.ctrlEpoch, Version: p.version}
-	p.mu.Unlock()
-	if ls == nil || st.Leader != m.cfg.NodeID || st.Version == 0 {
-		return
-	}
+	m.changeISRs(ctx, []*Partition{p})
+}
+
+// changeISRs writes the ISR changes that the partitions led here need, in
+// batches of isrBatch, and applies each once written.
+func (m *ReplicaManager) changeISRs(ctx context.Context, parts []*Partition) {
 	var epochs map[int32]int64
 	eligible := func(id int32, epoch int64) bool {
 		if epochs == nil {
@@ -394,42 +415,90 @@ func (m *ReplicaManager) maybeChangeISR(ctx context.Context, p *Partition) {
 		live, ok := epochs[id]
 		return ok && (epoch <= 0 || live == epoch)
 	}
-	want, changed := ls.WantISR(isr, p.Log.EndOffset(), p.HighWatermark(), m.now(), m.cfg.LagTime, eligible)
-	if !changed {
-		return
-	}
-	st.ISR = want
-	var joining []int32
-	for _, r := range want {
-		if !slices.Contains(isr, r) {
-			joining = append(joining, r)
-		}
-	}
-	p.mu.Lock()
-	p.joining = joining
-	p.mu.Unlock()
-	defer func() {
+	var batch []isrChange
+	for _, p := range parts {
 		p.mu.Lock()
-		p.joining = nil
+		ls, isr := p.lead, p.isr
+		st := State{Leader: p.leader, LeaderEpoch: p.leaderEpoch, ControllerEpoch: p.ctrlEpoch, Version: p.version}
 		p.mu.Unlock()
-	}()
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	rev, err := m.cfg.Store.WriteState(wctx, p.Topic, p.ID, st)
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil {
-			m.cfg.Logger.Info("ISR change not written", "partition", p.String(), "isr", want, "err", err)
+		if ls == nil || st.Leader != m.cfg.NodeID || st.Version == 0 {
+			continue
 		}
+		want, changed := ls.WantISR(isr, p.Log.EndOffset(), p.HighWatermark(), m.now(), m.cfg.LagTime, eligible)
+		if !changed {
+			continue
+		}
+		st.ISR = want
+		c := isrChange{p: p, st: st, from: isr}
+		for _, r := range want {
+			if !slices.Contains(isr, r) {
+				c.joining = append(c.joining, r)
+			}
+		}
+		p.mu.Lock()
+		p.joining = c.joining
+		p.mu.Unlock()
+		if batch = append(batch, c); len(batch) == isrBatch {
+			m.writeISRs(ctx, batch)
+			batch = batch[:0]
+		}
+	}
+	m.writeISRs(ctx, batch)
+}
+
+// writeISRs writes the changes, in one transaction when there are
+// several; when one of them lost its race, one by one.
+func (m *ReplicaManager) writeISRs(ctx context.Context, batch []isrChange) {
+	if len(batch) == 0 {
 		return
 	}
-	m.cfg.Logger.Info("ISR changed", "partition", p.String(), "from", isr, "to", want, "leader_epoch", st.LeaderEpoch)
+	defer func() {
+		for _, c := range batch {
+			c.p.mu.Lock()
+			c.p.joining = nil
+			c.p.mu.Unlock()
+		}
+	}()
+	if len(batch) > 1 {
+		ws := make([]StateWrite, len(batch))
+		for i, c := range batch {
+			ws[i] = StateWrite{Topic: c.p.Topic, Partition: c.p.ID, State: c.st}
+		}
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rev, err := m.cfg.Store.WriteStates(wctx, ws)
+		cancel()
+		if err == nil {
+			for _, c := range batch {
+				m.isrWritten(c, rev)
+			}
+			return
+		}
+	}
+	for _, c := range batch {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rev, err := m.cfg.Store.WriteState(wctx, c.p.Topic, c.p.ID, c.st)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				m.cfg.Logger.Info("ISR change not written", "partition", c.p.String(), "isr", c.st.ISR, "err", err)
+			}
+			continue
+		}
+		m.isrWritten(c, rev)
+	}
+}
+
+// isrWritten applies an ISR change the store took at revision rev.
+func (m *ReplicaManager) isrWritten(c isrChange, rev int64) {
+	p, st := c.p, c.st
+	m.cfg.Logger.Info("ISR changed", "partition", p.String(), "from", c.from, "to", st.ISR, "leader_epoch", st.LeaderEpoch)
 	if m.cfg.OnISRChange != nil {
-		shrunk := slices.ContainsFunc(isr, func(r int32) bool { return !slices.Contains(want, r) })
-		m.cfg.OnISRChange(shrunk, len(joining) > 0)
+		shrunk := slices.ContainsFunc(c.from, func(r int32) bool { return !slices.Contains(st.ISR, r) })
+		m.cfg.OnISRChange(shrunk, len(c.joining) > 0)
 	}
 	p.mu.Lock()
 	if p.version == st.Version && p.leaderEpoch == st.LeaderEpoch {
-		p.isr, p.version = slices.Clone(want), rev
+		p.isr, p.version = slices.Clone(st.ISR), rev
 	}
 	p.mu.Unlock()
 	p.advanceHW()
