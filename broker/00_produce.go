@@ -194,7 +194,10 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 		// transactional id was refused above.
 		tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
 		if b.settings.TxnVerification && !p.Log.ProducerTxnOpen(h.ProducerID, h.ProducerEpoch) {
-			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp)); err != nil {
+			// From v12 (transactions version 2) the leader adds the
+			// partition to the transaction rather than checking it is in.
+			add := req.Version >= 12
+			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, add)); err != nil {
 				return logstore.AppendResult{}, err
 			}
 		}

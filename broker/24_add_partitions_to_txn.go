@@ -4,7 +4,11 @@ package broker
 // before). v3: flexible. v4: batched by transaction, for brokers, with
 // VerifyOnly (KIP-890 part 1: a partition leader asks whether a partition
 // is in the producer's transaction before it appends a transactional
-// batch). v5: TRANSACTION_ABORTABLE.
+// batch). v5: TRANSACTION_ABORTABLE. A v4+ transaction without
+// VerifyOnly is the implicit add of transactions version 2 (KIP-890 part
+// 2): a partition leader serving a Produce v12, or a group coordinator a
+// TxnOffsetCommit v5, adds the partition for the producer, as Kafka's
+// AddPartitionsToTxnManager asks it.
 //
 // A partition of a topic that does not exist fails the request: it gets
 // UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, and
@@ -76,7 +80,11 @@ func (b *Broker) addPartitionsToTxn(ctx context.Context, version int16, id strin
 	case verifyOnly:
 		errs, all = b.txn.VerifyPartitions(id, pid, epoch, parts)
 	default:
-		all = b.txn.AddPartitions(ctx, id, pid, epoch, parts)
+		tv := txn.TV1
+		if version >= 4 {
+			tv = txn.TV2 // from a broker: an implicit add
+		}
+		all = b.txn.AddPartitions(ctx, id, pid, epoch, parts, tv)
 	}
 	byTopic := map[string]int{}
 	for _, tp := range parts {

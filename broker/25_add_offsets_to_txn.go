@@ -21,7 +21,7 @@ func (b *Broker) handleAddOffsetsToTxn(ctx context.Context, r *request) (kmsg.Re
 		return resp, nil
 	}
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: b.groups.PartitionFor(req.Group)}
-	err := b.txn.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp})
+	err := b.txn.AddPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, txn.TV1)
 	resp.ErrorCode = txnErrCode(err, req.Version < 2)
 	return resp, nil
 }

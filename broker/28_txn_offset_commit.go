@@ -1,10 +1,11 @@
 package broker
 
-// TxnOffsetCommit v0-v4. v2: committed leader epochs. v3: flexible, the
+// TxnOffsetCommit v0-v5. v2: committed leader epochs. v3: flexible, the
 // member id, generation and instance id (KIP-447). v4: TRANSACTION_ABORTABLE.
-// v5 (KIP-890 part 2) is not served: samsa does not finalize
-// transaction.version 2. The group coordinator holds the offsets pending
-// until the transaction's marker (groups.Coordinator.TxnOffsetCommit).
+// v5: transactions version 2 (KIP-890 part 2): no AddOffsetsToTxn comes
+// first, and the group coordinator has the transaction coordinator add its
+// __consumer_offsets partition. The group coordinator holds the offsets
+// pending until the transaction's marker (groups.Coordinator.TxnOffsetCommit).
 
 import (
 	"context"

@@ -63,8 +63,8 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DescribeProducers:       {0, 0, 0, (*Broker).handleDescribeProducers},
 	kmsg.AddPartitionsToTxn:      {0, 5, 0, (*Broker).handleAddPartitionsToTxn},
 	kmsg.AddOffsetsToTxn:         {0, 4, 0, (*Broker).handleAddOffsetsToTxn},
-	kmsg.EndTxn:                  {0, 4, 0, (*Broker).handleEndTxn},
-	kmsg.TxnOffsetCommit:         {0, 4, 0, (*Broker).handleTxnOffsetCommit},
+	kmsg.EndTxn:                  {0, 5, 0, (*Broker).handleEndTxn},
+	kmsg.TxnOffsetCommit:         {0, 5, 0, (*Broker).handleTxnOffsetCommit},
 	kmsg.DescribeTransactions:    {0, 0, 0, (*Broker).handleDescribeTransactions},
 	kmsg.ListTransactions:        {0, 2, 0, (*Broker).handleListTransactions},
 

@@ -142,9 +142,10 @@ func (m markerSender) Write(ctx context.Context, mk txn.Marker) map[txn.TopicPar
 	}
 	for leader, tps := range byLeader {
 		req := kmsg.NewPtrWriteTxnMarkersRequest()
-		req.Version = 1
+		req.Version = 2
 		wm := kmsg.NewWriteTxnMarkersRequestMarker()
 		wm.ProducerID, wm.ProducerEpoch, wm.Committed, wm.CoordinatorEpoch = mk.ProducerID, mk.ProducerEpoch, mk.Commit, mk.CoordinatorEpoch
+		wm.TransactionVersion = mk.TransactionVersion
 		idx := map[string]int{}
 		for _, tp := range tps {
 			i, ok := idx[tp.Topic]

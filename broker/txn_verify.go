@@ -22,12 +22,17 @@ import (
 // verifyTxn asks the coordinator of id whether tp is in the transaction of
 // producer pid at epoch: nil when it is; INVALID_TXN_STATE when it is
 // not; the coordinator's error (PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING,
-// NOT_COORDINATOR, ...) otherwise.
-func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int16, tp txn.TopicPartition) error {
+// NOT_COORDINATOR, ...) otherwise. With add (transactions version 2) it
+// asks the coordinator to add tp instead, starting a transaction if none
+// is ongoing (AddPartitionsToTxn v5 without VerifyOnly).
+func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int16, tp txn.TopicPartition, add bool) error {
 	if id == "" {
 		return kerr.InvalidRequest
 	}
 	if b.meta.topic(txnTopic) == nil {
+		if add {
+			return kerr.CoordinatorNotAvailable // created by the first InitProducerId
+		}
 		return kerr.InvalidTxnState // no transaction was ever begun
 	}
 	cp := b.meta.partition(txnTopic, b.txn.PartitionFor(id))
@@ -35,6 +40,9 @@ func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int1
 		return kerr.CoordinatorNotAvailable
 	}
 	leader, _, _, _ := cp.State()
+	if leader == b.nodeID && add {
+		return b.txn.AddPartitions(ctx, id, pid, epoch, []txn.TopicPartition{tp}, txn.TV2)
+	}
 	if leader == b.nodeID {
 		res, err := b.txn.VerifyPartitions(id, pid, epoch, []txn.TopicPartition{tp})
 		if err != nil {
@@ -47,8 +55,11 @@ func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int1
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
+	if add {
+		req.Version = 5
+	}
 	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = id, pid, epoch, true
+	t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly = id, pid, epoch, !add
 	rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 	rt.Topic, rt.Partitions = tp.Topic, []int32{tp.Partition}
 	t.Topics = append(t.Topics, rt)
@@ -75,11 +86,15 @@ func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int1
 
 // produceVerifyError is what a producer gets when the verification of its
 // transactional batch failed (Kafka's ReplicaManager): a coordinator that
-// could not answer is NOT_ENOUGH_REPLICAS, which the producer retries.
+// could not answer is NOT_ENOUGH_REPLICAS, which the producer retries;
+// PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, as Kafka's
+// AddPartitionsToTxnManager answers a produce.
 func produceVerifyError(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, kerr.ProducerFenced):
+		return fmt.Errorf("%w: %v", kerr.InvalidProducerEpoch, err)
 	case errors.Is(err, kerr.InvalidTxnState):
 		return fmt.Errorf("%w: Partition was not added to the transaction", kerr.InvalidTxnState)
 	case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.CoordinatorLoadInProgress),
@@ -91,14 +106,17 @@ func produceVerifyError(err error) error {
 }
 
 // verifyTxnOffsets is the group coordinator's check before it writes a
-// TxnOffsetCommit to its __consumer_offsets partition; a coordinator that
-// could not answer is COORDINATOR_NOT_AVAILABLE, which the producer
-// retries.
-func (b *Broker) verifyTxnOffsets(ctx context.Context, id string, pid int64, epoch int16, partition int32) error {
-	err := b.verifyTxn(ctx, id, pid, epoch, txn.TopicPartition{Topic: offsetsTopic, Partition: partition})
+// TxnOffsetCommit to its __consumer_offsets partition (with add, for a v5
+// commit, the implicit add of the partition); a coordinator that could not
+// answer is COORDINATOR_NOT_AVAILABLE, which the producer retries, and
+// PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, as for a produce.
+func (b *Broker) verifyTxnOffsets(ctx context.Context, id string, pid int64, epoch int16, partition int32, add bool) error {
+	err := b.verifyTxn(ctx, id, pid, epoch, txn.TopicPartition{Topic: offsetsTopic, Partition: partition}, add)
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, kerr.ProducerFenced):
+		return kerr.InvalidProducerEpoch
 	case errors.Is(err, kerr.ConcurrentTransactions), errors.Is(err, kerr.CoordinatorLoadInProgress),
 		errors.Is(err, kerr.CoordinatorNotAvailable), errors.Is(err, kerr.NotCoordinator):
 		return kerr.CoordinatorNotAvailable

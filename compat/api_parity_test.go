@@ -59,10 +59,10 @@ var samsaLacks = []int16{
 }
 
 // samsaBehind are keys samsa serves at a lower max version than Kafka
-// 4.4, with the max samsa serves: EndTxn v5 and TxnOffsetCommit v5-v6
-// come with transaction.version 2 (KIP-890). Remove an entry when samsa
+// 4.4, with the max samsa serves: TxnOffsetCommit v6 (topic ids). Remove
+// an entry when samsa
 // reaches Kafka's max; lowering one is a regression the test reports.
-var samsaBehind = map[int16]int16{26: 4, 28: 4}
+var samsaBehind = map[int16]int16{28: 5}
 
 // apiVersionsTable asks addr for ApiVersions v5 and returns its table.
 func apiVersionsTable(t *testing.T, addr string) (map[int16][2]int16, *kmsg.ApiVersionsResponse) {

@@ -58,7 +58,8 @@ func commitOne(t *testing.T, cl *kgo.Client, topic string, partition int32, valu
 }
 
 // franz-go's transactional producer: committed transactions are read at
-// read_committed, aborted ones never; read_uncommitted sees both.
+// read_committed, aborted ones never; read_uncommitted sees both. It runs
+// transactions version 2, which samsa finalizes.
 func TestFranzTxnCommitAbort(t *testing.T) {
 	n := txnBroker(t)
 	adm := newAdmin(t, n.Addr())
@@ -118,6 +119,15 @@ func TestFranzTxnCommitAbort(t *testing.T) {
 	}
 	if aborted != 30 {
 		t.Fatalf("read_uncommitted: %d aborted records, want 30", aborted)
+	}
+	// kgo runs transactions version 2 (Produce v12, EndTxn v5): each of
+	// the nine ends bumped the epoch.
+	d, err := adm.DescribeTransactions(ctx, "fg-txn-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := d["fg-txn-1"].ProducerEpoch; e != 9 {
+		t.Fatalf("producer epoch %d after nine transactions, want 9 (transactions version 2)", e)
 	}
 }
 

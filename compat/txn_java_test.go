@@ -50,11 +50,28 @@ func runJavaScenario(t *testing.T, module, addr, prefix, scenario string) {
 // sendOffsetsToTransaction, commit, abort; a read_committed consumer sees
 // no aborted record; a fenced producer gets ProducerFencedException
 // (compat/java Main's txn scenario).
+//
+// The 4.4 client runs transactions version 2 (samsa finalizes
+// transaction.version 2): each of its three ends bumps the epoch, and the
+// fencing producer's InitProducerId a fourth time; the 3.9 client runs
+// version 1, side by side, where only the InitProducerIds bump it.
 func TestJavaTransactions(t *testing.T) {
 	n := txnBroker(t)
-	for _, module := range []string{"kafka4", "kafka3"} {
-		t.Run(module, func(t *testing.T) {
-			runJavaScenario(t, module, n.Addr(), "jtx-"+module, "txn")
+	adm := newAdmin(t, n.Addr())
+	for _, tc := range []struct {
+		module string
+		epoch  int16
+	}{{"kafka4", 4}, {"kafka3", 1}} {
+		t.Run(tc.module, func(t *testing.T) {
+			runJavaScenario(t, tc.module, n.Addr(), "jtx-"+tc.module, "txn")
+			id := "jtx-" + tc.module + "-txn-id"
+			d, err := adm.DescribeTransactions(testCtx(t, 10*time.Second), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d[id].ProducerEpoch; got != tc.epoch {
+				t.Fatalf("%s's producer epoch %d after the scenario, want %d", id, got, tc.epoch)
+			}
 		})
 	}
 }

@@ -71,7 +71,7 @@ func endTxnRaw(t *testing.T, addr string, version int16, id string, pid int64, e
 // transaction.
 func TestTxnBadInput(t *testing.T) {
 	n := txnBroker(t)
-	cl := newKgo(t, n.Addr())
+	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11())) // TV1: Produce v12 adds partitions itself
 	adm := newAdmin(t, n.Addr())
 	const topic = "txn-bad"
 	createTopic(t, adm, topic, 2, nil)

@@ -77,7 +77,7 @@ type Config struct {
 	// VerifyTxn checks with the transaction coordinator that the group's
 	// __consumer_offsets partition is in the producer's transaction before
 	// a TxnOffsetCommit is written (KIP-890 part 1); nil checks nothing.
-	VerifyTxn func(ctx context.Context, txnID string, producerID int64, producerEpoch int16, partition int32) error
+	VerifyTxn func(ctx context.Context, txnID string, producerID int64, producerEpoch int16, partition int32, add bool) error
 }
 
 // Coordinator serves the groups of the __consumer_offsets partitions this

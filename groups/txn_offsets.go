@@ -55,7 +55,9 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 		return kerr.InvalidRequest
 	}
 	if c.cfg.VerifyTxn != nil {
-		if err := c.cfg.VerifyTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, s.id); err != nil {
+		// v5 (transactions version 2): no AddOffsetsToTxn came first; the
+		// coordinator adds the group's partition to the transaction.
+		if err := c.cfg.VerifyTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, s.id, req.Version >= 5); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,7 @@ func (s *shard) complete(m *txnMeta) {
 	}
 	commit := m.state == PrepareCommit
 	marker := Marker{ProducerID: m.pid, ProducerEpoch: m.epoch, Commit: commit, CoordinatorEpoch: s.epoch,
-		Partitions: m.sortedPartitions()}
+		TransactionVersion: max(m.tv, TV1), Partitions: m.sortedPartitions()}
 	s.mu.Unlock()
 
 	start := time.Now()
@@ -73,6 +73,11 @@ func (s *shard) complete(m *txnMeta) {
 		}
 		target.partitions = map[TopicPartition]struct{}{}
 		target.updateMs = s.c.nowMs()
+		if m.nextPid >= 0 {
+			// TV2 with the epochs used up: the producer goes on with its
+			// next id (the markers carried the old one at the top epoch).
+			target.prevPid, target.pid, target.epoch, target.nextPid = m.pid, m.nextPid, 0, -1
+		}
 		err := s.write(m, target)
 		s.mu.Unlock()
 		if err == nil || errors.Is(err, kerr.NotCoordinator) {

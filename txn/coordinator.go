@@ -31,7 +31,11 @@ type Marker struct {
 	ProducerEpoch    int16
 	Commit           bool
 	CoordinatorEpoch int32 // the leader epoch of the __transaction_state partition
-	Partitions       []TopicPartition
+	// TransactionVersion is the transaction's (WriteTxnMarkers v2,
+	// KIP-1228): from TV2 the marker's epoch is the bumped one, newer than
+	// that of the transaction's batches.
+	TransactionVersion int8
+	Partitions         []TopicPartition
 }
 
 // Markers delivers markers to partition leaders. The broker implements it

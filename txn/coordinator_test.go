@@ -177,11 +177,11 @@ func TestInitBumpsEpochAndFences(t *testing.T) {
 		t.Fatalf("second init %+v, want id %d epoch 1", b, a.ID)
 	}
 	tp := TopicPartition{"t", 0}
-	wantErr(t, "add with the fenced epoch", c.AddPartitions(ctx, "tx", a.ID, a.Epoch, []TopicPartition{tp}), kerr.ProducerFenced)
-	wantErr(t, "add with another producer id", c.AddPartitions(ctx, "tx", a.ID+1, b.Epoch, []TopicPartition{tp}), kerr.InvalidProducerIDMapping)
-	wantErr(t, "end with the fenced epoch", c.EndTxn(ctx, "tx", a.ID, a.Epoch, true), kerr.ProducerFenced)
-	wantErr(t, "end of an unknown id", c.EndTxn(ctx, "nope", a.ID, 0, true), kerr.InvalidProducerIDMapping)
-	wantErr(t, "end with nothing ongoing", c.EndTxn(ctx, "tx", b.ID, b.Epoch, true), kerr.InvalidTxnState)
+	wantErr(t, "add with the fenced epoch", c.AddPartitions(ctx, "tx", a.ID, a.Epoch, []TopicPartition{tp}, TV1), kerr.ProducerFenced)
+	wantErr(t, "add with another producer id", c.AddPartitions(ctx, "tx", a.ID+1, b.Epoch, []TopicPartition{tp}, TV1), kerr.InvalidProducerIDMapping)
+	wantErr(t, "end with the fenced epoch", endV1(c, ctx, "tx", a.ID, a.Epoch, true), kerr.ProducerFenced)
+	wantErr(t, "end of an unknown id", endV1(c, ctx, "nope", a.ID, 0, true), kerr.InvalidProducerIDMapping)
+	wantErr(t, "end with nothing ongoing", endV1(c, ctx, "tx", b.ID, b.Epoch, true), kerr.InvalidTxnState)
 	_, err = c.InitProducerID(ctx, "tx", 0, nil)
 	wantErr(t, "timeout 0", err, kerr.InvalidTransactionTimeout)
 	_, err = c.InitProducerID(ctx, "tx", 60001, nil)
@@ -213,8 +213,8 @@ func TestCommitWritesMarkersThenCompletes(t *testing.T) {
 	pe, err := c.InitProducerID(ctx, "tx", 10000, nil)
 	wantErr(t, "init", err, nil)
 	parts := []TopicPartition{{"b", 1}, {"a", 0}}
-	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts), nil)
-	wantErr(t, "add again", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts[:1]), nil)
+	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts, TV1), nil)
+	wantErr(t, "add again", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts[:1], TV1), nil)
 	d, err := c.Describe("tx")
 	wantErr(t, "describe", err, nil)
 	if d.State != Ongoing || len(d.Partitions) != 2 || d.StartMs != f.now.Load() {
@@ -225,10 +225,10 @@ func TestCommitWritesMarkersThenCompletes(t *testing.T) {
 	if vr[TopicPartition{"a", 0}] != nil || !errors.Is(vr[TopicPartition{"c", 0}], kerr.InvalidTxnState) {
 		t.Fatalf("verify: %v", vr)
 	}
-	wantErr(t, "commit", c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true), nil)
+	wantErr(t, "commit", endV1(c, ctx, "tx", pe.ID, pe.Epoch, true), nil)
 	waitState(t, c, "tx", CompleteCommit)
-	wantErr(t, "commit retried", c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true), nil)
-	wantErr(t, "abort after commit", c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, false), kerr.InvalidTxnState)
+	wantErr(t, "commit retried", endV1(c, ctx, "tx", pe.ID, pe.Epoch, true), nil)
+	wantErr(t, "abort after commit", endV1(c, ctx, "tx", pe.ID, pe.Epoch, false), kerr.InvalidTxnState)
 	ms := f.markers.all()
 	if len(ms) != 1 || !ms[0].Commit || ms[0].CoordinatorEpoch != 7 || ms[0].ProducerID != pe.ID || len(ms[0].Partitions) != 2 {
 		t.Fatalf("markers %+v", ms)
@@ -239,7 +239,7 @@ func TestCommitWritesMarkersThenCompletes(t *testing.T) {
 		t.Fatalf("written states %s, want %s", got, want)
 	}
 	// A new transaction after the commit starts afresh.
-	wantErr(t, "add to the next", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts[1:]), nil)
+	wantErr(t, "add to the next", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, parts[1:], TV1), nil)
 	d, _ = c.Describe("tx")
 	if len(d.Partitions) != 1 {
 		t.Fatalf("next transaction's partitions %v", d.Partitions)
@@ -253,14 +253,14 @@ func TestNewCoordinatorCompletesPrepared(t *testing.T) {
 	c := f.start(t, 1)
 	ctx := context.Background()
 	pe, _ := c.InitProducerID(ctx, "tx", 10000, nil)
-	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}), nil)
+	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}, TV1), nil)
 	f.markers.held.Store(true)
-	wantErr(t, "commit", c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true), nil)
+	wantErr(t, "commit", endV1(c, ctx, "tx", pe.ID, pe.Epoch, true), nil)
 	d, _ := c.Describe("tx")
 	if d.State != PrepareCommit {
 		t.Fatalf("state %v with markers held", d.State)
 	}
-	wantErr(t, "add while completing", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}), kerr.ConcurrentTransactions)
+	wantErr(t, "add while completing", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}, TV1), kerr.ConcurrentTransactions)
 	_, err := c.InitProducerID(ctx, "tx", 10000, nil)
 	wantErr(t, "init while completing", err, kerr.ConcurrentTransactions)
 	c.Close()
@@ -285,7 +285,7 @@ func TestTimeoutAbortsAndFences(t *testing.T) {
 	c := f.start(t, 1)
 	ctx := context.Background()
 	pe, _ := c.InitProducerID(ctx, "tx", 1000, nil)
-	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}), nil)
+	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}, TV1), nil)
 	c.AbortTimedOut()
 	if d, _ := c.Describe("tx"); d.State != Ongoing {
 		t.Fatalf("aborted before its timeout: %v", d.State)
@@ -299,11 +299,11 @@ func TestTimeoutAbortsAndFences(t *testing.T) {
 	if ms := f.markers.all(); len(ms) != 1 || ms[0].Commit || ms[0].ProducerEpoch != pe.Epoch+1 {
 		t.Fatalf("markers %+v", ms)
 	}
-	wantErr(t, "commit by the fenced producer", c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true), kerr.ProducerFenced)
+	wantErr(t, "commit by the fenced producer", endV1(c, ctx, "tx", pe.ID, pe.Epoch, true), kerr.ProducerFenced)
 
 	pe2, err := c.InitProducerID(ctx, "tx2", 10000, nil)
 	wantErr(t, "init tx2", err, nil)
-	wantErr(t, "add tx2", c.AddPartitions(ctx, "tx2", pe2.ID, pe2.Epoch, []TopicPartition{{"a", 0}}), nil)
+	wantErr(t, "add tx2", c.AddPartitions(ctx, "tx2", pe2.ID, pe2.Epoch, []TopicPartition{{"a", 0}}, TV1), nil)
 	_, err = c.InitProducerID(ctx, "tx2", 10000, nil)
 	wantErr(t, "init over an ongoing transaction", err, kerr.ConcurrentTransactions)
 	waitState(t, c, "tx2", CompleteAbort)
@@ -320,7 +320,7 @@ func TestExpireIDsAndList(t *testing.T) {
 	ctx := context.Background()
 	a, _ := c.InitProducerID(ctx, "idle", 10000, nil)
 	b, _ := c.InitProducerID(ctx, "busy", 10000, nil)
-	wantErr(t, "add", c.AddPartitions(ctx, "busy", b.ID, b.Epoch, []TopicPartition{{"a", 0}}), nil)
+	wantErr(t, "add", c.AddPartitions(ctx, "busy", b.ID, b.Epoch, []TopicPartition{{"a", 0}}, TV1), nil)
 	f.now.Add(500)
 
 	list, unknown, err := c.List(ListFilter{States: []string{"Ongoing", "Bogus"}, MinDuration: -1})
@@ -366,7 +366,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 	f.log.mu.Lock()
 	f.log.fail = kerr.NotEnoughReplicas
 	f.log.mu.Unlock()
-	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}), kerr.CoordinatorNotAvailable)
+	wantErr(t, "add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{{"a", 0}}, TV1), kerr.CoordinatorNotAvailable)
 	if d, _ := c.Describe("tx"); d.State != Empty {
 		t.Fatalf("state %v after a failed write", d.State)
 	}
@@ -396,3 +396,88 @@ func TestRecordsRoundTrip(t *testing.T) {
 		t.Fatal("a truncated value parsed")
 	}
 }
+
+// endV1 is EndTxn as a client of transactions version 1 sends it.
+func endV1(c *Coordinator, ctx context.Context, id string, pid int64, epoch int16, commit bool) error {
+	_, err := c.EndTxn(ctx, id, pid, epoch, commit, TV1)
+	return err
+}
+
+// Transactions version 2 (KIP-890 part 2): every end bumps the epoch, the
+// markers carry the bumped epoch, a retry (the epoch before the bump) gets
+// the same answer, the old epoch is fenced, an abort with nothing ongoing
+// bumps too, and the epoch's overflow moves the producer to a new id.
+func TestTV2EndBumpsEpoch(t *testing.T) {
+	f := newFixture()
+	c := f.start(t, 3)
+	ctx := context.Background()
+	pe, err := c.InitProducerID(ctx, "tx", 10000, nil)
+	wantErr(t, "init", err, nil)
+	tp := TopicPartition{"a", 0}
+	wantErr(t, "implicit add", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{tp}, TV2), nil)
+	next, err := c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true, TV2)
+	wantErr(t, "commit", err, nil)
+	if next != (ProducerIDEpoch{pe.ID, pe.Epoch + 1}) {
+		t.Fatalf("commit answered %+v, want epoch %d", next, pe.Epoch+1)
+	}
+	waitState(t, c, "tx", CompleteCommit)
+	ms := f.markers.all()
+	if len(ms) != 1 || ms[0].ProducerEpoch != pe.Epoch+1 || ms[0].TransactionVersion != TV2 {
+		t.Fatalf("markers %+v, want one at epoch %d of TV2", ms, pe.Epoch+1)
+	}
+	retried, err := c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, true, TV2)
+	wantErr(t, "commit retried", err, nil)
+	if retried != next {
+		t.Fatalf("retried commit answered %+v, want %+v", retried, next)
+	}
+	wantErr(t, "abort of the committed transaction, late", second(c.EndTxn(ctx, "tx", pe.ID, pe.Epoch, false, TV2)), kerr.InvalidTxnState)
+	wantErr(t, "add with the old epoch", c.AddPartitions(ctx, "tx", pe.ID, pe.Epoch, []TopicPartition{tp}, TV2), kerr.ProducerFenced)
+	wantErr(t, "commit of nothing", second(c.EndTxn(ctx, "tx", next.ID, next.Epoch, true, TV2)), kerr.InvalidTxnState)
+
+	// An abort with nothing ongoing: an empty transaction, epoch bumped.
+	empty, err := c.EndTxn(ctx, "tx", next.ID, next.Epoch, false, TV2)
+	wantErr(t, "empty abort", err, nil)
+	if empty != (ProducerIDEpoch{pe.ID, next.Epoch + 1}) {
+		t.Fatalf("empty abort answered %+v", empty)
+	}
+	waitState(t, c, "tx", CompleteAbort)
+	if n := len(f.markers.all()); n != 1 {
+		t.Fatalf("the empty abort sent markers: %d in all", n)
+	}
+
+	// The epochs used up: the end takes a new producer id, which the
+	// producer is told and which the state holds once complete.
+	s, _ := c.shardFor("tx")
+	s.mu.Lock()
+	s.txns["tx"].epoch = maxEpoch
+	s.mu.Unlock()
+	wantErr(t, "add at the last epoch", c.AddPartitions(ctx, "tx", pe.ID, maxEpoch, []TopicPartition{tp}, TV2), nil)
+	rot, err := c.EndTxn(ctx, "tx", pe.ID, maxEpoch, false, TV2)
+	wantErr(t, "abort at the last epoch", err, nil)
+	if rot.ID == pe.ID || rot.Epoch != 0 {
+		t.Fatalf("abort at the last epoch answered %+v, want a new id at epoch 0", rot)
+	}
+	d := waitState(t, c, "tx", CompleteAbort)
+	if d.ProducerID != rot.ID || d.ProducerEpoch != 0 {
+		t.Fatalf("state after the rotation %+v, want %+v", d, rot)
+	}
+	ms = f.markers.all()
+	if last := ms[len(ms)-1]; last.ProducerID != pe.ID || last.ProducerEpoch != maxEpoch+1 {
+		t.Fatalf("marker of the rotation %+v, want the old id at the top epoch", last)
+	}
+	again, err := c.EndTxn(ctx, "tx", pe.ID, maxEpoch, false, TV2)
+	wantErr(t, "abort at the last epoch retried", err, nil)
+	if again != rot {
+		t.Fatalf("retried abort answered %+v, want %+v", again, rot)
+	}
+	// The state survives a reload with the rotation done.
+	c.Close()
+	c2 := f.start(t, 4)
+	d2, err := c2.Describe("tx")
+	wantErr(t, "describe after reload", err, nil)
+	if d2.ProducerID != rot.ID || d2.ProducerEpoch != 0 || d2.State != CompleteAbort {
+		t.Fatalf("reloaded %+v", d2)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

@@ -1,5 +1,5 @@
 // Package txn is the transaction coordinator (KIP-98, with the checks of
-// KIP-890 part 1): the state of every transactional id whose
+// KIP-890 part 1 and the transactions version 2 of part 2): the state of every transactional id whose
 // __transaction_state partition this broker leads, kept as records of that
 // compacted topic so that a new coordinator rebuilds it by reading the log.
 //
@@ -31,6 +31,18 @@
 // marker, then writes CompleteCommit or CompleteAbort. A broker that
 // becomes leader of a partition loads it and finishes every transaction it
 // finds prepared.
+//
+// Transactions version 2 (KIP-890 part 2; the record's
+// client_transaction_version): the producer never adds its partitions;
+// the partition leader of a Produce v12, or the group coordinator of a
+// TxnOffsetCommit v5, adds them for it (AddPartitions with TV2). EndTxn
+// v5 bumps the epoch in the PrepareCommit or PrepareAbort it writes, so
+// the markers carry the new epoch and fence every late write of the old
+// one, and answers that epoch; a producer whose epochs are used up gets
+// next_producer_id, which the completion makes its id at epoch 0. A retry
+// of an end is known by the epoch before the bump (or, after a rotation,
+// the previous producer id at the top epoch). A TV1 producer (EndTxn v4
+// and older) keeps the TV1 flow beside it.
 //
 // Timeouts: an Ongoing transaction older than its timeout is aborted with
 // the producer's epoch bumped (the producer is fenced), every

@@ -45,7 +45,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 		}
 		if m = s.txns[id]; m == nil { // nobody added it meanwhile
 			m = &txnMeta{id: id, pid: pid, prevPid: -1, epoch: noEpoch, lastEpoch: noEpoch, timeoutMs: timeoutMs,
-				state: Empty, partitions: map[TopicPartition]struct{}{}, startMs: -1, updateMs: c.nowMs()}
+				state: Empty, partitions: map[TopicPartition]struct{}{}, startMs: -1, updateMs: c.nowMs(), nextPid: -1}
 			s.txns[id] = m
 		}
 	}
@@ -134,21 +134,16 @@ func checkProducer(m *txnMeta, pid int64, epoch int16) error {
 }
 
 // AddPartitions adds partitions to the producer's transaction, starting
-// one if none is ongoing (Kafka's handleAddPartitionsToTransaction).
-func (c *Coordinator) AddPartitions(_ context.Context, id string, pid int64, epoch int16, parts []TopicPartition) error {
-	if id == "" {
-		return kerr.InvalidRequest
-	}
-	s, err := c.shardFor(id)
+// one if none is ongoing (Kafka's handleAddPartitionsToTransaction). tv is
+// the transaction version of the request: TV1 for a producer's
+// AddPartitionsToTxn, TV2 for the implicit add a partition leader or
+// group coordinator makes for a Produce v12 or TxnOffsetCommit v5.
+func (c *Coordinator) AddPartitions(_ context.Context, id string, pid int64, epoch int16, parts []TopicPartition, tv int8) error {
+	s, m, err := c.lockProducer(id, pid, epoch)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.txns[id]
-	if err := checkProducer(m, pid, epoch); err != nil {
-		return err
-	}
 	switch m.state {
 	case PrepareCommit, PrepareAbort, PrepareEpochFence, Dead:
 		return kerr.ConcurrentTransactions
@@ -170,11 +165,30 @@ func (c *Coordinator) AddPartitions(_ context.Context, id string, pid int64, epo
 		target.partitions = map[TopicPartition]struct{}{}
 		target.startMs = now
 	}
-	target.state, target.updateMs = Ongoing, now
+	target.state, target.updateMs, target.tv = Ongoing, now, tv
 	for _, tp := range parts {
 		target.partitions[tp] = struct{}{}
 	}
 	return s.write(m, target)
+}
+
+// lockProducer returns the shard of id, locked, and the state of id, after
+// checkProducer; on an error nothing is locked.
+func (c *Coordinator) lockProducer(id string, pid int64, epoch int16) (*shard, *txnMeta, error) {
+	if id == "" {
+		return nil, nil, kerr.InvalidRequest
+	}
+	s, err := c.shardFor(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	m := s.txns[id]
+	if err := checkProducer(m, pid, epoch); err != nil {
+		s.mu.Unlock()
+		return nil, nil, err
+	}
+	return s, m, nil
 }
 
 // VerifyPartitions answers a partition leader's question (KIP-890 part 1,
@@ -211,47 +225,132 @@ func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, parts 
 }
 
 // EndTxn commits or aborts the producer's ongoing transaction (Kafka's
-// TransactionCoordinator.endTransaction, transactions version 1). The
-// answer goes out once the PrepareCommit or PrepareAbort is written; the
-// markers follow, and until they are all written the id answers
-// CONCURRENT_TRANSACTIONS. A retry of an end already done succeeds.
-func (c *Coordinator) EndTxn(_ context.Context, id string, pid int64, epoch int16, commit bool) error {
+// TransactionCoordinator.endTransaction). The answer goes out once the
+// PrepareCommit or PrepareAbort is written; the markers follow, and until
+// they are all written the id answers CONCURRENT_TRANSACTIONS. A retry of
+// an end already done succeeds.
+//
+// tv is the request's transaction version: from TV2 (EndTxn v5) the end
+// bumps the producer's epoch, the markers carry the new epoch, and the
+// answer is the producer id and epoch for the next transaction (a new
+// producer id at epoch 0 when the epochs are used up). A TV2 abort with
+// no transaction ongoing is an empty transaction: it bumps the epoch too.
+// A transaction begun under TV2 recognises a retry by the epoch before
+// the bump.
+func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch int16, commit bool, tv int8) (ProducerIDEpoch, error) {
+	none := ProducerIDEpoch{-1, -1}
 	if id == "" {
-		return kerr.InvalidRequest
+		return none, kerr.InvalidRequest
 	}
 	s, err := c.shardFor(id)
 	if err != nil {
-		return err
+		return none, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.txns[id]
-	if err := checkProducer(m, pid, epoch); err != nil {
-		return err
+	if m == nil {
+		return none, kerr.InvalidProducerIDMapping
 	}
+	v2 := m.tv >= TV2
+	// A retry of a TV2 end whose answer was lost: the epoch was bumped,
+	// or the producer id rotated.
+	retryOverflow := v2 && m.prevPid == pid && epoch == maxEpoch && m.epoch == 0
+	retryBump := v2 && int32(m.epoch) == int32(epoch)+1
+	retry := retryBump || retryOverflow
+	if m.pid != pid && !retryOverflow {
+		return none, kerr.InvalidProducerIDMapping
+	}
+	if m.pending {
+		// Before the epoch check: an end racing the completion of the
+		// previous one must not be taken for a fenced producer
+		// (KAFKA-18464).
+		return none, kerr.ConcurrentTransactions
+	}
+	valid := epoch == m.epoch
+	if v2 {
+		switch m.state {
+		case PrepareCommit, PrepareAbort:
+			valid = retryBump
+		case CompleteCommit, CompleteAbort:
+			valid = valid || retry
+		}
+	}
+	if !valid {
+		return none, kerr.ProducerFenced
+	}
+	current := ProducerIDEpoch{m.pid, m.epoch}
 	switch m.state {
 	case Ongoing:
-		return s.prepareEnd(m, m.clone(), commit)
+		return s.endTxn(ctx, m, commit, tv, false)
+	case Empty:
+		if !commit && tv >= TV2 {
+			return s.endTxn(ctx, m, false, tv, true)
+		}
 	case CompleteCommit:
-		if commit {
-			return nil
+		switch {
+		case commit && (!v2 || retry):
+			return current, nil
+		case !commit && tv >= TV2 && !retry:
+			return s.endTxn(ctx, m, false, tv, true)
 		}
 	case CompleteAbort:
-		if !commit {
-			return nil
+		switch {
+		case !commit && (!v2 || retry):
+			return current, nil
+		case !commit && tv >= TV2:
+			return s.endTxn(ctx, m, false, tv, true)
 		}
 	case PrepareCommit:
 		if commit {
-			return kerr.ConcurrentTransactions
+			return none, kerr.ConcurrentTransactions
 		}
 	case PrepareAbort:
 		if !commit {
-			return kerr.ConcurrentTransactions
+			return none, kerr.ConcurrentTransactions
 		}
 	case PrepareEpochFence, Dead:
-		return kerr.ConcurrentTransactions
+		return none, kerr.ConcurrentTransactions
 	}
-	return kerr.InvalidTxnState
+	return none, kerr.InvalidTxnState
+}
+
+// endTxn prepares the end of m's transaction as the client asked it
+// (Kafka's prepareAbortOrCommit); empty: no transaction is ongoing (a TV2
+// abort of nothing). Under TV2 the epoch is bumped, and a producer whose
+// epochs are used up is given its next producer id, which it gets once the
+// transaction completes. It answers the producer id and epoch the
+// producer is to use next. Called with s.mu held.
+func (s *shard) endTxn(ctx context.Context, m *txnMeta, commit bool, tv int8, empty bool) (ProducerIDEpoch, error) {
+	none := ProducerIDEpoch{-1, -1}
+	target := m.clone()
+	target.tv = max(tv, TV1)
+	if tv >= TV2 {
+		if m.epoch >= maxEpoch {
+			s.mu.Unlock()
+			pid, err := s.c.cfg.NewProducerID(ctx)
+			s.mu.Lock()
+			if err != nil {
+				return none, kerr.CoordinatorNotAvailable
+			}
+			if s.state != shardActive || s.txns[m.id] != m || m.pending {
+				return none, kerr.ConcurrentTransactions
+			}
+			target.nextPid = pid
+		}
+		target.lastEpoch, target.epoch = m.epoch, m.epoch+1
+	}
+	if empty {
+		target.partitions = map[TopicPartition]struct{}{}
+		target.startMs = s.c.nowMs()
+	}
+	if err := s.prepareEnd(m, target, commit); err != nil {
+		return none, err
+	}
+	if m.nextPid >= 0 {
+		return ProducerIDEpoch{m.nextPid, 0}, nil
+	}
+	return ProducerIDEpoch{m.pid, m.epoch}, nil
 }
 
 // prepareEnd writes target (m's next state, built by the caller) as

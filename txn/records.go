@@ -30,7 +30,8 @@ func recordValue(m *txnMeta) []byte {
 	v.LastUpdateTimestamp = m.updateMs
 	v.StartTimestamp = m.startMs
 	v.PreviousProducerID = m.prevPid
-	v.ClientTransactionVersion = 1 // TV1: samsa serves the KIP-890 part 1 flow
+	v.ClientTransactionVersion = int16(max(m.tv, TV1))
+	v.NextProducerID = m.nextPid
 	var last *kmsg.TxnMetadataValueTopic
 	for _, tp := range m.sortedPartitions() {
 		if last == nil || last.Topic != tp.Topic {
@@ -63,6 +64,7 @@ func parseKey(key []byte) (id string, ok bool, err error) {
 
 func parseValue(id string, value []byte) (*txnMeta, error) {
 	var v kmsg.TxnMetadataValue
+	v.Default()
 	if err := v.ReadFrom(value); err != nil {
 		return nil, fmt.Errorf("__transaction_state value: %w", err)
 	}
@@ -80,6 +82,8 @@ func parseValue(id string, value []byte) (*txnMeta, error) {
 		partitions: map[TopicPartition]struct{}{},
 		startMs:    v.StartTimestamp,
 		updateMs:   v.LastUpdateTimestamp,
+		tv:         int8(min(max(v.ClientTransactionVersion, 0), 127)),
+		nextPid:    v.NextProducerID,
 	}
 	if m.state < Empty || m.state > PrepareEpochFence {
 		return nil, fmt.Errorf("__transaction_state value with state %d", v.State)

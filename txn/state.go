@@ -56,6 +56,16 @@ func (tp TopicPartition) less(o TopicPartition) int {
 	return int(tp.Partition) - int(o.Partition)
 }
 
+// Transaction versions (Kafka's TransactionVersion, the feature
+// transaction.version): TV1 is the flow of KIP-890 part 1, in which the
+// producer adds its partitions and the epoch is bumped only by
+// InitProducerId; TV2 (part 2) adds partitions implicitly (Produce v12,
+// TxnOffsetCommit v5) and bumps the epoch at every EndTxn (v5).
+const (
+	TV1 int8 = 1
+	TV2 int8 = 2
+)
+
 // noEpoch is RecordBatch.NO_PRODUCER_EPOCH.
 const noEpoch int16 = -1
 
@@ -75,6 +85,14 @@ type txnMeta struct {
 	partitions map[TopicPartition]struct{}
 	startMs    int64 // when the current transaction started; -1 none
 	updateMs   int64
+	// tv is the transaction version the producer's last transactional
+	// request used (the record's ClientTransactionVersion): from 2 on
+	// (KIP-890 part 2) every end bumps the epoch.
+	tv int8
+	// nextPid is the producer id the producer moves to once the
+	// transaction being ended completes, its epochs being used up (TV2);
+	// -1 none.
+	nextPid int64
 
 	// Guarded by the shard's mu, not part of the record:
 	pending bool // a change is being written
