@@ -189,20 +189,29 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 			return logstore.AppendResult{}, kerr.NotEnoughReplicas
 		}
 	}
-	if h, err := logstore.ParseBatchHeader(records); err == nil && h.IsTransactional() && !h.IsControl() {
+	var guard *logstore.VerificationGuard
+	// From v12 (transactions version 2) the leader adds the partition to
+	// the transaction rather than checking it is in, with or without
+	// transaction.partition.verification.enable: the producer adds
+	// nothing itself, and a partition left out would never get its marker.
+	add := req.Version >= 12
+	if h, err := logstore.ParseBatchHeader(records); err == nil && h.IsTransactional() && !h.IsControl() && (b.settings.TxnVerification || add) {
 		// KIP-890 part 1 (txn_verify.go); a transactional batch without a
-		// transactional id was refused above.
-		tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
-		if b.settings.TxnVerification && !p.Log.ProducerTxnOpen(h.ProducerID, h.ProducerEpoch) {
-			// From v12 (transactions version 2) the leader adds the
-			// partition to the transaction rather than checking it is in.
-			add := req.Version >= 12
+		// transactional id was refused above. The guard makes the append
+		// fail if a marker lands before it (logstore/verify.go).
+		var needed bool
+		guard, needed = p.Log.StartTxnVerification(h.ProducerID, h.ProducerEpoch)
+		if needed {
+			tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
 			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, add)); err != nil {
 				return logstore.AppendResult{}, err
 			}
+			if hook := b.txnVerifiedHook.Load(); hook != nil {
+				(*hook)(t.name, p.ID)
+			}
 		}
 	}
-	return b.replicas.AppendAsLeader(p, records, now)
+	return b.replicas.AppendVerified(p, records, now, guard)
 }
 
 // checkProduceRecords is Kafka's ProduceRequest.validateRecords for v3+:

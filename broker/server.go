@@ -121,6 +121,8 @@ type Broker struct {
 	panics  atomic.Int64    // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
+	// txnVerifiedHook: SetTxnVerifiedHook; see txn_verify.go.
+	txnVerifiedHook atomic.Pointer[func(topic string, partition int32)]
 
 	passwords *security.PasswordEncoder // password.encoder.*; nil without a secret (see dynconfig.go)
 }

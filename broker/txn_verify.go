@@ -84,6 +84,18 @@ func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int1
 	return fmt.Errorf("%w: the coordinator did not answer for %s-%d", kerr.CoordinatorNotAvailable, tp.Topic, tp.Partition)
 }
 
+// SetTxnVerifiedHook installs a function that runs after the coordinator
+// verified a produce's transactional batch and before the batch is
+// appended (nil removes it). Tests use it to land a marker in between,
+// which the append's guard must then refuse (logstore/verify.go).
+func (b *Broker) SetTxnVerifiedHook(h func(topic string, partition int32)) {
+	if h == nil {
+		b.txnVerifiedHook.Store(nil)
+		return
+	}
+	b.txnVerifiedHook.Store(&h)
+}
+
 // produceVerifyError is what a producer gets when the verification of its
 // transactional batch failed (Kafka's ReplicaManager): a coordinator that
 // could not answer is NOT_ENOUGH_REPLICAS, which the producer retries;

@@ -56,8 +56,11 @@ func TestTransactionsCLI(t *testing.T) {
 	}
 
 	// A hanging transaction on partition 0: producer 999999 is unknown to
-	// the coordinator.
-	hang := produceRawTxn(t, cl, topic, id, 0, kmsg.StringPtr("nobody"), rawTxnBatch(999999, 0, 0, "hanging"))
+	// the coordinator, and its Produce v11 is not verified (Produce v12 is
+	// a transactions version 2 request, whose partition the leader adds
+	// to the transaction: that would fail).
+	tv1 := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
+	hang := produceRawTxn(t, tv1, topic, id, 0, kmsg.StringPtr("nobody"), rawTxnBatch(999999, 0, 0, "hanging"))
 	wantCode(t, "the hanging batch", hang.ErrorCode, nil)
 	testutil.Eventually(t, 60*time.Second, func() error {
 		out = run("find-hanging", "--broker-id", fmt.Sprint(n.NodeID()), "--max-transaction-timeout", "0")

@@ -375,7 +375,7 @@ func TestTxnReadCommitted(t *testing.T) {
 		// An open transaction is known after a restart: it holds the LSO
 		// until its marker.
 		pid := 4000 + end
-		produceTxnRaw(t, newKgo(t, n.Addr()), topic, id, rawTxnBatch(pid, 0, 0, "c"), end)
+		produceTxnRaw(t, newKgo(t, n.Addr(), kgo.MaxVersions(produceV11())), topic, id, rawTxnBatch(pid, 0, 0, "c"), end)
 		checkCommitted(t, b, topic, id, end, want)
 		b = restart(crash)
 		checkCommitted(t, b, topic, id, end, want)
@@ -393,7 +393,7 @@ func TestTxnFailover(t *testing.T) {
 	const topic = "txnfail"
 	createReplicatedTopic(t, c, topic, 1, 3, map[string]*string{"min.insync.replicas": strp("2")})
 	mp := waitISR(t, c, topic, 0, 3, 30*time.Second)
-	cl := newKgo(t, c.Node(mp.Leader).Addr())
+	cl := newKgo(t, c.Node(mp.Leader).Addr(), kgo.MaxVersions(produceV11()))
 	id := topicID(t, newAdmin(t, c.Node(mp.Leader).Addr()), topic)
 	waitLed(t, c.Node(mp.Leader).Addr(), topic, 0)
 	lb := cl.SeedBrokers()[0]
@@ -444,7 +444,7 @@ func TestTxnKafkaReference(t *testing.T) {
 // after.
 func TestTxnCompactionRemovesAborted(t *testing.T) {
 	n := testutil.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "50", "transaction.partition.verification.enable": "false"})
-	cl := newKgo(t, n.Addr())
+	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
 	adm := newAdmin(t, n.Addr())
 	const topic = "txncompact"
 	createTopic(t, adm, topic, 1, map[string]*string{
@@ -484,7 +484,7 @@ func TestTxnCompactionRemovesAborted(t *testing.T) {
 // producer of a partition, with the start of its open transaction.
 func TestTxnDescribeProducersTool(t *testing.T) {
 	n := testutil.StartBroker(t, noVerification)
-	cl := newKgo(t, n.Addr())
+	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
 	adm := newAdmin(t, n.Addr())
 	const topic = "txnproducers"
 	createTopic(t, adm, topic, 1, nil)

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 	"github.com/samsa-io/samsa/protocol"
@@ -186,4 +188,72 @@ func TestTxnV2KafkaReference(t *testing.T) {
 	t.Parallel()
 	kb, _ := startKafkaRefWith(t, nil)
 	txnScenarioV2(t, kb.Addr)
+}
+
+// Kafka's VerificationGuard: the coordinator verified a producer's first
+// batch in a partition, then the transaction was aborted and its marker
+// landed before the batch's append. The append is refused
+// (INVALID_TXN_STATE) instead of opening a transaction nobody will end:
+// the last stable offset does not stick behind it. The broker's hook runs
+// the abort exactly between the verification and the append.
+func TestTxnVerificationGuard(t *testing.T) {
+	n := txnBroker(t)
+	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
+	adm := newAdmin(t, n.Addr())
+	const topic, id = "txn-guard", "txn-guard-id"
+	createTopic(t, adm, topic, 1, nil)
+	tid := topicID(t, adm, topic)
+	r := initTxnRaw(t, cl, id, 60000)
+	wantCode(t, "InitProducerId", r.ErrorCode, nil)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	rt := addPartitionsRaw(t, n.Addr(), 3, id, pid, epoch, topic, 0)
+	wantCode(t, "AddPartitionsToTxn", rt.Partitions[0].ErrorCode, nil)
+
+	hookErr := make(chan error, 1)
+	n.SetTxnVerifiedHook(func(string, int32) {
+		n.SetTxnVerifiedHook(nil) // once
+		hookErr <- func() error {
+			tv1 := kversion.Stable()
+			tv1.SetMaxKeyVersion(int16(kmsg.EndTxn), 4) // the abort keeps the epoch
+			c, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.MaxVersions(tv1))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx := testCtx(t, 30*time.Second)
+			req := kmsg.NewPtrEndTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, false
+			resp, err := req.RequestWith(ctx, c)
+			if err != nil {
+				return err
+			}
+			if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+				return fmt.Errorf("EndTxn: %w", err)
+			}
+			// The abort's marker is in the partition once its state is
+			// CompleteAbort.
+			for {
+				d, err := kadm.NewClient(c).DescribeTransactions(ctx, id)
+				if err != nil {
+					return err
+				}
+				if d[id].State == "CompleteAbort" {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("the abort did not complete: %s", d[id].State)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}()
+	})
+	pr := produceRawTxn(t, cl, topic, tid, 0, kmsg.StringPtr(id), rawTxnBatch(pid, epoch, 0, "verified, then aborted"))
+	if err := <-hookErr; err != nil {
+		t.Fatalf("aborting between the verification and the append: %v", err)
+	}
+	wantCode(t, "produce whose transaction ended after its verification", pr.ErrorCode, kerr.InvalidTxnState)
+	// Only the abort marker is in the log, and nothing holds the LSO.
+	checkCommitted(t, cl.SeedBrokers()[0], topic, tid, 1, abortedList())
+	checkProducers(t, cl, topic, fmt.Sprintf("%d/%d seq -1 coordinator 0 txn -1", pid, epoch))
 }

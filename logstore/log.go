@@ -290,6 +290,15 @@ func (l *Log) fail(err error) error {
 // batches is not written; the result then carries the original offsets
 // and Duplicate set.
 func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendResult, error) {
+	return l.AppendVerified(records, leaderEpoch, now, nil)
+}
+
+// AppendVerified is Append of a transactional batch whose verification
+// began with StartTxnVerification and guard (verify.go): a batch that
+// would open a transaction is refused with ErrInvalidTxnState unless
+// guard is still the producer's verification under way. A nil guard
+// checks nothing (verification is off).
+func (l *Log) AppendVerified(records []byte, leaderEpoch int32, now time.Time, guard *VerificationGuard) (AppendResult, error) {
 	if l.closed.Load() {
 		return AppendResult{}, ErrClosed
 	}
@@ -338,6 +347,11 @@ func (l *Log) Append(records []byte, leaderEpoch int32, now time.Time) (AppendRe
 		dup, isDup, err := l.pstate.check(hdrs[idempotent])
 		if err != nil {
 			return AppendResult{}, err
+		}
+		if !isDup {
+			if err := l.pstate.checkVerified(&hdrs[idempotent], guard); err != nil {
+				return AppendResult{}, err
+			}
 		}
 		if isDup {
 			res := AppendResult{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, LogAppendTime: -1,

@@ -84,6 +84,9 @@ type producerStateManager struct {
 	// firstOpen caches the smallest value of ongoing (-1: empty); -2 when
 	// it must be computed again.
 	firstOpen int64
+	// verifying are the verifications under way (verify.go), by producer
+	// id; in memory only.
+	verifying map[int64]verification
 }
 
 func newProducerStateManager() *producerStateManager {
@@ -95,6 +98,7 @@ func (m *producerStateManager) reset() {
 	m.producers = make(map[int64]*producerEntry)
 	m.ongoing = make(map[int64]int64)
 	m.firstOpen = -1
+	m.verifying = nil
 }
 
 // firstUnstableOffset is the smallest first offset of an open
@@ -302,6 +306,7 @@ func (m *producerStateManager) lastStableAfter(txn *completedTxn) int64 {
 // before nowMs (producer.id.expiration.ms), never one with an open
 // transaction; it returns how many went.
 func (m *producerStateManager) expire(nowMs, maxAgeMs int64) int {
+	m.expireVerifications(nowMs, maxAgeMs)
 	n := 0
 	for id, e := range m.producers {
 		if e.txnFirstOffset < 0 && nowMs-e.lastTimestamp >= maxAgeMs {

@@ -19,6 +19,5 @@ func (l *Log) ProducerLastSequence(producerID int64) (epoch int16, seq int32, ok
 func (l *Log) ProducerTxnOpen(producerID int64, epoch int16) bool {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
-	e := l.pstate.producers[producerID]
-	return e != nil && e.epoch == epoch && e.txnFirstOffset >= 0
+	return l.pstate.txnOpen(producerID, epoch)
 }

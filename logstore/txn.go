@@ -191,6 +191,9 @@ func (l *Log) applyProducerBatchLocked(seg *segment, h *BatchHeader, pos int64, 
 	if h.ProducerID < 0 {
 		return nil
 	}
+	if h.IsTransactional() {
+		l.pstate.verified(h.ProducerID)
+	}
 	if !h.IsControl() {
 		l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)
 		if h.IsTransactional() {

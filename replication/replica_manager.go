@@ -168,13 +168,19 @@ func (m *ReplicaManager) PreferredReadReplica(p *Partition, clientRack string, f
 // when leadership moved, even between the caller's check and the append;
 // logstore.ErrStorage when the replica is offline.
 func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.Time) (logstore.AppendResult, error) {
+	return m.AppendVerified(p, records, now, nil)
+}
+
+// AppendVerified is AppendAsLeader of a transactional batch verified with
+// guard (logstore.Log.AppendVerified).
+func (m *ReplicaManager) AppendVerified(p *Partition, records []byte, now time.Time, guard *logstore.VerificationGuard) (logstore.AppendResult, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	l, epoch, err := m.Leading(p, -1)
 	if err != nil {
 		return logstore.AppendResult{}, err
 	}
-	res, err := l.Append(records, epoch, now)
+	res, err := l.AppendVerified(records, epoch, now, guard)
 	if err != nil {
 		return res, err
 	}
