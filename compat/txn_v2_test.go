@@ -77,6 +77,18 @@ func txnOffsetCommitV5(t *testing.T, addr, id, group string, pid int64, epoch in
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
+// waitDescribed waits until describe gives want: the completion after an
+// EndTxn is written in the background.
+func waitDescribed(t *testing.T, what string, describe func() string, want string) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if got := describe(); got != want {
+			return fmt.Errorf("%s: %s, want %s", what, got, want)
+		}
+		return nil
+	})
+}
+
 // wantEnd checks an EndTxn v5 answer.
 func wantEnd(t *testing.T, what string, r *kmsg.EndTxnResponse, want *kerr.Error, pid int64, epoch int16) {
 	t.Helper()
@@ -131,9 +143,7 @@ func txnScenarioV2(t *testing.T, addr string) {
 	wantEnd(t, "EndTxn v5 commit", endTxnV5(t, addr, id, pid, 0, true), nil, pid, 1) // marker 1
 	wantEnd(t, "EndTxn v5 commit retried", endTxnV5(t, addr, id, pid, 0, true), nil, pid, 1)
 	wantEnd(t, "EndTxn v5 commit of nothing", endTxnV5(t, addr, id, pid, 1, true), kerr.InvalidTxnState, -1, -1)
-	if got := describe(); got != "CompleteCommit 0/1 []" {
-		t.Fatalf("after the commit: %s", got)
-	}
+	waitDescribed(t, "after the commit", describe, "CompleteCommit 0/1 []")
 
 	// The old epoch is fenced: the partition has the commit marker's epoch.
 	wantCode(t, "Produce v12 with the epoch before the commit", produceV12(t, addr, id, topic, rawTxnBatch(pid, 0, 1, "late")).ErrorCode, kerr.InvalidProducerEpoch)
@@ -149,9 +159,7 @@ func txnScenarioV2(t *testing.T, addr string) {
 	// An abort with nothing ongoing is an empty transaction: no marker,
 	// the epoch bumped.
 	wantEnd(t, "EndTxn v5 empty abort", endTxnV5(t, addr, id, pid, 2, false), nil, pid, 3)
-	if got := describe(); got != "CompleteAbort 0/3 []" {
-		t.Fatalf("after the empty abort: %s", got)
-	}
+	waitDescribed(t, "after the empty abort", describe, "CompleteAbort 0/3 []")
 
 	// A new producer of the id fences the old epoch.
 	r = initTxnRaw(t, cl, id, 60000)

@@ -298,6 +298,15 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch in
 		switch {
 		case !commit && (!v2 || retry):
 			return current, nil
+		case commit && retry && m.lastEpoch == noEpoch:
+			// The coordinator aborted the transaction (its timeout, or a
+			// new producer's InitProducerId: neither keeps the epoch
+			// before the bump) while this commit was on its way. Kafka 4.4
+			// answers INVALID_TXN_STATE, which clients take as fatal;
+			// KAFKA-20785 makes it PRODUCER_FENCED, as under TV1. A
+			// commit after the producer's own abort stays
+			// INVALID_TXN_STATE.
+			return none, kerr.ProducerFenced
 		case !commit && tv >= TV2:
 			return s.endTxn(ctx, m, false, tv, true)
 		}
