@@ -35,6 +35,7 @@ import (
 //	                         Alter on the cluster
 //	ListPartitionReassignments, DescribeLogDirs  Describe on the cluster
 //	DescribeProducers        Read on each topic
+//	OffsetForLeaderEpoch     ClusterAction, else Describe on each topic
 //	Produce (transactional), InitProducerId, AddOffsetsToTxn, EndTxn,
 //	TxnOffsetCommit, AddPartitionsToTxn v0-3
 //	                         Write on the transactional id (and Read on the
@@ -278,6 +279,29 @@ func (b *Broker) authorizeRequest(r *request) (kmsg.Response, authzMerge) {
 			}
 		}
 		return resp, nil
+	case *kmsg.OffsetForLeaderEpochRequest:
+		if b.mayCluster(r, security.OpClusterAction) {
+			return nil, nil
+		}
+		var refused []kmsg.OffsetForLeaderEpochResponseTopic
+		req.Topics = keepIf(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool {
+			if b.may(r, security.OpDescribe, security.ResourceTopic, t.Topic) {
+				return true
+			}
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			refused = append(refused, rt)
+			return false
+		})
+		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
+			or := resp.(*kmsg.OffsetForLeaderEpochResponse)
+			or.Topics = append(or.Topics, refused...)
+		})
 	case *kmsg.DescribeProducersRequest:
 		var refused []kmsg.DescribeProducersResponseTopic
 		req.Topics = keepIf(req.Topics, func(t kmsg.DescribeProducersRequestTopic) bool {

@@ -93,6 +93,10 @@ func TestAuthorizationByAPI(t *testing.T) {
 			func(r kmsg.Response) int16 {
 				return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
 			}, kerr.TopicAuthorizationFailed},
+		{"OffsetForLeaderEpoch", &kmsg.OffsetForLeaderEpochRequest{Version: 3, ReplicaID: -1, Topics: []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: "t1", Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: 0}}}}},
+			func(r kmsg.Response) int16 {
+				return r.(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
+			}, kerr.TopicAuthorizationFailed},
 		{"InitProducerId transactional", &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: tx("tx1"), TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1},
 			func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }, kerr.TransactionalIDAuthorizationFailed},
 		{"AddPartitionsToTxn v3", &kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "tx1", Topics: []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t1", Partitions: []int32{0}}}},
