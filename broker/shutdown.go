@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,7 +84,12 @@ func (b *Broker) movableLeaderships(ctx context.Context) int {
 // that refused two probes in a row is suspected; once a majority of the other brokers
 // suspect it, the registration is fenced without waiting for its lease.
 // A port that times out is no evidence (a slow or cut-off broker): only
-// the lease decides then.
+// the lease decides then, unless the peer first closed the connection
+// this broker holds open to it. A process that dies has its kernel close
+// its connections; in a container whose network went with it, its address
+// then drops packets rather than refusing them: a held connection closed
+// by the peer, and probes failing after it, count as refusals. A paused or
+// slow broker closes nothing, and a cut-off one's close does not arrive.
 func (b *Broker) livenessLoop(ctx context.Context) {
 	every := b.settings.LivenessProbe
 	if every <= 0 {
@@ -94,6 +100,11 @@ func (b *Broker) livenessLoop(ctx context.Context) {
 	fenced := map[int32]bool{} // peers this broker has fenced a registration of
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	defer func() {
+		for _, p := range peers {
+			p.release()
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,8 +130,44 @@ type peerProbe struct {
 	// silentSince is when the first of the probes that have failed in a
 	// row (refused or timed out) began; zero after an answer.
 	silentSince time.Time
-	reported    string // the positions last reported unreachable; "" when none is
+	reported    string    // the positions last reported unreachable; "" when none is
+	held        *heldConn // a probe's connection kept open; nil until one answered
 }
+
+// heldConn is a connection kept open to a peer's port, and whether the
+// peer closed it (a read returned: a broker sends nothing unasked).
+type heldConn struct {
+	c    net.Conn
+	gone atomic.Bool
+}
+
+// hold keeps c open as p's held connection, replacing one the peer
+// closed; a second connection is closed.
+func (p *peerProbe) hold(c net.Conn) {
+	if p.held != nil && !p.held.gone.Load() {
+		c.Close()
+		return
+	}
+	p.release()
+	h := &heldConn{c: c}
+	p.held = h
+	go func() {
+		var one [1]byte
+		_, _ = c.Read(one[:])
+		h.gone.Store(true)
+	}()
+}
+
+// release closes the held connection.
+func (p *peerProbe) release() {
+	if p.held != nil {
+		p.held.c.Close()
+		p.held = nil
+	}
+}
+
+// vanished reports whether the peer closed the held connection.
+func (p *peerProbe) vanished() bool { return p.held != nil && p.held.gone.Load() }
 
 func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo, listener string, peers map[int32]*peerProbe, fenced map[int32]bool, timeout time.Duration) {
 	done := make(chan struct{})
@@ -139,6 +186,9 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 			if p != nil && p.reported != "" {
 				_ = b.store.WithdrawUnreachable(ctx, bi.ID)
 			}
+			if p != nil {
+				p.release()
+			}
 			p = &peerProbe{epoch: bi.Epoch}
 			peers[bi.ID] = p
 		}
@@ -150,7 +200,11 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 		n++
 		go func() {
 			defer func() { done <- struct{}{} }()
-			p.answerOK, p.refusedOK = b.probe(ctx, addr, timeout)
+			var c net.Conn
+			c, p.refusedOK = b.probe(ctx, addr, timeout)
+			if p.answerOK = c != nil; p.answerOK {
+				p.hold(c)
+			}
 		}()
 	}
 	for range n {
@@ -164,6 +218,7 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 			if p.reported != "" {
 				_ = b.store.WithdrawUnreachable(ctx, id)
 			}
+			p.release()
 			delete(peers, id)
 		}
 	}
@@ -181,7 +236,7 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 				_ = b.store.Unsuspect(ctx, id)
 			}
 			continue
-		case p.refusedOK && (p.answered || !fenced[id]):
+		case (p.refusedOK || p.vanished()) && (p.answered || !fenced[id]):
 			// A registration is suspected without having answered only
 			// if none of the peer's was fenced here before: a broker that
 			// advertises an address its peers cannot reach is fenced
@@ -198,7 +253,7 @@ func (b *Broker) probePeers(ctx context.Context, brokers []controller.BrokerInfo
 				continue
 			}
 			p.suspected = true
-			b.log.Info("peer's port refuses connections; suspecting it", "broker", id, "broker_epoch", p.epoch)
+			b.log.Info("peer's port refuses connections, or closed ours and answers no more; suspecting it", "broker", id, "broker_epoch", p.epoch)
 		}
 		suspects, err := b.store.Suspects(ctx, id, p.epoch)
 		if err != nil || len(suspects) < quorum {
@@ -253,9 +308,9 @@ func (b *Broker) reportUnreachable(ctx context.Context, id int32, p *peerProbe) 
 	p.reported = key
 }
 
-// probe connects to addr and closes the connection at once: answered when
-// it connected, refused when the port refused it (nothing listens there).
-func (b *Broker) probe(ctx context.Context, addr string, timeout time.Duration) (answered, refused bool) {
+// probe connects to addr: the connection when it connected (the caller
+// keeps or closes it), refused when the port refused it (nothing listens).
+func (b *Broker) probe(ctx context.Context, addr string, timeout time.Duration) (conn net.Conn, refused bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	dial := b.dial
@@ -264,10 +319,9 @@ func (b *Broker) probe(ctx context.Context, addr string, timeout time.Duration) 
 	}
 	c, err := dial(ctx, "tcp", addr)
 	if err == nil {
-		c.Close()
-		return true, false
+		return c, false
 	}
-	return false, errors.Is(err, syscall.ECONNREFUSED)
+	return nil, errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // interBrokerListener is inter.broker.listener.name, or the first listener.
