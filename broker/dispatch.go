@@ -44,6 +44,7 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.ListConfigResources:     {0, 1, 0, (*Broker).handleListConfigResources},
 	kmsg.DescribeCluster:         {0, 2, 0, (*Broker).handleDescribeCluster},
 	kmsg.DescribeQuorum:          {0, 2, 0, (*Broker).handleDescribeQuorum},
+	kmsg.UpdateFeatures:          {0, 2, 0, (*Broker).handleUpdateFeatures},
 	kmsg.ElectLeaders:            {0, 2, 0, (*Broker).handleElectLeaders},
 	kmsg.FindCoordinator:         {0, 6, 0, (*Broker).handleFindCoordinator},
 	kmsg.JoinGroup:               {0, 9, 0, (*Broker).handleJoinGroup},
