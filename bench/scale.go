@@ -135,6 +135,8 @@ type scaleResults struct {
 }
 
 func (r *scaleResults) set(section, figure, unit string, lowerBetter bool, broker string, v float64) {
+	// On stderr at once too: a long run stopped early keeps what it measured.
+	progress("  %s %s: %s %.4g %s", section, broker, figure, v, unit)
 	for _, row := range r.rows {
 		if row.section == section && row.figure == figure {
 			row.v[broker] = v
