@@ -95,11 +95,12 @@ func countNames[T any](items []T, name func(T) string) map[string]int {
 	return n
 }
 
-// maxReplicasPerRequest bounds the replicas one CreateTopics or
+// maxPartitionsPerRequest bounds the partitions one CreateTopics or
 // CreatePartitions request may add, as Kafka's controller bounds the
-// records of one operation (10000), so that no request can make the
-// broker allocate or open without limit.
-const maxReplicasPerRequest = 10000
+// records of one operation (10000: a partition is one record whatever its
+// replication factor, which the live brokers bound), so that no request
+// can make the broker allocate or open without limit.
+const maxPartitionsPerRequest = 10000
 
 // topicSpec is a topic to create. partitions and replication of -1 take the
 // broker defaults; assignment, when set, gives the replicas of each partition.
@@ -171,8 +172,8 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 		if spec.partitions <= 0 {
 			return fmt.Errorf("%w: number of partitions must be larger than 0", kerr.InvalidPartitions)
 		}
-		if spec.partitions > maxReplicasPerRequest {
-			return fmt.Errorf("%w: %d partitions in one request, at most %d", kerr.PolicyViolation, spec.partitions, maxReplicasPerRequest)
+		if spec.partitions > maxPartitionsPerRequest {
+			return fmt.Errorf("%w: %d partitions in one request, at most %d", kerr.PolicyViolation, spec.partitions, maxPartitionsPerRequest)
 		}
 		if spec.replication <= 0 {
 			return fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
@@ -185,9 +186,9 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 			return err
 		}
 	}
-	if n := len(spec.assignment) * len(spec.assignment[0]); n > maxReplicasPerRequest {
+	if n := len(spec.assignment); n > maxPartitionsPerRequest {
 		// Kafka's controller refuses such batches (MAX_RECORDS_PER_USER_OP).
-		return fmt.Errorf("%w: %d replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
+		return fmt.Errorf("%w: %d partitions in one request, at most %d", kerr.PolicyViolation, n, maxPartitionsPerRequest)
 	}
 	spec.partitions, spec.replication = int32(len(spec.assignment)), int16(len(spec.assignment[0]))
 	if b.meta.topic(spec.name) != nil {

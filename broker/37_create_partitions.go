@@ -47,8 +47,8 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	if rt.Count <= have {
 		return fmt.Errorf("%w: topic currently has %d partitions, %d would not be an increase", kerr.InvalidPartitions, have, rt.Count)
 	}
-	if n := int(rt.Count-have) * t.parts[0].ReplicationFactor(); n > maxReplicasPerRequest {
-		return fmt.Errorf("%w: %d new replicas in one request, at most %d", kerr.PolicyViolation, n, maxReplicasPerRequest)
+	if n := int(rt.Count - have); n > maxPartitionsPerRequest {
+		return fmt.Errorf("%w: %d new partitions in one request, at most %d", kerr.PolicyViolation, n, maxPartitionsPerRequest)
 	}
 	brokers, err := b.liveBrokers(ctx)
 	if err != nil {

@@ -154,6 +154,12 @@ func (m *metadata) closeAll(clean bool) error {
 	return errors.Join(errs...)
 }
 
+// LiveBrokers are the registered brokers as this broker knows them: the
+// ones Metadata lists and CreateTopics places replicas on.
+func (b *Broker) LiveBrokers(ctx context.Context) ([]controller.BrokerInfo, error) {
+	return b.liveBrokers(ctx)
+}
+
 // liveBrokers returns the registered brokers, re-read from etcd at most once
 // a second or after a registration changed. etcd is asked outside the lock
 // and with a short timeout: while etcd is unreachable, Metadata answers from

@@ -1,12 +1,15 @@
 package testutil
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/controller"
@@ -70,6 +73,21 @@ func StartClusterWith(tb testing.TB, n int, overrides map[string]string, configu
 		}
 		c.Nodes = append(c.Nodes, startBrokerWith(tb, o, nil, conf))
 	}
+	// Each broker learns of the others' registrations through an etcd
+	// watch; on a loaded machine that can lag the start, and a topic
+	// created meanwhile would find too few brokers for its replicas.
+	Eventually(tb, 60*time.Second, func() error {
+		for _, nd := range c.Nodes {
+			bs, err := nd.Broker.LiveBrokers(context.Background())
+			if err != nil {
+				return err
+			}
+			if len(bs) < n {
+				return fmt.Errorf("%s sees %d of %d brokers", nd, len(bs), n)
+			}
+		}
+		return nil
+	})
 	return c
 }
 
