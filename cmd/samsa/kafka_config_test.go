@@ -68,8 +68,7 @@ group.initial.rebalance.delay.ms=0
 
 // The ignored properties the file sets, as the warning names them.
 const kafkaServerPropertiesIgnored = "metric.reporters," +
-	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir," +
-	"share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
+	"num.io.threads,num.network.threads,num.recovery.threads.per.data.dir"
 
 // An apache/kafka compose service's environment (the image's docs: KRaft
 // combined mode, one node), with KIP-848 and metrics settings, and the
@@ -101,8 +100,7 @@ func composeEnv(logDir string) []string {
 	}
 }
 
-const composeIgnored = "cluster.id,group.coordinator.rebalance.protocols," +
-	"metric.reporters,share.coordinator.state.topic.min.isr,share.coordinator.state.topic.replication.factor"
+const composeIgnored = "cluster.id,group.coordinator.rebalance.protocols,metric.reporters"
 
 func TestServeKafkaServerProperties(t *testing.T) {
 	dir := t.TempDir()
