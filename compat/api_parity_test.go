@@ -172,7 +172,11 @@ func parityProbe(t *testing.T, addr string) map[string]string {
 	adm, cl := admAdmin(t, addr)
 	topic := admTopic("parity")
 	admCreate(t, adm, topic, 1, 1, nil)
-	admProduce(t, cl, &kgo.Record{Topic: topic, Value: []byte("a")}, &kgo.Record{Topic: topic, Value: []byte("b")})
+	// Timestamps of their own: two records produced within one millisecond
+	// would share one, and MAX_TIMESTAMP (-3) names the first of them.
+	ts0 := time.Now().Truncate(time.Millisecond)
+	admProduce(t, cl, &kgo.Record{Topic: topic, Value: []byte("a"), Timestamp: ts0},
+		&kgo.Record{Topic: topic, Value: []byte("b"), Timestamp: ts0.Add(time.Millisecond)})
 	for _, v := range []int16{1, 6, 7, 8, 9, 10, 11} {
 		for ts := int64(-1); ts >= -7; ts-- {
 			req := kmsg.NewPtrListOffsetsRequest()
