@@ -73,22 +73,37 @@ func StartClusterWith(tb testing.TB, n int, overrides map[string]string, configu
 		}
 		c.Nodes = append(c.Nodes, startBrokerWith(tb, o, nil, conf))
 	}
-	// Each broker learns of the others' registrations through an etcd
-	// watch; on a loaded machine that can lag the start, and a topic
-	// created meanwhile would find too few brokers for its replicas.
-	Eventually(tb, 60*time.Second, func() error {
-		for _, nd := range c.Nodes {
+	for _, nd := range c.Nodes {
+		nd.cluster = c
+	}
+	c.waitRegistrations()
+	return c
+}
+
+// waitRegistrations returns once every running broker sees every running
+// broker's registration. Each broker learns of the others' registrations
+// through an etcd watch; on a loaded machine that can lag a start, and a
+// topic created meanwhile would find too few brokers for its replicas.
+func (c *Cluster) waitRegistrations() {
+	c.tb.Helper()
+	Eventually(c.tb, 60*time.Second, func() error {
+		for _, nd := range c.Running() {
 			bs, err := nd.Broker.LiveBrokers(context.Background())
 			if err != nil {
 				return err
 			}
-			if len(bs) < n {
-				return fmt.Errorf("%s sees %d of %d brokers", nd, len(bs), n)
+			seen := make(map[int32]bool, len(bs))
+			for _, b := range bs {
+				seen[b.ID] = true
+			}
+			for _, other := range c.Running() {
+				if id := other.Broker.NodeID(); !seen[id] {
+					return fmt.Errorf("%s does not see broker %d yet", nd, id)
+				}
 			}
 		}
 		return nil
 	})
-	return c
 }
 
 // Node returns the broker with node.id id, or fails the test.

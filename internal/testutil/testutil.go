@@ -28,6 +28,7 @@ type Node struct {
 	running   bool
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // broker.Config.Dial
 	configure func(*broker.Config)                                              // applied before each start
+	cluster   *Cluster                                                          // set by StartCluster: Restart waits until every broker sees this one
 }
 
 // StartBroker starts a broker with the given property overrides on top of
@@ -124,6 +125,9 @@ func (n *Node) Restart() {
 		return l.Close()
 	})
 	n.start()
+	if n.cluster != nil {
+		n.cluster.waitRegistrations()
+	}
 }
 
 // Eventually polls cond until it returns nil or the timeout passes
