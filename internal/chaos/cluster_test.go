@@ -39,6 +39,12 @@ func runEtcdHelper() int {
 		fmt.Fprintln(os.Stderr, "chaos etcd helper: bad", etcdMemberEnv)
 		return 1
 	}
+	n, err := strconv.Atoi(os.Getenv(runEnv))
+	if err != nil || n < 1 || n > maxRuns {
+		fmt.Fprintln(os.Stderr, "chaos etcd helper: bad", runEnv)
+		return 1
+	}
+	setRun(n)
 	var members []controller.Member
 	for i := 1; i <= etcdMembers; i++ {
 		members = append(members, controller.Member{Name: fmt.Sprintf("etcd%d", i), Addr: etcdAddr(i)})
@@ -167,6 +173,19 @@ func (p *proc) printed(text string, since time.Time) bool {
 	return false
 }
 
+// count is how many lines the process printed that contain text.
+func (p *proc) count(text string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.lines {
+		if strings.Contains(l.text, text) {
+			n++
+		}
+	}
+	return n
+}
+
 // around is the process's lines printed within d of at, at most n.
 func (p *proc) around(at time.Time, d time.Duration, n int) []string {
 	p.mu.Lock()
@@ -220,6 +239,7 @@ func buildSamsa(t testing.TB, dir string) string {
 func startCluster(t testing.TB, n int) *cluster {
 	t.Helper()
 	requireRoot(t)
+	claimRun(t)
 	dir := t.TempDir()
 	c := &cluster{t: t, bin: buildSamsa(t, dir), etcdDr: filepath.Join(dir, "etcd")}
 	names, ips := []string{etcdNS}, []string{etcdIP}
@@ -234,7 +254,8 @@ func startCluster(t testing.TB, n int) *cluster {
 	var endpoints []string
 	for i := 1; i <= etcdMembers; i++ {
 		p := &proc{name: fmt.Sprintf("etcd %d", i), ns: etcdNS, argv: []string{self},
-			env: []string{etcdHelperEnv + "=" + filepath.Join(c.etcdDr, strconv.Itoa(i)), etcdMemberEnv + "=" + strconv.Itoa(i)}}
+			env: []string{etcdHelperEnv + "=" + filepath.Join(c.etcdDr, strconv.Itoa(i)), etcdMemberEnv + "=" + strconv.Itoa(i),
+				runEnv + "=" + strconv.Itoa(runN)}}
 		c.etcd = append(c.etcd, p)
 		p.start(t)
 		t.Cleanup(func() { p.stop(syscall.SIGTERM) })

@@ -8,12 +8,14 @@
 //	go test ./internal/chaos                      # the short profile (make test)
 //	go test ./internal/chaos -chaos.full -v       # every phase (make chaos)
 //
-// Layout: a bridge sc-br0 with 10.77.0.1/24 in the root namespace, where
-// the workload runs; namespace sc-etcd (10.77.0.10) runs a three-member
-// embedded etcd cluster, each member a helper process (this package's test
-// binary, re-executed) on a port of its own (2379, 2389, 2399); sc-n1..3
-// (10.77.0.11-13) run node 1..3. Every name starts with "sc-", so a run
-// first sweeps whatever a killed earlier run left behind. Node 3's log
+// Layout: run N (the first free of 1..60, net_test.go) has a bridge
+// scN-br0 with 10.77.N.1/24 in the root namespace, where the workload
+// runs; namespace scN-etcd (10.77.N.10) runs a three-member embedded etcd
+// cluster, each member a helper process (this package's test binary,
+// re-executed) on a port of its own (2379, 2389, 2399); scN-n1..3
+// (10.77.N.11-13) run node 1..3. Every name of a run starts with "scN-",
+// so a run first sweeps whatever a killed earlier run of its number left
+// behind, and two runs on one machine keep apart. Node 3's log
 // directory is a 256 MiB tmpfs (the full-disk phase fills it); every node
 // runs with samsa.test.fault.file, through which a phase makes its log
 // file system fail writes and fsyncs (logstore.FaultFS).

@@ -10,19 +10,67 @@ import (
 	"testing"
 )
 
-// Every namespace and link the suite makes starts with prefix.
-const (
-	prefix   = "sc-"
-	bridge   = prefix + "br0"
-	subnet   = "10.77.0"
-	clientIP = subnet + ".1" // the root namespace's address on the bridge
-	etcdNS   = prefix + "etcd"
-	etcdIP   = subnet + ".10"
-	chain    = "SAMSA-CHAOS" // the iptables chain every fault rule goes in
+// A run's names: every namespace, link and mount of a run starts with its
+// prefix "sc<N>-" and its bridge has the subnet 10.77.N.0/24, where N
+// (1..maxRuns) is the first run number whose lock file (runLock) this
+// process could take. Runs on one machine (two packages' go test, two
+// engineers' make test) so neither collide nor sweep each other; a run
+// sweeps only what a dead run of its own number left behind. setRun sets
+// them: in the test process by claimRun, in the etcd helper from runEnv.
+var (
+	runN      int
+	prefix    string
+	bridge    string
+	subnet    string
+	clientIP  string // the root namespace's address on the bridge
+	etcdNS    string
+	etcdIP    string
+	tmpfsName string // the tmpfs mounts' source, for the sweep
 )
+
+const (
+	maxRuns = 60
+	runEnv  = "SAMSA_CHAOS_RUN" // the run number, for the etcd helper
+	chain   = "SAMSA-CHAOS"     // the iptables chain every fault rule goes in
+)
+
+func setRun(n int) {
+	runN = n
+	prefix = fmt.Sprintf("sc%d-", n)
+	bridge = prefix + "br0"
+	subnet = fmt.Sprintf("10.77.%d", n)
+	clientIP = subnet + ".1"
+	etcdNS = prefix + "etcd"
+	etcdIP = subnet + ".10"
+	tmpfsName = prefix + "tmpfs"
+}
 
 func nodeNS(id int) string { return fmt.Sprintf("%sn%d", prefix, id) }
 func nodeIP(id int) string { return fmt.Sprintf("%s.%d", subnet, 10+id) }
+
+// runLock is run n's lock file.
+func runLock(n int) string { return filepath.Join(os.TempDir(), fmt.Sprintf("samsa-chaos-%d.lock", n)) }
+
+// claimRun takes the first free run number for the rest of the test and
+// sets the run's names; the lock goes with the process, so a killed run's
+// number is free again and its leftovers are swept by the next run of it.
+func claimRun(t testing.TB) {
+	t.Helper()
+	for n := 1; n <= maxRuns; n++ {
+		f, err := os.OpenFile(runLock(n), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		setRun(n)
+		t.Cleanup(func() { _ = f.Close() })
+		return
+	}
+	t.Fatalf("chaos: all %d run numbers are taken (their lock files %s)", maxRuns, runLock(1))
+}
 
 // run runs a command and returns its error with its output.
 func run(args ...string) error {
@@ -55,7 +103,8 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-// sweep removes every namespace, link and mount a previous run left.
+// sweep removes every namespace, link and mount an earlier run of this
+// run's number left.
 func sweep() {
 	defer sweepMounts()
 	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
@@ -85,7 +134,6 @@ func sweep() {
 const (
 	tmpfsNode = 3
 	tmpfsSize = "256m"
-	tmpfsName = prefix + "tmpfs" // the mounts' source, for the sweep
 )
 
 // mountTmpfs mounts a tmpfs of tmpfsSize at dir until the test ends.
@@ -116,28 +164,11 @@ func killNamespace(ns string) {
 	}
 }
 
-// lockMachine holds an exclusive lock for the rest of the test: the
-// namespaces' names and addresses are fixed, so two runs on one machine
-// (two packages' go test, two engineers) take turns rather than sweep
-// each other's.
-func lockMachine(t testing.TB) {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "samsa-chaos.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-}
-
-// setupNetwork makes the bridge and one namespace per name, each with a
-// veth to the bridge and address ip(i); everything is removed when the
-// test ends.
+// setupNetwork makes the bridge of the run (claimRun) and one namespace
+// per name, each with a veth to the bridge and address ip(i); everything
+// is removed when the test ends.
 func setupNetwork(t testing.TB, names []string, ips []string) {
 	t.Helper()
-	lockMachine(t)
 	sweep()
 	t.Cleanup(sweep)
 	must(t, "ip", "link", "add", bridge, "type", "bridge")
