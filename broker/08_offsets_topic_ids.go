@@ -32,11 +32,14 @@ func (b *Broker) topicIDOf(name string) ([16]byte, bool) {
 	return [16]byte{}, false
 }
 
-func (b *Broker) offsetCommitByID(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+func (b *Broker) offsetCommitByID(ctx context.Context, req *kmsg.OffsetCommitRequest, conn uint64) (*kmsg.OffsetCommitResponse, bool) {
 	for i := range req.Topics {
 		req.Topics[i].Topic = b.topicNameOf(req.Topics[i].TopicID)
 	}
-	resp := b.groups.OffsetCommit(ctx, req)
+	resp, givenUp := b.groups.OffsetCommitOn(ctx, req, conn)
+	if givenUp {
+		return nil, true
+	}
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
 		rt.TopicID = req.Topics[i].TopicID
@@ -47,7 +50,7 @@ func (b *Broker) offsetCommitByID(ctx context.Context, req *kmsg.OffsetCommitReq
 			rt.Partitions[j].ErrorCode = kerr.UnknownTopicID.Code
 		}
 	}
-	return resp
+	return resp, false
 }
 
 func (b *Broker) offsetFetchByID(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {

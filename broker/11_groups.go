@@ -9,6 +9,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -55,10 +56,22 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respo
 	if resp := b.groupDenied(r); resp != nil { // authz.go
 		return resp, nil
 	}
+	req := r.body.(*kmsg.OffsetCommitRequest)
+	var resp *kmsg.OffsetCommitResponse
+	var givenUp bool
 	if r.hdr.Version >= 10 {
-		return b.offsetCommitByID(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
+		resp, givenUp = b.offsetCommitByID(ctx, req, r.connID)
+	} else {
+		resp, givenUp = b.groups.OffsetCommitOn(ctx, req, r.connID)
 	}
-	return b.groups.OffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest)), nil
+	if givenUp {
+		// The member has committed since on a newer connection: it gave
+		// up on this one (groups.Coordinator.OffsetCommitOn). The
+		// connection loop logs the close with this reason.
+		return nil, fmt.Errorf("%w: not applying a commit from a connection member %s of group %s has left for a newer one",
+			errCloseConn, req.MemberID, req.Group)
+	}
+	return resp, nil
 }
 
 func (b *Broker) handleOffsetFetch(_ context.Context, r *request) (kmsg.Response, error) {

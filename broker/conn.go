@@ -19,6 +19,7 @@ type request struct {
 	hdr       protocol.Header
 	body      kmsg.Request
 	conn      net.Conn
+	connID    uint64        // the connection's number: connections are numbered from 1 as accepted
 	listener  string        // name of the listener the connection came in on
 	principal string        // the connection's principal, "User:name"
 	times     *reqTimes     // the request's times, for the metrics; dispatch sets start
@@ -50,7 +51,7 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, sec
 		return
 	}
 	c = sc
-	cs := &connState{c: c, listener: listener, principal: principal, sasl: sec.saslConn(), idle: b.settings.ConnectionsMaxIdle}
+	cs := &connState{c: c, id: b.connSeq.Add(1), listener: listener, principal: principal, sasl: sec.saslConn(), idle: b.settings.ConnectionsMaxIdle}
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
@@ -84,6 +85,7 @@ func (b *Broker) tuneConn(c net.Conn) {
 // connState is what a connection keeps between requests.
 type connState struct {
 	c         net.Conn
+	id        uint64 // request.connID
 	listener  string
 	principal string
 	sasl      *saslConn // nil unless the listener is SASL_PLAINTEXT or SASL_SSL
@@ -143,7 +145,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 			return b.serveSASL(ctx, cs, frame)
 		}
 	}
-	r := &request{hdr: hdr, conn: c, listener: cs.listener, principal: cs.principal, times: &t, size: len(frame)}
+	r := &request{hdr: hdr, conn: c, connID: cs.id, listener: cs.listener, principal: cs.principal, times: &t, size: len(frame)}
 	resp, err := b.dispatch(ctx, r, body)
 	t.end = time.Now()
 	if err != nil {

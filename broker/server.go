@@ -98,6 +98,7 @@ type Broker struct {
 	conns   map[net.Conn]struct{} // guarded by mu
 	perIP   map[string]int        // open connections by remote IP; guarded by mu
 	freed   chan struct{}         // a connection closed (max.connections waits on it)
+	connSeq atomic.Uint64         // the number of the last connection accepted (conn.go)
 	limits  connLimits            // max.connection.creation.rate, max.connections.per.ip.overrides
 
 	meta metadata // topics and partitions; see metadata.go

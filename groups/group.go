@@ -107,6 +107,9 @@ type group struct {
 	pendingSync map[string]bool        // members expected to SyncGroup this generation
 	offsets     map[topicPartition]offset
 	txnOffsets  map[int64]map[topicPartition]offset // by producer id: TxnOffsetCommits awaiting their marker
+	// commitConns is, by member id, the newest connection a commit of
+	// the member came on (commitConnection); nil until one does.
+	commitConns map[string]uint64
 
 	joinTimer      *time.Timer
 	joinSeq        uint64

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -22,9 +23,33 @@ func parseOffsetValue(value []byte) (offset, error) {
 	return o, nil
 }
 
-// OffsetCommit serves OffsetCommit v2-v9.
+// OffsetCommit serves OffsetCommit v2-v9 from a connection the caller does
+// not number (OffsetCommitOn with conn 0).
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	resp, _ := c.OffsetCommitOn(ctx, req, 0)
+	return resp
+}
+
+// errGivenUp refuses a member's commit from an older connection than one
+// its commits have come on since (see OffsetCommitOn).
+var errGivenUp = errors.New("groups: commit from a connection its member has left")
+
+// OffsetCommitOn serves OffsetCommit v2-v9 that came on connection conn:
+// the broker numbers its connections from 1 in the order it accepts them.
+//
+// A member's commit that comes on an older connection than one the
+// member's commits have come on since is refused (givenUp, and no
+// answer): a client commits on one connection to its coordinator and
+// moves to a new one only after giving up on the old (a request timeout),
+// sending the commit again or a newer one there. A commit held up in the
+// network (a cut, a partition) and delivered on the old connection after
+// those would move the group's offsets back; Kafka applies it (its
+// generation and member epoch are still current), samsa does not. A
+// client that still waits on the old connection gets nothing and, as
+// clients do when a connection closes, sends the commit again on a new
+// one. Commits without a member id (an admin's) are not tracked.
+func (c *Coordinator) OffsetCommitOn(ctx context.Context, req *kmsg.OffsetCommitRequest, conn uint64) (resp *kmsg.OffsetCommitResponse, givenUp bool) {
+	resp = req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	codes := make([][]int16, len(req.Topics))
 	for i, t := range req.Topics {
 		codes[i] = make([]int16, len(t.Partitions))
@@ -38,7 +63,10 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 			}
 		}
 	}
-	if err := c.commit(ctx, req, codes); err != nil {
+	if err := c.commit(ctx, req, conn, codes); err != nil {
+		if errors.Is(err, errGivenUp) {
+			return nil, true
+		}
 		all(err)
 	}
 	for i, t := range req.Topics {
@@ -52,12 +80,13 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp
+	return resp, false
 }
 
-// commit validates and writes the commit; per-partition failures go into
-// codes, a failure of the whole request is returned.
-func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest, codes [][]int16) error {
+// commit validates and writes the commit that came on connection conn (0:
+// unknown); per-partition failures go into codes, a failure of the whole
+// request is returned.
+func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest, conn uint64, codes [][]int16) error {
 	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return err
@@ -118,6 +147,10 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		s.mu.Unlock()
 		return err
 	}
+	if !g.commitConnection(req.MemberID, conn) {
+		s.mu.Unlock()
+		return errGivenUp
+	}
 	if m := g.members[req.MemberID]; m != nil && req.Generation >= 0 {
 		g.scheduleHeartbeat(m, m.sessionTimeout)
 	}
@@ -148,6 +181,47 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		return kerr.RequestTimedOut
 	}
 	return nil
+}
+
+// commitConnection records that a commit of member came on connection
+// conn, and reports false if one of its commits has come on a newer
+// connection already (OffsetCommitOn). Caller holds s.mu, and enqueues the
+// commit under it, so that the log's order is the order of these checks.
+func (g *group) commitConnection(member string, conn uint64) bool {
+	if member == "" || conn == 0 {
+		return true
+	}
+	if conn < g.commitConns[member] {
+		return false
+	}
+	if g.commitConns == nil {
+		g.commitConns = make(map[string]uint64)
+	}
+	if len(g.commitConns) >= 2*g.memberCount()+16 {
+		for id := range g.commitConns {
+			if !g.isMember(id) {
+				delete(g.commitConns, id)
+			}
+		}
+	}
+	g.commitConns[member] = conn
+	return true
+}
+
+// memberCount is how many members the group has, of either protocol.
+func (g *group) memberCount() int {
+	if g.cg != nil {
+		return len(g.cg.members)
+	}
+	return len(g.members)
+}
+
+// isMember reports whether id is a member of the group, of either protocol.
+func (g *group) isMember(id string) bool {
+	if g.cg != nil {
+		return g.cg.members[id] != nil
+	}
+	return g.members[id] != nil
 }
 
 // validateAnyCommit checks a commit against the group's protocol: member

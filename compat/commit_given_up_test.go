@@ -1,0 +1,247 @@
+//go:build linux
+
+package compat
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// holdDialer dials real connections whose writes a test can hold back, as
+// a network cut holds them in the client's kernel, and deliver later: the
+// held bytes then arrive together with the close the client made
+// meanwhile, as TCP retransmits them once the cut heals. While cut, new
+// dials fail.
+type holdDialer struct {
+	mu    sync.Mutex
+	cut   bool
+	conns []*heldConn
+}
+
+func (d *holdDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return nil, errors.New("holdDialer: cut")
+	}
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	hc := &heldConn{TCPConn: c.(*net.TCPConn)}
+	d.conns = append(d.conns, hc)
+	return hc, nil
+}
+
+// setCut starts or ends the cut: while it lasts, every connection made so
+// far holds what the client writes and what it closes.
+func (d *holdDialer) setCut(cut bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cut = cut
+	if cut {
+		for _, c := range d.conns {
+			c.mu.Lock()
+			c.holding = true
+			c.mu.Unlock()
+		}
+	}
+}
+
+// deliverAbandoned delivers, on each connection the client wrote to and
+// then closed during the cut, what it wrote, with its close in the same
+// segment, and waits until the broker has closed its end (it closes once
+// it has read the close, after serving what came before it). It returns
+// how many such connections there were.
+func (d *holdDialer) deliverAbandoned(t *testing.T) int {
+	t.Helper()
+	d.mu.Lock()
+	conns := append([]*heldConn(nil), d.conns...)
+	d.mu.Unlock()
+	n := 0
+	for _, c := range conns {
+		c.mu.Lock()
+		held, closed := c.held, c.closed
+		c.mu.Unlock()
+		if !closed || len(held) == 0 {
+			continue
+		}
+		n++
+		raw, err := c.TCPConn.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Corked, the bytes wait in the socket and the FIN of the
+		// shutdown rides on their segment.
+		var serr error
+		if err := raw.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CORK, 1)
+		}); err != nil || serr != nil {
+			t.Fatalf("TCP_CORK: %v %v", err, serr)
+		}
+		if _, err := c.TCPConn.Write(held); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.TCPConn.CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.TCPConn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, c.TCPConn); err != nil {
+			t.Fatalf("waiting for the broker to close the abandoned connection: %v", err)
+		}
+		_ = c.TCPConn.Close()
+	}
+	return n
+}
+
+// closeAll closes every connection the dialer made, for the test's end.
+func (d *holdDialer) closeAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		_ = c.TCPConn.Close()
+	}
+}
+
+// heldConn is a holdDialer's connection.
+type heldConn struct {
+	*net.TCPConn
+
+	mu      sync.Mutex
+	holding bool   // guarded by mu
+	held    []byte // guarded by mu; written while holding
+	closed  bool   // guarded by mu; closed by the client while holding
+}
+
+func (c *heldConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.holding {
+		c.held = append(c.held, p...)
+		return len(p), nil
+	}
+	return c.TCPConn.Write(p)
+}
+
+func (c *heldConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.holding && len(c.held) > 0 {
+		c.closed = true
+		return nil
+	}
+	return c.TCPConn.Close()
+}
+
+// TestOffsetCommitGivenUpNotApplied is the chaos suite's "committed
+// offsets went back" after the group's coordinator was cut from its
+// clients: a member commits offset 100 on a connection the cut holds; its
+// client gives up on it (a request timeout) and closes it; after the heal
+// the member commits 200 on a new connection; then the held commit
+// arrives, with the close. Kafka applies it (the generation is current)
+// and the group goes back to 100; samsa refuses a member's commit from an
+// older connection than one its commits have come on since.
+func TestOffsetCommitGivenUpNotApplied(t *testing.T) {
+	const topic, group = "given-up", "given-up-group"
+	n := grpBroker(t)
+	adm := newAdmin(t, n.Addr())
+	createTopic(t, adm, topic, 1, nil)
+	id := topicID(t, adm, topic)
+
+	d := &holdDialer{}
+	t.Cleanup(d.closeAll) // after the client's close
+	cl := newKgo(t, n.Addr(), kgo.Dialer(d.DialContext),
+		kgo.RequestTimeoutOverhead(time.Second), kgo.RetryTimeout(2*time.Second))
+
+	// A member of a classic group, joined by hand so that nothing but
+	// the test's commits goes to the coordinator.
+	ctx := testCtx(t, 60*time.Second)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = group, "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 60_000, 60_000
+	jp := kmsg.NewJoinGroupRequestProtocol()
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = []string{topic}
+	jp.Name, jp.Metadata = "range", meta.AppendTo(nil)
+	join.Protocols = append(join.Protocols, jp)
+	joined, err := join.RequestWith(ctx, cl)
+	if err == nil && joined.ErrorCode == kerr.MemberIDRequired.Code {
+		join.MemberID = joined.MemberID
+		joined, err = join.RequestWith(ctx, cl)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "JoinGroup", joined.ErrorCode, nil)
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID = group, joined.Generation, joined.MemberID
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	synced, err := sync.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "SyncGroup", synced.ErrorCode, nil)
+
+	commit := func(ctx context.Context, at int64) error {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group, req.Generation, req.MemberID = group, joined.Generation, joined.MemberID
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = topic, id
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, at, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	if err := commit(ctx, 10); err != nil {
+		t.Fatalf("commit 10: %v", err)
+	}
+
+	d.setCut(true)
+	cutCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	err = commit(cutCtx, 100)
+	cancel()
+	if err == nil {
+		t.Fatal("commit 100 during the cut succeeded")
+	}
+	d.setCut(false)
+	if err := commit(ctx, 200); err != nil {
+		t.Fatalf("commit 200 after the heal: %v", err)
+	}
+	if got := d.deliverAbandoned(t); got == 0 {
+		t.Fatal("the client closed no connection it had written to during the cut")
+	}
+
+	fetched, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := fetched.Lookup(topic, 0)
+	if !ok || o.Err != nil {
+		t.Fatalf("committed offset of %s-0: %+v (found %v)", topic, o, ok)
+	}
+	if o.At != 200 {
+		t.Fatalf("committed offset went back from 200 to %d: the commit given up on was applied after the newer one", o.At)
+	}
+
+	// The member's commits on its newest connection are still applied.
+	if err := commit(ctx, 300); err != nil {
+		t.Fatalf("commit 300: %v", err)
+	}
+}
