@@ -1,11 +1,13 @@
 package broker
 
 // DescribeCluster v0-v2. v1: endpoint type (brokers only here; asking for
-// controllers is MISMATCHED_ENDPOINT_TYPE). v2: fenced brokers. Cluster
+// controllers is MISMATCHED_ENDPOINT_TYPE). v2: fenced brokers (registered
+// and down, controller/unregister.go). Cluster
 // authorized operations, when asked: all (no authorizer; see 03_metadata.go).
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,5 +40,33 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, r *request) (kmsg.Re
 		}
 		resp.Brokers = append(resp.Brokers, rb)
 	}
+	if req.IncludeFencedBrokers {
+		if err := b.describeFencedBrokers(ctx, r.listener, resp); err != nil {
+			return nil, err
+		}
+	}
 	return resp, nil
+}
+
+// describeFencedBrokers adds the registered brokers that are down
+// (controller/unregister.go), with IsFenced, in id order among the others.
+func (b *Broker) describeFencedBrokers(ctx context.Context, listener string, resp *kmsg.DescribeClusterResponse) error {
+	regs, err := b.store.RegisteredBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, bi := range regs {
+		if !bi.Fenced || slices.ContainsFunc(resp.Brokers, func(rb kmsg.DescribeClusterResponseBroker) bool { return rb.NodeID == bi.ID }) {
+			continue
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.IsFenced = bi.ID, true
+		rb.Host, rb.Port = endpointFor(bi.BrokerInfo, listener)
+		if bi.Rack != "" {
+			rb.Rack = &bi.Rack
+		}
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	slices.SortFunc(resp.Brokers, func(x, y kmsg.DescribeClusterResponseBroker) int { return int(x.NodeID) - int(y.NodeID) })
+	return nil
 }

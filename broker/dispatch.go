@@ -81,11 +81,13 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DescribeClientQuotas:         {0, 1, 0, (*Broker).handleDescribeClientQuotas},
 	kmsg.AlterClientQuotas:            {0, 1, 0, (*Broker).handleAlterClientQuotas},
 
-	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go).
+	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go,
+	// 64_unregister_broker.go).
 	kmsg.AlterReplicaLogDirs:        {1, 2, 1, (*Broker).handleAlterReplicaLogDirs},
 	kmsg.DescribeLogDirs:            {1, 5, 1, (*Broker).handleDescribeLogDirs},
 	kmsg.AlterPartitionAssignments:  {0, 1, 0, (*Broker).handleAlterPartitionAssignments},
 	kmsg.ListPartitionReassignments: {0, 0, 0, (*Broker).handleListPartitionReassignments},
+	kmsg.UnregisterBroker:           {0, 0, 0, (*Broker).handleUnregisterBroker},
 
 	// Share groups, KIP-932 (76_share_group.go, 78_share_fetch.go,
 	// 90_share_group_offsets.go).

@@ -55,7 +55,7 @@ var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 // not yet. Remove a key when its handler lands.
 var samsaLacks = []int16{
 	38, 39, 40, 41,
-	64, 80, 81, 88, 89, 93,
+	80, 81, 88, 89, 93,
 }
 
 // samsaBehind are keys samsa serves at a lower max version than Kafka

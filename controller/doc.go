@@ -18,6 +18,9 @@
 //	    {"version":5,"host":"h","port":9092,"jmx_port":-1,"timestamp":"<unix ms>",
 //	     "endpoints":["PLAINTEXT://h:9092"],
 //	     "listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"rack":"r","features":{}}
+//	<prefix>/<cluster-id>/brokers/registered/<id>                  the same, without a lease:
+//	                                                               kept while the broker is down
+//	                                                               (fenced), until UnregisterBroker
 //	<prefix>/<cluster-id>/brokers/topics/<topic>
 //	    {"version":3,"topic_id":"<base64url uuid>","partitions":{"0":[1,2],"1":[2,1]},
 //	     "adding_replicas":{},"removing_replicas":{}}

@@ -16,6 +16,12 @@ var (
 	// ErrBrokerIDInUse: another live broker (another lease) is registered
 	// with this id.
 	ErrBrokerIDInUse = errors.New("controller: broker id already registered")
+	// ErrBrokerNotRegistered: UnregisterBroker found no registration of
+	// the broker, live or fenced.
+	ErrBrokerNotRegistered = errors.New("controller: broker not registered")
+	// ErrBrokerLive: UnregisterBroker was asked to remove the registration
+	// of a broker that is up.
+	ErrBrokerLive = errors.New("controller: broker is up")
 	// ErrNoController: no broker holds the controller election.
 	ErrNoController = errors.New("controller: no controller elected")
 	// ErrNotController: this store lost (or never held) the controller

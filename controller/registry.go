@@ -160,6 +160,8 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 // when the process dies. info.ID must be Config.NodeID. Registering again
 // replaces the value. If another live broker holds the id it returns
 // ErrBrokerIDInUse. After a lost lease the store registers again by itself.
+// The same value goes, without a lease, to /brokers/registered/<id>, which
+// stays when the broker goes down (unregister.go).
 func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 	if info.ID != s.cfg.NodeID {
 		return fmt.Errorf("%w: broker id %d is not this store's node id %d", ErrInvalid, info.ID, s.cfg.NodeID)
@@ -239,7 +241,7 @@ func (s *Store) register(ctx context.Context, sess *concurrency.Session, info Br
 	for {
 		resp, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease))).
+			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease)), s.opRegistered(info.ID, val)).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
@@ -265,7 +267,7 @@ func (s *Store) register(ctx context.Context, sess *concurrency.Session, info Br
 		// Ours: update in place, unless it changed meanwhile.
 		resp, err = s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision)).
-			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease))).
+			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease)), s.opRegistered(info.ID, val)).
 			Commit()
 		if err != nil {
 			return fmt.Errorf("controller: registering broker %d: %w", info.ID, err)
