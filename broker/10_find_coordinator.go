@@ -4,20 +4,30 @@ package broker
 // __consumer_offsets partition, abs(javaHash(group)) % partitions, which is
 // created on first use. v4+ asks for several keys at once. Key type 1: the
 // coordinator of a transactional id is the leader of its
-// __transaction_state partition, created on first use likewise.
+// __transaction_state partition, created on first use likewise. Key type
+// 2 (v6, KIP-932): the share coordinator of a share-partition, keyed
+// "group:topicId:partition", is the leader of its __share_group_state
+// partition (84_share_group_state.go); it needs ClusterAction, as Kafka's
+// share-partition leaders are the ones that ask.
 
 import (
 	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/security"
+	"github.com/samsa-io/samsa/share"
 )
 
 func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	if req.Version < 4 {
-		c := b.findCoordinator(ctx, req.CoordinatorType, req.CoordinatorKey, r.listener)
+		c := b.findCoordinator(ctx, r, req.CoordinatorType, req.CoordinatorKey)
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if req.Version >= 1 {
 			resp.ErrorMessage = c.ErrorMessage
@@ -25,12 +35,12 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 		return resp, nil
 	}
 	for _, key := range req.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(ctx, req.CoordinatorType, key, r.listener))
+		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(ctx, r, req.CoordinatorType, key))
 	}
 	return resp, nil
 }
 
-func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listener string) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(ctx context.Context, r *request, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(err *kerr.Error, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -53,6 +63,22 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 			return fail(kerr.CoordinatorNotAvailable, "creating __transaction_state: "+err.Error())
 		}
 		p = b.meta.partition(txnTopic, b.txn.PartitionFor(key))
+	case 2: // share-partition state; Kafka 4.4 answers it with empty messages
+		c.ErrorMessage = kmsg.StringPtr("")
+		if r.hdr.Version < 6 {
+			return fail(kerr.InvalidRequest, "")
+		}
+		if err := b.clusterRefusal(r, security.OpClusterAction); err != nil {
+			return fail(kerr.ClusterAuthorizationFailed, "")
+		}
+		k, ok := parseSharePartitionKey(key)
+		if !ok {
+			return fail(kerr.InvalidRequest, "")
+		}
+		if err := b.ensureShareStateTopic(ctx); err != nil {
+			return fail(kerr.CoordinatorNotAvailable, "creating __share_group_state: "+err.Error())
+		}
+		p = b.meta.partition(shareStateTopic, b.shareSt.partitionFor(k))
 	default:
 		return fail(kerr.InvalidRequest, "unsupported coordinator key type")
 	}
@@ -67,9 +93,30 @@ func (b *Broker) findCoordinator(ctx context.Context, keyType int8, key, listene
 	for _, bi := range brokers {
 		if bi.ID == leader {
 			c.NodeID = bi.ID
-			c.Host, c.Port = endpointFor(bi, listener)
+			c.Host, c.Port = endpointFor(bi, r.listener)
 			return c
 		}
 	}
 	return fail(kerr.CoordinatorNotAvailable, "the coordinator is not available")
+}
+
+// parseSharePartitionKey reads a share coordinator key as Kafka's
+// SharePartitionKey.getInstance does: the group (which may hold ':',
+// trimmed, not empty), the topic id in base64url and the partition, after
+// the last two ':'.
+func parseSharePartitionKey(key string) (share.Key, bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) < 3 {
+		return share.Key{}, false
+	}
+	var k share.Key
+	k.Group = strings.TrimSpace(strings.Join(parts[:len(parts)-2], ":"))
+	id, err := base64.RawURLEncoding.DecodeString(parts[len(parts)-2])
+	p, perr := strconv.ParseInt(parts[len(parts)-1], 10, 32)
+	if k.Group == "" || err != nil || len(id) != len(k.TopicID) || perr != nil {
+		return share.Key{}, false
+	}
+	k.Partition = int32(p)
+	copy(k.TopicID[:], id)
+	return k, true
 }

@@ -7,7 +7,9 @@ package broker
 // group's coordinator may move; the coordinator asks for a group's
 // settings when it uses them (groupSettings), so a change acts from the
 // next heartbeat on. Validation is config.ValidateGroupConfigs (Kafka's
-// GroupConfig.validate), against the broker properties in effect.
+// GroupConfig.validate), against the broker properties in effect. As in
+// Kafka 4.4, DeleteGroups leaves a group's configs in place
+// (TestOddsKafkaReference).
 
 import (
 	"context"
