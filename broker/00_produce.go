@@ -200,10 +200,10 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 		// transactional id was refused above. The guard makes the append
 		// fail if a marker lands before it (logstore/verify.go).
 		var needed bool
-		guard, needed = p.Log.StartTxnVerification(h.ProducerID, h.ProducerEpoch)
+		guard, needed = p.Log.StartTxnVerification(h.ProducerID, h.ProducerEpoch, add)
 		if needed {
 			tp := txn.TopicPartition{Topic: t.name, Partition: p.ID}
-			if err := produceVerifyError(b.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, add)); err != nil {
+			if err := produceVerifyError(b.verifyTxnRetrying(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, add)); err != nil {
 				return logstore.AppendResult{}, err
 			}
 			if hook := b.txnVerifiedHook.Load(); hook != nil {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -82,6 +83,33 @@ func (b *Broker) verifyTxn(ctx context.Context, id string, pid int64, epoch int1
 		}
 	}
 	return fmt.Errorf("%w: the coordinator did not answer for %s-%d", kerr.CoordinatorNotAvailable, tp.Topic, tp.Partition)
+}
+
+// verifyTxnRetrying is verifyTxn for a produce. An add (transactions
+// version 2) that the coordinator answers CONCURRENT_TRANSACTIONS, because
+// the producer's previous transaction is still writing its markers, is
+// asked again every add.partitions.to.txn.retry.backoff.ms until
+// add.partitions.to.txn.retry.backoff.max.ms have passed, as Kafka's
+// ReplicaManager retries it: the producer would otherwise get a retriable
+// error and back off by its own retry.backoff.ms, growing to a second, on
+// every transaction whose markers take a little longer.
+func (b *Broker) verifyTxnRetrying(ctx context.Context, id string, pid int64, epoch int16, tp txn.TopicPartition, add bool) error {
+	err := b.verifyTxn(ctx, id, pid, epoch, tp, add)
+	if !add {
+		return err
+	}
+	backoff, deadline := b.settings.AddTxnRetryBackoff, time.Now().Add(b.settings.AddTxnRetryBackoffMax)
+	for errors.Is(err, kerr.ConcurrentTransactions) && time.Now().Add(backoff).Before(deadline) {
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		err = b.verifyTxn(ctx, id, pid, epoch, tp, add)
+	}
+	return err
 }
 
 // SetTxnVerifiedHook installs a function that runs after the coordinator

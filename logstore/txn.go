@@ -192,7 +192,7 @@ func (l *Log) applyProducerBatchLocked(seg *segment, h *BatchHeader, pos int64, 
 		return nil
 	}
 	if h.IsTransactional() {
-		l.pstate.verified(h.ProducerID)
+		l.pstate.verified(h)
 	}
 	if !h.IsControl() {
 		l.pstate.update(*h, h.BaseOffset, h.MaxTimestamp)

@@ -34,6 +34,8 @@ var openTxnGuard = &VerificationGuard{}
 type verification struct {
 	guard     *VerificationGuard
 	startedMs int64
+	epoch     int16 // the newest epoch it was started for
+	epochBump bool  // by a transactions version 2 producer (Produce v12+)
 }
 
 // StartTxnVerification begins the verification of a transactional batch
@@ -41,7 +43,9 @@ type verification struct {
 // transaction at that epoch is already open here, and no coordinator need
 // be asked; the guard is then the one that says so. Otherwise the guard is
 // the producer's verification under way (a new one when none is).
-func (l *Log) StartTxnVerification(producerID int64, epoch int16) (guard *VerificationGuard, needed bool) {
+// epochBump says the producer uses transactions version 2 (Produce v12+),
+// whose coordinator bumps the epoch at every end.
+func (l *Log) StartTxnVerification(producerID int64, epoch int16, epochBump bool) (guard *VerificationGuard, needed bool) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	m := l.pstate
@@ -49,12 +53,16 @@ func (l *Log) StartTxnVerification(producerID int64, epoch int16) (guard *Verifi
 		return openTxnGuard, false
 	}
 	if v, ok := m.verifying[producerID]; ok {
+		if epoch > v.epoch {
+			v.epoch = epoch
+			m.verifying[producerID] = v
+		}
 		return v.guard, true
 	}
 	if m.verifying == nil {
 		m.verifying = map[int64]verification{}
 	}
-	v := verification{guard: &VerificationGuard{}, startedMs: time.Now().UnixMilli()}
+	v := verification{guard: &VerificationGuard{}, startedMs: time.Now().UnixMilli(), epoch: epoch, epochBump: epochBump}
 	m.verifying[producerID] = v
 	return v.guard, true
 }
@@ -79,10 +87,20 @@ func (m *producerStateManager) checkVerified(h *BatchHeader, guard *Verification
 	return fmt.Errorf("%w: Record was not part of an ongoing transaction", ErrInvalidTxnState)
 }
 
-// verified drops producer id's verification: a transactional batch or a
-// marker of it was appended, so its transaction either began or ended.
-func (m *producerStateManager) verified(id int64) {
-	delete(m.verifying, id)
+// verified drops the verification of h's producer: a transactional batch
+// or a marker of it was appended, so its transaction either began or
+// ended. One marker leaves it, as in Kafka 4.4's UnifiedLog: under
+// transactions version 2 the marker of the previous transaction carries
+// the epoch the coordinator bumped to, which is the epoch the next
+// transaction's first batch is verified at. That producer starts its next
+// transaction as soon as EndTxn answers, so the verification of its first
+// batch often begins before the previous marker lands here; dropping it
+// then would refuse a batch the coordinator has added.
+func (m *producerStateManager) verified(h *BatchHeader) {
+	if v, ok := m.verifying[h.ProducerID]; ok && v.epochBump && h.IsControl() && h.ProducerEpoch == v.epoch {
+		return
+	}
+	delete(m.verifying, h.ProducerID)
 }
 
 // expireVerifications drops the verifications older than maxAgeMs, as

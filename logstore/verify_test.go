@@ -15,17 +15,17 @@ func TestTxnVerificationGuard(t *testing.T) {
 	const pid = 7
 
 	// The plain path: verify, append, and the transaction is open.
-	g, needed := l.StartTxnVerification(pid, 0)
+	g, needed := l.StartTxnVerification(pid, 0, false)
 	if !needed || g == nil {
 		t.Fatalf("first batch: needed %v guard %v", needed, g)
 	}
-	if again, _ := l.StartTxnVerification(pid, 0); again != g {
+	if again, _ := l.StartTxnVerification(pid, 0, false); again != g {
 		t.Fatal("a second verification under way got another guard")
 	}
 	if _, err := l.AppendVerified(txnBatch(t, 1, pid, 0, 0), 3, coreT0, g); err != nil {
 		t.Fatalf("verified append: %v", err)
 	}
-	open, needed := l.StartTxnVerification(pid, 0)
+	open, needed := l.StartTxnVerification(pid, 0, false)
 	if needed {
 		t.Fatal("a batch of the open transaction needs verification")
 	}
@@ -36,7 +36,7 @@ func TestTxnVerificationGuard(t *testing.T) {
 
 	// A marker between the verification and the append: refused, nothing
 	// appended, no transaction left open.
-	g1, _ := l.StartTxnVerification(pid, 0)
+	g1, _ := l.StartTxnVerification(pid, 0, false)
 	mustMarker(t, l, Marker{ProducerID: pid, ProducerEpoch: 0}) // 3
 	_, err := l.AppendVerified(txnBatch(t, 1, pid, 0, 2), 3, coreT0, g1)
 	if !errors.Is(err, ErrInvalidTxnState) {
@@ -51,7 +51,7 @@ func TestTxnVerificationGuard(t *testing.T) {
 
 	// ABA: a verification started after the marker has a new guard; the
 	// stale one still fails, the new one passes.
-	g2, _ := l.StartTxnVerification(pid, 0)
+	g2, _ := l.StartTxnVerification(pid, 0, false)
 	if g2 == g1 {
 		t.Fatal("the verification after the marker reused the stale guard")
 	}
@@ -70,6 +70,45 @@ func TestTxnVerificationGuard(t *testing.T) {
 	// Without a guard (verification off) nothing is checked.
 	if _, err := l.Append(txnBatch(t, 1, pid, 0, 3), 3, coreT0); err != nil {
 		t.Fatalf("unverified append: %v", err)
+	}
+}
+
+// Under transactions version 2 the producer's next transaction runs at the
+// epoch its previous marker carries; a verification of its first batch
+// begun before that marker landed survives the marker (Kafka 4.4 keeps it
+// too), while a version 1 producer's still drops it.
+func TestTxnVerificationSurvivesTV2Marker(t *testing.T) {
+	l := coreOpen(t, t.TempDir(), coreConfig())
+	const pid = 7
+	g, _ := l.StartTxnVerification(pid, 0, true)
+	if _, err := l.AppendVerified(txnBatch(t, 1, pid, 0, 0), 3, coreT0, g); err != nil {
+		t.Fatalf("verified append: %v", err)
+	}
+	// EndTxn answered epoch 1; the next transaction's first batch is
+	// verified before the coordinator's marker (at epoch 1) lands.
+	next, needed := l.StartTxnVerification(pid, 1, true)
+	if !needed {
+		t.Fatal("the next transaction's first batch needs no verification")
+	}
+	mustMarker(t, l, Marker{ProducerID: pid, ProducerEpoch: 1, Commit: true, TransactionVersion: 2}) // 1
+	if _, err := l.AppendVerified(txnBatch(t, 1, pid, 1, 0), 3, coreT0, next); err != nil {
+		t.Fatalf("first batch of the next transaction after the previous marker: %v", err)
+	}
+	if !l.ProducerTxnOpen(pid, 1) {
+		t.Fatal("the next transaction is not open")
+	}
+	// Its own marker, at epoch 2, drops a verification begun at epoch 1.
+	stale, _ := l.StartTxnVerification(pid, 1, true)
+	if stale != openTxnGuard {
+		t.Fatal("a batch of the open transaction was sent to verification")
+	}
+	mustMarker(t, l, Marker{ProducerID: pid, ProducerEpoch: 2, TransactionVersion: 2}) // 3
+	// A transactions version 1 producer keeps its epoch: a marker at that
+	// epoch ended its transaction, and drops the verification.
+	g3, _ := l.StartTxnVerification(pid, 2, false)
+	mustMarker(t, l, Marker{ProducerID: pid, ProducerEpoch: 2}) // 4
+	if _, err := l.AppendVerified(txnBatch(t, 1, pid, 2, 0), 3, coreT0, g3); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("version 1 append after a marker at its epoch: %v, want ErrInvalidTxnState", err)
 	}
 }
 

@@ -78,6 +78,8 @@ type BrokerSettings struct {
 	TxnAbortInterval              time.Duration `prop:"transaction.abort.timed.out.transaction.cleanup.interval.ms,ms"`
 	TxnRemoveInterval             time.Duration `prop:"transaction.remove.expired.transaction.cleanup.interval.ms,ms"`
 	TxnVerification               bool          `prop:"transaction.partition.verification.enable"`
+	AddTxnRetryBackoff            time.Duration `prop:"add.partitions.to.txn.retry.backoff.ms,ms"`
+	AddTxnRetryBackoffMax         time.Duration `prop:"add.partitions.to.txn.retry.backoff.max.ms,ms"`
 	GroupInitialRebalanceDelay    time.Duration `prop:"group.initial.rebalance.delay.ms,ms"`
 	GroupMinSessionTimeout        time.Duration `prop:"group.min.session.timeout.ms,ms"`
 	GroupMaxSessionTimeout        time.Duration `prop:"group.max.session.timeout.ms,ms"`

@@ -176,6 +176,8 @@ var brokerDefs = []Def{
 	{Name: "transactional.id.expiration.ms", Type: tInt, Default: str("604800000"), Doc: "How long an idle transactional id is kept.", check: atLeast(1)},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: tInt, Default: str("10000"), Doc: "How often transactions past their timeout are aborted.", check: atLeast(1)},
 	{Name: "transaction.partition.verification.enable", Type: tBool, Default: str("true"), Doc: "Before a transactional batch is appended, check with the transaction coordinator that its partition is in the producer's transaction (KIP-890 part 1)."},
+	{Name: "add.partitions.to.txn.retry.backoff.ms", Type: tInt, Default: str("20"), Doc: "How long a partition leader waits before it asks the transaction coordinator again to add a partition that answered CONCURRENT_TRANSACTIONS (transactions version 2).", check: atLeast(1)},
+	{Name: "add.partitions.to.txn.retry.backoff.max.ms", Type: tInt, Default: str("100"), Doc: "How long a partition leader keeps retrying that add before the producer gets a retriable error.", check: atLeast(0)},
 	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: tInt, Default: str("3600000"), Doc: "How often expired transactional ids are removed.", check: atLeast(1)},
 	{Name: "producer.id.expiration.ms", Type: tInt, Default: str("86400000"), Doc: "How long the state of an idle producer id is kept.", check: atLeast(1)},
 	{Name: "group.initial.rebalance.delay.ms", Type: tInt, Default: str("3000"), Doc: "How long the coordinator waits for more members before the first rebalance of a new group."},
