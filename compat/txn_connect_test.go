@@ -3,6 +3,7 @@ package compat
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/kafkaref"
@@ -39,7 +41,7 @@ func (w *connectWorker) Write(b []byte) (int, error) {
 func (w *connectWorker) tail() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return kafkaref.Tail(w.log.Bytes(), 20)
+	return kafkaref.Tail(w.log.Bytes(), 40)
 }
 
 func (w *connectWorker) kill() {
@@ -69,6 +71,50 @@ func startConnectWorker(t *testing.T, propsFile string) *connectWorker {
 	}()
 	t.Cleanup(w.kill)
 	return w
+}
+
+// txnState describes, for a failure message, what holds a read_committed
+// reader of topic back: the high watermark against the last stable offset
+// of each partition, the producers with open transactions on it, and every
+// transaction the coordinators know.
+func txnState(t *testing.T, addr, topic string) string {
+	adm := kadm.NewClient(newKgo(t, addr))
+	ctx := testCtx(t, 5*time.Second)
+	var b strings.Builder
+	hw, err := adm.ListEndOffsets(ctx, topic)
+	lso, err2 := adm.ListCommittedOffsets(ctx, topic)
+	fmt.Fprintf(&b, "end offsets %v (%v), last stable offsets %v (%v)\n", hw, err, lso, err2)
+	prods, err := adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {0: {}}})
+	fmt.Fprintf(&b, "producers on %s (%v):", topic, err)
+	prods.EachProducer(func(p kadm.DescribedProducer) {
+		fmt.Fprintf(&b, " [id %d epoch %d txn start %d]", p.ProducerID, p.ProducerEpoch, p.CurrentTxnStartOffset)
+	})
+	txns, err := adm.ListTransactions(ctx, nil, nil)
+	fmt.Fprintf(&b, "\ntransactions (%v):", err)
+	described, err := adm.DescribeTransactions(ctx, txns.TransactionalIDs()...)
+	for _, d := range described.Sorted() {
+		fmt.Fprintf(&b, " [%s %s id %d epoch %d topics %v]", d.TxnID, d.State, d.ProducerID, d.ProducerEpoch, d.Topics)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, " (describe: %v)", err)
+	}
+	return b.String()
+}
+
+// connectorStatus is the worker's REST answer for the connector's status
+// and its tasks' (with the trace of a failed task), for a failure message:
+// the worker logs nothing, having no SLF4J binding.
+func connectorStatus(rest, name string) string {
+	resp, err := http.Get(rest + "/connectors/" + name + "/status")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+	if err != nil {
+		return err.Error()
+	}
+	return resp.Status + " " + string(body)
 }
 
 // Kafka Connect in distributed mode, its config, offset and status topics
@@ -172,7 +218,7 @@ func TestConnectExactlyOnceSource(t *testing.T) {
 	testutil.Eventually(t, 3*time.Minute, func() error {
 		read()
 		if len(seen) < len(lines) {
-			return fmt.Errorf("%d of %d lines read\n%s", len(seen), len(lines), w.tail())
+			return fmt.Errorf("%d of %d lines read\n%s\nconnector status: %s\n%s", len(seen), len(lines), txnState(t, n.Addr(), topic), connectorStatus(rest, "eos-source"), w.tail())
 		}
 		return nil
 	})
