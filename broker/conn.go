@@ -22,6 +22,7 @@ type request struct {
 	connID    uint64        // the connection's number: connections are numbered from 1 as accepted
 	listener  string        // name of the listener the connection came in on
 	principal string        // the connection's principal, "User:name"
+	tokenAuth bool          // authenticated with a delegation token
 	times     *reqTimes     // the request's times, for the metrics; dispatch sets start
 	size      int           // the request's frame size
 	throttle  time.Duration // quota throttle: the connection reads nothing more for this long
@@ -88,6 +89,7 @@ type connState struct {
 	id        uint64 // request.connID
 	listener  string
 	principal string
+	tokenAuth bool      // the principal authenticated with a delegation token
 	sasl      *saslConn // nil unless the listener is SASL_PLAINTEXT or SASL_SSL
 	idle      time.Duration
 	small     []byte // buffer for requests up to smallFrame
@@ -145,7 +147,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 			return b.serveSASL(ctx, cs, frame)
 		}
 	}
-	r := &request{hdr: hdr, conn: c, connID: cs.id, listener: cs.listener, principal: cs.principal, times: &t, size: len(frame)}
+	r := &request{hdr: hdr, conn: c, connID: cs.id, listener: cs.listener, principal: cs.principal, tokenAuth: cs.tokenAuth, times: &t, size: len(frame)}
 	resp, err := b.dispatch(ctx, r, body)
 	t.end = time.Now()
 	if err != nil {

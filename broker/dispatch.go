@@ -69,7 +69,8 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DescribeTransactions:    {0, 0, 0, (*Broker).handleDescribeTransactions},
 	kmsg.ListTransactions:        {0, 2, 0, (*Broker).handleListTransactions},
 
-	// Security (sasl.go, 50_user_scram_credentials.go), apart so that its
+	// Security (sasl.go, 50_user_scram_credentials.go,
+	// 38_delegation_tokens.go), apart so that its
 	// longer names leave the alignment above alone.
 	kmsg.SASLHandshake:                {0, 1, 0, (*Broker).handleSaslHandshake},
 	kmsg.SASLAuthenticate:             {0, 2, 0, (*Broker).handleSaslAuthenticate},
@@ -80,6 +81,10 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DeleteACLs:                   {1, 3, 1, (*Broker).handleDeleteAcls},
 	kmsg.DescribeClientQuotas:         {0, 1, 0, (*Broker).handleDescribeClientQuotas},
 	kmsg.AlterClientQuotas:            {0, 1, 0, (*Broker).handleAlterClientQuotas},
+	kmsg.CreateDelegationToken:        {1, 3, 1, (*Broker).handleCreateDelegationToken},
+	kmsg.RenewDelegationToken:         {1, 2, 1, (*Broker).handleRenewDelegationToken},
+	kmsg.ExpireDelegationToken:        {1, 2, 1, (*Broker).handleExpireDelegationToken},
+	kmsg.DescribeDelegationToken:      {1, 3, 1, (*Broker).handleDescribeDelegationToken},
 
 	// Cluster operations (35_describe_log_dirs.go, 45_reassign.go,
 	// 64_unregister_broker.go).

@@ -210,6 +210,8 @@ func (b *Broker) saslStep(ctx context.Context, cs *connState, token []byte) ([]b
 			return nil, fmt.Errorf("%w: %w", errAuthFailed, err)
 		}
 		s.done, cs.principal = true, p
+		te, ok := s.ex.(security.TokenExchange)
+		cs.tokenAuth = ok && te.TokenAuthenticated()
 		s.startSession(time.Now())
 		b.log.Debug("authenticated", "remote", cs.c.RemoteAddr().String(), "listener", cs.listener, "mechanism", s.mech, "principal", cs.principal)
 	}

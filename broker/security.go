@@ -65,6 +65,7 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 			JAAS:       jaas,
 			Prop:       func(mech, key string) string { return b.props.MechanismString(ln.Name, mech, key) },
 			Scram:      scramStore{b},
+			Tokens:     b.saslTokens(),
 			Log:        b.log.With("listener", ln.Name),
 		})
 		if err != nil {
@@ -79,6 +80,15 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 		}
 	}
 	return sec, nil
+}
+
+// saslTokens is what SCRAM authenticates delegation tokens with; nil
+// (none authenticates) without delegation.token.secret.key.
+func (b *Broker) saslTokens() security.TokenStore {
+	if !b.tokensEnabled() {
+		return nil
+	}
+	return tokenStore{b}
 }
 
 // scramStore reads SCRAM credentials from the users' entity configs in

@@ -319,6 +319,9 @@ func (b *Broker) Start() (err error) {
 	b.spawn(b.maintenanceLoop)
 	b.spawn(b.logDirFailureLoop)
 	b.spawn(b.livenessLoop)
+	if b.tokensEnabled() {
+		b.spawn(b.tokenExpiryLoop)
+	}
 	if b.settings.LogCleanerEnable {
 		b.spawn(b.cleanerLoop)
 	}

@@ -54,7 +54,6 @@ var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 // samsaLacks are the client-facing keys Kafka 4.4 serves that samsa does
 // not yet. Remove a key when its handler lands.
 var samsaLacks = []int16{
-	38, 39, 40, 41,
 	80, 81, 88, 89, 93,
 }
 

@@ -35,6 +35,9 @@
 //	<prefix>/<cluster-id>/config/user-clients/<esc(esc user)/esc(client)>  quotas of a user's client id
 //	<prefix>/<cluster-id>/config/groups/<url-escaped group>      group configs (GROUP resource)
 //	    {"version":1,"config":{"consumer.session.timeout.ms":"50000"}}
+//	<prefix>/<cluster-id>/delegation_token/tokens/<token id>        delegation tokens (tokens.go)
+//	    {"version":3,"tokenId":"<id>","owner":"User:alice","tokenRequester":"User:alice",
+//	     "renewers":[],"issueTimestamp":<ms>,"maxTimestamp":<ms>,"expiryTimestamp":<ms>}
 //	<prefix>/<cluster-id>/admin/delete_topics/<topic>               deletion marker (reserved)
 //	<prefix>/<cluster-id>/controller/<lease-id>                    election (concurrency.Election);
 //	    {"version":1,"brokerid":1,"timestamp":"<unix ms>"}          the oldest key is the controller

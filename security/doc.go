@@ -9,6 +9,9 @@
 //     PLAIN (users from the JAAS config), SCRAM-SHA-256/512 (credentials
 //     from a ScramStore, which the broker fills from etcd) and OAUTHBEARER
 //     (Kafka's unsecured JWS validator, or JWTs verified against a JWKS).
+//   - Delegation tokens (token.go): SCRAM with the tokenauth=true
+//     extension authenticates a token (from a TokenStore, which the
+//     broker fills from etcd) as its owner; the HMAC is the password.
 //   - ACLs (acl.go): Kafka's StandardAuthorizer semantics over a snapshot
 //     of the bindings, which the broker loads from etcd and reloads on
 //     every change.

@@ -70,7 +70,10 @@ type SASLConfig struct {
 	// (OAUTHBEARER's sasl.oauthbearer.* settings).
 	Prop  func(mechanism, key string) string
 	Scram ScramStore
-	Log   *slog.Logger
+	// Tokens finds delegation tokens for SCRAM's tokenauth extension;
+	// nil when delegation.token.secret.key is not set.
+	Tokens TokenStore
+	Log    *slog.Logger
 	// HTTP fetches OAUTHBEARER's JWKS; nil: a client with a 10 s timeout.
 	HTTP *http.Client
 }
@@ -80,13 +83,14 @@ type SASL struct {
 	mechanisms []string
 	plainUsers map[string]string // PLAIN: user → password
 	scram      ScramStore
+	tokens     TokenStore
 	oauth      tokenValidator
 }
 
 // NewSASL checks a listener's SASL settings: every mechanism is one samsa
 // serves, and PLAIN has a JAAS config.
 func NewSASL(c SASLConfig) (*SASL, error) {
-	s := &SASL{scram: c.Scram}
+	s := &SASL{scram: c.Scram, tokens: c.Tokens}
 	for _, m := range c.Mechanisms {
 		m = strings.ToUpper(strings.TrimSpace(m))
 		switch m {
@@ -142,7 +146,7 @@ func (s *SASL) Start(mechanism string) (Exchange, bool) {
 		return &plainServer{users: s.plainUsers}, true
 	case ScramSHA256, ScramSHA512:
 		h, _ := scramHash(mechanism)
-		return &scramServer{mechanism: mechanism, h: h, store: s.scram}, true
+		return &scramServer{mechanism: mechanism, h: h, store: s.scram, tokens: s.tokens}, true
 	case OAuthBearer:
 		return &oauthServer{v: s.oauth, now: time.Now}, true
 	}

@@ -13,6 +13,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SCRAM (RFC 5802, RFC 7677) as Kafka serves it: SCRAM-SHA-256 and
@@ -125,6 +126,7 @@ type scramServer struct {
 	mechanism string
 	h         func() hash.Hash
 	store     ScramStore
+	tokens    TokenStore // nil: delegation tokens are disabled
 
 	step        int
 	user        string
@@ -133,6 +135,12 @@ type scramServer struct {
 	nonce       string // client nonce + server nonce
 	clientBare  string // client-first-message-bare
 	serverFirst string
+
+	// tokenauth=true: the user is a delegation token's id, and the
+	// principal its owner's.
+	token   bool
+	owner   string
+	expires time.Time
 }
 
 func (s *scramServer) failed() error {
@@ -168,9 +176,11 @@ func (s *scramServer) first(ctx context.Context, msg string) ([]byte, bool, erro
 	if len(attrs) < 2 || !strings.HasPrefix(attrs[0], "n=") || !strings.HasPrefix(attrs[1], "r=") || len(attrs[1]) < 3 {
 		return nil, false, authFailed("SCRAM: invalid client-first-message")
 	}
+	// Extensions (RFC 5802's reserved-mext, Kafka's ScramExtensions):
+	// only tokenauth is known, others are ignored as Kafka ignores them.
 	for _, ext := range attrs[2:] {
-		if strings.HasPrefix(ext, "tokenauth=") {
-			return nil, false, authFailed("SCRAM: delegation tokens are not supported")
+		if v, ok := strings.CutPrefix(ext, "tokenauth="); ok {
+			s.token = strings.EqualFold(v, "true")
 		}
 	}
 	user, ok := scramUnescape(attrs[0][2:])
@@ -182,12 +192,21 @@ func (s *scramServer) first(ctx context.Context, msg string) ([]byte, bool, erro
 			return nil, false, authFailed("Authentication failed: Client requested an authorization id that is different from username")
 		}
 	}
-	cred, found, err := s.store.ScramCredential(ctx, user, s.mechanism)
-	if err != nil {
-		return nil, false, fmt.Errorf("SCRAM credential of %s: %w", user, err)
-	}
-	if !found {
-		return nil, false, authFailed("Authentication failed: Invalid user credentials")
+	var cred ScramCredential
+	if s.token {
+		var err error
+		if cred, err = s.tokenCredential(ctx, user); err != nil {
+			return nil, false, err
+		}
+	} else {
+		c, found, err := s.store.ScramCredential(ctx, user, s.mechanism)
+		if err != nil {
+			return nil, false, fmt.Errorf("SCRAM credential of %s: %w", user, err)
+		}
+		if !found {
+			return nil, false, authFailed("Authentication failed: Invalid user credentials")
+		}
+		cred = c
 	}
 	s.user, s.cred = user, cred
 	var r [24]byte
@@ -228,7 +247,39 @@ func (s *scramServer) final(msg string) ([]byte, bool, error) {
 	return []byte("v=" + b64.EncodeToString(hmacOf(s.h, s.cred.ServerKey, authMessage))), true, nil
 }
 
-func (s *scramServer) Principal() string { return UserPrefix + s.user }
+// tokenCredential looks up the delegation token named by tokenID and
+// derives the exchange's credential from its HMAC.
+func (s *scramServer) tokenCredential(ctx context.Context, tokenID string) (ScramCredential, error) {
+	var tok Token
+	var found bool
+	if s.tokens != nil {
+		var err error
+		if tok, found, err = s.tokens.DelegationToken(ctx, tokenID); err != nil {
+			return ScramCredential{}, fmt.Errorf("delegation token %s: %w", tokenID, err)
+		}
+	}
+	if !found {
+		// A SaslException in Kafka: the client is not told why.
+		return ScramCredential{}, &saslError{err: authFailed("Token Authentication failed: Invalid tokenId : %s", tokenID)}
+	}
+	s.owner, s.expires = tok.Owner, tok.Expires
+	return tokenScramCredential(s.mechanism, tok.HMAC)
+}
+
+func (s *scramServer) Principal() string {
+	if s.token {
+		return UserPrefix + s.owner
+	}
+	return UserPrefix + s.user
+}
+
+// TokenAuthenticated reports whether the exchange authenticated with a
+// delegation token.
+func (s *scramServer) TokenAuthenticated() bool { return s.token }
+
+// Expires is the token's expiry, which bounds the session (KIP-368); zero
+// for a user's password.
+func (s *scramServer) Expires() time.Time { return s.expires }
 
 // scramUnescape decodes a SCRAM saslname: "=2C" is ",", "=3D" is "=".
 func scramUnescape(n string) (string, bool) {

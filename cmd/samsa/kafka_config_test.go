@@ -63,6 +63,9 @@ ssl.keystore.password=changeit
 ssl.client.auth=none
 listener.name.ssl.ssl.keystore.type=PKCS12
 quota.window.num=11
+delegation.token.secret.key=a-secret-of-the-cluster
+delegation.token.max.lifetime.ms=172800000
+delegation.token.expiry.time.ms=3600000
 group.initial.rebalance.delay.ms=0
 `
 

@@ -46,6 +46,11 @@ type BrokerSettings struct {
 	SaslServerMaxReceiveSize int32         `prop:"sasl.server.max.receive.size"`
 	SaslInterBrokerMechanism string        `prop:"sasl.mechanism.inter.broker.protocol"`
 
+	DelegationTokenSecret      string        `prop:"delegation.token.secret.key"` // "": tokens disabled
+	DelegationTokenMaxLifetime time.Duration `prop:"delegation.token.max.lifetime.ms,ms"`
+	DelegationTokenExpiry      time.Duration `prop:"delegation.token.expiry.time.ms,ms"`
+	DelegationTokenCheck       time.Duration `prop:"delegation.token.expiry.check.interval.ms,ms"`
+
 	AutoCreateTopics         bool          `prop:"auto.create.topics.enable"`
 	NumPartitions            int32         `prop:"num.partitions"`
 	DefaultReplicationFactor int16         `prop:"default.replication.factor"`
