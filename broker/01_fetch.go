@@ -186,8 +186,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		r.parked += time.Since(parked)
 	}
 	if replicaID < 0 {
-		// consumer_byte_rate: a client over its quota gets an empty
-		// answer (the session kept) and its throttle time.
+		// consumer_byte_rate and request_percentage: a client over
+		// either quota gets an empty answer (the session kept) and its
+		// throttle time.
 		size := 0
 		for _, fp := range parts {
 			size += int(fp.read.Size) + fetchPartOverhead

@@ -28,14 +28,20 @@ func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response
 	if resp := b.groupDenied(r); resp != nil { // authz.go
 		return resp, nil
 	}
-	return b.groups.JoinGroup(ctx, r.client(), r.body.(*kmsg.JoinGroupRequest)), nil
+	ctx, waited := groups.WithWaitTimer(ctx)
+	resp := b.groups.JoinGroup(ctx, r.client(), r.body.(*kmsg.JoinGroupRequest))
+	r.parked += waited() // the rebalance is no work of the handler's (request_percentage)
+	return resp, nil
 }
 
 func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response, error) {
 	if resp := b.groupDenied(r); resp != nil { // authz.go
 		return resp, nil
 	}
-	return b.groups.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest)), nil
+	ctx, waited := groups.WithWaitTimer(ctx)
+	resp := b.groups.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest))
+	r.parked += waited()
+	return resp, nil
 }
 
 func (b *Broker) handleHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {

@@ -116,33 +116,30 @@ func (b *Broker) throttle(r *request, key string, value int) int32 {
 	return int32(t / time.Millisecond)
 }
 
-// requestQuota counts the time r's handler worked (took, less the time
-// it waited for a long poll or acks=all) against request_percentage, as
-// Kafka counts request handler thread time: percent of one thread over
-// the quota window. A client over it is throttled (muted, and told in the
-// response's throttle_time_ms, which a Fetch, encoded already, does not
-// carry). Not counted, as Kafka exempts them or parks them apart from the
-// handler's work: brokers' cluster-action requests (replica fetches,
-// WriteTxnMarkers) and the rebalance waits of JoinGroup and SyncGroup.
-func (b *Broker) requestQuota(r *request, resp kmsg.Response, took time.Duration) {
+// requestQuota counts the time r's handler worked (since it started, less
+// the time it waited for a long poll, acks=all or a rebalance) against
+// request_percentage, as Kafka counts request handler thread time:
+// percent of one thread over the quota window. A client over it is
+// throttled (muted, and told in the response's throttle_time_ms; a
+// consumer Fetch records its time before its response is encoded, in
+// fetchThrottle). Not counted, as Kafka exempts them: brokers'
+// cluster-action requests (replica fetches, WriteTxnMarkers).
+func (b *Broker) requestQuota(r *request, resp kmsg.Response) {
 	switch req := r.body.(type) {
-	case *kmsg.JoinGroupRequest, *kmsg.SyncGroupRequest, *kmsg.WriteTxnMarkersRequest:
+	case *kmsg.WriteTxnMarkersRequest:
 		return
 	case *kmsg.FetchRequest:
 		if req.ReplicaID >= 0 || (req.Version >= 15 && req.ReplicaState.ID >= 0) {
 			return
 		}
 	}
-	work := took - r.parked
-	if work <= 0 || resp == nil {
+	if resp == nil {
 		return
 	}
-	user, client := quotaIdentity(r)
-	t := b.quotas.Record(security.RequestPercentage, user, client, work.Seconds()*100, time.Now())
+	t := b.requestTime(r)
 	if t <= 0 {
 		return
 	}
-	r.throttle = max(r.throttle, t)
 	if tr, ok := resp.(interface {
 		kmsg.ThrottleResponse
 		kmsg.SetThrottleResponse
@@ -150,6 +147,24 @@ func (b *Broker) requestQuota(r *request, resp kmsg.Response, took time.Duration
 		cur, _ := tr.Throttle()
 		tr.SetThrottle(max(cur, int32(t/time.Millisecond)))
 	}
+}
+
+// requestTime records r's handler work so far against its
+// request_percentage, once per request, and returns the throttle time
+// that calls for (which also mutes r's connection).
+func (b *Broker) requestTime(r *request) time.Duration {
+	if r.timed || r.started.IsZero() {
+		return 0
+	}
+	r.timed = true
+	work := time.Since(r.started) - r.parked
+	if work <= 0 {
+		return 0
+	}
+	user, client := quotaIdentity(r)
+	t := b.quotas.Record(security.RequestPercentage, user, client, work.Seconds()*100, time.Now())
+	r.throttle = max(r.throttle, t)
+	return t
 }
 
 // quotaIdentity is the user and client id r's quotas are found by.
@@ -161,18 +176,19 @@ func quotaIdentity(r *request) (user, client string) {
 	return user, client
 }
 
-// fetchThrottle is a consumer fetch's consumer_byte_rate, as KafkaApis
-// applies it once the fetch is read: the response's size is recorded,
-// and when that puts the client over its quota the fetch is answered
-// empty with the throttle time (its connection muted that long) and the
-// size taken back, since nothing was sent.
+// fetchThrottle is a consumer fetch's quotas, as KafkaApis applies them
+// once the fetch is read: the response's size is recorded against
+// consumer_byte_rate and the handler's work against request_percentage,
+// and when either puts the client over its quota the fetch is answered
+// empty with the larger throttle time (its connection muted that long)
+// and the size taken back, since nothing was sent.
 func (b *Broker) fetchThrottle(r *request, size int) int32 {
-	t := b.throttle(r, security.ConsumerByteRate, size)
+	t := max(time.Duration(b.throttle(r, security.ConsumerByteRate, size))*time.Millisecond, b.requestTime(r))
 	if t > 0 {
 		user, client := quotaIdentity(r)
 		b.quotas.Record(security.ConsumerByteRate, user, client, -float64(size), time.Now())
 	}
-	return t
+	return int32(t / time.Millisecond)
 }
 
 // mutationQuota counts n partitions created or deleted by r against its

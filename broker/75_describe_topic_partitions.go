@@ -6,8 +6,9 @@ package broker
 // at 2000, Kafka's max.request.partition.size.limit; at least 1) and ends with
 // NextCursor, the topic and partition the next page starts from. A
 // cursor naming a topic the request does not ask for is INVALID_REQUEST,
-// as in Kafka. The Java Admin's describeTopics (kafka-topics.sh
-// --describe) asks this before Metadata.
+// as in Kafka. A topic needs Describe: one the principal may not describe
+// is left out, or TOPIC_AUTHORIZATION_FAILED when named. The Java Admin's
+// describeTopics (kafka-topics.sh --describe) asks this before Metadata.
 
 import (
 	"cmp"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/security"
 )
 
 // maxDescribePartitions is Kafka's max.request.partition.size.limit default.
@@ -39,7 +42,7 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
-	first := int32(0)
+	first, cursorTopic := int32(0), ""
 	if c := req.Cursor; c != nil {
 		if len(req.Topics) > 0 && !slices.Contains(names, c.Topic) {
 			for _, name := range names {
@@ -52,11 +55,29 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 		i, _ := slices.BinarySearch(names, c.Topic)
 		names = names[i:]
 		if len(names) > 0 && names[0] == c.Topic {
-			first = max(c.Partition, 0)
+			first, cursorTopic = max(c.Partition, 0), c.Topic
 		}
 	}
+	// Topics the principal may not describe are left out of all topics,
+	// and refused when named, after the page (without an id or
+	// partitions, and so not counted in the page), as Kafka's
+	// DescribeTopicPartitionsRequestHandler answers.
+	var refused []kmsg.DescribeTopicPartitionsResponseTopic
+	if b.authz != nil {
+		names = keepIf(names, func(name string) bool {
+			if b.allowed(r, security.OpDescribe, security.ResourceTopic, name) {
+				return true
+			}
+			if len(req.Topics) > 0 {
+				rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				rt.Topic, rt.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
+				refused = append(refused, rt)
+			}
+			return false
+		})
+	}
 
-	for i, name := range names {
+	for _, name := range names {
 		if limit == 0 {
 			resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: name, Partition: 0}
 			break
@@ -64,7 +85,8 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 		t := b.meta.topic(name)
 		if t == nil {
 			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
-			rt.Topic, rt.AuthorizedOperations = kmsg.StringPtr(name), topicAuthorizedOps
+			rt.Topic = kmsg.StringPtr(name)
+			rt.AuthorizedOperations = b.topicOps(r, rt.Topic)
 			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			if validateTopicName(name) != nil {
 				rt.ErrorCode = kerr.InvalidTopicException.Code
@@ -75,9 +97,9 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 		mt := b.metadataTopic(t)
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.TopicID, rt.IsInternal = mt.Topic, mt.TopicID, mt.IsInternal
-		rt.AuthorizedOperations = topicAuthorizedOps
+		rt.AuthorizedOperations = b.topicOps(r, &name)
 		start := 0
-		if i == 0 {
+		if name == cursorTopic {
 			start = int(min(first, int32(len(mt.Partitions))))
 		}
 		for _, mp := range mt.Partitions[start:] {
@@ -100,5 +122,6 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 			break
 		}
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }

@@ -255,19 +255,7 @@ func (b *Broker) groupDenied(r *request) kmsg.Response {
 			resp.ErrorCode = code
 			return resp
 		}
-		for _, g := range req.Groups {
-			if deny(security.OpDescribe, g.Group) {
-				// v8+: one group refused refuses the request here;
-				// Kafka answers the others (finer, later).
-				resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
-				for _, g := range req.Groups {
-					rg := kmsg.NewOffsetFetchResponseGroup()
-					rg.Group, rg.ErrorCode = g.Group, code
-					resp.Groups = append(resp.Groups, rg)
-				}
-				return resp
-			}
-		}
+		// v8+: each group and topic in authzOffsetFetch (authz_apis.go).
 	}
 	return nil
 }

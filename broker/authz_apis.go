@@ -25,6 +25,8 @@ import (
 //	DeleteGroups             Delete on each group
 //	OffsetDelete             Delete on the group, Read on each topic
 //	OffsetCommit             (Read on the group in authz.go) Read on each topic
+//	OffsetFetch              Describe on each group (before v8 in authz.go),
+//	                         Describe on each topic (the others left out)
 //	ConsumerGroupHeartbeat   Read on the group, Describe on subscribed topics
 //	ConsumerGroupDescribe    Describe on each group and the topics its members hold
 //	Describe/(Incremental)AlterConfigs  DescribeConfigs/AlterConfigs on a
@@ -141,6 +143,11 @@ func (b *Broker) authorizeRequest(r *request) (kmsg.Response, authzMerge) {
 		})
 	case *kmsg.OffsetCommitRequest:
 		return nil, b.authzOffsetCommit(r, req)
+	case *kmsg.OffsetFetchRequest:
+		if r.hdr.Version < 8 {
+			return nil, b.authzOffsetFetchV0(r, req)
+		}
+		return nil, b.authzOffsetFetch(r, req)
 	case *kmsg.ConsumerGroupHeartbeatRequest:
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		if !b.may(r, security.OpRead, security.ResourceGroup, req.Group) {
@@ -462,6 +469,111 @@ func (b *Broker) authzOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) au
 		or := resp.(*kmsg.OffsetCommitResponse)
 		or.Topics = append(or.Topics, refused...)
 	})
+}
+
+// fetchRefusedPartitions are the partitions of a topic whose offsets the
+// principal may not see, as KafkaApis answers them.
+func fetchRefusedPartitions(partitions []int32) []kmsg.OffsetFetchResponseGroupTopicPartition {
+	var out []kmsg.OffsetFetchResponseGroupTopicPartition
+	for _, p := range partitions {
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.ErrorCode = p, -1, kerr.TopicAuthorizationFailed.Code
+		out = append(out, rp)
+	}
+	return out
+}
+
+// authzOffsetFetchV0 is authzOffsetFetch for OffsetFetch v1-v7, one group
+// at the top level, which the handler refuses without Describe on it.
+func (b *Broker) authzOffsetFetchV0(r *request, req *kmsg.OffsetFetchRequest) authzMerge {
+	mayTopic := func(t string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, t) }
+	if !b.may(r, security.OpDescribe, security.ResourceGroup, req.Group) {
+		return nil
+	}
+	if req.Topics == nil { // all the group's offsets: the refused topics left out
+		return func(resp kmsg.Response) {
+			or := resp.(*kmsg.OffsetFetchResponse)
+			or.Topics = keepIf(or.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return mayTopic(t.Topic) })
+		}
+	}
+	var refused []kmsg.OffsetFetchResponseTopic
+	req.Topics = keepIf(req.Topics, func(t kmsg.OffsetFetchRequestTopic) bool {
+		if mayTopic(t.Topic) {
+			return true
+		}
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range fetchRefusedPartitions(t.Partitions) {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.ErrorCode = p.Partition, p.Offset, p.ErrorCode
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		refused = append(refused, rt)
+		return false
+	})
+	return mergeIf(len(refused) > 0, func(resp kmsg.Response) {
+		if or := resp.(*kmsg.OffsetFetchResponse); or.ErrorCode == 0 {
+			or.Topics = append(or.Topics, refused...)
+		}
+	})
+}
+
+// authzOffsetFetch is KafkaApis' OffsetFetch (v8+): a group without
+// Describe is GROUP_AUTHORIZATION_FAILED and the others are answered; a
+// topic asked for without Describe on it has TOPIC_AUTHORIZATION_FAILED
+// on each partition, and all of a group's offsets leave such topics out.
+// v10 names topics by id: those are checked by the name the id has (an
+// unknown id goes on, for the handler's UNKNOWN_TOPIC_ID).
+func (b *Broker) authzOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) authzMerge {
+	mayTopic := func(t string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, t) }
+	var refusedGroups []kmsg.OffsetFetchResponseGroup
+	var refusedTopics [][]kmsg.OffsetFetchResponseGroupTopic // by kept group
+	var all []bool                                           // by kept group: all its offsets asked for
+	kept := req.Groups[:0]
+	for _, g := range req.Groups {
+		if !b.may(r, security.OpDescribe, security.ResourceGroup, g.Group) {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
+			refusedGroups = append(refusedGroups, rg)
+			continue
+		}
+		var refused []kmsg.OffsetFetchResponseGroupTopic
+		if g.Topics != nil {
+			g.Topics = keepIf(g.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool {
+				name := t.Topic
+				if r.hdr.Version >= 10 {
+					if name = b.topicNameOf(t.TopicID); name == unknownTopicName {
+						return true
+					}
+				}
+				if mayTopic(name) {
+					return true
+				}
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic, rt.TopicID, rt.Partitions = name, t.TopicID, fetchRefusedPartitions(t.Partitions)
+				refused = append(refused, rt)
+				return false
+			})
+		}
+		kept = append(kept, g)
+		refusedTopics = append(refusedTopics, refused)
+		all = append(all, g.Topics == nil)
+	}
+	req.Groups = kept
+	return func(resp kmsg.Response) {
+		or := resp.(*kmsg.OffsetFetchResponse)
+		for i := range or.Groups {
+			g := &or.Groups[i]
+			if i >= len(all) || g.ErrorCode != 0 {
+				continue
+			}
+			if all[i] {
+				g.Topics = keepIf(g.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return mayTopic(t.Topic) })
+			}
+			g.Topics = append(g.Topics, refusedTopics[i]...)
+		}
+		or.Groups = append(or.Groups, refusedGroups...)
+	}
 }
 
 // configRefusal is the error of a config resource the principal may not

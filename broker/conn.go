@@ -26,7 +26,9 @@ type request struct {
 	times     *reqTimes     // the request's times, for the metrics; dispatch sets start
 	size      int           // the request's frame size
 	throttle  time.Duration // quota throttle: the connection reads nothing more for this long
-	parked    time.Duration // how long the handler waited (long poll, acks=all), not working
+	parked    time.Duration // how long the handler waited (long poll, acks=all, rebalance), not working
+	started   time.Time     // when the handler started, for request_percentage
+	timed     bool          // its time is recorded against request_percentage
 }
 
 // errCloseConn asks the connection loop to close without a response, as

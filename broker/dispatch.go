@@ -151,12 +151,12 @@ func (b *Broker) dispatch(ctx context.Context, r *request, body []byte) (resp km
 	if r.times != nil {
 		r.times.start = time.Now()
 	}
-	served := time.Now()
+	r.started = time.Now()
 	resp, err = b.serveAuthorized(ctx, r, h.serve) // authz_apis.go
 	if err != nil {
 		return nil, err
 	}
-	b.requestQuota(r, resp, time.Since(served)) // 48_client_quotas.go
+	b.requestQuota(r, resp) // 48_client_quotas.go
 	if resp != nil {
 		resp.SetVersion(r.hdr.Version)
 	}

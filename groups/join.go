@@ -93,11 +93,13 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 	s.mu.Unlock()
 
 	var r *kmsg.JoinGroupResponse
+	start := time.Now()
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
 		return fail(kerr.CoordinatorNotAvailable)
 	}
+	waited(ctx, start)
 	r.Version = req.Version
 	if req.Version < 9 {
 		r.SkipAssignment = false
@@ -346,11 +348,13 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	g.sync(req, ch)
 	s.mu.Unlock()
 	var r syncResult
+	start := time.Now()
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
 		return fail(kerr.CoordinatorNotAvailable)
 	}
+	waited(ctx, start)
 	if r.err != nil {
 		return fail(r.err)
 	}
