@@ -66,7 +66,10 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 			Prop:       func(mech, key string) string { return b.props.MechanismString(ln.Name, mech, key) },
 			Scram:      scramStore{b},
 			Tokens:     b.saslTokens(),
-			Log:        b.log.With("listener", ln.Name),
+			// Kafka's system property (internal/config reads it from
+			// KAFKA_OPTS too).
+			AllowedURLs: b.props.List(security.AllowedURLsProperty),
+			Log:         b.log.With("listener", ln.Name),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("broker: listener %s: %w", ln.Name, err)

@@ -193,6 +193,7 @@ func oauthBroker(t *testing.T, jwksFile, jwksURL string, extra map[string]string
 		"listener.name.rotating.oauthbearer.sasl.server.callback.handler.class": secured,
 		"listener.name.rotating.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": jwksURL,
 		"listener.name.rotating.oauthbearer.sasl.oauthbearer.sub.claim.name":    "client_id",
+		"org.apache.kafka.sasl.oauthbearer.allowed.urls":                        "file://" + jwksFile + "," + jwksURL,
 		"sasl.oauthbearer.expected.audience":                                    "other,samsa",
 		"sasl.oauthbearer.expected.issuer":                                      "https://issuer.test",
 		"sasl.oauthbearer.clock.skew.seconds":                                   "0",
@@ -392,24 +393,33 @@ func TestOAuthBearerKeyRotation(t *testing.T) {
 }
 
 // A broker configured for JWKS validation without an expected audience
-// or issuer does not start, as Kafka 4.4's BrokerJwtValidator refuses.
+// or issuer does not start, as Kafka 4.4's BrokerJwtValidator refuses;
+// nor with a JWKS URL that org.apache.kafka.sasl.oauthbearer.allowed.urls
+// (Kafka 4's system property) does not list, with Kafka's message.
 func TestOAuthBearerNeedsAudienceAndIssuer(t *testing.T) {
 	file := testcerts.WriteFile(t, t.TempDir(), "jwks.json", jwksOf(t, newRSASigner(t, "k")))
-	for _, unset := range []string{"sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer"} {
+	for _, unset := range []string{"sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer", "org.apache.kafka.sasl.oauthbearer.allowed.urls"} {
 		props := map[string]string{
-			"listeners":                          "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-			"inter.broker.listener.name":         "PLAINTEXT",
-			"sasl.enabled.mechanisms":            "OAUTHBEARER",
-			"sasl.jaas.config":                   `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;`,
-			"sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
-			"sasl.oauthbearer.jwks.endpoint.url": "file://" + file,
-			"sasl.oauthbearer.expected.audience": "samsa",
-			"sasl.oauthbearer.expected.issuer":   "https://issuer.test",
+			"listeners":                                      "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+			"inter.broker.listener.name":                     "PLAINTEXT",
+			"sasl.enabled.mechanisms":                        "OAUTHBEARER",
+			"sasl.jaas.config":                               `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;`,
+			"sasl.server.callback.handler.class":             "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+			"sasl.oauthbearer.jwks.endpoint.url":             "file://" + file,
+			"sasl.oauthbearer.expected.audience":             "samsa",
+			"sasl.oauthbearer.expected.issuer":               "https://issuer.test",
+			"org.apache.kafka.sasl.oauthbearer.allowed.urls": "file://" + file + ",https://idp.test/keys",
 		}
-		delete(props, unset)
+		want := unset
+		if unset == "org.apache.kafka.sasl.oauthbearer.allowed.urls" {
+			props[unset] = "https://idp.test/keys" // only another URL
+			want = fmt.Sprintf("file://%s is not allowed. Update system property '%s' to allow file://%s", file, unset, file)
+		} else {
+			delete(props, unset)
+		}
 		err := brokerStartErr(t, props)
-		if err == nil || !strings.Contains(err.Error(), unset) {
-			t.Errorf("without %s: %v, want an error naming it", unset, err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without %s: %v, want an error saying %q", unset, err, want)
 		}
 	}
 }

@@ -44,9 +44,15 @@ import (
 
 // oauthOptions are the broker's hooks for the JWKS validator.
 type oauthOptions struct {
-	log    *slog.Logger
-	client *http.Client
+	log         *slog.Logger
+	client      *http.Client
+	allowedURLs []string
 }
+
+// AllowedURLsProperty is the Java system property with which Kafka 4
+// allows OAUTHBEARER's URLs (CVE-2025-27817): a JWKS URL not in its list
+// stops the broker, and the default allows none.
+const AllowedURLsProperty = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
 
 // missingKidInterval is how soon a kid not found may fetch the set again
 // (Kafka's MISSING_KEY_ID_CACHE_IN_FLIGHT_MS).
@@ -322,6 +328,12 @@ func newJWKSet(raw string, refresh time.Duration, opt oauthOptions) (*jwkSet, er
 	if err != nil || u.Scheme == "" {
 		return nil, fmt.Errorf("sasl.oauthbearer.jwks.endpoint.url %q: a JWKS URL (https://, http:// or file://) is required with Kafka's OAuthBearerValidatorCallbackHandler", raw)
 	}
+	switch strings.ToLower(u.Scheme) {
+	case "file", "http", "https":
+		if err := urlAllowed(raw, opt.allowedURLs); err != nil {
+			return nil, err
+		}
+	}
 	s := &jwkSet{url: u.String(), refresh: refresh, log: opt.log, client: opt.client, missing: map[string]time.Time{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -351,6 +363,18 @@ func newJWKSet(raw string, refresh time.Duration, opt oauthOptions) (*jwkSet, er
 		return nil, fmt.Errorf("sasl.oauthbearer.jwks.endpoint.url %q: the scheme must be https, http or file", raw)
 	}
 	return s, nil
+}
+
+// urlAllowed is Kafka's throwIfURLIsNotAllowed: the URL, as configured,
+// must be one of AllowedURLsProperty's.
+func urlAllowed(raw string, allowed []string) error {
+	raw = strings.TrimSpace(raw)
+	for _, a := range allowed {
+		if strings.TrimSpace(a) == raw {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is not allowed. Update system property '%s' to allow %s", raw, AllowedURLsProperty, raw)
 }
 
 // lookup returns the keys that may verify a JWS with kid and alg,

@@ -76,6 +76,10 @@ type SASLConfig struct {
 	Log    *slog.Logger
 	// HTTP fetches OAUTHBEARER's JWKS; nil: a client with a 10 s timeout.
 	HTTP *http.Client
+	// AllowedURLs are the URLs sasl.oauthbearer.jwks.endpoint.url may
+	// name (Kafka 4's org.apache.kafka.sasl.oauthbearer.allowed.urls):
+	// none when empty.
+	AllowedURLs []string
 }
 
 // SASL serves one listener's mechanisms.
@@ -115,7 +119,7 @@ func NewSASL(c SASLConfig) (*SASL, error) {
 			}
 		case OAuthBearer:
 			prop := func(key string) string { return c.Prop(m, key) }
-			v, err := newOAuthValidator(prop, c.JAAS(m), oauthOptions{log: c.Log, client: c.HTTP})
+			v, err := newOAuthValidator(prop, c.JAAS(m), oauthOptions{log: c.Log, client: c.HTTP, allowedURLs: c.AllowedURLs})
 			if err != nil {
 				return nil, fmt.Errorf("OAUTHBEARER: %w", err)
 			}

@@ -12,7 +12,9 @@ import (
 // cluster.id, and bitnami's KAFKA_CFG_FOO_BAR is read as KAFKA_FOO_BAR.
 // As the image does, when KAFKA_ADVERTISED_LISTENERS is set and
 // KAFKA_LISTENERS is not, listeners are the advertised ones with every host
-// replaced by 0.0.0.0. Variables are taken in sorted order.
+// replaced by 0.0.0.0. Variables are taken in sorted order. Of the JVM's
+// options in KAFKA_OPTS, the -D system properties samsa acts on
+// (systemProps) are read as properties of their own names.
 func envInputs(environ []string) []input {
 	var out []input
 	env := map[string]string{}
@@ -36,11 +38,20 @@ func envInputs(environ []string) []input {
 		seen[key] = true
 		out = append(out, input{key: key, value: env[name], origin: "environment variable " + name})
 	}
+	for _, f := range strings.Fields(env["KAFKA_OPTS"]) {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(f, "-D"), "="); ok && strings.HasPrefix(f, "-D") && systemProps[k] {
+			out = append(out, input{key: k, value: v, origin: "environment variable KAFKA_OPTS (-D" + k + ")"})
+		}
+	}
 	if adv, ok := env["KAFKA_ADVERTISED_LISTENERS"]; ok && !seen["listeners"] && strings.TrimSpace(adv) != "" {
 		out = append(out, input{key: "listeners", value: wildcardHosts(adv), origin: "derived from environment variable KAFKA_ADVERTISED_LISTENERS"})
 	}
 	return out
 }
+
+// systemProps are the Java system properties of Kafka's that samsa acts
+// on, each a property of samsa's.
+var systemProps = map[string]bool{"org.apache.kafka.sasl.oauthbearer.allowed.urls": true}
 
 // imageEnv are KAFKA_ variables of the apache/kafka image (and of the
 // launch scripts) that are not broker properties.

@@ -44,3 +44,18 @@ func TestWildcardHosts(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// The Java system properties samsa acts on come from KAFKA_OPTS' -D
+// options; the JVM's other options are left alone.
+func TestEnvKafkaOptsSystemProperties(t *testing.T) {
+	p, err := Load("", nil, []string{"KAFKA_OPTS=-Xss2m -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=file:///jwks.json,https://idp/keys -Dother.property=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.List("org.apache.kafka.sasl.oauthbearer.allowed.urls"); len(got) != 2 || got[0] != "file:///jwks.json" || got[1] != "https://idp/keys" {
+		t.Errorf("allowed urls %q", got)
+	}
+	if ign := p.Ignored(); len(ign) != 0 {
+		t.Errorf("Ignored = %v", ign)
+	}
+}
