@@ -56,6 +56,7 @@ type loadSpec struct {
 	roundRobin    bool    // produce (kgo): every partition in turn
 	cpus          string  // run the client under taskset(1) on these CPUs
 	tls           bool    // addr is the SSL listener: the client trusts tools.tls's CA
+	raw           bool    // kgo only: samsa-bench -raw, requests encoded once (one broker)
 }
 
 // tools are the load generators' locations.
@@ -105,6 +106,9 @@ func (t tools) command(ctx context.Context, s loadSpec) (*exec.Cmd, error) {
 			"-size", strconv.Itoa(s.size), "-json")
 		if s.tls {
 			args = append(args, "-tls-ca", t.tls.caFile)
+		}
+		if s.raw {
+			args = append(args, "-raw")
 		}
 		return exec.CommandContext(ctx, t.samsaBench, args...), nil
 	case clientJava:

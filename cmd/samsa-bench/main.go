@@ -6,6 +6,7 @@
 //	                    [-linger default|DURATION] [-rate RECORDS/S] [-partitions N]
 //	                    [-compression none|gzip|snappy|lz4|zstd] [-clients N] [-round-robin] [-json]
 //	samsa-bench consume -brokers HOST:PORT -topic T -records N [-size 1024] [-json]
+//	samsa-bench produce|consume -raw -brokers HOST:PORT -topic T -records N [-size 1024] [-acks 1|all] [-json]
 //	samsa-bench fanin   -brokers HOST:PORT -topic T -records N -rate RECORDS/S [-size 100] [-partition P] [-broker-pid PID] [-fetch-min-bytes N] [-json]
 //
 // produce writes N records of -size random bytes (no key, no compression),
@@ -27,6 +28,10 @@
 // reports each record's latency from the Produce call to the consumer's poll
 // returning it (see fanin.go): the cost of a Fetch that spans many idle
 // partitions.
+//
+// With -raw, produce and consume talk to one broker with requests encoded
+// once and answers barely read (raw.go), so that the generator, not the
+// broker, is the cheap side of a broker-bound figure.
 //
 // With -json the result is one JSON object on stdout (fields of Result);
 // otherwise a line of text. The exit status is 1 when the run failed.
@@ -107,6 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	partitions := fs.Int("partitions", 0, "produce, fanin: create the topic with this many partitions unless it exists (0: it must exist)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	raw := fs.Bool("raw", false, "produce, consume: against one broker leading every partition, with requests encoded once and answers barely read (raw.go): the generator costs next to nothing, for broker-bound figures")
 	tlsCA := fs.String("tls-ca", "", "produce, consume: connect over TLS, trusting the CA certificates in this PEM `file`")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -127,8 +133,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 
 	var res Result
-	switch op {
-	case "produce":
+	if *raw && (op == "fanin" || len(seeds) != 1 || *tlsCA != "" || *rate > 0 || *clients > 1 || *txnRecords > 0 || *compression != "none" || *readCommitted) {
+		fmt.Fprintln(stderr, "samsa-bench: -raw is for produce and consume with one broker, none of -tls-ca, -rate, -clients, -txn-records, -compression, -read-committed")
+		return 2
+	}
+	switch {
+	case *raw && op == "produce":
+		rawAcks := map[string]int16{"1": 1, "all": -1, "-1": -1}
+		a, ok := rawAcks[*acks]
+		if !ok {
+			fmt.Fprintln(stderr, "samsa-bench: -raw produce takes -acks 1 or all")
+			return 2
+		}
+		if *partitions > 0 {
+			err = ensureTopic(ctx, seeds[0], *topic, int32(*partitions))
+		}
+		if err == nil {
+			res, err = rawProduce(ctx, seeds[0], *topic, *records, *size, a)
+		}
+	case *raw:
+		res, err = rawConsume(ctx, seeds[0], *topic, *records, *size)
+	case op == "produce":
 		var opts []kgo.Opt
 		var values func() []byte
 		opts, err = produceOpts(*acks, *linger)
@@ -154,14 +179,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		default:
 			res, err = produce(ctx, opts, topics, *records, *size, *rate, *clients, values)
 		}
-	case "fanin":
+	case op == "fanin":
 		if *partitions > 0 {
 			err = ensureTopic(ctx, seeds[0], *topic, int32(*partitions))
 		}
 		if err == nil {
 			res, err = fanin(ctx, seeds[0], *topic, int32(*part), *records, *size, *rate, *brokerPID, int32(min(*minBytes, 1<<30)))
 		}
-	case "consume":
+	case op == "consume":
 		opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, tlsOpts...)
 		if *readCommitted {
 			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
