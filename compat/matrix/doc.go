@@ -93,5 +93,15 @@
 //     the console producer and consumer move the records. The external
 //     programs read their settings from $SAMSA_MATRIX_SECURITY. With
 //     -bootstrap (a broker the harness did not start) these scenarios are
-//     left out.
+//     left out. Kafka Streams runs its word count over the listener (its
+//     topics, application id and internal topics named
+//     sec-<prefix>-<scenario>-wc...) and then produces to matrix-denied;
+//     Connect standalone runs its FileStream pipeline with the worker's
+//     clients (its own and its tasks' producer., consumer. and admin.
+//     ones) configured for the listener, the topic and connectors named
+//     sec-<prefix>-<scenario>-..., the sink's group connect-sec-..., and
+//     a third connector's task, writing to matrix-denied, fails with the
+//     producer's TopicAuthorizationException (the worker's REST API). The
+//     matrix principals may also create, delete and describe the configs
+//     of sec- topics and read connect-sec- groups for them.
 package main

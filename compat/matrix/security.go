@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"time"
@@ -142,10 +143,14 @@ func (s *security) setup(ctx context.Context, admin string, listeners map[string
 	}
 	principals := []string{"User:" + scramUser, "User:" + plainUser, "User:CN=" + certCN}
 	for _, acls := range []*kadm.ACLBuilder{
+		// Create, Delete and DescribeConfigs for Kafka Streams (its
+		// topics and internal topics, the purge of its repartition
+		// topics).
 		kadm.NewACLs().Allow(principals...).ResourcePatternType(kadm.ACLPatternPrefixed).
-			Topics(secPrefix).Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe),
+			Topics(secPrefix).Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe, kadm.OpCreate, kadm.OpDelete, kadm.OpDescribeConfigs),
+		// connect-sec-...: the group of a Connect sink named sec-...
 		kadm.NewACLs().Allow(principals...).ResourcePatternType(kadm.ACLPatternPrefixed).
-			Groups(secPrefix).Operations(kadm.OpRead),
+			Groups(secPrefix, "connect-"+secPrefix).Operations(kadm.OpRead),
 	} {
 		res, err := adm.CreateACLs(ctx, acls)
 		if err != nil {
@@ -233,6 +238,20 @@ func javaSecurity(scenario, user, password, trust, keystore string) map[string]s
 	return p
 }
 
+// javaClient is the Java client's configuration for a scenario, with the
+// matrix principals and the stores setup wrote (for Connect's worker).
+func (s *security) javaClient(scenario string) map[string]string {
+	user, password := secUser(scenario)
+	trust, keystore := "", ""
+	if scenario != secSASLPlain {
+		trust = filepath.Join(s.dir, "trust.p12")
+	}
+	if scenario == secMTLS {
+		keystore = filepath.Join(s.dir, "client.p12")
+	}
+	return javaSecurity(scenario, user, password, trust, keystore)
+}
+
 // goTLS is the TLS configuration of the Go clients for a scenario.
 func (s *security) goTLS(scenario string) *tls.Config {
 	if scenario == secSASLPlain {
@@ -259,6 +278,8 @@ func (s *security) prepare(ctx context.Context, e *env, rows []row) error {
 	if len(topics) == 0 {
 		return nil
 	}
+	slices.Sort(topics) // a job's rows share its prefix, and so its topics
+	topics = slices.Compact(topics)
 	adm, done, err := franzAdminClient(e)
 	if err != nil {
 		return err

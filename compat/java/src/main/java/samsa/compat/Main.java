@@ -81,7 +81,7 @@ public final class Main {
             long start = System.nanoTime();
             String err = "";
             try {
-                m.run(scenario);
+                m.run(client, scenario);
             } catch (Throwable t) {
                 err = describe(t);
             }
@@ -93,7 +93,11 @@ public final class Main {
         System.exit(0);
     }
 
-    void run(String scenario) throws Exception {
+    void run(String client, String scenario) throws Exception {
+        if (client.startsWith("Kafka Streams") && List.of("sasl_ssl", "mtls", "sasl_plain").contains(scenario)) {
+            streamsSecure(scenario);
+            return;
+        }
         switch (scenario) {
             case "create": create(); break;
             case "produce": produce(); break;
@@ -584,14 +588,7 @@ public final class Main {
      * has no ACL, fails with TopicAuthorizationException.
      */
     void secure(String scenario) throws Exception {
-        String dir = System.getenv("SAMSA_MATRIX_SECURITY");
-        if (dir == null) {
-            throw new IllegalStateException("SAMSA_MATRIX_SECURITY is not set");
-        }
-        Properties sec = new Properties();
-        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(dir, "java-" + scenario + ".properties"))) {
-            sec.load(in);
-        }
+        Properties sec = securitySettings(scenario);
         Main m = new Main(sec.getProperty("bootstrap.servers"), prefix);
         m.security.putAll(sec);
         String topic = "sec-" + prefix + "-" + scenario;
@@ -616,11 +613,45 @@ public final class Main {
                 }
                 c.commitSync();
             }
-            Throwable got = sendError(p, record("matrix-denied", 0));
-            if (!(got instanceof TopicAuthorizationException)) {
-                throw new IllegalStateException("produce to matrix-denied without an ACL: got " + describe(got)
-                        + ", want TopicAuthorizationException");
-            }
+            wantDenied(p);
+        }
+    }
+
+    /** The settings of a scenario's listener, bootstrap.servers included. */
+    static Properties securitySettings(String scenario) throws Exception {
+        String dir = System.getenv("SAMSA_MATRIX_SECURITY");
+        if (dir == null) {
+            throw new IllegalStateException("SAMSA_MATRIX_SECURITY is not set");
+        }
+        Properties sec = new Properties();
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(dir, "java-" + scenario + ".properties"))) {
+            sec.load(in);
+        }
+        return sec;
+    }
+
+    /** A produce to matrix-denied, on which the principal has no ACL, fails with TopicAuthorizationException. */
+    static void wantDenied(KafkaProducer<byte[], byte[]> p) {
+        Throwable got = sendError(p, record("matrix-denied", 0));
+        if (!(got instanceof TopicAuthorizationException)) {
+            throw new IllegalStateException("produce to matrix-denied without an ACL: got " + describe(got)
+                    + ", want TopicAuthorizationException");
+        }
+    }
+
+    /**
+     * The Streams row's security scenarios: the word count over the
+     * scenario's listener, its topics, application id and internal topics
+     * named sec-PREFIX-SCENARIO-wc..., then a produce to matrix-denied.
+     */
+    void streamsSecure(String scenario) throws Exception {
+        Properties sec = securitySettings(scenario);
+        Class.forName("samsa.compat.WordCount").getMethod("run", Properties.class, String.class)
+                .invoke(null, sec, "sec-" + prefix + "-" + scenario);
+        Main m = new Main(sec.getProperty("bootstrap.servers"), prefix);
+        m.security.putAll(sec);
+        try (KafkaProducer<byte[], byte[]> p = m.producer("none", Map.of())) {
+            wantDenied(p);
         }
     }
 

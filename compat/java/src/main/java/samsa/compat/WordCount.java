@@ -39,9 +39,17 @@ public final class WordCount {
     static final String[] WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"};
 
     public static void run(String bootstrap, String prefix) throws Exception {
-        String in = prefix + "-wc-in", out = prefix + "-wc-out", app = prefix + "-wc";
         Properties common = new Properties();
         common.put("bootstrap.servers", bootstrap);
+        run(common, prefix);
+    }
+
+    /**
+     * The word count with the clients' settings common (bootstrap.servers,
+     * and a secured listener's settings for the matrix's security scenarios).
+     */
+    public static void run(Properties common, String prefix) throws Exception {
+        String in = prefix + "-wc-in", out = prefix + "-wc-out", app = prefix + "-wc";
         try (Admin a = Admin.create(common)) {
             a.createTopics(List.of(new NewTopic(in, 3, (short) 1), new NewTopic(out, 3, (short) 1))).all().get();
         }
