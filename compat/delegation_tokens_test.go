@@ -368,3 +368,49 @@ sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule require
 		t.Fatalf("--describe after --expire: %v\n%s", err, out)
 	}
 }
+
+// Tokens live in etcd: one created through one broker authenticates on
+// every broker of the cluster, and once expired on one, on none.
+func TestDelegationTokenEveryBroker(t *testing.T) {
+	c := testutil.StartCluster(t, 2, map[string]string{
+		"listeners":                   "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"inter.broker.listener.name":  "PLAINTEXT",
+		"sasl.enabled.mechanisms":     "SCRAM-SHA-512",
+		"delegation.token.secret.key": tokenSecret,
+	})
+	ctx := testCtx(t, time.Minute)
+	adm := kadm.NewClient(newClusterKgo(t, c))
+	if _, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "alice-secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	sasl1, sasl2 := c.Node(1).Addrs()[1], c.Node(2).Addrs()[1]
+	alice := kadm.NewClient(newKgo(t, sasl1, kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())))
+	tok, err := alice.CreateDelegationToken(ctx, kadm.CreateDelegationToken{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request to each broker, on its own SASL listener (the client's
+	// only seed, which its first request goes to).
+	each := func() map[string]error {
+		out := map[string]error{}
+		for _, addr := range []string{sasl1, sasl2} {
+			cl := newKgo(t, addr, tokenAuth(tok.TokenID, tok.HMAC, true), kgo.RetryTimeout(time.Second))
+			_, err := cl.Request(ctx, kmsg.NewPtrMetadataRequest())
+			out[addr] = err
+		}
+		return out
+	}
+	for addr, err := range each() {
+		if err != nil {
+			t.Errorf("the broker at %s with the token: %v", addr, err)
+		}
+	}
+	if _, err := alice.ExpireDelegationToken(ctx, tok.HMAC, -time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for addr, err := range each() {
+		if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("the broker at %s with the expired token: %v, want SASL_AUTHENTICATION_FAILED", addr, err)
+		}
+	}
+}
