@@ -249,3 +249,46 @@ func TestReelectBounced(t *testing.T) {
 		t.Fatalf("bounced leader alone in the ISR: %+v, want leader 1, epoch 5, ISR [1]", alone)
 	}
 }
+
+// A batch of controller writes of which one lost its race (a leader wrote
+// its ISR meanwhile) writes the others, in one transaction, and leaves the
+// changed one as its writer left it.
+func TestWriteStatesFencedSkipsLostRaces(t *testing.T) {
+	e := startEtcd(t)
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	mustCreate(t, s, "batch", [][]int32{{1, 2}, {1, 2}, {1, 2}, {1, 2}}, nil)
+	epoch, err := s.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := mustTopic(t, s, "batch")
+	var ws []stateWrite
+	for p, st := range read.Partitions {
+		next := st
+		next.Leader, next.LeaderEpoch, next.ISR, next.ControllerEpoch = 2, st.LeaderEpoch+1, []int32{2}, epoch
+		ws = append(ws, stateWrite{"batch", int32(p), next})
+	}
+	// The leader of partition 2 shrinks its ISR first.
+	raced := read.Partitions[2]
+	raced.ISR = []int32{1}
+	racedRev, err := s.UpdatePartitionState(ctx, "batch", 2, raced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.writeStatesFenced(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustTopic(t, s, "batch")
+	for p, st := range got.Partitions {
+		switch {
+		case p == 2:
+			if st.Version != racedRev || st.Leader != 1 || !slices.Equal(st.ISR, []int32{1}) {
+				t.Errorf("partition 2 (lost race): %+v, want the leader's ISR write", st)
+			}
+		case st.Leader != 2 || st.Version != rev:
+			t.Errorf("partition %d: %+v, want leader 2 written at revision %d (one transaction)", p, st, rev)
+		}
+	}
+}

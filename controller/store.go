@@ -93,6 +93,9 @@ type Store struct {
 
 	regMu sync.Mutex // serialises (re-)registration
 
+	cacheMu sync.Mutex  // serialises the start of the topic cache
+	tc      *topicCache // guarded by cacheMu; nil until first used (topiccache.go)
+
 	mu       sync.Mutex
 	closed   bool                          // guarded by mu
 	sess     *concurrency.Session          // guarded by mu; replaced when its lease is lost

@@ -38,15 +38,7 @@ func (s *Store) watch(ctx context.Context, fromRevision int64, onChange func(), 
 		default:
 		}
 	}
-	// The watchers and the notifier stop when either the caller's ctx or
-	// the store's ends.
-	s.spawn(func(sctx context.Context) {
-		s.watches.Add(1)
-		defer s.watches.Add(-1)
-		wctx, cancel := context.WithCancel(sctx)
-		defer cancel()
-		stop := context.AfterFunc(ctx, cancel)
-		defer stop()
+	s.spawnWatch(ctx, func(wctx context.Context) {
 		done := make(chan struct{}, len(prefixes))
 		for _, pfx := range prefixes {
 			go func() {
@@ -68,6 +60,20 @@ func (s *Store) watch(ctx context.Context, fromRevision int64, onChange func(), 
 				n++
 			}
 		}
+	})
+}
+
+// spawnWatch runs f as a watch (counted in s.watches) whose context ends
+// when either the caller's ctx or the store's does.
+func (s *Store) spawnWatch(ctx context.Context, f func(wctx context.Context)) {
+	s.spawn(func(sctx context.Context) {
+		s.watches.Add(1)
+		defer s.watches.Add(-1)
+		wctx, cancel := context.WithCancel(sctx)
+		defer cancel()
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		f(wctx)
 	})
 }
 
