@@ -109,11 +109,13 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 				sess.upsert(keyOf(rt.Topic, rt.TopicID, rp.Partition), rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset)
 			}
 		}
+		var forgotten []fetchKey
 		for _, ft := range req.ForgottenTopics {
 			for _, p := range ft.Partitions {
-				sess.forget(keyOf(ft.Topic, ft.TopicID, p))
+				forgotten = append(forgotten, keyOf(ft.Topic, ft.TopicID, p))
 			}
 		}
+		sess.forget(forgotten...)
 		for _, k := range sess.order {
 			sp := sess.parts[k]
 			parts = append(parts, &fetchPart{key: k, offset: sp.fetchOffset, maxBytes: sp.maxBytes, leaderEpoch: sp.leaderEpoch, lastEpoch: sp.lastEpoch, sp: sp})

@@ -205,11 +205,13 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 	return b.awaitTopic(ctx, spec.name, len(spec.assignment))
 }
 
-// awaitTopic syncs the metadata cache until the topic has n partitions here.
+// awaitTopic syncs the metadata cache until the topic has n partitions
+// here (from the store's topic cache, which the topic reaches through its
+// watch).
 func (b *Broker) awaitTopic(ctx context.Context, name string, n int) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := b.syncMetadata(ctx); err != nil {
+		if _, err := b.syncCachedMetadata(ctx); err != nil {
 			b.log.Warn("metadata sync", "err", err)
 		}
 		if t := b.meta.topic(name); t != nil && len(t.parts) >= n {

@@ -73,7 +73,7 @@ func (s *shareStore) coordinator(ctx context.Context, k share.Key) (leader int32
 			return -1, false, 0, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		_ = s.b.syncMetadata(ctx)
+		_, _ = s.b.syncCachedMetadata(ctx)
 	}
 	return -1, false, 0, kerr.CoordinatorNotAvailable
 }

@@ -57,18 +57,25 @@ func (s *fetchSession) upsert(k fetchKey, offset int64, maxBytes, leaderEpoch, l
 	s.size.Store(int32(len(s.parts)))
 }
 
-func (s *fetchSession) forget(k fetchKey) {
-	if _, ok := s.parts[k]; !ok {
+// forget removes partitions from the session, in one pass over its order:
+// a follower whose leader moved forgets thousands at once.
+func (s *fetchSession) forget(ks ...fetchKey) {
+	n := len(s.parts)
+	for _, k := range ks {
+		delete(s.parts, k)
+	}
+	if len(s.parts) == n {
 		return
 	}
-	delete(s.parts, k)
 	s.size.Store(int32(len(s.parts)))
-	for i, o := range s.order {
-		if o == k {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
+	keep := s.order[:0]
+	for _, k := range s.order {
+		if _, ok := s.parts[k]; ok {
+			keep = append(keep, k)
 		}
 	}
+	clear(s.order[len(keep):])
+	s.order = keep
 }
 
 // rotate moves the partitions that returned records to the end of the

@@ -29,6 +29,11 @@ type topic struct {
 	cleaner *logstore.CompactOptions
 	metrics *topicMetrics // the topic's counters
 	props   *config.Props // the broker properties its settings were derived from
+	// src is the store's topic it was synced from (shared, never
+	// modified): while the store's cache holds the same one and props
+	// stay, a sync leaves the topic as it is. nil when its last sync
+	// failed somewhere, so that the next one tries again.
+	src *controller.Topic
 	// leaderThrottled: leader.replication.throttled.replicas;
 	// followerThrottled: follower.replication.throttled.replicas.
 	leaderThrottled, followerThrottled config.Throttled
@@ -192,20 +197,30 @@ func (b *Broker) liveBrokers(ctx context.Context) ([]controller.BrokerInfo, erro
 // syncMetadata reads every topic from etcd and brings the cache and the
 // local logs in line: new topics and partitions get their logs opened,
 // deleted (or re-created) topics get theirs deleted, config changes reach
-// the logs.
+// the logs. Handlers call it after a write of theirs to etcd, which the
+// sync then shows.
 func (b *Broker) syncMetadata(ctx context.Context) error {
-	_, err := b.syncMetadataRev(ctx)
+	_, err := b.syncMetadataFrom(ctx, b.store.ReloadTopics)
 	return err
 }
 
-// syncMetadataRev is syncMetadata, returning the etcd revision it read at.
-func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
+// syncCachedMetadata is syncMetadata from the store's topic cache, which
+// its watch keeps current, without reading etcd: after a change of one
+// partition state it decodes that state only, and it leaves the topics
+// that did not change as they are.
+func (b *Broker) syncCachedMetadata(ctx context.Context) (int64, error) {
+	return b.syncMetadataFrom(ctx, b.store.CachedTopics)
+}
+
+// syncMetadataFrom is syncMetadata with the topics that read returns; it
+// returns the etcd revision they reflect.
+func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context) (map[string]*controller.Topic, int64, error)) (int64, error) {
 	m := &b.meta
-	// Read etcd under the lock: an older snapshot applied after a newer one
+	// Read under the lock: an older snapshot applied after a newer one
 	// would drop the logs of a topic created in between.
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	topics, rev, err := b.store.Topics(ctx)
+	topics, rev, err := read(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -217,11 +232,16 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 	var errs []error
 	for name, et := range topics {
 		t := old[name]
+		props := b.cfg()
+		if t != nil && t.src == et && t.props == props {
+			next[name] = t
+			continue
+		}
 		if t != nil && t.id != et.ID {
 			b.dropTopic(t)
 			t = nil
 		}
-		props := b.cfg()
+		failed := len(errs)
 		ts, err := props.TopicSettings(et.Configs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
@@ -243,6 +263,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 		// A topic's settings change with its overrides, and with the
 		// broker defaults under them (a dynamic broker config).
 		configChanged := t != nil && (!maps.Equal(t.configs, et.Configs) || t.props != props)
+		var opening []*partition // new here: their logs are opened below, all at once
 		for i, replicas := range et.Assignment {
 			var st controller.PartitionState
 			if i < len(et.Partitions) {
@@ -252,14 +273,7 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 				p := replication.NewPartition(name, et.ID, int32(i), nil)
 				p.SetState(replState(st), replicas)
 				if slices.Contains(replicas, b.nodeID) {
-					l, err := b.openPartitionLog(name, et.ID, int32(i), cfg)
-					if err != nil {
-						errs = append(errs, fmt.Errorf("open %s: %w", p, err))
-					} else {
-						p.Log = l // before the partition is shared
-						p.InitHighWatermark()
-						b.replicas.ApplyRole(p)
-					}
+					opening = append(opening, p)
 				}
 				return p
 			}
@@ -283,6 +297,10 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 			}
 			b.replicas.ApplyRole(p)
 		}
+		errs = append(errs, b.openLogs(opening, cfg)...)
+		if len(errs) == failed {
+			nt.src = et
+		}
 		next[name] = nt
 	}
 	for name, t := range old {
@@ -300,6 +318,47 @@ func (b *Broker) syncMetadataRev(ctx context.Context) (int64, error) {
 	b.syncCoordinator() // leadership of __consumer_offsets partitions may have moved
 	b.syncTxnCoordinator()
 	return rev, errors.Join(errs...)
+}
+
+// logOpeners is how many partition logs a metadata sync opens at once: a
+// broker restarting with 10,000 partitions, or given them by new topics,
+// waits for each log's reads and fsyncs, and they overlap.
+const logOpeners = 8
+
+// openLogs opens the logs of partitions new here (not yet shared), several
+// at once, and then has each lead or follow as its state says. It returns
+// an error for each log that did not open; that partition has no log.
+func (b *Broker) openLogs(parts []*partition, cfg logstore.Config) []error {
+	logs := make([]*logstore.Log, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(logOpeners, len(parts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				p := parts[i]
+				logs[i], errs[i] = b.openPartitionLog(p.Topic, p.TopicID, p.ID, cfg)
+			}
+		}()
+	}
+	for i := range parts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []error
+	for i, p := range parts {
+		if errs[i] != nil {
+			out = append(out, fmt.Errorf("open %s: %w", p, errs[i]))
+			continue
+		}
+		p.Log = logs[i] // before the partition is shared
+		p.InitHighWatermark()
+		b.replicas.ApplyRole(p)
+	}
+	return out
 }
 
 // forgetBrokers marks the cached broker list stale, so the next request

@@ -293,26 +293,27 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return fmt.Errorf("broker: dynamic configs: %w", err)
 	}
-	rev, err := b.syncMetadataRev(ctx)
+	rev, err := b.syncCachedMetadata(ctx)
 	if err != nil {
 		return fmt.Errorf("broker: load metadata: %w", err)
 	}
 	b.removeOrphanLogs()
 	// The watches run until b.ctx ends; the store's Close waits for them.
-	b.store.WatchTopics(b.ctx, rev, func() {
-		if err := b.syncMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
+	syncCached := func() {
+		if _, err := b.syncCachedMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
 			b.log.Warn("metadata sync failed", "err", err)
 		}
-	})
+	}
+	if err := b.store.WatchCachedTopics(b.ctx, rev, syncCached); err != nil {
+		return fmt.Errorf("broker: watch metadata: %w", err)
+	}
 	b.store.WatchBrokers(b.ctx, 0, b.meta.forgetBrokers)
 	b.store.WatchBrokerConfigs(b.ctx, cfgRev, func() {
 		if _, err := b.reloadDynamicConfigs(b.ctx); err != nil && b.ctx.Err() == nil {
 			b.log.Warn("dynamic broker configs: reload failed", "err", err)
 			return
 		}
-		if err := b.syncMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
-			b.log.Warn("metadata sync failed", "err", err)
-		}
+		syncCached() // the topics' settings derive from the broker's
 	})
 	b.spawn(b.replicas.Run)
 	b.spawn(b.runController)
