@@ -173,6 +173,10 @@ type Log struct {
 	lastFlush time.Time             // guarded by appendMu
 
 	epochs *epochCache // own lock; persisted under appendMu
+	// metaPending is the topic id of a partition.metadata written without
+	// fsync (OpenPartition), made durable at the next flush, roll or
+	// clean close; nil when none is. Guarded by appendMu.
+	metaPending *[16]byte
 
 	ckptMu        sync.Mutex // serialises checkpoint and snapshot files
 	recoveryPoint int64      // guarded by ckptMu
@@ -625,6 +629,9 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	if err := l.epochs.syncIfDirty(); err != nil {
 		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
+	if err := l.syncMetadataLocked(); err != nil {
+		return l.fail(err)
+	}
 	ns, err := createSegment(l.fs, l.dir, base)
 	if err != nil {
 		return l.fail(fmt.Errorf("roll: %w", err))
@@ -734,6 +741,9 @@ func (l *Log) flushLocked(now time.Time) error {
 	if err := l.epochs.syncIfDirty(); err != nil {
 		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
+	if err := l.syncMetadataLocked(); err != nil {
+		return l.fail(err)
+	}
 	l.unflushed = 0
 	l.lastFlush = now
 	l.ckptMu.Lock()
@@ -826,5 +836,21 @@ func (l *Log) shutdownCleanLocked() error {
 	if err := l.updateRecoveryPointLocked(end); err != nil {
 		return err
 	}
+	if err := l.syncMetadataLocked(); err != nil {
+		return err
+	}
 	return writeFileAtomic(l.fs, pathJoin(l.dir, cleanShutdownName), nil)
+}
+
+// syncMetadataLocked makes a partition.metadata written without fsync
+// durable. Caller holds appendMu.
+func (l *Log) syncMetadataLocked() error {
+	if l.metaPending == nil {
+		return nil
+	}
+	if err := writePartitionMetadata(l.fs, l.dir, *l.metaPending); err != nil {
+		return fmt.Errorf("%s: %w", partitionMetadataFile, err)
+	}
+	l.metaPending = nil
+	return nil
 }

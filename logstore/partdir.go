@@ -70,8 +70,12 @@ func WritePartitionMetadata(dir string, id [16]byte) error {
 }
 
 func writePartitionMetadata(fs FS, dir string, id [16]byte) error {
-	data := "version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n"
-	return writeFileAtomic(fs, filepath.Join(dir, partitionMetadataFile), []byte(data))
+	return writeFileAtomic(fs, filepath.Join(dir, partitionMetadataFile), partitionMetadata(id))
+}
+
+// partitionMetadata is the content of partition.metadata for topic id.
+func partitionMetadata(id [16]byte) []byte {
+	return []byte("version: 0\ntopic_id: " + base64.RawURLEncoding.EncodeToString(id[:]) + "\n")
 }
 
 // PartitionDir is one partition directory found under the log directories.
@@ -155,10 +159,16 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 		return nil, err
 	}
 	if old, ok := readPartitionMetadata(fs, dir); !ok || old != id {
-		if err := writePartitionMetadata(fs, dir, id); err != nil {
+		// Written without fsync and made durable at the log's next
+		// flush, roll or clean close, as Kafka records the topic id and
+		// flushes the file in the background: creating 10,000 partitions
+		// waited for two fsyncs each. Lost in a power failure, it is
+		// written again at the next open.
+		if err := replaceFile(fs, filepath.Join(dir, partitionMetadataFile), partitionMetadata(id)); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("logstore: %s: writing %s: %w", dir, partitionMetadataFile, err)
 		}
+		l.metaPending = &id // the log is not shared yet
 	}
 	return l, nil
 }

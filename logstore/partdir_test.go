@@ -84,3 +84,54 @@ func TestHighWatermarkCheckpoint(t *testing.T) {
 		t.Fatalf("temporary file left: %v", err)
 	}
 }
+
+// A new partition's log opens without an fsync (creating 10,000 of them
+// waited for three each): partition.metadata is written at once and made
+// durable at the next flush, and a clean close syncs it too.
+func TestNewPartitionOpensWithoutFsync(t *testing.T) {
+	fs := NewFaultFS(nil)
+	cfg := DefaultConfig()
+	cfg.FS = fs
+	dirs := []string{t.TempDir()}
+	id := [16]byte{7}
+	fs.Inject(Fault{Ops: OpSync | OpSyncDir, Sticky: true})
+	l, err := OpenPartition(dirs, "t", 0, id, cfg, nil)
+	if err != nil {
+		t.Fatalf("OpenPartition of a new partition with fsync failing: %v", err)
+	}
+	if got, ok := ReadPartitionMetadata(l.Dir()); !ok || got != id {
+		t.Fatalf("partition.metadata %x %v", got, ok)
+	}
+	// The flush makes it durable: with its fsync failing, the flush fails.
+	fs.Clear()
+	fs.Inject(Fault{Ops: OpSync, Path: partitionMetadataFile})
+	if err := l.Flush(); err == nil {
+		t.Fatal("Flush did not fsync partition.metadata")
+	}
+	l.Abandon()
+
+	fs.Clear()
+	l, err = OpenPartition(dirs, "t", 1, id, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.Inject(Fault{Ops: OpSync, Path: partitionMetadataFile})
+	l.Close()
+	if fs.Injected() != 2 {
+		t.Fatalf("%d fsyncs of partition.metadata failed, want the flush's and the close's", fs.Injected())
+	}
+	// A partition reopened after a clean close fsyncs the removal of its
+	// clean-shutdown marker before anything is written.
+	fs.Clear()
+	l, err = OpenPartition(dirs, "t", 2, id, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fs.Inject(Fault{Ops: OpSyncDir, Path: PartitionDirName("t", 2)})
+	if _, err := OpenPartition(dirs, "t", 2, id, cfg, nil); err == nil {
+		t.Fatal("reopening a cleanly closed log did not fsync its directory")
+	}
+}
