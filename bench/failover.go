@@ -102,7 +102,9 @@ func startKafkaCluster(ctx context.Context, libs, dir string) (*failoverCluster,
 		return out
 	}
 	c.restart = func() (time.Time, error) {
+		s0 := time.Now()
 		c.stop()
+		progress("  stopped (SIGTERM to exit) in %.1fs", time.Since(s0).Seconds())
 		t0 := time.Now()
 		for _, n := range nodes {
 			if err := n.Relaunch(libs, o); err != nil {
@@ -196,7 +198,9 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 		return nil
 	}
 	c.restart = func() (time.Time, error) {
+		s0 := time.Now()
 		stopBrokers()
+		progress("  stopped (SIGTERM to exit) in %.1fs", time.Since(s0).Seconds())
 		t0 := time.Now()
 		for i := range 3 {
 			if err := launch(i); err != nil {

@@ -64,6 +64,10 @@ type config struct {
 	tools   tools
 	verbose bool
 	keep    bool // -keep: the data and logs of every run stay
+	// scaleProfile is -profile with -scale: the directory the CPU
+	// profiles of the samsa clusters' creation, failover and restart go
+	// to, and their heap profiles at rest.
+	scaleProfile string
 }
 
 func main() {
@@ -81,9 +85,9 @@ func run() int {
 	scale := flag.Bool("scale", false, "run only the scale cases (scale.go): "+strings.Join(scaleSections, ", ")+"; -sections picks among them")
 	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
-	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory")
+	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory; with -scale, the CPU profiles of each samsa broker of the partitions section (creation, failover, restart) and their heap at rest")
 	flag.Parse()
-	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 || (*samsaBinFlag != "" && *profile != "") {
+	if flag.NArg() > 0 || *rounds < 0 || *rounds > 20 || (*samsaBinFlag != "" && *profile != "" && !*scale) {
 		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q, -rounds outside 0..20, or -samsa-bin with -profile\n", flag.Args())
 		return 2
 	}
@@ -102,6 +106,9 @@ func run() int {
 	defer stop()
 
 	cfg := config{plan: makePlan(*quick, *rounds), verbose: *verbose, keep: *keep}
+	if *scale {
+		cfg.scaleProfile = *profile
+	}
 	sp := makeScalePlan(*quick)
 	onlySections := cfg.plan.only
 	if *scale {
@@ -138,7 +145,7 @@ func run() int {
 	res.samsaVersion = gitVersion(ctx, cfg.root)
 	progress("building samsa and samsa-bench")
 	var samsaBin string
-	samsaBin, cfg.tools.samsaBench, err = buildTools(ctx, cfg.root, filepath.Join(cfg.tmp, "bin"), *profile != "")
+	samsaBin, cfg.tools.samsaBench, err = buildTools(ctx, cfg.root, filepath.Join(cfg.tmp, "bin"), *profile != "" && !*scale)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1

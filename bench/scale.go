@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -577,6 +578,7 @@ func createClusterTopics(ctx context.Context, c *failoverCluster, topics []strin
 func awaitServing(ctx context.Context, adm *kadm.Client, topics []string, parts int32, fullISR bool, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var last error
+	shown := time.Now()
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		md, err := adm.Metadata(mctx, topics...)
@@ -599,6 +601,10 @@ func awaitServing(ctx context.Context, adm *kadm.Client, topics []string, parts 
 		}
 		if last == nil {
 			return nil
+		}
+		if time.Since(shown) >= 5*time.Second {
+			progress("  not yet served: %v", last)
+			shown = time.Now()
 		}
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
@@ -670,7 +676,9 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 	for i := range k {
 		topics = append(topics, fmt.Sprintf("many-%d-%d", n, i))
 	}
+	profiled := profileCluster(cfg, c, fmt.Sprintf("%d-create", n), 20*time.Second, 0)
 	took, err := createClusterTopics(ctx, c, topics, per)
+	profiled()
 	if err != nil {
 		return err
 	}
@@ -688,6 +696,7 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 		rss += v
 	}
 	res.set(sec, pre+"RSS at rest, per broker", "MiB", true, b, float64(rss)/float64(len(pids))/(1<<20))
+	profileHeap(cfg, c, fmt.Sprintf("%d-rest", n))
 	cpu0, err := cpuOf(pids)
 	if err != nil {
 		return err
@@ -731,7 +740,9 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 	}
 	res.set(sec, fmt.Sprintf("%sproduce to all at %.0f rec/s p99", pre, sp.lowRate), "ms", true, b, r.p99)
 
+	profiled = profileCluster(cfg, c, fmt.Sprintf("%d-failover", n), 20*time.Second, 0)
 	elected, writable, moved, err := manyFailover(ctx, c, topics)
+	profiled()
 	if err != nil {
 		return err
 	}
@@ -744,12 +755,83 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 	if err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
-	if err := awaitServing(ctx, adm, topics, per, false, 10*time.Minute); err != nil {
+	profiled = profileCluster(cfg, c, fmt.Sprintf("%d-restart", n), 30*time.Second, 2*time.Minute)
+	err = awaitServing(ctx, adm, topics, per, false, 10*time.Minute)
+	profiled()
+	if err != nil {
 		return fmt.Errorf("after the restart: %w", err)
 	}
 	res.set(sec, pre+"start to serving all (restart of all 3)", "s", true, b, time.Since(t0).Seconds())
 	progress("  serving %.1fs after the restart", time.Since(t0).Seconds())
 	return nil
+}
+
+// profileCluster starts fetching a CPU profile of d from each samsa broker
+// of c (-profile with -scale) into <dir>/<name>-<node>.cpu.pprof; the func
+// it returns waits for them. A broker that does not answer (killed, or
+// not yet up) is asked again for up to wait, then skipped.
+func profileCluster(cfg config, c *failoverCluster, name string, d, wait time.Duration) func() {
+	var wg sync.WaitGroup
+	if cfg.scaleProfile == "" {
+		return wg.Wait
+	}
+	for i, addr := range c.httpAddrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A restarted broker's listener comes up once its logs are open.
+			for deadline := time.Now().Add(wait); ; {
+				url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))
+				if fetchProfile(url, filepath.Join(cfg.scaleProfile, fmt.Sprintf("%s-%d.cpu.pprof", name, i+1)), d+30*time.Second) == nil {
+					return
+				}
+				if time.Now().After(deadline) {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// profileHeap writes each samsa broker's heap profile (-profile with
+// -scale) to <dir>/<name>-<node>.heap.pprof.
+func profileHeap(cfg config, c *failoverCluster, name string) {
+	if cfg.scaleProfile == "" {
+		return
+	}
+	for i, addr := range c.httpAddrs {
+		path := filepath.Join(cfg.scaleProfile, fmt.Sprintf("%s-%d.heap.pprof", name, i+1))
+		if err := fetchProfile("http://"+addr+"/debug/pprof/heap", path, 30*time.Second); err != nil {
+			progress("heap profile of broker %d: %v", i+1, err)
+		}
+	}
+}
+
+// fetchProfile GETs url into path.
+func fetchProfile(url, path string, timeout time.Duration) error {
+	cl := http.Client{Timeout: timeout}
+	resp, err := cl.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // manyFailover kills the leader of the first partition of topics and
@@ -780,13 +862,19 @@ func manyFailover(ctx context.Context, c *failoverCluster, topics []string) (ele
 	}
 	// Every partition gets a write first: the client then has each
 	// leader's connection and the partitions' metadata.
-	if err := produceEach(ctx, cl, parts); err != nil {
+	if _, err := produceEach(ctx, cl, parts); err != nil {
 		return 0, 0, 0, fmt.Errorf("before the kill: %w", err)
 	}
 	killed := time.Now()
 	c.kill(victim)
 	acked := make(chan error, 1)
-	go func() { acked <- produceEach(ctx, cl, parts) }()
+	var ackTimes []time.Time
+	go func() {
+		var err error
+		ackTimes, err = produceEach(ctx, cl, parts)
+		acked <- err
+	}()
+	lastShown := time.Duration(0)
 	for elected == 0 {
 		if time.Since(killed) > 10*time.Minute {
 			return 0, 0, 0, fmt.Errorf("partitions of broker %d not led elsewhere after 10 min", victim)
@@ -795,15 +883,17 @@ func manyFailover(ctx context.Context, c *failoverCluster, topics []string) (ele
 		md, err := adm.Metadata(mctx, topics...)
 		cancel()
 		if err == nil {
-			done := true
+			left := 0
 			for _, r := range parts {
 				if l := md.Topics[r.Topic].Partitions[r.Partition].Leader; l == victim || l < 0 {
-					done = false
-					break
+					left++
 				}
 			}
-			if done {
+			if left == 0 {
 				elected = time.Since(killed)
+			} else if since := time.Since(killed); since-lastShown >= time.Second {
+				progress("  failover: %.1fs after the kill, %d of %d partitions still without a new leader", since.Seconds(), left, len(parts))
+				lastShown = since
 			}
 		}
 		sleepCtx(ctx, 50*time.Millisecond)
@@ -811,30 +901,40 @@ func manyFailover(ctx context.Context, c *failoverCluster, topics []string) (ele
 	if err := <-acked; err != nil {
 		return 0, 0, 0, fmt.Errorf("after the kill: %w", err)
 	}
-	return elected, time.Since(killed), len(parts), nil
+	writable = time.Since(killed)
+	after := make([]time.Duration, len(ackTimes))
+	for i, t := range ackTimes {
+		after[i] = t.Sub(killed)
+	}
+	slices.Sort(after)
+	q := func(f float64) float64 { return after[min(len(after)-1, int(f*float64(len(after))))].Seconds() }
+	progress("  failover: new leaders after %.1fs; first acks after the kill: p10 %.1fs, p50 %.1fs, p90 %.1fs, p99 %.1fs, last %.1fs",
+		elected.Seconds(), q(0.1), q(0.5), q(0.9), q(0.99), writable.Seconds())
+	return elected, writable, len(parts), nil
 }
 
 // produceEach writes one record to the topic and partition of each of
-// parts and waits for all the acknowledgements.
-func produceEach(ctx context.Context, cl *kgo.Client, parts []kgo.Record) error {
+// parts and waits for all the acknowledgements; it returns when each was
+// acknowledged.
+func produceEach(ctx context.Context, cl *kgo.Client, parts []kgo.Record) ([]time.Time, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	for _, p := range parts {
+	at := make([]time.Time, len(parts))
+	for i, p := range parts {
 		wg.Add(1)
 		cl.Produce(ctx, &kgo.Record{Topic: p.Topic, Partition: p.Partition, Value: []byte("x")}, func(_ *kgo.Record, err error) {
 			defer wg.Done()
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = fmt.Errorf("%s[%d]: %w", p.Topic, p.Partition, err)
-				}
-				mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			at[i] = time.Now()
+			if err != nil && first == nil {
+				first = fmt.Errorf("%s[%d]: %w", p.Topic, p.Partition, err)
 			}
 		})
 	}
 	wg.Wait()
-	return first
+	return at, first
 }
 
 func printScale(w io.Writer, r *scaleResults, version string) {
