@@ -295,15 +295,7 @@ func (c *peerConn) roundTrip(ctx context.Context, from int32, req kmsg.Request, 
 	if err != nil {
 		return err
 	}
-	corr, body, err := protocol.ParseResponseHeader(frame, req.Key(), req.GetVersion())
-	if err != nil {
-		return err
-	}
-	if corr != c.corr {
-		return fmt.Errorf("correlation id %d, want %d", corr, c.corr)
-	}
-	resp.SetVersion(req.GetVersion())
-	return resp.ReadFrom(body)
+	return protocol.DecodeResponse(frame, req, c.corr, resp)
 }
 
 // close drops every peer connection.

@@ -107,6 +107,21 @@ func AppendResponse(dst []byte, h Header, resp kmsg.Response) []byte {
 	return dst
 }
 
+// DecodeResponse decodes frame, the answer to req sent with correlation id
+// corr (read without its size), into resp: a frame with another
+// correlation id is an error.
+func DecodeResponse(frame []byte, req kmsg.Request, corr int32, resp kmsg.Response) error {
+	got, body, err := ParseResponseHeader(frame, req.Key(), req.GetVersion())
+	if err != nil {
+		return err
+	}
+	if got != corr {
+		return fmt.Errorf("correlation id %d, want %d", got, corr)
+	}
+	resp.SetVersion(req.GetVersion())
+	return resp.ReadFrom(body)
+}
+
 // ParseResponseHeader parses the response header at the start of frame (a
 // response to a request of key at version, read without its size) and
 // returns the correlation id and the body: response header v1, with its

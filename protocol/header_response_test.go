@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -57,5 +58,25 @@ func TestNewFetchResponse(t *testing.T) {
 	fr.Release()
 	if released != 1 {
 		t.Fatalf("released %d times, want once", released)
+	}
+}
+
+// DecodeResponse decodes the answer to its request and refuses an answer
+// with another correlation id.
+func TestDecodeResponse(t *testing.T) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12 // flexible: response header v1
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	resp.ClusterID = kmsg.StringPtr("c")
+	frame := binary.BigEndian.AppendUint32(nil, 7)
+	frame = append(frame, 0) // no tags
+	frame = resp.AppendTo(frame)
+	got := kmsg.NewPtrMetadataResponse()
+	if err := DecodeResponse(frame, req, 7, got); err != nil || got.ClusterID == nil || *got.ClusterID != "c" {
+		t.Fatalf("DecodeResponse: %v, cluster id %v", err, got.ClusterID)
+	}
+	if err := DecodeResponse(frame, req, 8, kmsg.NewPtrMetadataResponse()); err == nil {
+		t.Fatal("an answer with correlation id 7 was taken for 8")
 	}
 }

@@ -426,15 +426,7 @@ func (f *fetcher) roundTrip(ctx context.Context, req kmsg.Request, resp kmsg.Res
 	if err != nil {
 		return err
 	}
-	c, body, err := protocol.ParseResponseHeader(frame, req.Key(), req.GetVersion())
-	if err != nil {
-		return err
-	}
-	if c != f.corr {
-		return fmt.Errorf("correlation id %d, want %d", c, f.corr)
-	}
-	resp.SetVersion(req.GetVersion())
-	return resp.ReadFrom(body)
+	return protocol.DecodeResponse(frame, req, f.corr, resp)
 }
 
 // livenessTimeout bounds how long after its wait a leader's answer may

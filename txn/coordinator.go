@@ -125,8 +125,8 @@ func New(cfg Config) *Coordinator {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Coordinator{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: map[int32]*shard{}}
 	c.wg.Add(2)
-	go c.abortLoop()
-	go c.expireLoop()
+	go c.every(c.cfg.AbortInterval, c.AbortTimedOut)
+	go c.every(c.cfg.RemoveInterval, c.ExpireIDs)
 	return c
 }
 

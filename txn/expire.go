@@ -5,18 +5,19 @@ import (
 	"time"
 )
 
-// abortLoop aborts, every AbortInterval, the transactions older than their
-// timeout, fencing their producers (Kafka's abortTimedOutTransactions).
-func (c *Coordinator) abortLoop() {
+// every calls fn every interval until the coordinator closes: the abort
+// loop (AbortTimedOut, every AbortInterval) and the expiry loop
+// (ExpireIDs, every RemoveInterval).
+func (c *Coordinator) every(interval time.Duration, fn func()) {
 	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.AbortInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			c.AbortTimedOut()
+			fn()
 		}
 	}
 }
@@ -48,22 +49,6 @@ func (c *Coordinator) AbortTimedOut() {
 					c.log.Warn("aborting a timed out transaction failed", "transactional_id", m.id, "err", err)
 				}
 			})
-		}
-	}
-}
-
-// expireLoop removes, every RemoveInterval, the ids idle for longer than
-// IDExpiration.
-func (c *Coordinator) expireLoop() {
-	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.RemoveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-			c.ExpireIDs()
 		}
 	}
 }
