@@ -3,8 +3,9 @@ package broker
 // DescribeUserScramCredentials v0 (key 50) and AlterUserScramCredentials
 // v0 (key 51), KIP-554: SCRAM credentials kept per user in etcd
 // (/config/users/<user>, as Kafka kept them in ZooKeeper) and read by the
-// SCRAM mechanisms of every SASL listener. One result per user; a user may
-// change several mechanisms in one request, not one mechanism twice.
+// SCRAM mechanisms of every SASL listener. One result per user; a user is
+// changed at most once per request (Kafka 4's ScramControlManager: a
+// second change, of any mechanism, is DUPLICATE_RESOURCE for the user).
 
 import (
 	"context"
@@ -139,11 +140,9 @@ func (b *Broker) handleAlterUserScramCredentials(ctx context.Context, r *request
 			fail(user, kerr.UnsupportedSaslMechanism.Code, "Unknown SCRAM mechanism")
 			return
 		}
-		for _, o := range changes[user] {
-			if o.mech == name {
-				fail(user, kerr.DuplicateResource.Code, "A user credential cannot be altered twice in the same request")
-				return
-			}
+		if len(changes[user]) > 0 { // any two changes of a user, as Kafka 4's controller refuses them
+			fail(user, kerr.DuplicateResource.Code, "A user credential cannot be altered twice in the same request")
+			return
 		}
 		c.mech = name
 		changes[user] = append(changes[user], c)

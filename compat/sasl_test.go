@@ -58,12 +58,24 @@ func TestFranzSASL(t *testing.T) {
 	addrs := n.Addrs()
 	ctx := testCtx(t, 60*time.Second)
 	adm := newAdmin(t, addrs[0])
-	_, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{
-		{User: "bob", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "bob-secret"},
-		{User: "bob", Mechanism: kadm.ScramSha512, Iterations: 8192, Password: "bob-secret-512"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	// A user is altered once per request, as Kafka 4 requires: two
+	// mechanisms in one are DUPLICATE_RESOURCE and change nothing.
+	both := func() []kadm.UpsertSCRAM { // kadm fills in the salt of what it is given
+		return []kadm.UpsertSCRAM{
+			{User: "bob", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "bob-secret"},
+			{User: "bob", Mechanism: kadm.ScramSha512, Iterations: 8192, Password: "bob-secret-512"},
+		}
+	}
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, both()); err != nil || !errors.Is(res["bob"].Err, kerr.DuplicateResource) {
+		t.Errorf("two mechanisms of bob in one request: %v %+v, want DUPLICATE_RESOURCE", err, res)
+	}
+	if d, _ := adm.DescribeUserSCRAMs(ctx, "bob"); d["bob"].Err == nil {
+		t.Errorf("bob has credentials after a refused request: %+v", d["bob"])
+	}
+	for _, up := range both() {
+		if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{up}); err != nil || res["bob"].Err != nil {
+			t.Fatalf("%v: %v %+v", up.Mechanism, err, res)
+		}
 	}
 	described, err := adm.DescribeUserSCRAMs(ctx, "bob")
 	if err != nil {
