@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -49,20 +50,34 @@ func tokenBroker(t *testing.T, extra map[string]string) (*testutil.Node, *kadm.C
 		props[k] = v
 	}
 	n := testutil.StartBroker(t, props)
-	adm := newAdmin(t, n.Addrs()[0])
+	return n, tokenPrincipals(t, n.Addrs()[0])
+}
+
+// tokenPrincipals gives alice, bob and carol their SCRAM passwords and
+// alice her ACLs, through the PLAINTEXT listener at plainAddr.
+func tokenPrincipals(t *testing.T, plainAddr string) *kadm.Client {
+	t.Helper()
+	adm := newAdmin(t, plainAddr)
 	ctx := testCtx(t, 30*time.Second)
-	var scrams []kadm.UpsertSCRAM
-	for _, u := range []string{"alice", "bob", "carol"} {
-		scrams = append(scrams,
-			kadm.UpsertSCRAM{User: u, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: u + "-secret"},
-			kadm.UpsertSCRAM{User: u, Mechanism: kadm.ScramSha512, Iterations: 4096, Password: u + "-secret"})
-	}
-	if _, err := adm.AlterUserSCRAMs(ctx, nil, scrams); err != nil {
-		t.Fatal(err)
+	// One mechanism per request: Kafka refuses a user altered twice in one.
+	for _, m := range []kadm.ScramMechanism{kadm.ScramSha256, kadm.ScramSha512} {
+		var scrams []kadm.UpsertSCRAM
+		for _, u := range []string{"alice", "bob", "carol"} {
+			scrams = append(scrams, kadm.UpsertSCRAM{User: u, Mechanism: m, Iterations: 4096, Password: u + "-secret"})
+		}
+		res, err := adm.AlterUserSCRAMs(ctx, nil, scrams)
+		if err == nil {
+			for _, r := range res {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("*").Groups("*").Operations(kadm.OpAll))
-	createUserACL(t, n.Addrs()[0], "User:alice", "User:bob", kmsg.ACLOperationCreateTokens)
-	return n, adm
+	createUserACL(t, plainAddr, "User:alice", "User:bob", kmsg.ACLOperationCreateTokens)
+	return adm
 }
 
 // createACLs creates the ACLs of b and fails the test on any error.
@@ -126,10 +141,46 @@ func wantTokenHMAC(id string) []byte {
 // sweep with a short one.
 func TestFranzDelegationTokens(t *testing.T) {
 	n, _ := tokenBroker(t, nil)
-	plainAddr, saslAddr := n.Addrs()[0], n.Addrs()[1]
+	franzDelegationTokens(t, n.Addrs()[0], n.Addrs()[1])
+}
+
+// The same against Apache Kafka 4.4 (SCRAM's JAAS configs are Kafka's
+// only addition): the answers franz-go checks are Kafka's.
+func TestFranzDelegationTokensKafkaReference(t *testing.T) {
+	props := map[string]string{
+		"sasl.enabled.mechanisms":                                     "SCRAM-SHA-256,SCRAM-SHA-512",
+		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"delegation.token.secret.key":                                 tokenSecret,
+		"delegation.token.expiry.check.interval.ms":                   "200",
+		"authorizer.class.name":                                       "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"allow.everyone.if.no.acl.found":                              "false",
+		"super.users":                                                 "User:ANONYMOUS",
+		"auto.create.topics.enable":                                   "true",
+	}
+	ctx := testCtx(t, 5*time.Minute)
+	kb, err := kafkaref.Start(ctx, kafkaLibs(t, ctx), kafkaref.Options{Dir: t.TempDir(), HeapMB: 512, Props: props, Listeners: []string{"SASL_PLAINTEXT"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kb.Stop(30 * time.Second) })
+	tokenPrincipals(t, kb.Addr)
+	franzDelegationTokens(t, kb.Addr, kb.Listeners["SASL_PLAINTEXT"])
+}
+
+// franzDelegationTokens is TestFranzDelegationTokens against the broker
+// whose PLAINTEXT and SASL_PLAINTEXT listeners are given, set up as
+// tokenPrincipals leaves it.
+func franzDelegationTokens(t *testing.T, plainAddr, saslAddr string) {
 	ctx := testCtx(t, 2*time.Minute)
 	as := func(user string) *kadm.Client { return kadm.NewClient(newKgo(t, saslAddr, scramUser(user))) }
 	alice, bob, carol := as("alice"), as("bob"), as("carol")
+	// Kafka's brokers learn new SCRAM credentials a moment later.
+	for _, u := range []string{"alice", "bob", "carol"} {
+		testutil.Eventually(t, 30*time.Second, func() error {
+			return newKgo(t, saslAddr, scramUser(u), kgo.RetryTimeout(time.Second)).Ping(ctx)
+		})
+	}
 
 	if _, err := newAdmin(t, plainAddr).CreateDelegationToken(ctx, kadm.CreateDelegationToken{}); !errors.Is(err, kerr.DelegationTokenRequestNotAllowed) {
 		t.Errorf("create on PLAINTEXT: %v, want DELEGATION_TOKEN_REQUEST_NOT_ALLOWED", err)
