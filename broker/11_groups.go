@@ -99,8 +99,10 @@ func (b *Broker) handleListGroups(_ context.Context, r *request) (kmsg.Response,
 }
 
 func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Response, error) {
-	resp := b.groups.DeleteGroups(ctx, r.body.(*kmsg.DeleteGroupsRequest))
-	b.deleteShareState(resp) // 90_share_group_offsets.go
+	req := r.body.(*kmsg.DeleteGroupsRequest)
+	init := b.shareGroupsInitialized(req.Groups) // 90_share_group_offsets.go
+	resp := b.groups.DeleteGroups(ctx, req)
+	b.deleteShareState(ctx, resp, init)
 	return resp, nil
 }
 

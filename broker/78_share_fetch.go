@@ -314,6 +314,23 @@ func (b *Broker) shareStartOffset(group string, p *partition) int64 {
 	return hw
 }
 
+// retainSharePartitions drops the share-partitions of the partitions this
+// broker no longer leads: should it lead one again, it reads the state
+// the leaders in between wrote. Metadata sync calls it after every change.
+func (b *Broker) retainSharePartitions() {
+	if b.share == nil {
+		return
+	}
+	b.share.Retain(func(k share.Key) bool {
+		t := b.meta.topicByID(k.TopicID)
+		if t == nil || k.Partition < 0 || int(k.Partition) >= len(t.parts) {
+			return false
+		}
+		_, _, err := b.replicas.Leading(t.parts[k.Partition], -1)
+		return err == nil
+	})
+}
+
 // persistShare writes the state of the share-partitions a request changed.
 // An acknowledgement that could not be made durable is answered with the
 // write's error.
@@ -330,6 +347,9 @@ func (b *Broker) persistShare(ctx context.Context, group string, parts map[share
 		_, epoch, _, _ := sp.p.State()
 		if err := b.share.Persist(ctx, k, spp, epoch); err != nil {
 			b.log.Warn("share-partition state not written", "group", group, "partition", sp.p.String(), "err", err)
+			if errors.Is(err, kerr.FencedStateEpoch) || errors.Is(err, kerr.FencedLeaderEpoch) {
+				b.share.Drop(k) // the state moved on without it: read it again at the next use
+			}
 			if sp.acked && sp.ackErr == nil {
 				sp.ackErr = err
 			}

@@ -215,12 +215,22 @@ func (s *shareStore) load(ctx context.Context, part, epoch int32) error {
 	return nil
 }
 
-// writeLocal appends k's snapshot (nil snap: a tombstone) to its state
-// partition, led here at epoch.
+// writeLocal appends k's snapshot to its state partition, led here at
+// epoch.
 func (s *shareStore) writeLocal(ctx context.Context, k share.Key, epoch int32, snap share.Snapshot) error {
 	part := s.partitionFor(k)
-	if _, _, err := s.readLocal(ctx, k, epoch); err != nil {
+	cur, ok, err := s.readLocal(ctx, k, epoch)
+	if err != nil {
 		return err
+	}
+	// As Kafka's share coordinator fences writers: a state epoch older
+	// than the state's (an admin reset or deleted it since), or an older
+	// leader epoch of the partition (a former leader).
+	switch {
+	case ok && snap.StateEpoch < cur.StateEpoch:
+		return fmt.Errorf("%w: state epoch %d, the state has %d", kerr.FencedStateEpoch, snap.StateEpoch, cur.StateEpoch)
+	case ok && snap.StateEpoch == cur.StateEpoch && snap.LeaderEpoch < cur.LeaderEpoch:
+		return fmt.Errorf("%w: leader epoch %d, the state was written at %d", kerr.FencedLeaderEpoch, snap.LeaderEpoch, cur.LeaderEpoch)
 	}
 	now := time.Now()
 	rec := logstore.Record{Timestamp: now.UnixMilli(), Key: share.EncodeKey(k), Value: share.EncodeSnapshot(snap)}

@@ -3,52 +3,46 @@ package broker
 // The admin APIs of share-group offsets (KIP-932): DescribeShareGroupOffsets
 // v0-v1 (v1: the lag), AlterShareGroupOffsets v0 and DeleteShareGroupOffsets
 // v0, which kafka-share-groups.sh --describe, --reset-offsets and
-// --delete-offsets send to the group coordinator. They read and change the
-// share-partitions this broker keeps (package share).
+// --delete-offsets send to the group coordinator. They list the partitions
+// the group coordinator has as initialized (groups/share_records.go), and
+// read and change each share-partition's persisted state at its share
+// coordinator (84_share_group_state.go), whichever broker leads it.
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
 )
 
-func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *request) (kmsg.Response, error) {
+func (b *Broker) handleDescribeShareGroupOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
 	for _, rg := range req.Groups {
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = rg.GroupID
 		err := b.groupRefusal(r, security.OpDescribe, rg.GroupID)
+		var info groups.ShareGroup
 		if err == nil {
-			_, err = b.groups.ShareGroupInfo(rg.GroupID)
+			info, err = b.groups.ShareGroupInfo(rg.GroupID)
 		}
 		if err != nil {
 			g.ErrorCode, g.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		held := b.share.GroupPartitions(rg.GroupID)
 		topics := rg.Topics
-		if topics == nil { // every topic with state
-			seen := map[string]int{}
-			for k := range held {
-				t := b.meta.topicByID(k.TopicID)
-				if t == nil {
-					continue
-				}
-				i, ok := seen[t.name]
-				if !ok {
-					topics = append(topics, kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: t.name})
-					i = len(topics) - 1
-					seen[t.name] = i
-				}
-				topics[i].Partitions = append(topics[i].Partitions, k.Partition)
+		if topics == nil { // every partition with state
+			for _, name := range slices.Sorted(maps.Keys(info.Initialized)) {
+				topics = append(topics, kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: name, Partitions: info.Initialized[name]})
 			}
 		}
 		for _, rt := range topics {
@@ -62,16 +56,23 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *request) 
 			for _, p := range rt.Partitions {
 				gp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				gp.Partition, gp.StartOffset, gp.LeaderEpoch, gp.Lag = p, -1, -1, -1
-				switch {
-				case t == nil || p < 0 || int(p) >= len(t.parts):
+				if t == nil || p < 0 || int(p) >= len(t.parts) {
 					gp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				default:
-					if sp := held[share.Key{Group: rg.GroupID, TopicID: t.id, Partition: p}]; sp != nil {
-						start, _, done := sp.Summary()
-						_, epoch, _, _ := t.parts[p].State()
-						gp.StartOffset, gp.LeaderEpoch = start, epoch
-						gp.Lag = max(t.parts[p].HighWatermark()-start-done, 0)
+					gt.Partitions = append(gt.Partitions, gp)
+					continue
+				}
+				k := share.Key{Group: rg.GroupID, TopicID: t.id, Partition: p}
+				start, done, err := b.shareSummary(ctx, k)
+				if err == nil && start >= 0 {
+					_, gp.LeaderEpoch, _, _ = t.parts[p].State()
+					gp.StartOffset = start
+					var end int64
+					if end, err = b.partitionEnd(ctx, t, t.parts[p]); err == nil {
+						gp.Lag = max(end-start-done, 0)
 					}
+				}
+				if err != nil {
+					gp.ErrorCode, gp.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 				}
 				gt.Partitions = append(gt.Partitions, gp)
 			}
@@ -80,6 +81,82 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *request) 
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
+}
+
+// shareSummary is the start offset of k's share-partition and how many
+// offsets past it are done (acknowledged or archived): from the
+// share-partition when this broker holds it, else from its persisted
+// state, which its leader writes before every answer. The start is -1
+// when the share-partition has no state.
+func (b *Broker) shareSummary(ctx context.Context, k share.Key) (start, done int64, err error) {
+	if sp := b.share.Lookup(k); sp != nil {
+		start, _, done = sp.Summary()
+		return start, done, nil
+	}
+	snap, ok, err := b.shareSt.Read(ctx, k)
+	if err != nil || !ok || snap.Start < 0 {
+		return -1, 0, err
+	}
+	if snap.DeliveryComplete >= 0 {
+		return snap.Start, int64(snap.DeliveryComplete), nil
+	}
+	for _, sb := range snap.Batches {
+		if sb.State == share.StateAcknowledged || sb.State == share.StateArchived {
+			done += sb.Last - max(sb.First, snap.Start) + 1
+		}
+	}
+	return snap.Start, done, nil
+}
+
+// partitionEnd is the high watermark of p: its own when this broker leads
+// it, else the leader's (ListOffsets latest).
+func (b *Broker) partitionEnd(ctx context.Context, t *topic, p *partition) (int64, error) {
+	if _, _, err := b.replicas.Leading(p, -1); err == nil {
+		return p.HighWatermark(), nil
+	}
+	leader, _, _, _ := p.State()
+	if leader < 0 {
+		return -1, kerr.LeaderNotAvailable
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version, req.ReplicaID = 7, -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = t.name
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p.ID, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	if err := b.peers.roundTrip(ctx, leader, req, resp); err != nil {
+		return -1, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, fmt.Errorf("ListOffsets answered %d topics", len(resp.Topics))
+	}
+	if c := resp.Topics[0].Partitions[0].ErrorCode; c != 0 {
+		return -1, kerr.ErrorForCode(c)
+	}
+	return resp.Topics[0].Partitions[0].Offset, nil
+}
+
+// resetShareState gives k's share-partition a new state under the next
+// state epoch, as Kafka's group coordinator initializes it for an admin:
+// starting at start, or uninitialized (share.Uninitialized: the next
+// leader starts it from share.auto.offset.reset). A share-partition held
+// here is dropped; one held by another leader is fenced at its next write
+// by the state epoch, and reads the new state.
+func (b *Broker) resetShareState(ctx context.Context, k share.Key, start int64) error {
+	cur, _, err := b.shareSt.Read(ctx, k)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	next := share.Snapshot{StateEpoch: cur.StateEpoch + 1, LeaderEpoch: cur.LeaderEpoch, Start: start, Created: now, Written: now}
+	if err := b.shareSt.Write(ctx, k, next); err != nil {
+		return err
+	}
+	b.share.Drop(k)
+	return nil
 }
 
 // emptyShareGroup is nil when group is a share group without members,
@@ -112,6 +189,7 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *request) (
 		if t != nil {
 			ot.TopicID = t.id
 		}
+		var done []int32
 		for _, rp := range rt.Partitions {
 			op := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			op.Partition = rp.Partition
@@ -122,31 +200,36 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *request) (
 				op.ErrorCode = kerr.InvalidRequest.Code
 			default:
 				k := share.Key{Group: req.GroupID, TopicID: t.id, Partition: rp.Partition}
-				sp, err := b.share.Partition(ctx, k, func() int64 { return rp.StartOffset })
-				if err == nil {
-					sp.Reset(rp.StartOffset)
-					_, epoch, _, _ := t.parts[rp.Partition].State()
-					err = b.share.Persist(ctx, k, sp, epoch)
-				}
-				if err != nil {
+				if err := b.resetShareState(ctx, k, rp.StartOffset); err != nil {
 					op.ErrorCode, op.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
+				} else {
+					done = append(done, rp.Partition)
 				}
 			}
 			ot.Partitions = append(ot.Partitions, op)
+		}
+		if len(done) > 0 {
+			if err := b.groups.SetShareInitialized(req.GroupID, rt.Topic, done, true); err != nil {
+				b.log.Warn("share group partitions not recorded", "group", req.GroupID, "topic", rt.Topic, "err", err)
+			}
 		}
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp, nil
 }
 
-func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *request) (kmsg.Response, error) {
+func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	if err := b.emptyShareGroup(r, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 		return resp, nil
 	}
-	held := b.share.GroupPartitions(req.GroupID)
+	info, err := b.groups.ShareGroupInfo(req.GroupID)
+	if err != nil {
+		resp.ErrorCode, resp.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
+		return resp, nil
+	}
 	for _, rt := range req.Topics {
 		ot := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		ot.Topic = rt.Topic
@@ -157,22 +240,56 @@ func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *request) (k
 			continue
 		}
 		ot.TopicID = t.id
-		for k := range held {
-			if k.TopicID == t.id {
-				b.share.Drop(k)
-			}
+		err := b.deleteShareStates(ctx, req.GroupID, t, info.Initialized[t.name])
+		if err == nil {
+			err = b.groups.SetShareInitialized(req.GroupID, t.name, info.Initialized[t.name], false)
+		}
+		if err != nil {
+			ot.ErrorCode, ot.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 		}
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp, nil
 }
 
-// deleteShareState drops the share-partitions of the groups DeleteGroups
-// deleted, as Kafka deletes their share-group state.
-func (b *Broker) deleteShareState(resp *kmsg.DeleteGroupsResponse) {
-	for _, g := range resp.Groups {
-		if g.ErrorCode == 0 {
-			b.share.DeleteGroup(g.Group)
+// deleteShareStates deletes the state of group's share-partitions on t's
+// partitions, wherever they are led, as Kafka's DeleteShareGroupState.
+func (b *Broker) deleteShareStates(ctx context.Context, group string, t *topic, partitions []int32) error {
+	for _, p := range partitions {
+		if err := b.resetShareState(ctx, share.Key{Group: group, TopicID: t.id, Partition: p}, share.Uninitialized); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// shareGroupsInitialized returns the partitions with state of each share
+// group in groups, for deleteShareState after DeleteGroups.
+func (b *Broker) shareGroupsInitialized(groupIDs []string) map[string]map[string][]int32 {
+	out := map[string]map[string][]int32{}
+	for _, g := range groupIDs {
+		if info, err := b.groups.ShareGroupInfo(g); err == nil {
+			out[g] = info.Initialized
+		}
+	}
+	return out
+}
+
+// deleteShareState deletes the share-partition states of the share groups
+// DeleteGroups deleted (init: their partitions with state, taken before),
+// as Kafka deletes a share group's state.
+func (b *Broker) deleteShareState(ctx context.Context, resp *kmsg.DeleteGroupsResponse, init map[string]map[string][]int32) {
+	for _, g := range resp.Groups {
+		if g.ErrorCode != 0 {
+			continue
+		}
+		for name, parts := range init[g.Group] {
+			if t := b.meta.topic(name); t != nil {
+				if err := b.deleteShareStates(ctx, g.Group, t, parts); err != nil {
+					b.log.Warn("share group state not deleted", "group", g.Group, "topic", name, "err", err)
+				}
+			}
+		}
+		b.share.DeleteGroup(g.Group)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,12 +32,18 @@ type shareDelivery struct {
 // shareLedger collects what the share members print.
 type shareLedger struct {
 	mu      sync.Mutex
-	reads   map[int64][]shareDelivery // offset of partition 0 -> deliveries
-	holding map[string]bool           // members that hold records (mode hold)
+	reads   map[int64][]shareDelivery    // offset of partition 0 -> deliveries
+	byPart  map[[2]int64][]shareDelivery // partition, offset -> deliveries
+	acked   map[[2]int64]bool            // records whose acknowledgement a commit confirmed
+	pending map[string][][2]int64        // member -> the records of its last poll
+	failed  map[string]map[int64]bool    // member -> partitions its last commit failed on
+	holding map[string]bool              // members that hold records (mode hold)
 }
 
 func newShareLedger() *shareLedger {
-	return &shareLedger{reads: map[int64][]shareDelivery{}, holding: map[string]bool{}}
+	return &shareLedger{reads: map[int64][]shareDelivery{}, byPart: map[[2]int64][]shareDelivery{},
+		acked: map[[2]int64]bool{}, pending: map[string][][2]int64{}, failed: map[string]map[int64]bool{},
+		holding: map[string]bool{}}
 }
 
 // startShareMember runs compat/java's ShareMember in mode (accept,
@@ -59,13 +66,36 @@ func startShareMember(t *testing.T, addr, group, topic, name, mode string, l *sh
 		defer l.mu.Unlock()
 		switch {
 		case len(f) == 4 && f[0] == "R":
+			p, _ := strconv.ParseInt(f[1], 10, 64)
 			o, _ := strconv.ParseInt(f[2], 10, 64)
 			n, _ := strconv.Atoi(f[3])
 			l.reads[o] = append(l.reads[o], shareDelivery{name, n})
+			k := [2]int64{p, o}
+			l.byPart[k] = append(l.byPart[k], shareDelivery{name, n})
+			l.pending[name] = append(l.pending[name], k)
 		case len(f) >= 1 && f[0] == "H":
 			l.holding[name] = true
+		case len(f) >= 3 && f[0] == "E" && f[1] == "commit":
+			// E commit <topicId>:<topic>-<partition>: <exception>
+			tp := strings.TrimSuffix(f[2], ":")
+			p, err := strconv.ParseInt(tp[strings.LastIndexByte(tp, '-')+1:], 10, 64)
+			if l.failed[name] == nil {
+				l.failed[name] = map[int64]bool{}
+			}
+			l.failed[name][p] = true
+			if err != nil {
+				l.failed[name][-1] = true // unreadable: none of the poll counts
+			}
+			t.Logf("%s: %v", name, f)
 		case len(f) >= 1 && f[0] == "E":
 			t.Logf("%s: %v", name, f)
+		case len(f) == 2 && f[0] == "C":
+			for _, k := range l.pending[name] {
+				if !l.failed[name][k[0]] && !l.failed[name][-1] {
+					l.acked[k] = true
+				}
+			}
+			l.pending[name], l.failed[name] = nil, nil
 		}
 	})
 	t.Cleanup(m.close)

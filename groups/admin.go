@@ -145,6 +145,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 		recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
 	}
 	recs = append(recs, g.consumerTombstones()...)
+	recs = append(recs, g.shareTombstones()...)
 	recs = append(recs, Record{Key: groupKey(id)})
 	g.shutdown()
 	delete(s.groups, id)

@@ -205,20 +205,27 @@ func nonEmpty(s string) *string {
 // tombstones, written before the group's epoch record), and takes them as
 // written.
 func (g *group) consumerRecordsChanged() []Record {
-	cg := g.cg
 	now := g.consumerRecordsNow()
+	recs := recordsChanged(g.cg.written, now)
+	g.cg.written = now
+	return recs
+}
+
+// recordsChanged are the records that bring the log from the records
+// written (key -> value) to those of now: tombstones of the keys gone,
+// then the values that changed, each in key order.
+func recordsChanged(written, now map[string][]byte) []Record {
 	var recs []Record
-	for _, k := range slices.Sorted(maps.Keys(cg.written)) {
+	for _, k := range slices.Sorted(maps.Keys(written)) {
 		if _, ok := now[k]; !ok {
 			recs = append(recs, Record{Key: []byte(k)})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if !bytes.Equal(cg.written[k], now[k]) {
+		if !bytes.Equal(written[k], now[k]) {
 			recs = append(recs, Record{Key: []byte(k), Value: now[k]})
 		}
 	}
-	cg.written = now
 	return recs
 }
 

@@ -341,6 +341,12 @@ func (s *shard) load() {
 			}
 			return
 		}
+		if err := loadShareRecord(get, key, value); !errors.Is(err, errNotShareRecord) {
+			if err != nil {
+				s.c.log.Warn("skipping unreadable share group record", "partition", s.id, "err", err)
+			}
+			return
+		}
 		k, err := parseKey(key)
 		if err != nil {
 			if !errors.Is(err, errSkipRecord) {

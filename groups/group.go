@@ -190,6 +190,10 @@ func (g *group) afterLoad() {
 		g.afterConsumerLoad()
 		return
 	}
+	if g.sg != nil {
+		g.afterShareLoad()
+		return
+	}
 	for _, m := range g.members {
 		g.scheduleHeartbeat(m, m.sessionTimeout)
 	}

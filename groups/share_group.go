@@ -5,8 +5,8 @@ package groups
 // assignment, where members may share a partition) and ShareGroupDescribe
 // v1. The records themselves are handed out by the partition leaders
 // (package share); the coordinator only says which member fetches which
-// partitions. The group lives in memory: a new coordinator knows it again
-// when its members heartbeat (they rejoin on UNKNOWN_MEMBER_ID).
+// partitions. The group's state is in __consumer_offsets as Kafka writes it
+// (share_records.go), so a new coordinator knows the group and its members.
 
 import (
 	"fmt"
@@ -37,10 +37,16 @@ type shareGroup struct {
 	members         map[string]*shareMember
 	target          map[string][]topicPartition
 	metaHash        string
+	// initialized are the partitions the group has been assigned: their
+	// share-partitions have state (share_records.go).
+	initialized map[topicPartition]bool
+	written     map[string][]byte // the records last written: key -> value
+	loadedHash  int64             // the metadata hash of the group read from the log
 }
 
 func newShareGroup() *shareGroup {
-	return &shareGroup{members: map[string]*shareMember{}, target: map[string][]topicPartition{}}
+	return &shareGroup{members: map[string]*shareMember{}, target: map[string][]topicPartition{},
+		initialized: map[topicPartition]bool{}, written: map[string][]byte{}}
 }
 
 // stateName is the state ShareGroupDescribe and ListGroups show.
@@ -69,9 +75,17 @@ func (c *Coordinator) ShareGroupHeartbeat(cl Client, req *kmsg.ShareGroupHeartbe
 		return fail(err, "")
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := c.shareHeartbeatLocked(s, cl, req, resp); err != nil {
+	g, err := c.shareHeartbeatLocked(s, cl, req, resp)
+	if err != nil {
+		s.mu.Unlock()
 		return fail(err, err.Error())
+	}
+	// The answer waits until the group's new state is in the log.
+	done := make(chan error, 1)
+	g.persistShare(func(err error) { done <- err })
+	s.mu.Unlock()
+	if err := <-done; err != nil {
+		return fail(err, "")
 	}
 	return resp
 }
@@ -95,21 +109,21 @@ func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) string {
 	return ""
 }
 
-func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) error {
+func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) (*group, error) {
 	if s.state != shardActive {
-		return kerr.NotCoordinator
+		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[req.GroupID]
 	if g == nil {
 		if req.MemberEpoch != epochJoin {
-			return fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+			return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
 		}
 		g = newGroup(s, req.GroupID, time.Now())
 		s.groups[req.GroupID] = g
 	}
 	if g.sg == nil {
 		if g.cg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
-			return fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
+			return nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
 		}
 		g.sg, g.protocolType = newShareGroup(), "share"
 	}
@@ -121,19 +135,19 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 			g.removeShareMember(m)
 		}
 		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), epochLeave
-		return nil
+		return g, nil
 	case m == nil && req.MemberEpoch != epochJoin:
-		return fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+		return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
 	case m == nil:
 		if len(sg.members) >= c.cfg.ShareMaxSize {
-			return fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", kerr.GroupMaxSizeReached, c.cfg.ShareMaxSize)
+			return nil, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", kerr.GroupMaxSizeReached, c.cfg.ShareMaxSize)
 		}
 		m = &shareMember{id: req.MemberID}
 		sg.members[m.id] = m
 		sg.epoch++ // a new member: a new target
 	case req.MemberEpoch != epochJoin && req.MemberEpoch > m.epoch,
 		req.MemberEpoch != epochJoin && req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
-		return fmt.Errorf("%w: the share group member has epoch %d, the group coordinator knows %d; the member must rejoin", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
+		return nil, fmt.Errorf("%w: the share group member has epoch %d, the group coordinator knows %d; the member must rejoin", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
 	}
 	m.clientID, m.clientHost = cl.ID, cl.Host
 	if req.RackID != nil {
@@ -160,12 +174,32 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 	if req.MemberEpoch == epochJoin || !slices.Equal(before, m.assigned) {
 		resp.Assignment = c.shareAssignmentOf(m.assigned)
 	}
-	return nil
+	return g, nil
 }
 
 // refreshShareTarget recomputes the target assignment when the group
 // epoch moved or the subscribed topics' partitions changed.
 func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
+	subscribed := c.shareSubscribed(sg)
+	if h := metaHash(subscribed); h != sg.metaHash {
+		sg.metaHash = h
+		sg.epoch++
+	}
+	if sg.assignmentEpoch == sg.epoch {
+		return
+	}
+	sg.target = assignShare(sg.members, subscribed)
+	sg.assignmentEpoch = sg.epoch
+	for _, tps := range sg.target {
+		for _, tp := range tps {
+			sg.initialized[tp] = true
+		}
+	}
+}
+
+// shareSubscribed is the metadata of the topics the group's members
+// subscribe to.
+func (c *Coordinator) shareSubscribed(sg *shareGroup) map[string]TopicMeta {
 	meta := map[string]TopicMeta{}
 	for _, t := range c.cfg.Topics() {
 		meta[t.Name] = t
@@ -178,15 +212,7 @@ func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
 			}
 		}
 	}
-	if h := metaHash(subscribed); h != sg.metaHash {
-		sg.metaHash = h
-		sg.epoch++
-	}
-	if sg.assignmentEpoch == sg.epoch {
-		return
-	}
-	sg.target = assignShare(sg.members, subscribed)
-	sg.assignmentEpoch = sg.epoch
+	return subscribed
 }
 
 // assignShare is the "simple" share assignor: each subscribed topic's
@@ -271,6 +297,7 @@ func (g *group) scheduleShareTimer(m *shareMember) {
 		}
 		s.c.log.Info("share group member removed", "group", g.id, "member", m.id, "reason", "session timeout")
 		g.removeShareMember(m)
+		g.persistShare(nil)
 	})
 }
 
@@ -361,33 +388,72 @@ func (c *Coordinator) describeShare(id string, ops bool) kmsg.ShareGroupDescribe
 }
 
 // ShareGroup is what the admin APIs of share groups (their offsets) need
-// to know of one: whether it exists, is a share group, has members, and
-// which topics its members subscribe to.
+// to know of one: whether it exists, is a share group, has members, which
+// topics its members subscribe to, and which partitions have state.
 type ShareGroup struct {
-	Members int
-	Topics  []string
+	Members     int
+	Topics      []string
+	Initialized map[string][]int32 // topic -> sorted partitions
 }
 
 // ShareGroupInfo returns the share group id, or the error Kafka answers:
 // NOT_COORDINATOR, GROUP_ID_NOT_FOUND (also for a group of another type).
 func (c *Coordinator) ShareGroupInfo(id string) (ShareGroup, error) {
-	s, err := c.groupShard(id)
+	s, g, err := c.lockedShareGroup(id)
 	if err != nil {
 		return ShareGroup{}, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state != shardActive {
-		return ShareGroup{}, kerr.NotCoordinator
-	}
-	g := s.groups[id]
-	if g == nil || g.state == stateDead || g.sg == nil {
-		return ShareGroup{}, kerr.GroupIDNotFound
-	}
 	var topics []string
 	for _, m := range g.sg.members {
 		topics = append(topics, m.topics...)
 	}
 	slices.Sort(topics)
-	return ShareGroup{Members: len(g.sg.members), Topics: slices.Compact(topics)}, nil
+	init := map[string][]int32{}
+	for _, tp := range slices.SortedFunc(maps.Keys(g.sg.initialized), compareTP) {
+		init[tp.topic] = append(init[tp.topic], tp.partition)
+	}
+	return ShareGroup{Members: len(g.sg.members), Topics: slices.Compact(topics), Initialized: init}, nil
+}
+
+// lockedShareGroup returns the share group id with its shard's mu held,
+// or the error ShareGroupInfo answers (with mu released).
+func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
+	s, err := c.groupShard(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return nil, nil, kerr.NotCoordinator
+	}
+	g := s.groups[id]
+	if g == nil || g.state == stateDead || g.sg == nil {
+		s.mu.Unlock()
+		return nil, nil, kerr.GroupIDNotFound
+	}
+	return s, g, nil
+}
+
+// SetShareInitialized records that the share-partitions of group on
+// topic's partitions have state (initialized) or no longer have any (an
+// admin altered or deleted their offsets), and returns once that is in
+// the log.
+func (c *Coordinator) SetShareInitialized(group, topic string, partitions []int32, initialized bool) error {
+	s, g, err := c.lockedShareGroup(group)
+	if err != nil {
+		return err
+	}
+	for _, p := range partitions {
+		if initialized {
+			g.sg.initialized[topicPartition{topic, p}] = true
+		} else {
+			delete(g.sg.initialized, topicPartition{topic, p})
+		}
+	}
+	done := make(chan error, 1)
+	g.persistShare(func(err error) { done <- err })
+	s.mu.Unlock()
+	return <-done
 }

@@ -79,7 +79,12 @@ func (m *Manager) Partition(ctx context.Context, k Key, start func() int64) (*Pa
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		switch {
+		case ok && snap.Start == Uninitialized:
+			// Its state was deleted: a new start, under the state's epoch.
+			p = newPartition(m.cfg, start())
+			p.epoch, p.dirty = snap.StateEpoch, true
+		case ok:
 			p = restore(m.cfg, snap)
 		}
 	}
@@ -125,6 +130,29 @@ func (m *Manager) Persist(ctx context.Context, k Key, p *Partition, leaderEpoch 
 		return err
 	}
 	return nil
+}
+
+// Uninitialized is the start offset of a share-partition whose state was
+// deleted (Kafka's as well): its next leader starts it anew, from the
+// group's share.auto.offset.reset.
+const Uninitialized int64 = -1
+
+// Retain drops the share-partitions for which keep is false (their
+// partition is no longer led here): a later leadership reads their state
+// again instead of serving what this broker held.
+func (m *Manager) Retain(keep func(Key) bool) {
+	m.mu.Lock()
+	var gone []*Partition
+	for k, p := range m.parts {
+		if !keep(k) {
+			gone = append(gone, p)
+			delete(m.parts, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, p := range gone {
+		p.close()
+	}
 }
 
 // Lookup returns the share-partition of k, or nil when it has none.

@@ -27,6 +27,12 @@ type StateBatch struct {
 	Count       int16
 }
 
+// Delivery states of a StateBatch that end a record's delivery.
+const (
+	StateAcknowledged = stateAcknowledged
+	StateArchived     = stateArchived
+)
+
 // Snapshot is the persisted state of a share-partition.
 type Snapshot struct {
 	SnapshotEpoch, StateEpoch, LeaderEpoch int32

@@ -1,0 +1,297 @@
+package groups
+
+// The __consumer_offsets records of KIP-932 share groups, in the schemas
+// of Kafka 4.4's group coordinator (ShareGroup*Key/Value.json), encoded as
+// the consumer-group records are (consumer_records.go):
+//
+//	11 ShareGroupMetadata                    group          -> epoch, metadata hash
+//	10 ShareGroupMemberMetadata              group, member  -> rack, client id and host, subscribed names
+//	12 ShareGroupTargetAssignmentMetadata    group          -> assignment epoch
+//	13 ShareGroupTargetAssignmentMember      group, member  -> target partitions by topic id
+//	14 ShareGroupCurrentMemberAssignment     group, member  -> member epoch, previous epoch, state,
+//	                                                           assigned partitions
+//	15 ShareGroupStatePartitionMetadata      group          -> initializing, initialized and deleting
+//	                                                           topics (id, name, partitions)
+//
+// As for consumer groups, a change writes the records whose value changed
+// and tombstones for those gone, before the heartbeat is answered, so a
+// coordinator that loads the partition has the group with its epochs,
+// members and assignments: its members go on heartbeating instead of
+// rejoining. The initialized partitions are those the group has ever been
+// assigned (their share-partitions have state), which the share admin APIs
+// list and DeleteGroups deletes.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+)
+
+const (
+	recShareMemberMetadata   = 10
+	recShareGroupMetadata    = 11
+	recShareTargetMetadata   = 12
+	recShareTargetMember     = 13
+	recShareCurrentAssigment = 14
+	recShareStatePartitions  = 15
+)
+
+func shareKey(typ int16, group, member string) []byte {
+	k := kbin.AppendInt16(nil, typ)
+	k = kbin.AppendString(k, group)
+	if shareMemberRecord(typ) {
+		k = kbin.AppendString(k, member)
+	}
+	return k
+}
+
+func shareMemberRecord(typ int16) bool {
+	return typ == recShareMemberMetadata || typ == recShareTargetMember || typ == recShareCurrentAssigment
+}
+
+// metaHash64 is the int64 ShareGroupMetadata keeps of the group's topic
+// metadata hash.
+func metaHash64(h string) int64 {
+	f := fnv.New64a()
+	f.Write([]byte(h))
+	return int64(f.Sum64())
+}
+
+// shareRecordsNow encodes the group's share state as records: key (as a
+// string) -> value.
+func (g *group) shareRecordsNow() map[string][]byte {
+	sg := g.sg
+	ids := map[string][16]byte{}
+	for _, t := range g.s.c.cfg.Topics() {
+		ids[t.Name] = t.ID
+	}
+	out := map[string][]byte{}
+	v := kbin.AppendInt16(nil, 0)
+	v = kbin.AppendInt32(v, sg.epoch)
+	v = kbin.AppendInt64(v, metaHash64(sg.metaHash))
+	out[string(shareKey(recShareGroupMetadata, g.id, ""))] = appendNoTags(v)
+	v = kbin.AppendInt16(nil, 0)
+	v = kbin.AppendInt32(v, sg.assignmentEpoch)
+	out[string(shareKey(recShareTargetMetadata, g.id, ""))] = appendNoTags(v)
+	v = kbin.AppendInt16(nil, 0)
+	v = appendTopicPartitionsInfo(v, nil, ids)
+	v = appendTopicPartitionsInfo(v, slices.SortedFunc(maps.Keys(sg.initialized), compareTP), ids)
+	v = kbin.AppendCompactArrayLen(v, 0) // deleting topics
+	out[string(shareKey(recShareStatePartitions, g.id, ""))] = appendNoTags(v)
+	for id, m := range sg.members {
+		v := kbin.AppendInt16(nil, 0)
+		v = kbin.AppendCompactNullableString(v, nonEmpty(m.rack))
+		v = kbin.AppendCompactString(v, m.clientID)
+		v = kbin.AppendCompactString(v, m.clientHost)
+		v = kbin.AppendCompactArrayLen(v, len(m.topics))
+		for _, t := range m.topics {
+			v = kbin.AppendCompactString(v, t)
+		}
+		out[string(shareKey(recShareMemberMetadata, g.id, id))] = appendNoTags(v)
+
+		v = kbin.AppendInt16(nil, 0)
+		v = appendTopicPartitions(v, sg.target[id], nil, ids)
+		out[string(shareKey(recShareTargetMember, g.id, id))] = appendNoTags(v)
+
+		v = kbin.AppendInt16(nil, 0)
+		v = kbin.AppendInt32(v, m.epoch)
+		v = kbin.AppendInt32(v, m.previousEpoch)
+		v = kbin.AppendInt8(v, int8(memberStable))
+		v = appendTopicPartitions(v, m.assigned, nil, ids)
+		out[string(shareKey(recShareCurrentAssigment, g.id, id))] = appendNoTags(v)
+	}
+	return out
+}
+
+// appendTopicPartitionsInfo appends a []TopicPartitionsInfo: topic id,
+// name and partitions, for the sorted ps of topics known here.
+func appendTopicPartitionsInfo(b []byte, ps []topicPartition, ids map[string][16]byte) []byte {
+	var topics []string
+	parts := map[string][]int32{}
+	for _, tp := range ps {
+		if _, ok := ids[tp.topic]; !ok {
+			continue
+		}
+		if len(parts[tp.topic]) == 0 {
+			topics = append(topics, tp.topic)
+		}
+		parts[tp.topic] = append(parts[tp.topic], tp.partition)
+	}
+	b = kbin.AppendCompactArrayLen(b, len(topics))
+	for _, t := range topics {
+		b = kbin.AppendUuid(b, ids[t])
+		b = kbin.AppendCompactString(b, t)
+		b = kbin.AppendCompactArrayLen(b, len(parts[t]))
+		for _, p := range parts[t] {
+			b = kbin.AppendInt32(b, p)
+		}
+		b = appendNoTags(b)
+	}
+	return b
+}
+
+// readTopicPartitionsInfo reads what appendTopicPartitionsInfo wrote into
+// set; a topic not known here by id is skipped.
+func readTopicPartitionsInfo(r *kbin.Reader, names map[[16]byte]string, set map[topicPartition]bool) {
+	n := r.CompactArrayLen()
+	for i := int32(0); i < n && r.Ok(); i++ {
+		id := r.Uuid()
+		r.CompactString()
+		np := r.CompactArrayLen()
+		var ps []int32
+		for j := int32(0); j < np && r.Ok(); j++ {
+			ps = append(ps, r.Int32())
+		}
+		skipTags(r)
+		if name, ok := names[id]; ok && set != nil {
+			for _, p := range ps {
+				set[topicPartition{name, p}] = true
+			}
+		}
+	}
+}
+
+func skipTags(r *kbin.Reader) {
+	for nt := r.Uvarint(); nt > 0 && r.Ok(); nt-- {
+		r.Uvarint()
+		r.Span(int(r.Uvarint()))
+	}
+}
+
+// persistShare writes what changed of the group's share state; done (may
+// be nil) gets the result. The caller holds the shard's mu.
+func (g *group) persistShare(done func(error)) {
+	now := g.shareRecordsNow()
+	recs := recordsChanged(g.sg.written, now)
+	g.sg.written = now
+	if done == nil {
+		id := g.id
+		done = func(err error) {
+			if err != nil {
+				g.s.c.log.Warn("writing share group state failed", "group", id, "err", err)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		go done(nil)
+		return
+	}
+	g.s.enqueue(recs, done)
+}
+
+// shareTombstones deletes every record of the group's share state.
+func (g *group) shareTombstones() []Record {
+	if g.sg == nil {
+		return nil
+	}
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(g.sg.written)) {
+		recs = append(recs, Record{Key: []byte(k)})
+	}
+	g.sg.written = map[string][]byte{}
+	return recs
+}
+
+var errNotShareRecord = errors.New("not a share group record")
+
+// loadShareRecord applies one record of a share group read from the log;
+// errNotShareRecord for any other record.
+func loadShareRecord(get func(string) *group, key, value []byte) error {
+	if len(key) < 2 {
+		return errNotShareRecord
+	}
+	kr := kbin.Reader{Src: key}
+	typ := kr.Int16()
+	if typ < recShareMemberMetadata || typ > recShareStatePartitions {
+		return errNotShareRecord
+	}
+	group := kr.String()
+	member := ""
+	if shareMemberRecord(typ) {
+		member = kr.String()
+	}
+	if err := kr.Complete(); err != nil {
+		return fmt.Errorf("share group record key %d: %w", typ, err)
+	}
+	g := get(group)
+	if g.sg == nil {
+		if value == nil {
+			return nil // a tombstone of a group deleted before
+		}
+		g.sg, g.protocolType = newShareGroup(), "share"
+	}
+	sg := g.sg
+	if value == nil {
+		delete(sg.written, string(key))
+		switch typ {
+		case recShareMemberMetadata:
+			delete(sg.members, member)
+		case recShareTargetMember:
+			delete(sg.target, member)
+		case recShareGroupMetadata:
+			g.sg, g.protocolType = nil, ""
+		}
+		return nil
+	}
+	sg.written[string(key)] = bytes.Clone(value)
+	r := kbin.Reader{Src: value}
+	if r.Int16() != 0 {
+		return fmt.Errorf("share group record %d: unknown value version", typ)
+	}
+	m := sg.members[member]
+	if member != "" && m == nil {
+		m = &shareMember{id: member}
+		sg.members[member] = m
+	}
+	names := g.s.c.topicNames()
+	switch typ {
+	case recShareGroupMetadata:
+		sg.epoch = r.Int32()
+		sg.loadedHash = r.Int64()
+	case recShareTargetMetadata:
+		sg.assignmentEpoch = r.Int32()
+	case recShareStatePartitions:
+		readTopicPartitionsInfo(&r, names, nil) // initializing: none are written
+		sg.initialized = map[topicPartition]bool{}
+		readTopicPartitionsInfo(&r, names, sg.initialized)
+		for n := r.CompactArrayLen(); n > 0 && r.Ok(); n-- { // deleting
+			r.Uuid()
+			r.CompactString()
+			skipTags(&r)
+		}
+	case recShareMemberMetadata:
+		m.rack = deref(r.CompactNullableString())
+		m.clientID = r.CompactString()
+		m.clientHost = r.CompactString()
+		m.topics = nil
+		for n := r.CompactArrayLen(); n > 0 && r.Ok(); n-- {
+			m.topics = append(m.topics, r.CompactString())
+		}
+	case recShareTargetMember:
+		sg.target[member] = readTopicPartitions(&r, names, nil)
+	case recShareCurrentAssigment:
+		m.epoch, m.previousEpoch = r.Int32(), r.Int32()
+		r.Int8() // state: always stable
+		m.assigned = readTopicPartitions(&r, names, nil)
+	}
+	skipTags(&r)
+	return r.Complete()
+}
+
+// afterShareLoad resumes a share group read from the log: its members
+// must heartbeat within the session timeout, and a topic metadata change
+// made while the group had no coordinator gives it a new target.
+func (g *group) afterShareLoad() {
+	sg := g.sg
+	for _, m := range sg.members {
+		g.scheduleShareTimer(m)
+	}
+	if h := metaHash(g.s.c.shareSubscribed(sg)); metaHash64(h) == sg.loadedHash {
+		sg.metaHash = h
+	}
+}
