@@ -52,7 +52,13 @@ var kafka44Finalized = map[string]int16{
 var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 
 // samsaLacks are the client-facing keys Kafka 4.4 serves that samsa does
-// not yet. Remove a key when its handler lands.
+// not yet. Remove a key when its handler lands. AddRaftVoter and
+// RemoveRaftVoter (80, 81) stay: Kafka adds a controller that already runs
+// as an observer and has fetched the metadata log, and removes one by id
+// and directory id; samsa's quorum is an etcd cluster, whose members must
+// be added before they start (or as learners, promoted once caught up),
+// and samsa's controller processes never start outside the cluster to
+// catch up first.
 var samsaLacks = []int16{
 	80, 81, 88, 89, 93,
 }
