@@ -31,14 +31,7 @@ func (b *Broker) handleShareGroupHeartbeat(ctx context.Context, r *request) (kms
 
 func (b *Broker) handleShareGroupDescribe(_ context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupDescribeRequest)
-	var allowed, denied []string
-	for _, g := range req.GroupIDs {
-		if b.groupRefusal(r, security.OpDescribe, g) == nil {
-			allowed = append(allowed, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	allowed, denied := b.groupsAllowed(r, security.OpDescribe, req.GroupIDs)
 	sub := *req
 	sub.GroupIDs = allowed
 	resp := b.groups.ShareGroupDescribe(&sub)

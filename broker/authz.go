@@ -106,6 +106,18 @@ func (b *Broker) groupRefusal(r *request, op security.Operation, group string) e
 	return kerr.GroupAuthorizationFailed
 }
 
+// groupsAllowed splits groups into those r may do op on and the others.
+func (b *Broker) groupsAllowed(r *request, op security.Operation, groups []string) (allowed, denied []string) {
+	for _, g := range groups {
+		if b.groupRefusal(r, op, g) == nil {
+			allowed = append(allowed, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	return allowed, denied
+}
+
 // clusterRefusal is CLUSTER_AUTHORIZATION_FAILED when r may not do op on
 // the cluster, else nil.
 func (b *Broker) clusterRefusal(r *request, op security.Operation) error {

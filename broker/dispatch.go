@@ -105,6 +105,11 @@ var handlers = map[kmsg.Key]handler{
 	kmsg.DeleteShareGroupOffsets:   {0, 0, 0, (*Broker).handleDeleteShareGroupOffsets},
 	kmsg.ReadShareGroupState:       {0, 0, 0, (*Broker).handleReadShareGroupState},
 	kmsg.WriteShareGroupState:      {0, 1, 0, (*Broker).handleWriteShareGroupState},
+
+	// Streams groups, KIP-1071 (88_streams_group.go).
+	kmsg.StreamsGroupHeartbeat:                 {0, 1, 0, (*Broker).handleStreamsGroupHeartbeat},
+	kmsg.StreamsGroupDescribe:                  {0, 1, 0, (*Broker).handleStreamsGroupDescribe},
+	kmsg.StreamsGroupTopologyDescriptionUpdate: {0, 0, 0, (*Broker).handleStreamsGroupTopologyDescriptionUpdate},
 }
 
 // advertisedVersions is the ApiVersions table, sorted by key. New stores it

@@ -22,6 +22,9 @@ var features = []feature{
 	// share.version 2: KIP-932 share groups are served, as Kafka 4.4
 	// finalizes them.
 	{name: "share.version", minLevel: 0, maxLevel: 2, finalized: 2},
+	// streams.version 1: KIP-1071 streams groups are served, as Kafka 4.4
+	// finalizes them.
+	{name: "streams.version", minLevel: 0, maxLevel: 1, finalized: 1},
 	// transaction.version 2: KIP-890 part 2 (EndTxn v5 bumps the epoch,
 	// Produce v12 and TxnOffsetCommit v5 add partitions implicitly). A
 	// client of TV1 (EndTxn v4 or older) still gets the TV1 flow.

@@ -57,6 +57,13 @@ func (b *Broker) groupSettings(group string) groups.GroupSettings {
 	return groups.GroupSettings{
 		ConsumerSessionTimeout:    p.GroupDuration(m, "consumer.session.timeout.ms"),
 		ConsumerHeartbeatInterval: p.GroupDuration(m, "consumer.heartbeat.interval.ms"),
+
+		StreamsSessionTimeout:        p.GroupDuration(m, "streams.session.timeout.ms"),
+		StreamsHeartbeatInterval:     p.GroupDuration(m, "streams.heartbeat.interval.ms"),
+		StreamsNumStandbys:           int(p.GroupInt(m, "streams.num.standby.replicas")),
+		StreamsAcceptableRecoveryLag: p.GroupInt(m, "streams.acceptable.recovery.lag"),
+		StreamsTaskOffsetInterval:    p.GroupDuration(m, "streams.task.offset.interval.ms"),
+		StreamsInitialDelay:          p.GroupDuration(m, "streams.initial.rebalance.delay.ms"),
 	}
 }
 

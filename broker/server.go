@@ -50,6 +50,9 @@ type Broker struct {
 	dynProps atomic.Pointer[config.Props]
 	// groupCfgs are the group configs by group (group_configs.go).
 	groupCfgs atomic.Pointer[map[string]map[string]string]
+	// streamsCreating are the streams groups' internal topics being
+	// created (88_streams_group.go).
+	streamsCreating sync.Map
 	// replThrottle is the leader side of the replication quota; the
 	// follower side is the fetchers' (replication.Config.FollowerThrottle).
 	replThrottle replication.Throttle

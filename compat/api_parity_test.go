@@ -60,7 +60,7 @@ var kafka44InterBroker = []int16{83, 84, 85, 86, 87, 94}
 // and samsa's controller processes never start outside the cluster to
 // catch up first.
 var samsaLacks = []int16{
-	80, 81, 88, 89, 93,
+	80, 81,
 }
 
 // samsaBehind are keys samsa serves at a lower max version than Kafka

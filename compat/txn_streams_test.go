@@ -44,7 +44,8 @@ type streamsInstance struct {
 	out     strings.Builder
 }
 
-func startStreams(t *testing.T, addr, prefix, stateDir string) *streamsInstance {
+// jvmFlags are extra -D flags (-Dsamsa.group.protocol=streams).
+func startStreams(t *testing.T, addr, prefix, stateDir string, jvmFlags ...string) *streamsInstance {
 	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
@@ -52,8 +53,8 @@ func startStreams(t *testing.T, addr, prefix, stateDir string) *streamsInstance 
 	}
 	dir := filepath.Join(root, "compat", "java", "kafka4", "target")
 	cp := filepath.Join(dir, "classes") + ":" + filepath.Join(dir, "lib", "*")
-	cmd := exec.Command("java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dsamsa.state.dir="+stateDir,
-		"-cp", cp, "samsa.compat.Main", addr, prefix, "kafka4:wc-eos")
+	args := append([]string{"-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dsamsa.state.dir=" + stateDir}, jvmFlags...)
+	cmd := exec.Command("java", append(args, "-cp", cp, "samsa.compat.Main", addr, prefix, "kafka4:wc-eos")...)
 	cmd.Dir = t.TempDir()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -127,58 +128,14 @@ func TestStreamsExactlyOnce(t *testing.T) {
 	a := startStreams(t, n.Addr(), prefix, state)
 	a.awaitRunning(t)
 	// Let it get part of the way, then crash it.
-	reader := newKgo(t, n.Addr(), kgo.ConsumeTopics(out), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	counts := map[string][]int64{}
-	read := func(ctx2 time.Duration) {
-		fs := reader.PollFetches(testCtx(t, ctx2))
-		for _, r := range fs.Records() {
-			var v int64
-			for _, b := range r.Value {
-				v = v<<8 | int64(b)
-			}
-			counts[string(r.Key)] = append(counts[string(r.Key)], v)
-		}
-	}
-	testutil.Eventually(t, 2*time.Minute, func() error {
-		read(time.Second)
-		if len(counts) == 0 {
-			return fmt.Errorf("no committed count yet")
-		}
-		return nil
-	})
+	wc := newWordCountReader(t, n.Addr(), out)
+	wc.awaitSome(t)
 	produceAll(t, cl, wcLines(in, 400, 800, want)...)
 	a.kill()
 
 	b := startStreams(t, n.Addr(), prefix, state)
 	b.awaitRunning(t)
-	done := func() bool {
-		for w, c := range want {
-			cs := counts[w]
-			if len(cs) == 0 || cs[len(cs)-1] != c {
-				return false
-			}
-		}
-		return true
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatalf("counts at read_committed %v, want the last of each %v\n%s", lastCounts(counts), want, b.output())
-		}
-		read(time.Second)
-	}
-	read(2 * time.Second) // a duplicate would come after the last count
-	for w, cs := range counts {
-		for i, c := range cs {
-			if c != int64(i+1) {
-				t.Fatalf("word %s: counts %v, want 1..%d each once", w, cs, want[w])
-			}
-		}
-		if int64(len(cs)) != want[w] {
-			t.Fatalf("word %s: %d counts, want %d", w, len(cs), want[w])
-		}
-	}
+	wc.awaitExact(t, want, 3*time.Minute, b.output)
 }
 
 func lastCounts(counts map[string][]int64) map[string]int64 {

@@ -38,7 +38,7 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[id]
-	if g == nil || g.state == stateDead || g.cg != nil || g.sg != nil {
+	if g == nil || g.state == stateDead || g.cg != nil || g.sg != nil || g.stg != nil {
 		d.State = stateDead.String()
 		if version >= 6 {
 			return fail(kerr.GroupIDNotFound)
@@ -94,6 +94,8 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 				state, typ = g.cg.stateName(), "consumer"
 			case g.sg != nil:
 				state, typ = g.sg.stateName(), "share"
+			case g.stg != nil:
+				state, typ = g.stg.stateName(), "streams"
 			}
 			if g.state == stateDead || !wantState(state) || !wantType(typ) {
 				continue
@@ -136,7 +138,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	case g == nil || g.state == stateDead:
 		s.mu.Unlock()
 		return kerr.GroupIDNotFound
-	case g.state != stateEmpty, g.sg != nil && len(g.sg.members) > 0:
+	case g.state != stateEmpty, g.sg != nil && len(g.sg.members) > 0, g.stg != nil && len(g.stg.members) > 0:
 		s.mu.Unlock()
 		return kerr.NonEmptyGroup
 	}
@@ -146,6 +148,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	}
 	recs = append(recs, g.consumerTombstones()...)
 	recs = append(recs, g.shareTombstones()...)
+	recs = append(recs, g.streamsTombstones()...)
 	recs = append(recs, Record{Key: groupKey(id)})
 	g.shutdown()
 	delete(s.groups, id)

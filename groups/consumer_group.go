@@ -104,8 +104,7 @@ type consumerMember struct {
 	sent             bool         // the current assignment was sent to the member
 	classic          *classicInfo // set for a member speaking the classic protocol (consumer_classic.go)
 
-	sessionTimer, rebalanceTimer *time.Timer
-	timerSeq                     uint64
+	timers memberTimers
 }
 
 // consumerGroup is the KIP-848 state of a group. Guarded by the shard's mu.
@@ -121,14 +120,13 @@ type consumerGroup struct {
 	// owner is the member that holds each partition now (assigned or
 	// still revoking), the "current partition epoch" of Kafka.
 	owner map[topicPartition]string
-	// written is what the log holds of the group: record key -> value
-	// (consumer_records.go).
-	written map[string][]byte
+	// written is what the log holds of the group (consumer_records.go).
+	written stateRecords
 }
 
 func newConsumerGroup() *consumerGroup {
 	return &consumerGroup{members: map[string]*consumerMember{}, static: map[string]string{},
-		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, written: map[string][]byte{}}
+		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, written: stateRecords{}}
 }
 
 // stateName is the group state ConsumerGroupDescribe and ListGroups show.
@@ -209,7 +207,7 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 		s.groups[req.Group] = g
 	}
 	if g.cg == nil {
-		if g.sg != nil {
+		if g.sg != nil || g.stg != nil {
 			return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
 		}
 		if len(g.members) > 0 || g.state != stateEmpty {
@@ -625,57 +623,22 @@ func (c *Coordinator) assignmentOf(ps partitionSet) *kmsg.ConsumerGroupHeartbeat
 // does not revoke within its rebalance timeout is removed, as in Kafka.
 func (g *group) scheduleConsumerTimers(m *consumerMember) {
 	s := g.s
-	if m.sessionTimer != nil {
-		m.sessionTimer.Stop()
-	}
-	m.timerSeq++
-	seq := m.timerSeq
-	expire := func(why string) func() {
-		return func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.state != shardActive || s.groups[g.id] != g || g.cg == nil || g.cg.members[m.id] != m || m.timerSeq != seq {
-				return
-			}
-			s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
-			g.removeConsumerMember(m)
-			g.persistConsumer(nil)
-			g.maybeDowngrade()
-		}
-	}
 	session := s.c.settings(g.id).ConsumerSessionTimeout
 	if m.classic != nil {
 		session = m.classic.session
 	}
-	m.sessionTimer = time.AfterFunc(session, expire("session timeout"))
-	if m.state != memberUnrevokedPartitions {
-		if m.rebalanceTimer != nil {
-			m.rebalanceTimer.Stop()
-			m.rebalanceTimer = nil
+	m.timers.arm(s, session, m.rebalanceTimeout, m.state == memberUnrevokedPartitions, func(why string) {
+		if s.groups[g.id] != g || g.cg == nil || g.cg.members[m.id] != m {
+			return
 		}
-		return
-	}
-	if m.rebalanceTimer == nil {
-		m.rebalanceTimer = time.AfterFunc(max(m.rebalanceTimeout, time.Second), func() {
-			s.mu.Lock()
-			current := m.rebalanceTimer != nil && m.state == memberUnrevokedPartitions
-			s.mu.Unlock()
-			if current {
-				expire("rebalance timeout")()
-			}
-		})
-	}
+		s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
+		g.removeConsumerMember(m)
+		g.persistConsumer(nil)
+		g.maybeDowngrade()
+	})
 }
 
-func (g *group) stopConsumerTimers(m *consumerMember) {
-	m.timerSeq++
-	for _, t := range []*time.Timer{m.sessionTimer, m.rebalanceTimer} {
-		if t != nil {
-			t.Stop()
-		}
-	}
-	m.sessionTimer, m.rebalanceTimer = nil, nil
-}
+func (g *group) stopConsumerTimers(m *consumerMember) { m.timers.stop() }
 
 // shutdownConsumer stops the timers of a consumer group being unloaded.
 func (g *group) shutdownConsumer() {

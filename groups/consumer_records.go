@@ -26,9 +26,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 )
@@ -96,13 +94,13 @@ func appendTopicPartitions(b []byte, ps []topicPartition, epochs partitionSet, i
 
 // consumerRecordsNow encodes the group's consumer state as records: key
 // (as a string, for the written map) -> value.
-func (g *group) consumerRecordsNow() map[string][]byte {
+func (g *group) consumerRecordsNow() stateRecords {
 	cg := g.cg
 	ids := map[string][16]byte{}
 	for _, t := range g.s.c.cfg.Topics() {
 		ids[t.Name] = t.ID
 	}
-	out := map[string][]byte{}
+	out := stateRecords{}
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, cg.epoch)
 	out[string(consumerKey(recConsumerGroupMetadata, g.id, ""))] = appendNoTags(v)
@@ -200,65 +198,19 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// consumerRecordsChanged returns the records that bring the log from what
-// was last written to the group's state now (removed members as
-// tombstones, written before the group's epoch record), and takes them as
-// written.
-func (g *group) consumerRecordsChanged() []Record {
-	now := g.consumerRecordsNow()
-	recs := recordsChanged(g.cg.written, now)
-	g.cg.written = now
-	return recs
-}
-
-// recordsChanged are the records that bring the log from the records
-// written (key -> value) to those of now: tombstones of the keys gone,
-// then the values that changed, each in key order.
-func recordsChanged(written, now map[string][]byte) []Record {
-	var recs []Record
-	for _, k := range slices.Sorted(maps.Keys(written)) {
-		if _, ok := now[k]; !ok {
-			recs = append(recs, Record{Key: []byte(k)})
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		if !bytes.Equal(written[k], now[k]) {
-			recs = append(recs, Record{Key: []byte(k), Value: now[k]})
-		}
-	}
-	return recs
-}
-
 // consumerTombstones deletes every record of the group's consumer state.
 func (g *group) consumerTombstones() []Record {
 	if g.cg == nil {
 		return nil
 	}
-	var recs []Record
-	for _, k := range slices.Sorted(maps.Keys(g.cg.written)) {
-		recs = append(recs, Record{Key: []byte(k)})
-	}
-	g.cg.written = map[string][]byte{}
-	return recs
+	return g.cg.written.tombstones()
 }
 
-// persistConsumer writes what changed; done (may be nil) gets the result.
-// The caller holds the shard's mu.
+// persistConsumer writes what changed since the last write (removed
+// members as tombstones, before the group's epoch record); done (may be
+// nil) gets the result. The caller holds the shard's mu.
 func (g *group) persistConsumer(done func(error)) {
-	recs := g.consumerRecordsChanged()
-	if done == nil {
-		id := g.id
-		done = func(err error) {
-			if err != nil {
-				g.s.c.log.Warn("writing consumer group state failed", "group", id, "err", err)
-			}
-		}
-	}
-	if len(recs) == 0 {
-		go done(nil)
-		return
-	}
-	g.s.enqueue(recs, done)
+	g.persistState(g.cg.written.changed(g.consumerRecordsNow()), "consumer group", done)
 }
 
 var errNotConsumerRecord = errors.New("not a consumer group record")

@@ -74,6 +74,9 @@ type Config struct {
 	// was removed, so that the records it holds are released. It is
 	// called under the group's lock: it must not block or call back.
 	ShareMemberLeft func(group, member string)
+	// KIP-1071 streams groups (streams_group.go); the per-group settings
+	// are GroupSettings'.
+	StreamsMaxSize int // group.streams.max.size
 	// VerifyTxn checks with the transaction coordinator that the group's
 	// __consumer_offsets partition is in the producer's transaction before
 	// a TxnOffsetCommit is written (KIP-890 part 1); nil checks nothing.
@@ -129,6 +132,9 @@ func New(cfg Config) *Coordinator {
 	}
 	if cfg.ShareHeartbeatInterval <= 0 {
 		cfg.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if cfg.StreamsMaxSize <= 0 {
+		cfg.StreamsMaxSize = int(^uint(0) >> 1)
 	}
 	if cfg.ShareMaxSize <= 0 {
 		cfg.ShareMaxSize = 200
@@ -344,6 +350,12 @@ func (s *shard) load() {
 		if err := loadShareRecord(get, key, value); !errors.Is(err, errNotShareRecord) {
 			if err != nil {
 				s.c.log.Warn("skipping unreadable share group record", "partition", s.id, "err", err)
+			}
+			return
+		}
+		if err := loadStreamsRecord(get, key, value); !errors.Is(err, errNotStreamsRecord) {
+			if err != nil {
+				s.c.log.Warn("skipping unreadable streams group record", "partition", s.id, "err", err)
 			}
 			return
 		}

@@ -3,9 +3,14 @@
 // PreparingRebalance, CompletingRebalance, Stable, Dead). KIP-848 consumer
 // groups (consumer_*.go): ConsumerGroupHeartbeat with member and group
 // epochs, a target assignment computed by the server's uniform or range
-// assignor, and incremental reconciliation. Offset commits and classic
-// group metadata are records in the compacted __consumer_offsets topic, in
-// Kafka's own key and value schemas.
+// assignor, and incremental reconciliation. KIP-932 share groups
+// (share_group.go). KIP-1071 streams groups (streams_*.go): the topology a
+// Kafka Streams application declares, its internal topics checked (and
+// named for the broker to create), tasks assigned by the sticky task
+// assignor and reconciled as consumer groups' partitions are, their state
+// in Kafka's StreamsGroup* records (streams_records.go). Offset commits
+// and classic group metadata are records in the compacted
+// __consumer_offsets topic, in Kafka's own key and value schemas.
 //
 // A Coordinator owns the groups of the __consumer_offsets partitions its
 // broker leads (SetOwned). Each such partition is a shard: its state is

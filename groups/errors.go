@@ -2,6 +2,7 @@ package groups
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -17,4 +18,28 @@ func errorCode(err error) int16 {
 		return ke.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// kafkaError is an error code with the message Kafka sends with it.
+type kafkaError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *kafkaError) Error() string { return e.msg }
+func (e *kafkaError) Unwrap() error { return e.code }
+
+// kafkaErrorf is code with Kafka's message, formatted.
+func kafkaErrorf(code *kerr.Error, format string, args ...any) error {
+	return &kafkaError{code, fmt.Sprintf(format, args...)}
+}
+
+// errorMessage is the message Kafka sends with err: a kafkaError's own,
+// else what err says.
+func errorMessage(err error) string {
+	var ke *kafkaError
+	if errors.As(err, &ke) {
+		return ke.msg
+	}
+	return err.Error()
 }

@@ -116,8 +116,9 @@ type group struct {
 	syncTimer      *time.Timer
 	newMemberAdded bool // a member joined during the initial rebalance delay
 
-	cg *consumerGroup // a KIP-848 consumer group (consumer_group.go); nil: classic
-	sg *shareGroup    // a KIP-932 share group (share_group.go)
+	cg  *consumerGroup // a KIP-848 consumer group (consumer_group.go); nil: classic
+	sg  *shareGroup    // a KIP-932 share group (share_group.go)
+	stg *streamsGroup  // a KIP-1071 streams group (streams_group.go)
 }
 
 func newGroup(s *shard, id string, now time.Time) *group {
@@ -194,6 +195,10 @@ func (g *group) afterLoad() {
 		g.afterShareLoad()
 		return
 	}
+	if g.stg != nil {
+		g.afterStreamsLoad()
+		return
+	}
 	for _, m := range g.members {
 		g.scheduleHeartbeat(m, m.sessionTimeout)
 	}
@@ -216,6 +221,7 @@ func (g *group) shutdown() {
 	g.stopSyncTimer()
 	g.shutdownConsumer()
 	g.shutdownShare()
+	g.shutdownStreams()
 	g.state = stateDead
 }
 

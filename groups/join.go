@@ -74,7 +74,7 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		g = newGroup(s, req.Group, time.Now())
 		s.groups[req.Group] = g
 	}
-	if g.sg != nil {
+	if g.sg != nil || g.stg != nil {
 		s.mu.Unlock()
 		return fail(kerr.InconsistentGroupProtocol)
 	}

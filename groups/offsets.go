@@ -230,6 +230,9 @@ func (g *group) validateAnyCommit(req *kmsg.OffsetCommitRequest, tps []topicPart
 	if g.cg != nil {
 		return g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
 	}
+	if g.stg != nil {
+		return g.validateStreamsCommit(req.MemberID, req.Generation, tps, false)
+	}
 	return g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, false)
 }
 
@@ -367,6 +370,11 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 	g := s.groups[groupID]
 	if g != nil && g.cg != nil {
 		if err := g.validateConsumerCommit(memberID, epoch, nil, true); err != nil {
+			return nil, err
+		}
+	}
+	if g != nil && g.stg != nil {
+		if err := g.validateStreamsCommit(memberID, epoch, nil, true); err != nil {
 			return nil, err
 		}
 	}
@@ -554,6 +562,7 @@ func (s *shard) expireOffsets(now time.Time) {
 		dead := len(g.offsets) == 0 && len(g.members) == 0
 		if dead {
 			recs = append(recs, g.consumerTombstones()...)
+			recs = append(recs, g.streamsTombstones()...)
 			recs = append(recs, Record{Key: groupKey(g.id)})
 			g.transition(stateDead)
 			delete(s.groups, g.id)

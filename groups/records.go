@@ -1,8 +1,11 @@
 package groups
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -106,4 +109,56 @@ func parseKey(key []byte) (parsedKey, error) {
 	default:
 		return parsedKey{}, errSkipRecord
 	}
+}
+
+// recordsChanged are the records that bring the log from the records
+// written (key -> value) to those of now: tombstones of the keys gone,
+// then the values that changed, each in key order.
+func recordsChanged(written, now map[string][]byte) []Record {
+	var recs []Record
+	for _, k := range slices.Sorted(maps.Keys(written)) {
+		if _, ok := now[k]; !ok {
+			recs = append(recs, Record{Key: []byte(k)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if !bytes.Equal(written[k], now[k]) {
+			recs = append(recs, Record{Key: []byte(k), Value: now[k]})
+		}
+	}
+	return recs
+}
+
+// stateRecords is what the log holds of a KIP-848 or KIP-1071 group's
+// state: record key -> value, as last written.
+type stateRecords map[string][]byte
+
+// changed returns the records that bring the log from what was written to
+// now (keys gone as tombstones, first), and takes now as written.
+func (w *stateRecords) changed(now stateRecords) []Record {
+	recs := recordsChanged(*w, now)
+	*w = now
+	return recs
+}
+
+// tombstones deletes every record written, and forgets them.
+func (w *stateRecords) tombstones() []Record { return w.changed(stateRecords{}) }
+
+// persistState enqueues recs, the records of a change of g's state; done
+// (may be nil: failures are logged) gets the result. The caller holds the
+// shard's mu.
+func (g *group) persistState(recs []Record, what string, done func(error)) {
+	if done == nil {
+		id := g.id
+		done = func(err error) {
+			if err != nil {
+				g.s.c.log.Warn("writing "+what+" state failed", "group", id, "err", err)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		go done(nil)
+		return
+	}
+	g.s.enqueue(recs, done)
 }

@@ -122,7 +122,7 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		s.groups[req.GroupID] = g
 	}
 	if g.sg == nil {
-		if g.cg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
+		if g.cg != nil || g.stg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
 			return nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
 		}
 		g.sg, g.protocolType = newShareGroup(), "share"

@@ -105,6 +105,10 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	}
 	var verr error
 	switch {
+	case g.stg != nil:
+		if req.Generation >= 0 || req.MemberID != "" {
+			verr = g.validateStreamsCommit(req.MemberID, req.Generation, tps, false)
+		}
 	case g.cg == nil:
 		verr = g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, true)
 	case req.Generation >= 0 || req.MemberID != "":

@@ -100,6 +100,8 @@ type BrokerSettings struct {
 	ConsumerAssignors            []string      `prop:"group.consumer.assignors"`
 	ConsumerMigrationPolicy      string        `prop:"group.consumer.migration.policy"` // as given; compare ignoring case
 
+	StreamsMaxSize int32 `prop:"group.streams.max.size"`
+
 	ShareSessionTimeout         time.Duration `prop:"group.share.session.timeout.ms,ms"`
 	ShareHeartbeatInterval      time.Duration `prop:"group.share.heartbeat.interval.ms,ms"`
 	ShareMaxSize                int32         `prop:"group.share.max.size"`

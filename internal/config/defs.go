@@ -196,6 +196,20 @@ var brokerDefs = []Def{
 	{Name: "group.consumer.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of consumers that a single consumer group can accommodate.", check: atLeast(1)},
 	{Name: "group.consumer.migration.policy", Type: tString, Default: str("bidirectional"), Doc: "Whether a non-empty classic group becomes a consumer group when a member joins with the consumer protocol (upgrade), a consumer group of classic members only a classic group (downgrade), both (bidirectional) or neither (disabled); empty groups always convert.", check: oneOfFold("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL")},
 	{Name: "group.consumer.assignors", Type: tList, Default: str("uniform,range"), Doc: "The server side assignors: uniform and range (samsa runs no custom assignor class); the first is the default.", check: listIn("uniform", "range")},
+	// KIP-1071 streams groups: the session timeout, heartbeat interval and
+	// standby replicas are the group's (streams.* group configs), clamped
+	// to their min and max; the assignment interval and warm-up tasks
+	// are not implemented (accepted and ignored).
+	{Name: "group.streams.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The timeout to detect client failures when using the streams group protocol.", check: atLeast(1)},
+	{Name: "group.streams.min.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The minimum allowed value for the group-level configuration of streams.session.timeout.ms.", check: atLeast(1)},
+	{Name: "group.streams.max.session.timeout.ms", Type: tInt, Default: str("60000"), Doc: "The maximum allowed value for the group-level configuration of streams.session.timeout.ms.", check: atLeast(1)},
+	{Name: "group.streams.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The heartbeat interval given to the members of a streams group.", check: atLeast(1)},
+	{Name: "group.streams.min.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The minimum allowed value for the group-level configuration of streams.heartbeat.interval.ms.", check: atLeast(1)},
+	{Name: "group.streams.max.heartbeat.interval.ms", Type: tInt, Default: str("15000"), Doc: "The maximum allowed value for the group-level configuration of streams.heartbeat.interval.ms.", check: atLeast(1)},
+	{Name: "group.streams.max.size", Type: tInt, Default: str(maxInt), Doc: "The maximum number of streams clients that a single streams group can accommodate.", check: atLeast(1)},
+	{Name: "group.streams.num.standby.replicas", Type: tInt, Default: str("0"), Doc: "The number of standby replicas for each task.", check: atLeast(0)},
+	{Name: "group.streams.initial.rebalance.delay.ms", Type: tInt, Default: str("3000"), Doc: "How long the coordinator waits for more streams clients to join a new group before its first assignment.", check: atLeast(0)},
+	{Name: "group.streams.max.standby.replicas", Type: tInt, Default: str("2"), Doc: "The maximum allowed value for the group-level configuration of streams.num.standby.replicas.", check: atLeast(0)},
 	{Name: "group.share.session.timeout.ms", Type: tInt, Default: str("45000"), Doc: "The timeout to detect client failures when using the share group protocol.", check: atLeast(1)},
 	{Name: "group.share.heartbeat.interval.ms", Type: tInt, Default: str("5000"), Doc: "The heartbeat interval given to the members of a share group.", check: atLeast(1)},
 	{Name: "group.share.max.size", Type: tInt, Default: str("200"), Doc: "The maximum number of members that a single share group can accommodate.", check: atLeast(1)},

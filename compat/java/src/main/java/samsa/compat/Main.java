@@ -118,6 +118,12 @@ public final class Main {
                 Class.forName("samsa.compat.WordCount").getMethod("run", String.class, String.class)
                         .invoke(null, bootstrap, prefix);
                 break;
+            case "pipeline1071":
+                // The word count with group.protocol=streams (KIP-1071),
+                // on topics of its own.
+                Class.forName("samsa.compat.WordCount").getMethod("run", String.class, String.class, String.class)
+                        .invoke(null, bootstrap, prefix + "-s", "streams");
+                break;
             default: throw new IllegalArgumentException("unknown scenario " + scenario);
         }
     }

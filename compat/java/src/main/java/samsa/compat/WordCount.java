@@ -39,9 +39,18 @@ public final class WordCount {
     static final String[] WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"};
 
     public static void run(String bootstrap, String prefix) throws Exception {
+        run(bootstrap, prefix, "classic");
+    }
+
+    /**
+     * The word count with the given group.protocol: classic, or streams
+     * (KIP-1071: the broker assigns the tasks and creates the internal
+     * topics).
+     */
+    public static void run(String bootstrap, String prefix, String protocol) throws Exception {
         Properties common = new Properties();
         common.put("bootstrap.servers", bootstrap);
-        run(common, prefix);
+        run(common, prefix, protocol);
     }
 
     /**
@@ -49,6 +58,10 @@ public final class WordCount {
      * and a secured listener's settings for the matrix's security scenarios).
      */
     public static void run(Properties common, String prefix) throws Exception {
+        run(common, prefix, "classic");
+    }
+
+    static void run(Properties common, String prefix, String protocol) throws Exception {
         String in = prefix + "-wc-in", out = prefix + "-wc-out", app = prefix + "-wc";
         try (Admin a = Admin.create(common)) {
             a.createTopics(List.of(new NewTopic(in, 3, (short) 1), new NewTopic(out, 3, (short) 1))).all().get();
@@ -89,6 +102,7 @@ public final class WordCount {
         sp.put("statestore.cache.max.bytes", "0");
         sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
         sp.put("consumer.auto.offset.reset", "earliest");
+        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
 
         try (KafkaStreams streams = new KafkaStreams(b.build(), sp)) {
             streams.start();
@@ -128,7 +142,9 @@ public final class WordCount {
      * The exactly_once_v2 word count of compat's TestStreamsExactlyOnce: the
      * application PREFIX-eos over PREFIX-eos-in (lines) and PREFIX-eos-out
      * (counts), topics the test creates and fills. Runs until the process is
-     * killed, printing RUNNING once the instance runs.
+     * killed, printing RUNNING once the instance runs. The system property
+     * samsa.group.protocol (classic by default, or streams) is its
+     * group.protocol.
      */
     public static void runEOS(String bootstrap, String prefix, String stateDir) throws Exception {
         String in = prefix + "-eos-in", out = prefix + "-eos-out", app = prefix + "-eos";
@@ -148,10 +164,15 @@ public final class WordCount {
         sp.put("statestore.cache.max.bytes", "0");
         sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
         sp.put("consumer.auto.offset.reset", "earliest");
-        // A killed instance leaves the group within seconds, not Streams'
-        // default 45 s.
-        sp.put("consumer.session.timeout.ms", "6000");
-        sp.put("consumer.heartbeat.interval.ms", "1000");
+        String protocol = System.getProperty("samsa.group.protocol", "classic");
+        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) {
+            // A killed instance leaves the group within seconds, not
+            // Streams' default 45 s. (With the streams protocol these are
+            // the broker's group.streams.* settings.)
+            sp.put("consumer.session.timeout.ms", "6000");
+            sp.put("consumer.heartbeat.interval.ms", "1000");
+        }
         KafkaStreams streams = new KafkaStreams(b.build(), sp);
         streams.setStateListener((now, before) -> {
             if (now == KafkaStreams.State.RUNNING) {
