@@ -61,6 +61,9 @@
 //  6. pipeline: Kafka Streams word count (at_least_once, with its
 //     repartition and changelog topics), and Connect standalone FileStream
 //     source → topic → FileStream sink, line for line.
+//     pipeline1071: the same word count with group.protocol=streams
+//     (KIP-1071: the broker assigns its tasks and creates its internal
+//     topics).
 //  7. txn (clients with a transactional producer): a topic of 3
 //     partitions; one transactional producer commits records 0..29 (record
 //     i on partition i mod 3), aborts 30 records of value "aborted", commits

@@ -28,7 +28,7 @@ func allJobs(root string) []job {
 	return []job{
 		javaJob(root, "kafka4", []row{
 			{"Java kafka-clients " + orUnknown(javaVersion(java4, "kafka-clients")), secure(kip848Scenarios)},
-			{"Kafka Streams " + orUnknown(javaVersion(java4, "kafka-streams")), secure([]string{"pipeline"})},
+			{"Kafka Streams " + orUnknown(javaVersion(java4, "kafka-streams")), secure([]string{"pipeline", "pipeline1071"})},
 		}),
 		javaJob(root, "kafka3", []row{
 			{"Java kafka-clients " + orUnknown(javaVersion(java3, "kafka-clients")), secure(txnScenarios)},

@@ -17,7 +17,7 @@ import (
 )
 
 // The scenarios, in the table's column order.
-var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "txn", secSASLSSL, secMTLS, secSASLPlain}
+var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "pipeline1071", "txn", secSASLSSL, secMTLS, secSASLPlain}
 
 // Result is one cell of the table.
 type Result struct {
