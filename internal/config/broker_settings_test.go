@@ -46,13 +46,13 @@ func TestBrokerSettingsDecode(t *testing.T) {
 		"offsets.retention.minutes":  "2",
 		"default.replication.factor": "3",
 		"etcd.endpoints":             "http://a:1, http://b:2",
-		"socket.send.buffer.bytes":   "-1",
+		"socket.send.buffer.bytes":   "102400",
 		"samsa.fetch.sendfile":       "false",
 	})
 	s := p.Settings()
 	if s.Rack != "rack-a" || s.ConnectionsMaxIdle != 1500*time.Millisecond || s.OffsetsRetention != 2*time.Minute ||
 		s.DefaultReplicationFactor != 3 || !slices.Equal(s.EtcdEndpoints, []string{"http://a:1", "http://b:2"}) ||
-		s.SocketSendBufferBytes != -1 || s.SocketReceiveBufferBytes != 102400 || s.Sendfile {
+		s.SocketSendBufferBytes != 102400 || s.SocketReceiveBufferBytes != -1 || s.Sendfile {
 		t.Errorf("settings %+v", s)
 	}
 	if s.NodeID != 1 || s.InitialRegistrationTimeout != time.Minute || s.LeaderImbalanceCheckInterval != 300*time.Second ||

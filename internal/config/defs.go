@@ -127,8 +127,8 @@ var brokerDefs = []Def{
 
 	// Network.
 	{Name: "socket.request.max.bytes", Type: tInt, Default: str("104857600"), Doc: "The largest request the broker reads.", check: atLeast(1)},
-	{Name: "socket.send.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_SNDBUF of the listening sockets; -1 for the OS default."},
-	{Name: "socket.receive.buffer.bytes", Type: tInt, Default: str("102400"), Doc: "SO_RCVBUF of the listening sockets; -1 for the OS default."},
+	{Name: "socket.send.buffer.bytes", Type: tInt, Default: str("-1"), Doc: "SO_SNDBUF of the client connections; -1 (samsa's default; Kafka's is 102400) leaves it to the kernel's autotuning, which lets a Fetch's sendfile move megabytes per wake-up instead of 200 KB."},
+	{Name: "socket.receive.buffer.bytes", Type: tInt, Default: str("-1"), Doc: "SO_RCVBUF of the client connections; -1 (samsa's default; Kafka's is 102400) leaves it to the kernel's autotuning, so that a producer's window is not capped at 200 KB."},
 	{Name: "socket.listen.backlog.size", Type: tInt, Default: str("50"), Ignored: true, Doc: "The listen backlog.", check: atLeast(1)},
 	{Name: "connections.max.idle.ms", Type: tLong, Default: str("600000"), Doc: "Idle connections are closed after this long."},
 	{Name: "num.network.threads", Type: tInt, Default: str("3"), Dynamic: true, Ignored: true, Doc: "Network threads. samsa runs a goroutine pair per connection.", check: atLeast(1)},

@@ -38,7 +38,9 @@
 // samsa-specific properties: etcd.endpoints, etcd.prefix,
 // samsa.fetch.sendfile, samsa.http.listener. Defaults that differ from Kafka's: node.id=1
 // (Kafka has none), listeners=PLAINTEXT://127.0.0.1:9092 (Kafka:
-// PLAINTEXT://:9092), log.dir=<os.TempDir()>/samsa-logs. Properties of
+// PLAINTEXT://:9092), log.dir=<os.TempDir()>/samsa-logs,
+// socket.send.buffer.bytes=-1 and socket.receive.buffer.bytes=-1 (Kafka:
+// 102400; -1 leaves the buffers to the kernel's autotuning). Properties of
 // KRaft (process.roles, controller.quorum.*) name the etcd cluster (Quorum);
 // listeners named in controller.listener.names are not Kafka listeners.
 //
