@@ -150,6 +150,12 @@ var allPhases = []phase{
 	{"10,000 idle connections and a slowloris client", false, 15 * time.Second, func(s *suite) (string, func()) {
 		return s.storm(s.leader(), 10_000)
 	}},
+	{"latency 100 ms ±20 ms on the leader's links", false, 10 * time.Second, func(s *suite) (string, func()) {
+		return s.latency([]int32{s.leader()}, delaySpec{delay: 100 * time.Millisecond, jitter: 20 * time.Millisecond})
+	}},
+	{"latency 50 ms + 5% loss on every broker", false, 10 * time.Second, func(s *suite) (string, func()) {
+		return s.latency(s.brokers(), delaySpec{delay: 50 * time.Millisecond, loss: 0.05})
+	}},
 }
 
 // TestChaos runs the suite's phases (the short profile, or every phase with

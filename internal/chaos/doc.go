@@ -18,5 +18,10 @@
 // behind, and two runs on one machine keep apart. Node 3's log
 // directory is a 256 MiB tmpfs (the full-disk phase fills it); every node
 // runs with samsa.test.fault.file, through which a phase makes its log
-// file system fail writes and fsyncs (logstore.FaultFS).
+// file system fail writes and fsyncs (logstore.FaultFS). A latency phase
+// runs a delayer (the test binary again, nfqueue_test.go) in each node
+// namespace it delays: iptables rules with --queue-bypass send what the
+// node gets from its peers, the clients and etcd to an NFQUEUE, and the
+// delayer releases each packet in order after the phase's delay (the
+// kernels the suite runs on lack sch_netem).
 package chaos
