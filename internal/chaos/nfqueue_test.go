@@ -176,7 +176,8 @@ func openQueue(n uint16) (*nfq, error) {
 		return nil, fmt.Errorf("nfqueue: bind: %w", err)
 	}
 	// Room for every packet the queue can hold: a message the socket has no
-	// room for is lost, and its packet stays queued until the socket closes.
+	// room for is lost (counted as an overrun), and its packet goes
+	// undelayed with the next batch verdict, which covers every id up to it.
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
 	params := append(be32(0), nfqnlCopyMeta)
 	steps := [][][]byte{
