@@ -234,7 +234,13 @@ func (s *shareStore) writeLocal(ctx context.Context, k share.Key, epoch int32, s
 	}
 	now := time.Now()
 	rec := logstore.Record{Timestamp: now.UnixMilli(), Key: share.EncodeKey(k), Value: share.EncodeSnapshot(snap)}
-	if err := s.b.appendInternal(ctx, shareStateTopic, part, []logstore.Record{rec}, now); err != nil {
+	if err := s.b.appendInternal(ctx, shareStateTopic, part, epoch, []logstore.Record{rec}, now); err != nil {
+		if errors.Is(err, kerr.FencedLeaderEpoch) || errors.Is(err, kerr.NotLeaderForPartition) {
+			// The state partition's leadership moved since epoch: the
+			// state checked above may be stale. Not the share-partition's
+			// FENCED_LEADER_EPOCH: its leader asks the coordinator again.
+			return kerr.NotCoordinator
+		}
 		return err
 	}
 	s.mu.Lock()

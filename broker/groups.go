@@ -112,22 +112,28 @@ func clientHost(c net.Conn) string {
 // offsetsLog is __consumer_offsets as the coordinator writes and reads it.
 type offsetsLog struct{ b *Broker }
 
-// Append writes recs as one batch to a partition this broker leads and
-// waits, as an acks=all produce does, until the high watermark covers it.
-func (o offsetsLog) Append(ctx context.Context, partition int32, recs []groups.Record) error {
+// Append writes recs as one batch to a partition this broker leads in
+// leader epoch epoch and waits, as an acks=all produce does, until the
+// high watermark covers it.
+func (o offsetsLog) Append(ctx context.Context, partition, epoch int32, recs []groups.Record) error {
 	now := time.Now()
+	return o.b.appendInternal(ctx, offsetsTopic, partition, epoch, internalRecords(recs, now), now)
+}
+
+// internalRecords are the coordinator's records, as the log takes them.
+func internalRecords(recs []groups.Record, now time.Time) []logstore.Record {
 	lrecs := make([]logstore.Record, len(recs))
 	for i, r := range recs {
 		lrecs[i] = logstore.Record{Timestamp: now.UnixMilli(), Key: r.Key, Value: r.Value}
 	}
-	return o.b.appendInternal(ctx, offsetsTopic, partition, lrecs, now)
+	return lrecs
 }
 
 // AppendTxn writes recs as one transactional batch of the producer,
 // numbered after the producer's last batch in the partition (the group
 // coordinator's writer is the only one of the producer there), and waits
-// until it is committed.
-func (o offsetsLog) AppendTxn(ctx context.Context, partition int32, pid int64, epoch int16, recs []groups.Record) error {
+// until it is committed; as Append, only in leader epoch leaderEpoch.
+func (o offsetsLog) AppendTxn(ctx context.Context, partition, leaderEpoch int32, pid int64, epoch int16, recs []groups.Record) error {
 	b := o.b
 	p := b.meta.partition(offsetsTopic, partition)
 	if p == nil || p.Log == nil {
@@ -141,16 +147,12 @@ func (o offsetsLog) AppendTxn(ctx context.Context, partition int32, pid int64, e
 		}
 	}
 	now := time.Now()
-	lrecs := make([]logstore.Record, len(recs))
-	for i, r := range recs {
-		lrecs[i] = logstore.Record{Timestamp: now.UnixMilli(), Key: r.Key, Value: r.Value}
-	}
 	batch, err := logstore.EncodeBatch(logstore.BatchSpec{PartitionLeaderEpoch: -1, ProducerID: pid, ProducerEpoch: epoch,
-		BaseSequence: seq, Transactional: true}, lrecs)
+		BaseSequence: seq, Transactional: true}, internalRecords(recs, now))
 	if err != nil {
 		return err
 	}
-	return b.appendBatch(ctx, p, batch, now)
+	return b.appendBatch(ctx, p, leaderEpoch, batch, now)
 }
 
 // Replay reads the partition from its start to its log end (replayInternal).
@@ -175,9 +177,10 @@ func (o offsetsLog) Replay(ctx context.Context, partition int32, fn func(groups.
 }
 
 // appendInternal writes recs as one batch to a partition of an internal
-// topic that this broker leads and waits, as an acks=all produce does,
-// until the high watermark covers it.
-func (b *Broker) appendInternal(ctx context.Context, topic string, partition int32, recs []logstore.Record, now time.Time) error {
+// topic that this broker leads in leader epoch epoch (the one its
+// coordinator loaded the partition in) and waits, as an acks=all produce
+// does, until the high watermark covers it.
+func (b *Broker) appendInternal(ctx context.Context, topic string, partition, epoch int32, recs []logstore.Record, now time.Time) error {
 	p := b.meta.partition(topic, partition)
 	if p == nil {
 		return kerr.UnknownTopicOrPartition
@@ -186,26 +189,40 @@ func (b *Broker) appendInternal(ctx context.Context, topic string, partition int
 	if err != nil {
 		return err
 	}
-	return b.appendBatch(ctx, p, batch, now)
+	return b.appendBatch(ctx, p, epoch, batch, now)
 }
 
-// appendBatch appends a batch the broker built to a partition it leads and
-// waits until the high watermark covers it.
-func (b *Broker) appendBatch(ctx context.Context, p *partition, batch []byte, now time.Time) error {
+// appendBatch appends a batch the broker built to a partition it leads in
+// leader epoch epoch and waits until the high watermark covers it.
+//
+// A coordinator's state is what it loaded from the log in that epoch and
+// wrote since: once the partition has another epoch (its leadership moved
+// away, and perhaps back, and other leaders' writes may be in the log), its
+// appends are refused with FENCED_LEADER_EPOCH, which it answers as
+// NOT_COORDINATOR, and an append whose wait outlived the epoch is not
+// taken for committed (a follower's high watermark can pass an offset the
+// follower truncated).
+func (b *Broker) appendBatch(ctx context.Context, p *partition, epoch int32, batch []byte, now time.Time) error {
 	// As a produce does: an append never lands while the partition
 	// changes role (a follower truncating, say).
-	res, err := b.replicas.AppendAsLeader(p, batch, now)
+	res, err := b.replicas.AppendInEpoch(p, batch, now, epoch)
 	if errors.Is(err, errNotLeader) {
 		return kerr.NotLeaderForPartition
 	}
 	if err != nil {
 		return kerr.ErrorForCode(produceErrCode(err))
 	}
-	switch err := b.replicas.AwaitHW(ctx, p, res.LastOffset+1); {
+	err = b.replicas.AwaitHW(ctx, p, res.LastOffset+1)
+	if err == nil {
+		_, _, err = b.replicas.Leading(p, epoch)
+	}
+	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, errNotLeader):
 		return kerr.NotLeaderForPartition
+	case errors.Is(err, errFencedLeaderEpoch):
+		return kerr.FencedLeaderEpoch
 	default:
 		return kerr.RequestTimedOut
 	}

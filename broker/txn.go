@@ -93,9 +93,9 @@ func (b *Broker) ensureTxnTopic(ctx context.Context) error {
 // txnLog is __transaction_state as the coordinator writes and reads it.
 type txnLog struct{ b *Broker }
 
-// Append writes one record, once the ISR has transaction.state.log.min.isr
-// members, and waits until it is committed.
-func (l txnLog) Append(ctx context.Context, partition int32, key, value []byte) error {
+// Append writes one record in leader epoch epoch, once the ISR has
+// transaction.state.log.min.isr members, and waits until it is committed.
+func (l txnLog) Append(ctx context.Context, partition, epoch int32, key, value []byte) error {
 	b := l.b
 	t := b.meta.topic(txnTopic)
 	if t == nil {
@@ -107,7 +107,7 @@ func (l txnLog) Append(ctx context.Context, partition int32, key, value []byte) 
 		}
 	}
 	now := time.Now()
-	return b.appendInternal(ctx, txnTopic, partition, []logstore.Record{{Timestamp: now.UnixMilli(), Key: key, Value: value}}, now)
+	return b.appendInternal(ctx, txnTopic, partition, epoch, []logstore.Record{{Timestamp: now.UnixMilli(), Key: key, Value: value}}, now)
 }
 
 func (l txnLog) Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error {

@@ -15,10 +15,14 @@ import (
 type Log interface {
 	// Append writes recs to the partition as one batch and returns once
 	// they are committed (acks=all), or with the error that kept them out.
-	Append(ctx context.Context, partition int32, recs []Record) error
+	// The shard writes only in the leader epoch it loaded the partition
+	// in (SetOwned's): once the partition has another epoch, even led
+	// here again, the append is refused (FENCED_LEADER_EPOCH) rather than
+	// written, since the log may then hold what other coordinators wrote.
+	Append(ctx context.Context, partition, leaderEpoch int32, recs []Record) error
 	// AppendTxn is Append in a transactional batch of the producer (a
 	// TxnOffsetCommit), which the transaction's marker later settles.
-	AppendTxn(ctx context.Context, partition int32, producerID int64, producerEpoch int16, recs []Record) error
+	AppendTxn(ctx context.Context, partition, leaderEpoch int32, producerID int64, producerEpoch int16, recs []Record) error
 	// Replay calls fn with every record of the partition, in offset order,
 	// up to the committed end of its log, transaction markers included.
 	Replay(ctx context.Context, partition int32, fn func(LogRecord)) error
@@ -499,12 +503,18 @@ func (s *shard) writeLoop() {
 				w.done(kerr.NotCoordinator)
 				continue
 			}
+			if s.ctx.Err() != nil {
+				// Unloaded since the queue was taken: a newer shard may
+				// have loaded the log already.
+				w.done(kerr.NotCoordinator)
+				continue
+			}
 			ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.CommitTimeout)
 			var err error
 			if w.pid >= 0 {
-				err = s.c.cfg.Log.AppendTxn(ctx, s.id, w.pid, w.epoch, w.recs)
+				err = s.c.cfg.Log.AppendTxn(ctx, s.id, s.epoch, w.pid, w.epoch, w.recs)
 			} else {
-				err = s.c.cfg.Log.Append(ctx, s.id, w.recs)
+				err = s.c.cfg.Log.Append(ctx, s.id, s.epoch, w.recs)
 			}
 			cancel()
 			if err != nil {
@@ -532,7 +542,7 @@ func appendError(err error, unloaded bool) error {
 		switch ke {
 		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 			return kerr.CoordinatorNotAvailable
-		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch:
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch:
 			return kerr.NotCoordinator
 		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
 			return kerr.UnknownServerError

@@ -18,21 +18,43 @@ type memLog struct {
 	mu    sync.Mutex
 	parts map[int32][]LogRecord
 	gate  chan struct{} // when set, Replay waits for it to close
+	// hold, when set, keeps each Append waiting until it closes (the
+	// writer taken off the core between taking its write and appending
+	// it); entered is told of each Append that waits.
+	hold    chan struct{}
+	entered chan struct{}
+	// epochs is, by partition, the newest leader epoch appended in: as a
+	// broker's log records its leaders' epochs, an append in an older one
+	// is refused.
+	epochs map[int32]int32
 }
 
-func newMemLog() *memLog { return &memLog{parts: map[int32][]LogRecord{}} }
+func newMemLog() *memLog { return &memLog{parts: map[int32][]LogRecord{}, epochs: map[int32]int32{}} }
 
-func (l *memLog) Append(ctx context.Context, p int32, recs []Record) error {
-	return l.AppendTxn(ctx, p, -1, -1, recs)
+func (l *memLog) Append(ctx context.Context, p, leaderEpoch int32, recs []Record) error {
+	return l.AppendTxn(ctx, p, leaderEpoch, -1, -1, recs)
 }
 
-func (l *memLog) AppendTxn(_ context.Context, p int32, pid int64, _ int16, recs []Record) error {
+func (l *memLog) AppendTxn(ctx context.Context, p, leaderEpoch int32, pid int64, _ int16, recs []Record) error {
+	l.mu.Lock()
+	hold, entered := l.hold, l.entered
+	l.mu.Unlock()
+	if hold != nil {
+		entered <- struct{}{}
+		<-hold
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if leaderEpoch < l.epochs[p] {
+		return kerr.FencedLeaderEpoch
+	}
+	l.epochs[p] = leaderEpoch
 	for _, r := range recs {
 		l.parts[p] = append(l.parts[p], LogRecord{Key: r.Key, Value: r.Value, ProducerID: pid})
 	}
-	return nil
+	// As the broker's: the append lands, and a writer whose context ended
+	// meanwhile is told so (its wait for the high watermark ends).
+	return ctx.Err()
 }
 
 // marker appends a transaction marker of pid.
@@ -327,5 +349,78 @@ func TestGroupMaxSize(t *testing.T) {
 	jr.Protocols = append(jr.Protocols, p)
 	if r := c.JoinGroup(context.Background(), Client{ID: "c2"}, jr); r.ErrorCode != kerr.GroupMaxSizeReached.Code {
 		t.Fatalf("second member of a group of at most 1: %v, want GROUP_MAX_SIZE_REACHED", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
+
+// TestStaleShardAppendRefused: a shard whose writer took a commit before
+// the partition's leadership moved away and back (epoch 1, another
+// coordinator at 2 committing meanwhile, this broker again at 3) must not
+// append it: the new shard has loaded the log without it, and the
+// committed offset would go back at the next load.
+func TestStaleShardAppendRefused(t *testing.T) {
+	l := newMemLog()
+	c := New(testConfig(l))
+	defer c.Close()
+	owned := func(epoch int32) map[int32]int32 {
+		return map[int32]int32{0: epoch, 1: epoch, 2: epoch, 3: epoch}
+	}
+	waitLoaded := func(c *Coordinator) {
+		poll.Eventually(t, 10*time.Second, func() error {
+			if s, loading := c.activeShards(); loading || len(s) != 4 {
+				return fmt.Errorf("%d shards active, loading %v", len(s), loading)
+			}
+			return nil
+		})
+	}
+	c.SetOwned(owned(1))
+	waitLoaded(c)
+	if code := simpleCommit(c, "g", "t", 0, 10); code != 0 {
+		t.Fatalf("commit 10: %v", kerr.ErrorForCode(code))
+	}
+
+	// The writer takes the commit of 100 and is held before its append.
+	l.mu.Lock()
+	l.hold, l.entered = make(chan struct{}), make(chan struct{}, 1)
+	hold := l.hold
+	l.mu.Unlock()
+	stale := make(chan int16, 1)
+	go func() { stale <- simpleCommit(c, "g", "t", 0, 100) }()
+	<-l.entered
+	l.mu.Lock()
+	l.hold = nil
+	l.mu.Unlock()
+
+	// Leadership moves away: another broker's coordinator (epoch 2)
+	// commits 200. It comes back under epoch 3.
+	c.SetOwned(nil)
+	other := New(testConfig(l))
+	other.SetOwned(owned(2))
+	waitLoaded(other)
+	if code := simpleCommit(other, "g", "t", 0, 200); code != 0 {
+		t.Fatalf("commit 200 at the other coordinator: %v", kerr.ErrorForCode(code))
+	}
+	other.Close()
+	c.SetOwned(owned(3))
+	waitLoaded(c)
+	if off, code := fetchOffset(c, "g", "t", 0); code != 0 || off != 200 {
+		t.Fatalf("offset after the move back: %d %v, want 200", off, kerr.ErrorForCode(code))
+	}
+
+	// The held writer goes on.
+	close(hold)
+	if code := <-stale; code != kerr.NotCoordinator.Code {
+		t.Fatalf("the stale shard's commit: %v, want NOT_COORDINATOR", kerr.ErrorForCode(code))
+	}
+	if off, code := fetchOffset(c, "g", "t", 0); code != 0 || off != 200 {
+		t.Fatalf("offset: %d %v, want 200", off, kerr.ErrorForCode(code))
+	}
+	// The log says what the coordinator says: the next coordinator to
+	// load it has 200, not the stale 100.
+	next := New(testConfig(l))
+	defer next.Close()
+	next.SetOwned(owned(4))
+	waitLoaded(next)
+	if off, code := fetchOffset(next, "g", "t", 0); code != 0 || off != 200 {
+		t.Fatalf("offset loaded from the log: %d %v, want 200 (the stale shard's commit was appended)", off, kerr.ErrorForCode(code))
 	}
 }

@@ -174,9 +174,24 @@ func (m *ReplicaManager) AppendAsLeader(p *Partition, records []byte, now time.T
 // AppendVerified is AppendAsLeader of a transactional batch verified with
 // guard (logstore.Log.AppendVerified).
 func (m *ReplicaManager) AppendVerified(p *Partition, records []byte, now time.Time, guard *logstore.VerificationGuard) (logstore.AppendResult, error) {
+	return m.appendLeader(p, records, now, -1, guard)
+}
+
+// AppendInEpoch is AppendAsLeader for a writer that took the partition on
+// in leader epoch epoch (a coordinator that loaded its state from the
+// log then): ErrFencedLeaderEpoch once the partition has a newer epoch,
+// even one led here again, whose log may hold what other leaders wrote
+// meanwhile.
+func (m *ReplicaManager) AppendInEpoch(p *Partition, records []byte, now time.Time, epoch int32) (logstore.AppendResult, error) {
+	return m.appendLeader(p, records, now, epoch, nil)
+}
+
+// appendLeader appends to a partition led here in leader epoch
+// wantEpoch (-1: whichever is current).
+func (m *ReplicaManager) appendLeader(p *Partition, records []byte, now time.Time, wantEpoch int32, guard *logstore.VerificationGuard) (logstore.AppendResult, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
-	l, epoch, err := m.Leading(p, -1)
+	l, epoch, err := m.Leading(p, wantEpoch)
 	if err != nil {
 		return logstore.AppendResult{}, err
 	}

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -72,5 +73,34 @@ func TestFetchWaiters(t *testing.T) {
 	}
 	if moved := follower.Take(); len(moved) != 1 || moved[0] != q {
 		t.Fatalf("moved %v, want only q", moved)
+	}
+}
+
+// An append in the leader epoch its writer took the partition on is
+// refused once the partition has a newer one, even led here again.
+func TestAppendInEpoch(t *testing.T) {
+	m := NewReplicaManager(ReplicaManagerConfig{NodeID: 1, Store: &fakeStore{}})
+	p := ledPartition(t, m, 10, []int32{1})
+	batch := func() []byte {
+		b, err := logstore.BuildBatch(0, logstore.CodecNone, []logstore.Record{{Timestamp: 1, Value: []byte("v")}}, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if _, err := m.AppendInEpoch(p, batch(), time.Now(), 4); err != nil {
+		t.Fatalf("append in the current epoch 4: %v", err)
+	}
+	p.SetState(State{Leader: 1, LeaderEpoch: 6, ISR: []int32{1}, Version: 30}, []int32{1, 2, 3})
+	m.ApplyRole(p)
+	end := p.Log.EndOffset()
+	if _, err := m.AppendInEpoch(p, batch(), time.Now(), 4); !errors.Is(err, ErrFencedLeaderEpoch) {
+		t.Fatalf("append in epoch 4 when led in 6: %v, want ErrFencedLeaderEpoch", err)
+	}
+	if got := p.Log.EndOffset(); got != end {
+		t.Fatalf("the refused append moved the log end from %d to %d", end, got)
+	}
+	if _, err := m.AppendInEpoch(p, batch(), time.Now(), 6); err != nil {
+		t.Fatalf("append in the current epoch 6: %v", err)
 	}
 }

@@ -16,9 +16,11 @@ import (
 // broker implements it.
 type Log interface {
 	// Append writes one record (a nil value is a tombstone) to a partition
-	// this broker leads and returns once it is committed (acks=all), or
-	// with the error that kept it out.
-	Append(ctx context.Context, partition int32, key, value []byte) error
+	// this broker leads in leader epoch leaderEpoch (the one the shard
+	// loaded it in) and returns once it is committed (acks=all), or with
+	// the error that kept it out: FENCED_LEADER_EPOCH once the partition
+	// has another epoch, even led here again.
+	Append(ctx context.Context, partition, leaderEpoch int32, key, value []byte) error
 	// Replay calls fn with every record of the partition, in offset order,
 	// up to the end of its log.
 	Replay(ctx context.Context, partition int32, fn func(key, value []byte)) error
@@ -342,7 +344,7 @@ func (s *shard) write(m *txnMeta, target txnMeta) error {
 	m.pending = true
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.AppendTimeout)
-	err := s.c.cfg.Log.Append(ctx, s.id, recordKey(m.id), recordValue(&target))
+	err := s.c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(m.id), recordValue(&target))
 	cancel()
 	s.mu.Lock()
 	m.pending = false
@@ -367,7 +369,7 @@ func appendError(err error, unloaded bool) error {
 		switch ke {
 		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 			return kerr.CoordinatorNotAvailable
-		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch:
+		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch:
 			return kerr.NotCoordinator
 		case kerr.MessageTooLarge, kerr.RecordListTooLarge:
 			return kerr.UnknownServerError

@@ -21,16 +21,36 @@ type memLog struct {
 	mu    sync.Mutex
 	parts map[int32][]rec
 	fail  error // when set, Append fails with it
+	// hold, when set, keeps each Append waiting until it closes (the
+	// writer taken off the core before its append); entered is told of
+	// each Append that waits.
+	hold    chan struct{}
+	entered chan struct{}
+	// epochs is, by partition, the newest leader epoch appended in: as a
+	// broker's log records its leaders' epochs, an append in an older one
+	// is refused.
+	epochs map[int32]int32
 }
 
-func newMemLog() *memLog { return &memLog{parts: map[int32][]rec{}} }
+func newMemLog() *memLog { return &memLog{parts: map[int32][]rec{}, epochs: map[int32]int32{}} }
 
-func (l *memLog) Append(_ context.Context, p int32, key, value []byte) error {
+func (l *memLog) Append(_ context.Context, p, leaderEpoch int32, key, value []byte) error {
+	l.mu.Lock()
+	hold, entered := l.hold, l.entered
+	l.mu.Unlock()
+	if hold != nil {
+		entered <- struct{}{}
+		<-hold
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
 		return l.fail
 	}
+	if leaderEpoch < l.epochs[p] {
+		return kerr.FencedLeaderEpoch
+	}
+	l.epochs[p] = leaderEpoch
 	l.parts[p] = append(l.parts[p], rec{key, value})
 	return nil
 }
@@ -481,3 +501,48 @@ func TestTV2EndBumpsEpoch(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestStaleShardAppendRefused: a shard whose write was under way when the
+// partition's leadership moved away and back (epoch 1; another coordinator
+// at 2 fences the producer; this broker again at 3) must not append it:
+// the state it writes is from before the fence, and the next coordinator
+// to load the log would have the fenced producer's transaction back.
+func TestStaleShardAppendRefused(t *testing.T) {
+	f := newFixture()
+	c := f.start(t, 1)
+	ctx := context.Background()
+	a, err := c.InitProducerID(ctx, "tx", 10000, nil)
+	wantErr(t, "init", err, nil)
+
+	// The producer adds a partition; the writer is held before its append.
+	f.log.mu.Lock()
+	f.log.hold, f.log.entered = make(chan struct{}), make(chan struct{}, 1)
+	hold := f.log.hold
+	f.log.mu.Unlock()
+	stale := make(chan error, 1)
+	go func() { stale <- c.AddPartitions(ctx, "tx", a.ID, a.Epoch, []TopicPartition{{"t", 0}}, TV1) }()
+	<-f.log.entered
+	f.log.mu.Lock()
+	f.log.hold = nil
+	f.log.mu.Unlock()
+
+	// Leadership moves away: the coordinator at epoch 2 fences the
+	// producer (a new instance's InitProducerID); it comes back under 3.
+	c.SetOwned(nil)
+	other := f.start(t, 2)
+	b, err := other.InitProducerID(ctx, "tx", 10000, nil)
+	wantErr(t, "init at the other coordinator", err, nil)
+	other.Close()
+	c.SetOwned(map[int32]int32{0: 3, 1: 3, 2: 3, 3: 3})
+	waitState(t, c, "tx", Empty)
+
+	close(hold)
+	wantErr(t, "the stale shard's add", <-stale, kerr.NotCoordinator)
+	// The log says what the coordinator says: the producer fenced, no
+	// transaction under way.
+	next := f.start(t, 4)
+	d := waitState(t, next, "tx", Empty)
+	if d.ProducerEpoch != b.Epoch || len(d.Partitions) != 0 {
+		t.Fatalf("loaded from the log: %+v, want epoch %d and no partitions (the stale shard's write was appended)", d, b.Epoch)
+	}
+}

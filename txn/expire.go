@@ -76,7 +76,7 @@ func (c *Coordinator) ExpireIDs() {
 			m.pending = true
 			s.mu.Unlock()
 			ctx, cancel := context.WithTimeout(s.ctx, c.cfg.AppendTimeout)
-			err := c.cfg.Log.Append(ctx, s.id, recordKey(id), nil)
+			err := c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(id), nil)
 			cancel()
 			s.mu.Lock()
 			m.pending = false
