@@ -34,6 +34,7 @@ package main
 //     taken an acks=all write.
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -133,9 +135,10 @@ type scaleRow struct {
 }
 
 type scaleResults struct {
-	rows  []*scaleRow
-	loads []string // per section: load at its start and end
-	errs  []string
+	rows   []*scaleRow
+	loads  []string // per section: load at its start and end
+	floors []string // the kernel's floor beside the pinned brokers (scaleFloor)
+	errs   []string
 }
 
 func (r *scaleResults) set(section, figure, unit string, lowerBetter bool, broker string, v float64) {
@@ -211,6 +214,11 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 		return startSamsa(ctx, samsaBin, dir, "", cpus, cfg.tools.tls)
 	}
 	if sp.sections["pinned"] || sp.sections["compressed"] {
+		restore, note := holdFreePages()
+		defer restore()
+		if note != "" {
+			res.loads = append(res.loads, note)
+		}
 		name := "pinned"
 		if !sp.sections["pinned"] {
 			name = "compressed"
@@ -218,6 +226,9 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 		section(name, func(b string) error {
 			dir := dirOf("pinned", b)
 			defer cfg.remove(dir)
+			if err := warmPages(cfg.tmp, sp.pinnedWrites()); err != nil {
+				return err
+			}
 			br, err := start(b, dir, "0")
 			if err != nil {
 				return err
@@ -225,6 +236,11 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 			defer br.stop(30 * time.Second)
 			return scalePinned(ctx, cfg, sp, res, b, br)
 		})
+	}
+	if sp.sections["pinned"] && ctx.Err() == nil {
+		if err := scaleFloor(ctx, cfg, sp, res); err != nil {
+			res.failed("pinned", "floor", err)
+		}
 	}
 	section("connections", func(b string) error {
 		dir := dirOf("connections", b)
@@ -961,6 +977,9 @@ func printScale(w io.Writer, r *scaleResults, version string) {
 		}
 		fmt.Fprintf(w, "%-12s %-58s %12s %12s %10s  %s\n", row.section, row.figure, cell("samsa"), cell("kafka"), ratio, row.unit)
 	}
+	for _, f := range r.floors {
+		fmt.Fprintln(w, "  "+f)
+	}
 	for _, e := range r.errs {
 		fmt.Fprintln(w, "FAILED:", e)
 	}
@@ -977,3 +996,61 @@ func (r *scaleResults) samsaFailed() bool {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// scaleFloor measures what the kernel alone costs per byte on this machine
+// for the pinned cases: samsa-bench floor serve (read, CRC-32C and pwrite;
+// sendfile of 1 MiB pieces) under taskset on CPU 0 as the brokers were, its
+// client on CPU 1, pinnedBytes each way.
+func scaleFloor(ctx context.Context, cfg config, sp scalePlan, res *scaleResults) error {
+	dir := filepath.Join(cfg.tmp, "scale-floor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	defer cfg.remove(dir)
+	if err := warmPages(cfg.tmp, sp.pinnedBytes+64<<20); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "taskset", "-c", "0", cfg.tools.samsaBench, "floor", "serve", "-dir", dir) // taskset execs it: same pid
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		return fmt.Errorf("samsa-bench floor serve printed %q: %v", line, err)
+	}
+	pids := []int{cmd.Process.Pid}
+	var figs []string
+	for _, op := range []string{"produce", "consume"} { // consume sends the files produce wrote
+		cpu0, err := cpuOf(pids)
+		if err != nil {
+			return err
+		}
+		run := exec.CommandContext(ctx, "taskset", "-c", "1", cfg.tools.samsaBench, "floor", op, "-brokers", addr,
+			"-bytes", fmt.Sprint(sp.pinnedBytes), "-json")
+		o, err := run.Output()
+		if err != nil {
+			return fmt.Errorf("samsa-bench floor %s: %w\n%s", op, err, o)
+		}
+		r, err := parseKgo(o)
+		if err != nil {
+			return err
+		}
+		cpu1, err := cpuOf(pids)
+		if err != nil {
+			return err
+		}
+		perGB := (cpu1 - cpu0).Seconds() / (float64(r.bytes) / 1e9)
+		progress("  pinned floor: %s %.1f MB/s, %.3g CPU s/GB", op, r.mbps, perGB)
+		what := map[string]string{"produce": "read, CRC-32C, pwrite", "consume": "sendfile of 1 MiB pieces"}[op]
+		figs = append(figs, fmt.Sprintf("%s (%s) %.3g CPU-s/GB at %.0f MB/s", op, what, perGB, r.mbps))
+	}
+	res.floors = append(res.floors, "kernel floor beside the pinned brokers (samsa-bench floor: only the per-byte work, pinned as they were): "+strings.Join(figs, "; "))
+	return nil
+}

@@ -83,8 +83,11 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "floor" {
+		return runFloor(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "produce" && args[0] != "consume" && args[0] != "fanin") {
-		fmt.Fprintln(stderr, "usage: samsa-bench produce|consume|fanin -brokers HOST:PORT -topic T -records N [flags]")
+		fmt.Fprintln(stderr, "usage: samsa-bench produce|consume|fanin -brokers HOST:PORT -topic T -records N [flags], or samsa-bench floor ...")
 		return 2
 	}
 	op := args[0]
