@@ -140,9 +140,7 @@ func format(ctx context.Context, libs, clusterID, propsPath string, extra ...str
 // launch starts the formatted node's JVM.
 func (b *Broker) launch(libs string, o Options, propsPath string) error {
 	var err error
-	heap := strconv.Itoa(o.HeapMB) + "m"
-	opts := append([]string{"-Xmx" + heap, "-Xms" + heap}, JVMOpts...)
-	args := javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})
+	args := nodeArgs(libs, o.HeapMB, propsPath)
 	cmd := exec.Command("java", args...)
 	if o.CPUs != "" {
 		// taskset execs java: the pid stays the JVM's.
@@ -180,6 +178,13 @@ func (b *Broker) launch(libs string, o Options, propsPath string) error {
 		close(b.exited)
 	}()
 	return nil
+}
+
+// nodeArgs are the JVM's arguments for a node on propsPath.
+func nodeArgs(libs string, heapMB int, propsPath string) []string {
+	heap := strconv.Itoa(heapMB) + "m"
+	opts := append([]string{"-Xmx" + heap, "-Xms" + heap}, JVMOpts...)
+	return javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})
 }
 
 // serverProps returns the properties of a single combined-mode node, with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,11 +36,11 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 	if err != nil {
 		return nil, err
 	}
-	var voters []string
+	var addrs, ctrls []string
 	for i := range n {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[2*i+1]))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[2*i]))
+		ctrls = append(ctrls, "127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
 	}
-	rf, minISR := strconv.Itoa(min(n, 3)), strconv.Itoa(max(min(n, 3)-1, 1))
 	var nodes []*Broker
 	stopAll := func() {
 		for _, b := range nodes {
@@ -52,30 +53,9 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 			stopAll()
 			return nil, err
 		}
-		b := &Broker{
-			Addr:       "127.0.0.1:" + strconv.Itoa(ports[2*i]),
-			Controller: "127.0.0.1:" + strconv.Itoa(ports[2*i+1]),
-			Dir:        dir, ClusterID: id, exited: make(chan struct{}),
-		}
-		props := serverProps(b.Addr, b.Controller, filepath.Join(dir, "data"), map[string]string{
-			"node.id":                                          strconv.Itoa(i + 1),
-			"controller.quorum.voters":                         strings.Join(voters, ","),
-			"offsets.topic.replication.factor":                 rf,
-			"transaction.state.log.replication.factor":         rf,
-			"transaction.state.log.min.isr":                    minISR,
-			"share.coordinator.state.topic.replication.factor": rf,
-			"share.coordinator.state.topic.min.isr":            minISR,
-		})
-		delete(props, "controller.quorum.bootstrap.servers")
-		for k, v := range o.Props {
-			props[k] = v
-		}
+		b := &Broker{Addr: addrs[i], Controller: ctrls[i], Dir: dir, ClusterID: id, exited: make(chan struct{})}
 		propsPath := filepath.Join(dir, "server.properties")
-		if err := os.WriteFile(propsPath, []byte(renderProps(props)), 0o644); err != nil {
-			stopAll()
-			return nil, err
-		}
-		if err := format(ctx, libs, id, propsPath); err != nil {
+		if err := Prepare(ctx, libs, id, propsPath, ClusterNodeProps(i+1, addrs, ctrls, filepath.Join(dir, "data"), o.Props)); err != nil {
 			stopAll()
 			return nil, err
 		}
@@ -94,6 +74,51 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 		}
 	}
 	return nodes, nil
+}
+
+// ClusterNodeProps are the server.properties of node id (1..len(addrs)) of
+// a cluster of combined-mode KRaft nodes, every one a broker and a voter,
+// whose PLAINTEXT listeners are addrs and CONTROLLER listeners ctrls: its
+// log dir logDir, the internal topics replicated min(n, 3) ways with a
+// min ISR one less, and extra applied over them. StartCluster runs such
+// nodes on loopback ports; a caller that runs the processes itself (in
+// network namespaces, say) passes its own addresses, then Prepare and
+// NodeArgv.
+func ClusterNodeProps(id int, addrs, ctrls []string, logDir string, extra map[string]string) map[string]string {
+	n := len(addrs)
+	var voters []string
+	for i, c := range ctrls {
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, c))
+	}
+	rf, minISR := strconv.Itoa(min(n, 3)), strconv.Itoa(max(min(n, 3)-1, 1))
+	props := serverProps(addrs[id-1], ctrls[id-1], logDir, map[string]string{
+		"node.id":                                          strconv.Itoa(id),
+		"controller.quorum.voters":                         strings.Join(voters, ","),
+		"offsets.topic.replication.factor":                 rf,
+		"transaction.state.log.replication.factor":         rf,
+		"transaction.state.log.min.isr":                    minISR,
+		"share.coordinator.state.topic.replication.factor": rf,
+		"share.coordinator.state.topic.min.isr":            minISR,
+	})
+	delete(props, "controller.quorum.bootstrap.servers")
+	maps.Copy(props, extra)
+	return props
+}
+
+// Prepare writes props to propsPath and formats the storage of the node
+// they describe as a member of cluster clusterID.
+func Prepare(ctx context.Context, libs, clusterID, propsPath string, props map[string]string) error {
+	if err := os.WriteFile(propsPath, []byte(renderProps(props)), 0o644); err != nil {
+		return err
+	}
+	return format(ctx, libs, clusterID, propsPath)
+}
+
+// NodeArgv is the command line ("java", ...) of a node's JVM on the
+// properties at propsPath, with a heap of heapMB and Kafka's GC settings,
+// for a caller that starts the process itself.
+func NodeArgv(libs string, heapMB int, propsPath string) []string {
+	return append([]string{"java"}, nodeArgs(libs, heapMB, propsPath)...)
 }
 
 // waitBrokers polls Metadata at b until it lists n brokers.

@@ -39,17 +39,48 @@ func TestServerPropsExtraOverrides(t *testing.T) {
 		"log.segment.bytes":    "1073741824",
 		"advertised.listeners": "PLAINTEXT://127.0.0.1:1",
 	})
-	for k, v := range map[string]string{
+	wantProps(t, p, map[string]string{
 		"num.partitions":                      "16",
 		"log.segment.bytes":                   "1073741824",
 		"process.roles":                       "broker,controller",
 		"controller.quorum.bootstrap.servers": "127.0.0.1:2",
 		"listeners":                           "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:2",
 		"log.dirs":                            "/d",
-	} {
+	})
+}
+
+// wantProps reports every property of want that p does not hold.
+func wantProps(t *testing.T, p, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
 		if p[k] != v {
 			t.Errorf("%s = %q, want %q", k, p[k], v)
 		}
+	}
+}
+
+// TestClusterNodeProps: a node of a three-node cluster on addresses of the
+// caller's listens on its own two, names every node a voter at its
+// controller address, replicates the internal topics three ways, and
+// takes the caller's properties over all of that.
+func TestClusterNodeProps(t *testing.T) {
+	addrs := []string{"10.0.0.11:9092", "10.0.0.12:9092", "10.0.0.13:9092"}
+	ctrls := []string{"10.0.0.11:9093", "10.0.0.12:9093", "10.0.0.13:9093"}
+	p := ClusterNodeProps(2, addrs, ctrls, "/d2", map[string]string{"min.insync.replicas": "2", "transaction.state.log.min.isr": "3"})
+	wantProps(t, p, map[string]string{
+		"node.id":                          "2",
+		"process.roles":                    "broker,controller",
+		"listeners":                        "PLAINTEXT://10.0.0.12:9092,CONTROLLER://10.0.0.12:9093",
+		"advertised.listeners":             "PLAINTEXT://10.0.0.12:9092",
+		"controller.quorum.voters":         "1@10.0.0.11:9093,2@10.0.0.12:9093,3@10.0.0.13:9093",
+		"log.dirs":                         "/d2",
+		"offsets.topic.replication.factor": "3",
+		"transaction.state.log.replication.factor": "3",
+		"transaction.state.log.min.isr":            "3",
+		"min.insync.replicas":                      "2",
+	})
+	if v, ok := p["controller.quorum.bootstrap.servers"]; ok {
+		t.Errorf("controller.quorum.bootstrap.servers = %q beside the static voters", v)
 	}
 }
 
