@@ -37,7 +37,7 @@ PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps netns-deps docker-deps docker-test chaos promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run test test-deps go-deps netns-deps docker-deps docker-test chaos chaos-kafka promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -147,6 +147,12 @@ docker-test: docker-deps
 ## network namespaces; make test runs its short profile)
 chaos: netns-deps
 	$(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./internal/chaos -chaos.full
+
+## chaos-kafka: the same fault suite against Apache Kafka 4.4 (root: three
+## KRaft nodes in combined mode, 512 MiB heap each, in the same namespaces;
+## java, and mvn once for the jars); not in make test
+chaos-kafka: netns-deps
+	$(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./internal/chaos -chaos.full -chaos.broker=kafka
 
 ## console-screenshot: docs/console.png, the README's picture of the console
 console-screenshot: chromium

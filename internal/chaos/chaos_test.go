@@ -45,6 +45,7 @@ type figure struct {
 	during, after float64 // acks/s
 	gap, gapPart  time.Duration
 	healToISR     time.Duration
+	na            string // why the phase does not apply to the brokers under test; then no figures
 }
 
 // phase is one fault: inject applies it and returns what it did and how to
@@ -207,6 +208,12 @@ func TestChaos(t *testing.T) {
 		if (!*full && !ph.short) || (sel != nil && !sel.MatchString(ph.name)) {
 			continue
 		}
+		ph, na := c.adapt(ph)
+		if na != "" {
+			s.figures = append(s.figures, figure{phase: ph.name, na: na})
+			t.Logf("chaos: phase %q: not applicable: %s", ph.name, na)
+			continue
+		}
 		s.run(ph)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -222,11 +229,15 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	given := 0
-	for _, n := range c.nodes {
-		given += n.count("not applying a commit from a connection")
+	given := ""
+	if !c.kafka {
+		n := 0
+		for _, p := range c.nodes {
+			n += p.count("not applying a commit from a connection")
+		}
+		given = fmt.Sprintf("; %d commits from connections their member had left not applied", n)
 	}
-	t.Logf("chaos: %s; %s; %d commits from connections their member had left not applied\n%s", w.summary(), cp.summary(), given, s.table())
+	t.Logf("chaos: %s: %s; %s%s\n%s", c.brokers(), w.summary(), cp.summary(), given, s.table())
 }
 
 // run runs one phase and records its figures.
@@ -287,6 +298,10 @@ func (s *suite) table() string {
 	b.WriteString("| phase | acks/s during | acks/s after | longest no-ack (cluster) | longest no-ack (a partition) | heal → full ISR |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, f := range s.figures {
+		if f.na != "" {
+			fmt.Fprintf(&b, "| %s | n/a | n/a | n/a | n/a | n/a |\n", f.phase)
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.1f s | %.1f s | %.1f s |\n", f.phase, f.during, f.after,
 			f.gap.Seconds(), f.gapPart.Seconds(), f.healToISR.Seconds())
 	}
@@ -367,6 +382,9 @@ func (s *suite) follower() int32 {
 }
 
 func (s *suite) controller() int32 {
+	if s.c.kafka {
+		return s.quorumLeader()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	md, err := s.adm.BrokerMetadata(ctx)
@@ -472,14 +490,14 @@ func (s *suite) etcdLeader() int {
 // diskFault breaks node id's log directory with inject (which returns
 // its undoing), checks that the broker took the directory offline (its
 // partitions move, producers get KAFKA_STORAGE_ERROR, never an ack from
-// it), and heals by undoing the fault and restarting the broker: an
+// it; a Kafka node whose only directory fails halts), and heals by undoing the fault and restarting the broker: an
 // offline directory comes back only with a restart, as in Kafka.
 func (s *suite) diskFault(id int32, what string, inject func(id int32) func()) (string, func()) {
 	since := time.Now()
 	undo := inject(id)
 	n := s.c.node(id)
 	poll.Eventually(s.t, 30*time.Second, func() error {
-		if !n.printed("log directory offline", since) {
+		if !slices.ContainsFunc(s.c.offlineMarks(), func(m string) bool { return n.printed(m, since) }) {
 			return fmt.Errorf("node %d has not taken its log directory offline (%s)", id, what)
 		}
 		return nil

@@ -82,6 +82,7 @@ type proc struct {
 	ns   string
 	argv []string
 	env  []string
+	dir  string // the working directory; the test's when empty
 
 	mu    sync.Mutex
 	cmd   *exec.Cmd // guarded by mu; nil while stopped
@@ -93,6 +94,7 @@ func (p *proc) start(t testing.TB) {
 	t.Helper()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", p.ns}, p.argv...)...)
 	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Dir = p.dir
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -202,7 +204,8 @@ func (p *proc) around(at time.Time, d time.Duration, n int) []string {
 	return out
 }
 
-// cluster is the etcd helper and the brokers, node i at nodes[i-1].
+// cluster is the etcd helper and the brokers, node i at nodes[i-1]; with
+// -chaos.broker=kafka, Apache Kafka's nodes and no etcd (kafka_test.go).
 type cluster struct {
 	t      testing.TB
 	etcd   []*proc // the members, member i at etcd[i-1]
@@ -212,6 +215,9 @@ type cluster struct {
 	bin    string
 	addrs  []string
 	etcdDr string
+
+	kafka   bool   // the nodes run Kafka
+	version string // Kafka's
 }
 
 // brokerProps are every broker's settings: the RF3, minISR2.
@@ -235,18 +241,38 @@ func buildSamsa(t testing.TB, dir string) string {
 	return bin
 }
 
-// startCluster sets up the namespaces and starts etcd and n brokers.
+// startCluster sets up the namespaces and starts etcd and n brokers, or
+// n Kafka nodes.
 func startCluster(t testing.TB, n int) *cluster {
 	t.Helper()
 	requireRoot(t)
 	claimRun(t)
 	dir := t.TempDir()
-	c := &cluster{t: t, bin: buildSamsa(t, dir), etcdDr: filepath.Join(dir, "etcd")}
-	names, ips := []string{etcdNS}, []string{etcdIP}
+	c := &cluster{t: t, kafka: *brokerKind == "kafka"}
+	var names, ips []string
+	if !c.kafka {
+		names, ips = []string{etcdNS}, []string{etcdIP}
+	}
 	for i := 1; i <= n; i++ {
 		names, ips = append(names, nodeNS(i)), append(ips, nodeIP(i))
 	}
 	setupNetwork(t, names, ips)
+	for i := 1; i <= n; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("node%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if i == tmpfsNode {
+			mountTmpfs(t, d)
+		}
+		c.dirs = append(c.dirs, d)
+		c.addrs = append(c.addrs, fmt.Sprintf("%s:%d", nodeIP(i), brokerPort))
+	}
+	if c.kafka {
+		c.startKafka(t, dir)
+		return c
+	}
+	c.bin, c.etcdDr = buildSamsa(t, dir), filepath.Join(dir, "etcd")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -262,14 +288,6 @@ func startCluster(t testing.TB, n int) *cluster {
 		endpoints = append(endpoints, "http://"+etcdAddr(i))
 	}
 	for i := 1; i <= n; i++ {
-		d := filepath.Join(dir, fmt.Sprintf("node%d", i))
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if i == tmpfsNode {
-			mountTmpfs(t, d)
-		}
-		c.dirs = append(c.dirs, d)
 		ff := filepath.Join(dir, fmt.Sprintf("node%d.faults", i))
 		c.faults = append(c.faults, ff)
 		argv := []string{c.bin, "serve", "--log-level", "info",
@@ -277,13 +295,12 @@ func startCluster(t testing.TB, n int) *cluster {
 			"--override", "node.id=" + strconv.Itoa(i),
 			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s:%d", nodeIP(i), brokerPort),
 			"--override", "etcd.endpoints=" + strings.Join(endpoints, ","),
-			"--override", "log.dirs=" + d}
+			"--override", "log.dirs=" + c.dirs[i-1]}
 		for k, v := range brokerProps {
 			argv = append(argv, "--override", k+"="+v)
 		}
 		p := &proc{name: fmt.Sprintf("node %d", i), ns: nodeNS(i), argv: argv}
 		c.nodes = append(c.nodes, p)
-		c.addrs = append(c.addrs, fmt.Sprintf("%s:%d", nodeIP(i), brokerPort))
 		p.start(t)
 		t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 	}

@@ -7,6 +7,11 @@
 //
 //	go test ./internal/chaos                      # the short profile (make test)
 //	go test ./internal/chaos -chaos.full -v       # every phase (make chaos)
+//	go test ./internal/chaos -chaos.full -v -chaos.broker=kafka  # make chaos-kafka
+//
+// With -chaos.broker=kafka the nodes run Apache Kafka 4.4 instead (three
+// KRaft nodes in combined mode, no etcd; kafka_test.go says how each
+// phase maps onto them), under the same workload and checker.
 //
 // Layout: run N (the first free of 1..60, net_test.go) has a bridge
 // scN-br0 with 10.77.N.1/24 in the root namespace, where the workload
