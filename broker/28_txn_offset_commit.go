@@ -9,10 +9,19 @@ package broker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
-	return b.groups.TxnOffsetCommit(ctx, r.body.(*kmsg.TxnOffsetCommitRequest)), nil
+	req := r.body.(*kmsg.TxnOffsetCommitRequest)
+	resp, givenUp := b.groups.TxnOffsetCommitOn(ctx, req, r.connID)
+	if givenUp {
+		// The producer has sent a TxnOffsetCommit since on a newer
+		// connection (groups.Coordinator.TxnOffsetCommitOn).
+		return nil, fmt.Errorf("%w: not applying a TxnOffsetCommit from a connection producer %d (%s) has left for a newer one",
+			errCloseConn, req.ProducerID, req.TransactionalID)
+	}
+	return resp, nil
 }

@@ -5,6 +5,7 @@ package compat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -15,6 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // holdDialer dials real connections whose writes a test can hold back, as
@@ -243,5 +247,144 @@ func TestOffsetCommitGivenUpNotApplied(t *testing.T) {
 	// The member's commits on its newest connection are still applied.
 	if err := commit(ctx, 300); err != nil {
 		t.Fatalf("commit 300: %v", err)
+	}
+}
+
+// TestTxnOffsetCommitGivenUpNotApplied is TestOffsetCommitGivenUpNotApplied
+// for a transactional producer under transactions version 1, whose epoch
+// stays the same from one transaction to the next: a TxnOffsetCommit of
+// 100 sent into a cut is given up on and sent again; that transaction
+// commits 100; the next one commits 200, and the held request, delivered
+// with the close of its connection, arrives in between. It passes the
+// transaction's verification (same producer id and epoch, the group's
+// partition in the transaction), so Kafka holds it with the transaction's
+// offsets and its marker moves the group back to 100; samsa refuses a
+// producer's TxnOffsetCommit from an older connection than one its
+// TxnOffsetCommits have come on since.
+func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
+	const topic, group, txnID = "txn-given-up", "txn-given-up-group", "txn-given-up-id"
+	n := grpBroker(t)
+	adm := newAdmin(t, n.Addr())
+	createTopic(t, adm, topic, 1, nil)
+
+	d := &holdDialer{}
+	t.Cleanup(d.closeAll) // after the client's close
+	// Kafka 3.9's versions: EndTxn v4, transactions version 1.
+	cl := newKgo(t, n.Addr(), kgo.Dialer(d.DialContext), kgo.MaxVersions(kversion.V3_9_0()),
+		kgo.RequestTimeoutOverhead(time.Second), kgo.RetryTimeout(2*time.Second))
+
+	ctx := testCtx(t, 60*time.Second)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60_000
+	inited, err := init.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "InitProducerID", inited.ErrorCode, nil)
+	pid, epoch := inited.ProducerID, inited.ProducerEpoch
+
+	addOffsets := func() {
+		t.Helper()
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = txnID, pid, epoch, group
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "AddOffsetsToTxn", resp.ErrorCode, nil)
+	}
+	commit := func(ctx context.Context, at int64) error {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = txnID, group, pid, epoch
+		req.Generation = -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, at, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	endTxn := func() {
+		t.Helper()
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = txnID, pid, epoch, true
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "EndTxn", resp.ErrorCode, nil)
+	}
+	committed := func() int64 {
+		t.Helper()
+		var at int64
+		// The marker's offsets apply once it is written.
+		poll.Eventually(t, 10*time.Second, func() error {
+			fetched, err := adm.FetchOffsets(ctx, group)
+			if err != nil {
+				return err
+			}
+			o, ok := fetched.Lookup(topic, 0)
+			if !ok || o.Err != nil {
+				return fmt.Errorf("committed offset of %s-0: %+v (found %v)", topic, o, ok)
+			}
+			at = o.At
+			return nil
+		})
+		return at
+	}
+
+	// A first transaction: the client knows the group's coordinator.
+	addOffsets()
+	if err := commit(ctx, 10); err != nil {
+		t.Fatalf("TxnOffsetCommit 10: %v", err)
+	}
+	endTxn()
+	if at := committed(); at != 10 {
+		t.Fatalf("committed %d after the first transaction, want 10", at)
+	}
+
+	addOffsets()
+	d.setCut(true)
+	cutCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	err = commit(cutCtx, 100)
+	cancel()
+	if err == nil {
+		t.Fatal("TxnOffsetCommit 100 during the cut succeeded")
+	}
+	d.setCut(false)
+	if err := commit(ctx, 100); err != nil {
+		t.Fatalf("TxnOffsetCommit 100 after the heal: %v", err)
+	}
+	endTxn()
+	if at := committed(); at != 100 {
+		t.Fatalf("committed %d after the second transaction, want 100", at)
+	}
+
+	addOffsets()
+	if err := commit(ctx, 200); err != nil {
+		t.Fatalf("TxnOffsetCommit 200: %v", err)
+	}
+	if got := d.deliverAbandoned(t); got == 0 {
+		t.Fatal("the client closed no connection it had written to during the cut")
+	}
+	endTxn()
+	if at := committed(); at != 200 {
+		t.Fatalf("committed offset went back from 200 to %d: the TxnOffsetCommit given up on was applied with the next transaction", at)
+	}
+
+	// The producer's TxnOffsetCommits on its newest connection are still
+	// applied.
+	addOffsets()
+	if err := commit(ctx, 300); err != nil {
+		t.Fatalf("TxnOffsetCommit 300: %v", err)
+	}
+	endTxn()
+	if at := committed(); at != 300 {
+		t.Fatalf("committed %d, want 300", at)
 	}
 }

@@ -110,6 +110,9 @@ type group struct {
 	// commitConns is, by member id, the newest connection a commit of
 	// the member came on (commitConnection); nil until one does.
 	commitConns map[string]uint64
+	// txnCommitConns is, by producer id, the newest connection a
+	// TxnOffsetCommit of the producer came on (txnCommitConnection).
+	txnCommitConns map[int64]uint64
 
 	joinTimer      *time.Timer
 	joinSeq        uint64

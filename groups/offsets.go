@@ -188,23 +188,34 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 // connection already (OffsetCommitOn). Caller holds s.mu, and enqueues the
 // commit under it, so that the log's order is the order of these checks.
 func (g *group) commitConnection(member string, conn uint64) bool {
-	if member == "" || conn == 0 {
+	if member == "" {
 		return true
 	}
-	if conn < g.commitConns[member] {
+	return newestConn(&g.commitConns, member, conn, 2*g.memberCount()+16, g.isMember)
+}
+
+// newestConn records in *conns that a request of key came on connection
+// conn (0: unknown, not recorded), and reports false if one of key's came
+// on a newer connection already. Past limit keys, the ones keep does not
+// keep are forgotten first.
+func newestConn[K comparable](conns *map[K]uint64, key K, conn uint64, limit int, keep func(K) bool) bool {
+	if conn == 0 {
+		return true
+	}
+	if conn < (*conns)[key] {
 		return false
 	}
-	if g.commitConns == nil {
-		g.commitConns = make(map[string]uint64)
+	if *conns == nil {
+		*conns = make(map[K]uint64)
 	}
-	if len(g.commitConns) >= 2*g.memberCount()+16 {
-		for id := range g.commitConns {
-			if !g.isMember(id) {
-				delete(g.commitConns, id)
+	if len(*conns) >= limit {
+		for k := range *conns {
+			if !keep(k) {
+				delete(*conns, k)
 			}
 		}
 	}
-	g.commitConns[member] = conn
+	(*conns)[key] = conn
 	return true
 }
 

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,14 +18,34 @@ import (
 // for those partitions.
 
 // TxnOffsetCommit serves TxnOffsetCommit v0-v5 (v3+: the member and
-// generation, validated as an offset commit's).
+// generation, validated as an offset commit's) from a connection the
+// caller does not number (TxnOffsetCommitOn with conn 0).
 func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
-	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	resp, _ := c.TxnOffsetCommitOn(ctx, req, 0)
+	return resp
+}
+
+// TxnOffsetCommitOn serves a TxnOffsetCommit that came on connection conn
+// (numbered as OffsetCommitOn's). As a member's OffsetCommit there, a
+// producer's TxnOffsetCommit that comes on an older connection than one
+// its TxnOffsetCommits have come on since is refused (givenUp, and no
+// answer). Under transactions version 1 the producer's epoch stays the
+// same from one transaction to the next, so such a request, given up on
+// in one transaction and delivered late, passes the verification of a
+// later one that has the group's partition (AddOffsetsToTxn came first),
+// and its offsets would replace the newer ones of that transaction at its
+// marker; Kafka holds it, samsa does not. Under version 2 the epoch of
+// each transaction is new, and such a request is fenced anyway.
+func (c *Coordinator) TxnOffsetCommitOn(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, conn uint64) (resp *kmsg.TxnOffsetCommitResponse, givenUp bool) {
+	resp = req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	codes := make([][]int16, len(req.Topics))
 	for i, t := range req.Topics {
 		codes[i] = make([]int16, len(t.Partitions))
 	}
-	if err := c.txnCommit(ctx, req, codes); err != nil {
+	if err := c.txnCommit(ctx, req, conn, codes); err != nil {
+		if errors.Is(err, errGivenUp) {
+			return nil, true
+		}
 		for i := range codes {
 			for j := range codes[i] {
 				if codes[i][j] == 0 {
@@ -43,10 +64,10 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp
+	return resp, false
 }
 
-func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, codes [][]int16) error {
+func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, conn uint64, codes [][]int16) error {
 	s, err := c.groupShard(req.Group)
 	if err != nil {
 		return err
@@ -119,6 +140,10 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 		s.mu.Unlock()
 		return verr
 	}
+	if !g.txnCommitConnection(req.ProducerID, conn) {
+		s.mu.Unlock()
+		return errGivenUp
+	}
 	if len(recs) == 0 {
 		s.mu.Unlock()
 		return nil
@@ -141,6 +166,16 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	case <-ctx.Done():
 		return kerr.RequestTimedOut
 	}
+}
+
+// txnCommitConnection is commitConnection for the TxnOffsetCommits of
+// producer pid (TxnOffsetCommitOn). Past a bound, the producers without
+// offsets pending are forgotten first.
+func (g *group) txnCommitConnection(pid int64, conn uint64) bool {
+	return newestConn(&g.txnCommitConns, pid, conn, 2*len(g.txnOffsets)+64, func(pid int64) bool {
+		_, ok := g.txnOffsets[pid]
+		return ok
+	})
 }
 
 // addPendingTxn holds offsets of producer pid until its marker.
