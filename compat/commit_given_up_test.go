@@ -149,6 +149,30 @@ func (c *heldConn) Close() error {
 	return c.TCPConn.Close()
 }
 
+// heldClient is a kgo client to addr dialing through a holdDialer, with
+// short request and retry timeouts so that it gives up during a cut.
+func heldClient(t *testing.T, addr string, opts ...kgo.Opt) (*holdDialer, *kgo.Client) {
+	t.Helper()
+	d := &holdDialer{}
+	t.Cleanup(d.closeAll) // after the client's close
+	opts = append([]kgo.Opt{kgo.Dialer(d.DialContext), kgo.RequestTimeoutOverhead(time.Second), kgo.RetryTimeout(2 * time.Second)}, opts...)
+	return d, newKgo(t, addr, opts...)
+}
+
+// giveUp makes commit(at) during a cut, which must fail (the client gives
+// up on its connection, the request held in it), and heals the cut.
+func (d *holdDialer) giveUp(t *testing.T, ctx context.Context, what string, commit func(context.Context, int64) error, at int64) {
+	t.Helper()
+	d.setCut(true)
+	cutCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
+	err := commit(cutCtx, at)
+	cancel()
+	if err == nil {
+		t.Fatalf("%s %d during the cut succeeded", what, at)
+	}
+	d.setCut(false)
+}
+
 // TestOffsetCommitGivenUpNotApplied is the chaos suite's "committed
 // offsets went back" after the group's coordinator was cut from its
 // clients: a member commits offset 100 on a connection the cut holds; its
@@ -164,10 +188,7 @@ func TestOffsetCommitGivenUpNotApplied(t *testing.T) {
 	createTopic(t, adm, topic, 1, nil)
 	id := topicID(t, adm, topic)
 
-	d := &holdDialer{}
-	t.Cleanup(d.closeAll) // after the client's close
-	cl := newKgo(t, n.Addr(), kgo.Dialer(d.DialContext),
-		kgo.RequestTimeoutOverhead(time.Second), kgo.RetryTimeout(2*time.Second))
+	d, cl := heldClient(t, n.Addr())
 
 	// A member of a classic group, joined by hand so that nothing but
 	// the test's commits goes to the coordinator.
@@ -217,14 +238,7 @@ func TestOffsetCommitGivenUpNotApplied(t *testing.T) {
 		t.Fatalf("commit 10: %v", err)
 	}
 
-	d.setCut(true)
-	cutCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
-	err = commit(cutCtx, 100)
-	cancel()
-	if err == nil {
-		t.Fatal("commit 100 during the cut succeeded")
-	}
-	d.setCut(false)
+	d.giveUp(t, ctx, "commit", commit, 100)
 	if err := commit(ctx, 200); err != nil {
 		t.Fatalf("commit 200 after the heal: %v", err)
 	}
@@ -267,11 +281,8 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 	adm := newAdmin(t, n.Addr())
 	createTopic(t, adm, topic, 1, nil)
 
-	d := &holdDialer{}
-	t.Cleanup(d.closeAll) // after the client's close
 	// Kafka 3.9's versions: EndTxn v4, transactions version 1.
-	cl := newKgo(t, n.Addr(), kgo.Dialer(d.DialContext), kgo.MaxVersions(kversion.V3_9_0()),
-		kgo.RequestTimeoutOverhead(time.Second), kgo.RetryTimeout(2*time.Second))
+	d, cl := heldClient(t, n.Addr(), kgo.MaxVersions(kversion.V3_9_0()))
 
 	ctx := testCtx(t, 60*time.Second)
 	init := kmsg.NewPtrInitProducerIDRequest()
@@ -349,14 +360,7 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 	}
 
 	addOffsets()
-	d.setCut(true)
-	cutCtx, cancel := context.WithTimeout(ctx, 4*time.Second)
-	err = commit(cutCtx, 100)
-	cancel()
-	if err == nil {
-		t.Fatal("TxnOffsetCommit 100 during the cut succeeded")
-	}
-	d.setCut(false)
+	d.giveUp(t, ctx, "TxnOffsetCommit", commit, 100)
 	if err := commit(ctx, 100); err != nil {
 		t.Fatalf("TxnOffsetCommit 100 after the heal: %v", err)
 	}
