@@ -11,11 +11,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -35,6 +39,7 @@ type suite struct {
 	t       *testing.T
 	c       *cluster
 	w       *workload
+	cl      *kgo.Client // seeded with every broker's address, in c.addrs' order
 	adm     *kadm.Client
 	figures []figure
 }
@@ -170,7 +175,7 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	s.adm = kadm.NewClient(cl)
+	s.cl, s.adm = cl, kadm.NewClient(cl)
 	poll.Eventually(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -332,24 +337,59 @@ func (s *suite) waitISR(timeout time.Duration) (time.Duration, error) {
 	return time.Since(start), fmt.Errorf("ISRs not full %v after the heal: %v", timeout, last)
 }
 
+// fullISR asks every broker (one Metadata request to each, at once) and
+// says nil only if every one answers and each lists every broker and every
+// partition with a leader and the full ISR: an isolated Kafka broker serves
+// its stale metadata cache, so one answer is not enough.
 func (s *suite) fullISR() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	md, err := s.adm.Metadata(ctx, topic)
-	if err != nil {
-		return err
+	seeds := s.cl.SeedBrokers()
+	errs := make([]error, len(seeds))
+	var wg sync.WaitGroup
+	for i, b := range seeds {
+		wg.Go(func() {
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(topic)
+			req.Topics = append(req.Topics, rt)
+			resp, err := b.Request(ctx, req)
+			if err == nil {
+				err = s.isrFullIn(resp.(*kmsg.MetadataResponse))
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s.c.addrs[i], err)
+			}
+		})
 	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// isrFullIn checks one broker's Metadata answer for the topic.
+func (s *suite) isrFullIn(md *kmsg.MetadataResponse) error {
 	if len(md.Brokers) != len(s.c.nodes) {
 		return fmt.Errorf("%d brokers registered", len(md.Brokers))
 	}
-	td := md.Topics[topic]
-	if td.Err != nil {
-		return td.Err
+	if len(md.Topics) != 1 {
+		return fmt.Errorf("%d topics in the answer", len(md.Topics))
+	}
+	td := md.Topics[0]
+	if err := kerr.ErrorForCode(td.ErrorCode); err != nil {
+		return err
+	}
+	isr := map[int32][]int32{}
+	leader := map[int32]int32{}
+	for _, pd := range td.Partitions {
+		isr[pd.Partition], leader[pd.Partition] = pd.ISR, pd.Leader
 	}
 	for p := range int32(parts) {
-		pd, ok := td.Partitions[p]
-		if !ok || pd.Leader < 0 || len(pd.ISR) != len(s.c.nodes) {
-			return fmt.Errorf("partition %d: leader %d, ISR %v", p, pd.Leader, pd.ISR)
+		l, ok := leader[p]
+		if !ok {
+			return fmt.Errorf("partition %d not in the answer", p)
+		}
+		if l < 0 || len(isr[p]) != len(s.c.nodes) {
+			return fmt.Errorf("partition %d: leader %d, ISR %v", p, l, isr[p])
 		}
 	}
 	return nil

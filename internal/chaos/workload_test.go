@@ -38,7 +38,8 @@ type workload struct {
 	failed    int                        // guarded by mu; indeterminate produces
 	seen      map[int32]map[int64]string // guarded by mu; what any reader read at each offset
 	nRead     int                        // guarded by mu
-	committed map[int32]int64            // guarded by mu; the group's last committed offsets seen
+	committed map[int32]int64            // guarded by mu; the group's highest committed offsets seen
+	behind    map[int32]bool             // guarded by mu; partitions whose committed offset is below committed's, flagged
 	problems  []violation                // guarded by mu
 	phase     string                     // guarded by mu; the phase running
 }
@@ -58,7 +59,7 @@ func (w *workload) client(opts ...kgo.Opt) (*kgo.Client, error) {
 
 func startWorkload(addrs []string, producers, groupReaders, assignReaders int) (*workload, error) {
 	w := &workload{addrs: addrs, acked: map[int32][]ack{}, seen: map[int32]map[int64]string{},
-		committed: map[int32]int64{}, phase: "setup"}
+		committed: map[int32]int64{}, behind: map[int32]bool{}, phase: "setup"}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	var clients []*kgo.Client
@@ -168,7 +169,7 @@ func (w *workload) producePartition(ctx context.Context, cl *kgo.Client, id int,
 }
 
 // watchCommits records the group's committed offsets and flags one that
-// goes back.
+// goes back, once until it has caught up.
 func (w *workload) watchCommits(ctx context.Context, adm *kadm.Client) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -189,9 +190,15 @@ func (w *workload) watchCommits(ctx context.Context, adm *kadm.Client) {
 			if o.Err != nil || o.Topic != topic || o.At < 0 {
 				return
 			}
-			if prev, ok := w.committed[o.Partition]; ok && o.At < prev {
+			// Flag a partition once each time it goes back: the
+			// following polls see it behind until the group commits
+			// past its highest offset again.
+			prev, ok := w.committed[o.Partition]
+			back := ok && o.At < prev
+			if back && !w.behind[o.Partition] {
 				w.problem(o.Partition, o.At, "committed offset of group %s went back from %d to %d", group, prev, o.At)
 			}
+			w.behind[o.Partition] = back
 			w.committed[o.Partition] = max(w.committed[o.Partition], o.At)
 		})
 		w.mu.Unlock()
