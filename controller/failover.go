@@ -9,11 +9,18 @@ import (
 	"sort"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/elr"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // ControllerConfig configures RunController.
 type ControllerConfig struct {
+	// MinISR is the min.insync.replicas of a topic with these overrides
+	// (the broker default under them); nil: the override, else 1.
+	MinISR func(configs map[string]string) int
+	// NoELR turns KIP-966's eligible leader replicas off (the behaviour
+	// before it): an offline partition keeps its ISR. For tests.
+	NoELR bool
 	// UncleanElection is the broker default of
 	// unclean.leader.election.enable; a topic's override wins.
 	UncleanElection bool
@@ -44,6 +51,9 @@ func (s *Store) RunController(ctx context.Context, cfg ControllerConfig) {
 	if cfg.RebalanceInterval <= 0 {
 		cfg.RebalanceInterval = 300 * time.Second
 	}
+	s.mu.Lock()
+	s.ctrlCfg = cfg
+	s.mu.Unlock()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		epoch, err := s.Campaign(ctx)
@@ -143,9 +153,19 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	if err != nil {
 		return err
 	}
+	topics, _, err := s.CachedTopics(ctx)
+	if err != nil {
+		return err
+	}
+	var uncleanShutdown map[int32]bool
+	if !cfg.NoELR {
+		if uncleanShutdown, err = s.acceptBrokers(ctx, brokers, topics); err != nil {
+			return err
+		}
+	}
 	live := make(map[int32]bool, len(brokers))
 	for _, b := range brokers {
-		live[b.ID] = true
+		live[b.ID] = !uncleanShutdown[b.ID]
 	}
 	liveFor := liveReplicas(brokers, live)
 	epochs := make(map[int32]int64, len(brokers))
@@ -158,10 +178,6 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 			}
 			draining[b.ID] = true
 		}
-	}
-	topics, _, err := s.CachedTopics(ctx)
-	if err != nil {
-		return err
 	}
 	reports, err := s.unreachableReports(ctx)
 	if err != nil {
@@ -180,9 +196,14 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 		if v, ok := t.Configs["unclean.leader.election.enable"]; ok {
 			unclean = v == "true"
 		}
+		minISR := topicMinISR(t, cfg.MinISR)
 		for p, st := range t.Partitions {
 			if st.Version == 0 || p >= len(t.Assignment) {
 				continue // being created
+			}
+			var rules elrRules
+			if !cfg.NoELR {
+				rules = elrRules{minISR: elr.EffectiveMinISR(minISR, len(t.Assignment[p])), unclean: uncleanShutdown}
 			}
 			live := liveFor(name, int32(p))
 			if strays(st, t.Assignment[p]) {
@@ -191,6 +212,7 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 				live = onlyAssigned(live, t.Assignment[p])
 			}
 			if done, target, ok := completeReassignment(t, int32(p), st, live, draining); ok {
+				done = withELR(st, done, rules, false)
 				done.ControllerEpoch = epoch
 				err := s.writeReassignmentDone(ctx, t, int32(p), done, target)
 				switch {
@@ -205,12 +227,13 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 			var next PartitionState
 			var ok bool
 			if st.Leader >= 0 && live[st.Leader] && epochs[st.Leader] > st.Version {
-				next, ok = reelectBounced(st, t.Assignment[p], live), true
+				next, ok = withELR(st, reelectBounced(st, t.Assignment[p], live), rules, false), true
 			} else {
-				next, ok = decideState(st, t.Assignment[p], live, draining, unclean, rebalance)
+				next, ok = decideState(st, t.Assignment[p], live, draining, unclean, rebalance, rules)
 			}
 			if !ok && st.Leader >= 0 && live[st.Leader] && reports[st.Leader] != nil {
 				if next, ok = moveFromUnreachable(name, int32(p), st, t.Assignment[p], live, epochs, reports[st.Leader]); ok {
+					next = withELR(st, next, rules, false)
 					s.log.Warn("controller: every follower in the ISR reports the leader unreachable; moving leadership",
 						"topic", name, "partition", p, "old_leader", st.Leader, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
 				}
@@ -421,17 +444,34 @@ func reelectBounced(st PartitionState, replicas []int32, live map[int32]bool) Pa
 // differs: see RunController. A broker in controlled shutdown (draining)
 // is elected only when no other in-sync replica is live, and loses the
 // leadership it holds to one that is.
-func decideState(st PartitionState, replicas []int32, live, draining map[int32]bool, unclean, preferred bool) (PartitionState, bool) {
+//
+// With rules on (KIP-966), the ISR keeps only live replicas, and may go
+// empty; the ELR and last known leader follow (withELR). A partition
+// without a live ISR member elects the first live replica of its ELR
+// (its ISR then that replica alone), else, with both empty, its last
+// known leader once it is back, before an unclean election is tried.
+func decideState(st PartitionState, replicas []int32, live, draining map[int32]bool, unclean, preferred bool, rules elrRules) (PartitionState, bool) {
+	next, changed, uncleanElected := decide(st, replicas, live, draining, unclean, preferred, rules)
+	if !rules.on() {
+		return next, changed
+	}
+	if !changed {
+		next = st
+	}
+	next = withELR(st, next, rules, uncleanElected)
+	return next, changed || !sameState(st, next)
+}
+
+func decide(st PartitionState, replicas []int32, live, draining map[int32]bool, unclean, preferred bool, rules elrRules) (next PartitionState, changed, uncleanElected bool) {
 	var isrLive []int32
 	for _, r := range st.ISR {
 		if live[r] {
 			isrLive = append(isrLive, r)
 		}
 	}
-	next := st
+	next = st
 	next.ISR = slices.Clone(st.ISR)
 	if st.Leader >= 0 && live[st.Leader] {
-		changed := false
 		if len(isrLive) != len(st.ISR) && slices.Contains(isrLive, st.Leader) {
 			next.ISR, changed = isrLive, true
 		}
@@ -439,12 +479,12 @@ func decideState(st PartitionState, replicas []int32, live, draining map[int32]b
 			if r, ok := firstReplica(replicas, isrLive, draining); ok {
 				next.Leader, next.LeaderEpoch, changed = r, st.LeaderEpoch+1, true
 			}
-			return next, changed
+			return next, changed, false
 		}
 		if preferred && len(replicas) > 0 && replicas[0] != st.Leader && live[replicas[0]] && !draining[replicas[0]] && slices.Contains(next.ISR, replicas[0]) {
 			next.Leader, next.LeaderEpoch, changed = replicas[0], st.LeaderEpoch+1, true
 		}
-		return next, changed
+		return next, changed, false
 	}
 	r, ok := firstReplica(replicas, isrLive, draining)
 	if !ok {
@@ -452,23 +492,56 @@ func decideState(st PartitionState, replicas []int32, live, draining map[int32]b
 	}
 	if ok {
 		next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, isrLive
-		return next, true
+		return next, true, false
+	}
+	if rules.on() && len(isrLive) == 0 {
+		eligible := elr.Next(st.ISR, st.ELR, nil, rules.minISR, rules.isUnclean)
+		var liveELR []int32
+		for _, r := range eligible {
+			if live[r] {
+				liveELR = append(liveELR, r)
+			}
+		}
+		r, ok := firstReplica(replicas, liveELR, draining)
+		if !ok {
+			r, ok = firstReplica(replicas, liveELR, nil)
+		}
+		if ok {
+			next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, []int32{r}
+			return next, true, false
+		}
+		if len(eligible) == 0 && len(st.LastKnownELR) == 1 && live[st.LastKnownELR[0]] {
+			// Neither the ISR nor the ELR has a replica left: the last
+			// leader leads again (Kafka's balanced recovery), whatever
+			// its shutdown was; it is the one that had every record.
+			next.Leader, next.LeaderEpoch, next.ISR = st.LastKnownELR[0], st.LeaderEpoch+1, []int32{st.LastKnownELR[0]}
+			return next, true, false
+		}
 	}
 	if unclean {
 		for _, r := range replicas {
 			if live[r] {
 				next.Leader, next.LeaderEpoch, next.ISR = r, st.LeaderEpoch+1, []int32{r}
-				return next, true
+				return next, true, true
 			}
 		}
 	}
+	if rules.on() {
+		// No eligible leader: the partition goes offline, its ISR keeping
+		// only live replicas (none); the ELR holds the replicas that left.
+		next.ISR = isrLive
+		if st.Leader != -1 {
+			next.Leader, next.LeaderEpoch = -1, st.LeaderEpoch+1
+		}
+		return next, !sameState(st, next), false
+	}
 	if st.Leader == -1 {
-		return st, false
+		return st, false, false
 	}
 	// No eligible leader: the partition goes offline, keeping its ISR so
 	// that the first of them to return leads again.
 	next.Leader, next.LeaderEpoch = -1, st.LeaderEpoch+1
-	return next, true
+	return next, true, false
 }
 
 // firstReplica is the first of replicas (the assignment's order: the
@@ -544,7 +617,7 @@ type TopicPartition struct {
 // ErrStale.
 func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPartition) (map[TopicPartition]error, error) {
 	s.mu.Lock()
-	e, epoch := s.election, s.epoch
+	e, epoch, cfg := s.election, s.epoch, s.ctrlCfg
 	s.mu.Unlock()
 	if e == nil {
 		return nil, ErrNotController
@@ -582,6 +655,10 @@ func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPar
 		}
 		st, replicas := t.Partitions[tp.Partition], t.Assignment[tp.Partition]
 		live := liveFor(tp.Topic, tp.Partition)
+		var rules elrRules
+		if !cfg.NoELR {
+			rules.minISR = elr.EffectiveMinISR(topicMinISR(t, cfg.MinISR), len(replicas))
+		}
 		next := st
 		if !unclean {
 			pref := replicas[0]
@@ -594,12 +671,13 @@ func (s *Store) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPar
 				continue
 			}
 			next.Leader = pref
+			next = withELR(st, next, rules, false)
 		} else {
 			if st.Leader >= 0 && live[st.Leader] {
 				out[tp] = ErrElectionNotNeeded
 				continue
 			}
-			cand, ok := decideState(st, replicas, live, nil, true, false)
+			cand, ok := decideState(st, replicas, live, nil, true, false, rules)
 			if !ok || cand.Leader < 0 {
 				out[tp] = ErrEligibleLeadersNotAvailable
 				continue

@@ -50,7 +50,7 @@ func TestDecideState(t *testing.T) {
 		{"dead leader, only a draining ISR member left", st(1, 4, 1, 2), live(2, 3), false, false, st(2, 5, 2), true, live(2)},
 		{"no preferred election to a draining broker", st(2, 5, 2, 3, 1), live(1, 2, 3), false, true, st(2, 5, 2, 3, 1), false, live(1)},
 	} {
-		got, changed := decideState(tt.in, replicas, tt.live, tt.draining, tt.unclean, tt.preferred)
+		got, changed := decideState(tt.in, replicas, tt.live, tt.draining, tt.unclean, tt.preferred, elrRules{})
 		if changed != tt.changed || got.Leader != tt.want.Leader || got.LeaderEpoch != tt.want.LeaderEpoch || !slices.Equal(got.ISR, tt.want.ISR) {
 			t.Errorf("%s: got %+v changed=%v, want %+v changed=%v", tt.name, got, changed, tt.want, tt.changed)
 		}
@@ -196,16 +196,16 @@ func TestOfflineReplicasAreDeadForTheirPartitions(t *testing.T) {
 	live := map[int32]bool{1: true, 2: true, 3: true}
 	liveFor := liveReplicas(brokers, live)
 	st := PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2, 3}, Version: 7}
-	next, changed := decideState(st, []int32{1, 2, 3}, liveFor("t", 0), nil, false, false)
+	next, changed := decideState(st, []int32{1, 2, 3}, liveFor("t", 0), nil, false, false, elrRules{})
 	if !changed || next.Leader != 2 || next.LeaderEpoch != 4 || !slices.Equal(next.ISR, []int32{2, 3}) {
 		t.Fatalf("leader on an offline replica: %+v changed=%v; want leader 2, epoch 4, ISR [2 3]", next, changed)
 	}
 	st = PartitionState{Leader: 2, LeaderEpoch: 3, ISR: []int32{2, 1, 3}, Version: 7}
-	next, changed = decideState(st, []int32{2, 1, 3}, liveFor("t", 0), nil, false, false)
+	next, changed = decideState(st, []int32{2, 1, 3}, liveFor("t", 0), nil, false, false, elrRules{})
 	if !changed || next.Leader != 2 || !slices.Equal(next.ISR, []int32{2, 3}) {
 		t.Fatalf("follower on an offline replica: %+v changed=%v; want ISR [2 3]", next, changed)
 	}
-	if _, changed := decideState(PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, Version: 7}, []int32{1, 2}, liveFor("t", 1), nil, false, false); changed {
+	if _, changed := decideState(PartitionState{Leader: 1, LeaderEpoch: 3, ISR: []int32{1, 2}, Version: 7}, []int32{1, 2}, liveFor("t", 1), nil, false, false, elrRules{}); changed {
 		t.Fatal("another partition of the broker changed")
 	}
 	if !live[1] {

@@ -43,6 +43,12 @@ type BrokerInfo struct {
 	// (BeginControlledShutdown): the controller moves the leadership of
 	// its partitions to other in-sync replicas and elects it nowhere.
 	ShuttingDown bool
+	// PreviousEpoch is the epoch of the registration the broker's previous
+	// process shut down cleanly in (Kafka's previousBrokerEpoch, from its
+	// .kafka_cleanshutdown files), -1 after an unclean shutdown, 0 when
+	// unknown (taken as clean). A store registering again after a lost lease sends the
+	// epoch it had. See elr.go.
+	PreviousEpoch int64
 }
 
 // brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
@@ -61,6 +67,8 @@ type brokerValue struct {
 	Offline []string `json:"samsa_offline_replicas,omitempty"`
 	// ShuttingDown is samsa's own: the broker is in controlled shutdown.
 	ShuttingDown bool `json:"samsa_controlled_shutdown,omitempty"`
+	// PreviousEpoch is samsa's own: BrokerInfo.PreviousEpoch.
+	PreviousEpoch int64 `json:"samsa_previous_broker_epoch,omitempty"`
 }
 
 func (b BrokerInfo) normalized() (BrokerInfo, error) {
@@ -106,7 +114,7 @@ func encodeBroker(b BrokerInfo) ([]byte, error) {
 	if b.Rack != "" {
 		v.Rack = &b.Rack
 	}
-	v.ShuttingDown = b.ShuttingDown
+	v.ShuttingDown, v.PreviousEpoch = b.ShuttingDown, b.PreviousEpoch
 	for _, tp := range b.OfflineReplicas {
 		v.Offline = append(v.Offline, tp.Topic+"-"+strconv.Itoa(int(tp.Partition)))
 	}
@@ -118,7 +126,7 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return BrokerInfo{}, err
 	}
-	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown}
+	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown, PreviousEpoch: v.PreviousEpoch}
 	if v.Rack != nil {
 		b.Rack = *v.Rack
 	}
@@ -176,6 +184,9 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 	}
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
+	if e := s.BrokerEpoch(); e > 0 {
+		info.PreviousEpoch = e // registered by this process before: nothing lost
+	}
 	if err := s.register(ctx, sess, info); err != nil {
 		s.leaseLost(sess, err)
 		return err
@@ -221,12 +232,16 @@ func (s *Store) reregister(ctx context.Context, sess *concurrency.Session) error
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
 	s.mu.Lock()
-	info := s.broker
+	info, epoch := s.broker, s.brokerEpoch
 	s.mu.Unlock()
 	if info == nil {
 		return nil
 	}
-	return s.register(ctx, sess, *info)
+	again := *info
+	if epoch > 0 {
+		again.PreviousEpoch = epoch // the same process: nothing lost
+	}
+	return s.register(ctx, sess, again)
 }
 
 // register writes info bound to sess's lease. A registration held by one

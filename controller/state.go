@@ -11,9 +11,18 @@ import (
 // PartitionState is the leader and ISR of one partition, stored under
 // /brokers/topics/<topic>/partitions/<p>/state.
 type PartitionState struct {
-	Leader          int32 // -1: none
-	LeaderEpoch     int32
-	ISR             []int32
+	Leader      int32 // -1: none
+	LeaderEpoch int32
+	ISR         []int32
+	// ELR are the eligible leader replicas (KIP-966, internal/elr): out of
+	// the ISR since it fell below min.insync.replicas, each holding every
+	// committed record; one may lead once the ISR is empty.
+	ELR []int32
+	// LastKnownELR is, while the ISR is empty, the last leader (Kafka's
+	// last known leader in balanced recovery): elected when it returns and
+	// neither the ISR nor the ELR has a replica, even after an unclean
+	// shutdown.
+	LastKnownELR    []int32
 	ControllerEpoch int32 // epoch of the controller that last elected a leader
 	// Version is the etcd mod revision of the state key: the compare value
 	// for UpdatePartitionState (ZooKeeper's znode version).
@@ -27,6 +36,9 @@ type stateValue struct {
 	Version         int     `json:"version"`
 	LeaderEpoch     int32   `json:"leader_epoch"`
 	ISR             []int32 `json:"isr"`
+	// samsa's own, as Kafka's PartitionRecord has them.
+	ELR          []int32 `json:"eligible_leader_replicas,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 func encodeState(st PartitionState) ([]byte, error) {
@@ -40,6 +52,8 @@ func encodeState(st PartitionState) ([]byte, error) {
 		Version:         1,
 		LeaderEpoch:     st.LeaderEpoch,
 		ISR:             isr,
+		ELR:             st.ELR,
+		LastKnownELR:    st.LastKnownELR,
 	})
 }
 
@@ -52,6 +66,8 @@ func decodeState(data []byte) (PartitionState, error) {
 		Leader:          v.Leader,
 		LeaderEpoch:     v.LeaderEpoch,
 		ISR:             v.ISR,
+		ELR:             v.ELR,
+		LastKnownELR:    v.LastKnownELR,
 		ControllerEpoch: v.ControllerEpoch,
 	}, nil
 }

@@ -106,7 +106,8 @@ type Store struct {
 	leadSess *concurrency.Session          // guarded by mu; the session that election was won in
 	epoch    int32                         // guarded by mu; controller epoch of that win
 
-	brokerEpoch int64 // guarded by mu; create revision of our registration
+	brokerEpoch int64            // guarded by mu; create revision of our registration
+	ctrlCfg     ControllerConfig // guarded by mu; the configuration RunController runs with
 }
 
 // Open connects to etcd, reads or creates the cluster id, and takes a
