@@ -136,7 +136,9 @@ func TestUncleanShutdownLeavesELR(t *testing.T) {
 	}
 	awaitState("3 offline", func(st PartitionState) bool { return slices.Equal(st.ISR, []int32{1, 2}) })
 	s2.abandon()
-	awaitState("2 dead", func(st PartitionState) bool { return slices.Equal(st.ISR, []int32{1}) && slices.Equal(st.ELR, []int32{2}) })
+	awaitState("2 dead", func(st PartitionState) bool {
+		return slices.Equal(st.ISR, []int32{1}) && slices.Equal(st.ELR, []int32{2})
+	})
 	s1.abandon()
 	awaitState("1 dead", func(st PartitionState) bool {
 		return st.Leader == -1 && len(st.ISR) == 0 && slices.Equal(st.ELR, []int32{1, 2}) && slices.Equal(st.LastKnownELR, []int32{1})
