@@ -104,7 +104,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			// acknowledging it now loses it if this leader's tail is cut
 			// (Kafka's DelayedProduce waits for its offsets too).
 			if err == nil && req.Acks == -1 {
-				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, minISR: t.minISR, ti: len(resp.Topics), pi: len(st.Partitions) - 1})
+				waits = append(waits, waiter{p: p, need: res.LastOffset + 1, minISR: t.effectiveMinISR(p), ti: len(resp.Topics), pi: len(st.Partitions) - 1})
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -185,7 +185,7 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 	}
 	if req.Acks == -1 {
 		_, _, _, isr := p.State()
-		if len(isr) < t.minISR {
+		if len(isr) < t.effectiveMinISR(p) {
 			return logstore.AppendResult{}, kerr.NotEnoughReplicas
 		}
 	}

@@ -62,14 +62,14 @@ func (b *Broker) appendTxnMarker(t *topic, p *partition, mk logstore.Marker, now
 	if _, _, err := b.replicas.Leading(p, -1); err != nil {
 		return pendingMarker{}, err
 	}
-	if _, _, _, isr := p.State(); len(isr) < t.minISR {
+	if _, _, _, isr := p.State(); len(isr) < t.effectiveMinISR(p) {
 		return pendingMarker{}, kerr.NotEnoughReplicas
 	}
 	res, err := b.replicas.AppendMarker(p, mk, now)
 	if err != nil {
 		return pendingMarker{}, err
 	}
-	return pendingMarker{p: p, t: t, mk: mk, need: res.LastOffset + 1, minISR: t.minISR}, nil
+	return pendingMarker{p: p, t: t, mk: mk, need: res.LastOffset + 1, minISR: t.effectiveMinISR(p)}, nil
 }
 
 // awaitTxnMarker waits until the marker is replicated to the ISR, then

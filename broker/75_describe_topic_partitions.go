@@ -112,6 +112,10 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *request) (k
 			rp.ErrorCode, rp.Partition, rp.LeaderID, rp.LeaderEpoch = mp.ErrorCode, mp.Partition, mp.Leader, mp.LeaderEpoch
 			rp.Replicas, rp.ISR, rp.OfflineReplicas = mp.Replicas, mp.ISR, mp.OfflineReplicas
 			rp.EligibleLeaderReplicas, rp.LastKnownELR = []int32{}, []int32{}
+			if int(mp.Partition) < len(t.parts) {
+				elr, lastKnown := t.parts[mp.Partition].ELR()
+				rp.EligibleLeaderReplicas, rp.LastKnownELR = append(rp.EligibleLeaderReplicas, elr...), append(rp.LastKnownELR, lastKnown...)
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		slices.SortFunc(rt.Partitions, func(a, b kmsg.DescribeTopicPartitionsResponseTopicPartition) int {

@@ -17,6 +17,9 @@ type feature struct {
 // (which reads ApiVersions) see. Every broker of a cluster runs the same
 // table, so the finalized levels are the cluster's.
 var features = []feature{
+	// eligible.leader.replicas.version 1: KIP-966's eligible leader
+	// replicas, as Kafka 4.1 and later finalize them on a new cluster.
+	{name: "eligible.leader.replicas.version", minLevel: 0, maxLevel: 1, finalized: 1},
 	// group.version 1: the KIP-848 consumer group protocol is served.
 	{name: "group.version", minLevel: 0, maxLevel: 1, finalized: 1},
 	// share.version 2: KIP-932 share groups are served, as Kafka 4.4

@@ -12,6 +12,7 @@ import (
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/elr"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/replication"
 )
@@ -37,6 +38,13 @@ type topic struct {
 	// leaderThrottled: leader.replication.throttled.replicas;
 	// followerThrottled: follower.replication.throttled.replicas.
 	leaderThrottled, followerThrottled config.Throttled
+}
+
+// effectiveMinISR is the min.insync.replicas partition p of t is held
+// to: at most its replication factor, as Kafka's effectiveMinIsr (a
+// topic of one replica with min.insync.replicas=2 takes acks=all).
+func (t *topic) effectiveMinISR(p *partition) int {
+	return elr.EffectiveMinISR(t.minISR, p.ReplicationFactor())
 }
 
 // metadata is the broker's cache of cluster metadata, kept in step with etcd
@@ -272,6 +280,7 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 			open := func() *partition {
 				p := replication.NewPartition(name, et.ID, int32(i), nil)
 				p.SetState(replState(st), replicas)
+				p.SetMinISR(nt.minISR)
 				if slices.Contains(replicas, b.nodeID) {
 					opening = append(opening, p)
 				}
@@ -292,6 +301,7 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 				continue
 			}
 			p.SetState(replState(st), replicas)
+			p.SetMinISR(nt.minISR)
 			if configChanged && p.Log != nil {
 				p.Log.SetConfig(cfg)
 			}

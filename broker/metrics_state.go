@@ -84,10 +84,10 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 				u = 1
 			}
 			emit(descPartUnderRepl, u, t.name, id)
-			switch {
-			case len(isr) < t.minISR:
+			switch m := t.effectiveMinISR(p); {
+			case len(isr) < m:
 				underMin++
-			case len(isr) == t.minISR:
+			case len(isr) == m:
 				atMin++
 			}
 		}

@@ -19,23 +19,27 @@ type partition = replication.Partition
 
 // replState is the replica manager's form of a partition state from etcd.
 func replState(st controller.PartitionState) replication.State {
-	return replication.State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR,
-		ControllerEpoch: st.ControllerEpoch, Version: st.Version}
+	return replication.State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, ELR: st.ELR,
+		LastKnownELR: st.LastKnownELR, ControllerEpoch: st.ControllerEpoch, Version: st.Version}
+}
+
+// storeState is the store's form of a state the replica manager writes.
+func storeState(st replication.State) controller.PartitionState {
+	return controller.PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, ISR: st.ISR, ELR: st.ELR,
+		LastKnownELR: st.LastKnownELR, ControllerEpoch: st.ControllerEpoch, Version: st.Version}
 }
 
 // stateStore gives the replica manager the controller's etcd store.
 type stateStore struct{ b *Broker }
 
 func (s stateStore) WriteState(ctx context.Context, topic string, p int32, st replication.State) (int64, error) {
-	return s.b.store.UpdatePartitionState(ctx, topic, p, controller.PartitionState{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
-		ISR: st.ISR, ControllerEpoch: st.ControllerEpoch, Version: st.Version})
+	return s.b.store.UpdatePartitionState(ctx, topic, p, storeState(st))
 }
 
 func (s stateStore) WriteStates(ctx context.Context, ws []replication.StateWrite) (int64, error) {
 	us := make([]controller.StateUpdate, len(ws))
 	for i, w := range ws {
-		us[i] = controller.StateUpdate{Topic: w.Topic, Partition: w.Partition, State: controller.PartitionState{Leader: w.State.Leader,
-			LeaderEpoch: w.State.LeaderEpoch, ISR: w.State.ISR, ControllerEpoch: w.State.ControllerEpoch, Version: w.State.Version}}
+		us[i] = controller.StateUpdate{Topic: w.Topic, Partition: w.Partition, State: storeState(w.State)}
 	}
 	return s.b.store.UpdatePartitionStates(ctx, us)
 }
@@ -45,9 +49,18 @@ func (s stateStore) BrokerEpochs(ctx context.Context) (map[int32]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A registration the controller has not accepted yet (KIP-966: it
+	// may follow an unclean shutdown, which takes the broker out of every
+	// ISR first) does not join an ISR.
+	accepted, err := s.b.store.AcceptedEpochs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[int32]int64, len(bs))
 	for _, bi := range bs {
-		out[bi.ID] = bi.Epoch
+		if accepted[bi.ID] == bi.Epoch {
+			out[bi.ID] = bi.Epoch
+		}
 	}
 	return out, nil
 }
@@ -108,6 +121,14 @@ func (b *Broker) newFetchers() *replication.Manager {
 // keeps partitions led (controller.RunController).
 func (b *Broker) runController(ctx context.Context) {
 	b.store.RunController(ctx, controller.ControllerConfig{
+		// The topic's min.insync.replicas over the broker's (dynamic) default.
+		MinISR: func(configs map[string]string) int {
+			ts, err := b.cfg().TopicSettings(configs)
+			if err != nil {
+				ts, _ = b.cfg().TopicSettings(nil) // a bad override: the default
+			}
+			return int(ts.MinInsyncReplicas)
+		},
 		UncleanElection:   b.settings.UncleanLeaderElection,
 		AutoRebalance:     b.settings.AutoLeaderRebalance,
 		RebalanceInterval: b.settings.LeaderImbalanceCheckInterval,

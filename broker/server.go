@@ -280,7 +280,11 @@ func (b *Broker) Start() (err error) {
 	if err := b.startGroupConfigs(ctx); err != nil {
 		return fmt.Errorf("broker: group configs: %w", err)
 	}
-	if err := b.register(); err != nil {
+	prevEpoch, err := b.takeCleanShutdown()
+	if err != nil {
+		return err
+	}
+	if err := b.register(prevEpoch); err != nil {
 		return err
 	}
 	registered = time.Since(start)
@@ -350,12 +354,14 @@ func (b *Broker) Start() (err error) {
 // (broker.rack). After a crash (kill -9) the previous registration lives
 // on until its lease expires, as a ZooKeeper ephemeral node did: wait for
 // that, up to initial.broker.registration.timeout.ms, rather than fail.
-func (b *Broker) register() error {
+// prevEpoch is the epoch the previous process shut down cleanly in, -1
+// after an unclean shutdown (takeCleanShutdown).
+func (b *Broker) register(prevEpoch int64) error {
 	wait := b.settings.InitialRegistrationTimeout
 	ctx, cancel := context.WithTimeout(b.ctx, wait)
 	defer cancel()
 	first := b.advertised[0]
-	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack}
+	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack, PreviousEpoch: prevEpoch}
 	for _, l := range b.advertised {
 		info.Endpoints = append(info.Endpoints, controller.Endpoint{Listener: l.Name, SecurityProtocol: l.Protocol, Host: l.Host, Port: l.Port})
 	}
@@ -540,6 +546,10 @@ func (b *Broker) shutdown(clean bool) error {
 		b.fetchers.Close()
 	}
 	var errs []error
+	var epoch int64 // of this registration, for the clean shutdown file
+	if b.store != nil {
+		epoch = b.store.BrokerEpoch()
+	}
 	if b.store != nil && clean {
 		errs = append(errs, b.store.Close())
 	} else if b.store != nil {
@@ -548,7 +558,11 @@ func (b *Broker) shutdown(clean bool) error {
 	if clean && b.replicas != nil {
 		b.replicas.CheckpointHWs()
 	}
-	errs = append(errs, b.meta.closeAll(clean))
+	if err := b.meta.closeAll(clean); err != nil {
+		errs = append(errs, err)
+	} else if clean && epoch > 0 {
+		errs = append(errs, b.markCleanShutdown(epoch))
+	}
 	if b.embedded != nil {
 		errs = append(errs, b.embedded.Close())
 	}

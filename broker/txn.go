@@ -102,7 +102,7 @@ func (l txnLog) Append(ctx context.Context, partition, epoch int32, key, value [
 		return kerr.UnknownTopicOrPartition
 	}
 	if p := b.meta.partition(txnTopic, partition); p != nil {
-		if _, _, _, isr := p.State(); len(isr) < t.minISR {
+		if _, _, _, isr := p.State(); len(isr) < t.effectiveMinISR(p) {
 			return kerr.NotEnoughReplicas
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/samsa-io/samsa/internal/elr"
 	"github.com/samsa-io/samsa/logstore"
 )
 
@@ -19,10 +20,14 @@ var (
 
 // State is a partition's state as the controller records it (in etcd).
 type State struct {
-	Leader          int32 // -1: none
-	LeaderEpoch     int32
-	ISR             []int32
-	ControllerEpoch int32 // epoch of the controller that last elected a leader
+	Leader      int32 // -1: none
+	LeaderEpoch int32
+	ISR         []int32
+	// ELR and LastKnownELR are KIP-966's eligible leader replicas and last
+	// known leader (controller.PartitionState): a leader's ISR write keeps
+	// them by internal/elr's rules.
+	ELR, LastKnownELR []int32
+	ControllerEpoch   int32 // epoch of the controller that last elected a leader
 	// Version is the store's revision of the state: the compare value of
 	// an ISR write (ZooKeeper's znode version).
 	Version int64
@@ -52,6 +57,9 @@ type Partition struct {
 	mu          sync.Mutex
 	replicas    []int32               // guarded by mu
 	isr         []int32               // guarded by mu
+	elr         []int32               // guarded by mu; KIP-966's eligible leader replicas
+	lastKnown   []int32               // guarded by mu; KIP-966's last known leader
+	minISR      int                   // guarded by mu; min.insync.replicas of its topic (0: 1)
 	joining     []int32               // guarded by mu; being added to the ISR: counted for the HW already
 	leader      int32                 // guarded by mu
 	leaderEpoch int32                 // guarded by mu
@@ -166,10 +174,38 @@ func (p *Partition) SetState(st State, replicas []int32) {
 	changed := p.leader != st.Leader || p.leaderEpoch != st.LeaderEpoch || !slices.Equal(p.isr, st.ISR)
 	p.leader, p.leaderEpoch = st.Leader, st.LeaderEpoch
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(st.ISR)
+	p.elr, p.lastKnown = slices.Clone(st.ELR), slices.Clone(st.LastKnownELR)
 	p.version, p.ctrlEpoch = st.Version, st.ControllerEpoch
 	if changed {
 		p.signalLocked()
 	}
+}
+
+// ELR returns KIP-966's eligible leader replicas and last known leader.
+func (p *Partition) ELR() (elr, lastKnown []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.elr, p.lastKnown
+}
+
+// SetMinISR records the min.insync.replicas of the partition's topic:
+// while led here, its high watermark does not advance while the ISR is
+// smaller (Kafka 3.7 and later, KIP-966), and an ISR write keeps the ELR
+// by it.
+func (p *Partition) SetMinISR(n int) {
+	p.mu.Lock()
+	changed := p.minISR != n
+	p.minISR = n
+	p.mu.Unlock()
+	if changed {
+		p.updateHW()
+	}
+}
+
+// effectiveMinISRLocked is the min ISR the partition is held to (at most
+// its replication factor). Caller holds p.mu.
+func (p *Partition) effectiveMinISRLocked() int {
+	return elr.EffectiveMinISR(p.minISR, len(p.replicas))
 }
 
 // CheckLeaderEpoch validates a client's current leader epoch (KIP-320)
@@ -229,6 +265,13 @@ func (p *Partition) updateHW() {
 func (p *Partition) computeHW() bool {
 	p.mu.Lock()
 	lead, isr := p.lead, p.isr
+	if len(isr) < p.effectiveMinISRLocked() {
+		// Under min ISR the high watermark stays (Kafka's
+		// maybeIncrementLeaderHW): what the ISR left behind stays
+		// committed on the replicas that left it, the ELR.
+		p.mu.Unlock()
+		return false
+	}
 	if len(p.joining) > 0 {
 		// Kafka's maximal ISR: a follower being added must hold what is
 		// acknowledged from now on, as it may lead once the write lands.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/elr"
 	"github.com/samsa-io/samsa/logstore"
 )
 
@@ -439,7 +440,7 @@ func (m *ReplicaManager) changeISRs(ctx context.Context, parts []*Partition) {
 	var batch []isrChange
 	for _, p := range parts {
 		p.mu.Lock()
-		ls, isr := p.lead, p.isr
+		ls, isr, oldELR, minISR := p.lead, p.isr, p.elr, p.effectiveMinISRLocked()
 		st := State{Leader: p.leader, LeaderEpoch: p.leaderEpoch, ControllerEpoch: p.ctrlEpoch, Version: p.version}
 		p.mu.Unlock()
 		if ls == nil || st.Leader != m.cfg.NodeID || st.Version == 0 {
@@ -450,6 +451,9 @@ func (m *ReplicaManager) changeISRs(ctx context.Context, parts []*Partition) {
 			continue
 		}
 		st.ISR = want
+		// The leader leads: no last known leader; the ELR as the
+		// controller would keep it.
+		st.ELR = elr.Next(isr, oldELR, want, minISR, nil)
 		c := isrChange{p: p, st: st, from: isr}
 		for _, r := range want {
 			if !slices.Contains(isr, r) {
@@ -520,6 +524,7 @@ func (m *ReplicaManager) isrWritten(c isrChange, rev int64) {
 	p.mu.Lock()
 	if p.version == st.Version && p.leaderEpoch == st.LeaderEpoch {
 		p.isr, p.version = slices.Clone(st.ISR), rev
+		p.elr, p.lastKnown = slices.Clone(st.ELR), nil
 	}
 	p.mu.Unlock()
 	p.advanceHW()
