@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -204,4 +205,24 @@ func listEnd(t *testing.T, addr, topic string) int64 {
 		return nil
 	})
 	return end
+}
+
+// min.insync.replicas above a topic's replication factor is capped at it,
+// as Kafka's effective min ISR: an acks=all write to a topic of one
+// replica with min.insync.replicas 2 is acknowledged, and consumed.
+func TestMinISRCappedAtReplicationFactor(t *testing.T) {
+	n := admBroker(t, nil)
+	topic := admTopic("capped")
+	adm := kadm.NewClient(admClient(t, n.Addr()))
+	resp, err := adm.CreateTopic(testCtx(t, 30*time.Second), 1, 1, map[string]*string{"min.insync.replicas": strp("2")}, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("CreateTopic: %v %v", err, resp.Err)
+	}
+	cl := admClient(t, n.Addr(), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err := cl.ProduceSync(testCtx(t, 30*time.Second), &kgo.Record{Topic: topic, Value: []byte("one")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all to one replica with min.insync.replicas 2: %v, want acknowledged", err)
+	}
+	if end := listEnd(t, n.Addr(), topic); end != 1 {
+		t.Fatalf("high watermark %d, want 1", end)
+	}
 }
