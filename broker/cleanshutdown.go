@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // cleanShutdownName is the file a clean shutdown leaves in each of
@@ -51,7 +53,7 @@ func (b *Broker) takeCleanShutdown() (int64, error) {
 		if err := os.Remove(path); err != nil {
 			return 0, fmt.Errorf("broker: removing %s: %w", path, err)
 		}
-		if err := syncDir(dir); err != nil {
+		if err := logstore.OS.SyncDir(dir); err != nil {
 			return 0, fmt.Errorf("broker: removing %s: %w", path, err)
 		}
 	}
@@ -90,23 +92,11 @@ func (b *Broker) markCleanShutdown(epoch int64) error {
 			if err := os.Rename(tmp, path); err != nil {
 				return err
 			}
-			return syncDir(dir)
+			return logstore.OS.SyncDir(dir)
 		}()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("broker: writing %s: %w", path, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
