@@ -15,7 +15,8 @@ import (
 // KIP-101, scenario 1: a follower restarts with a stale high watermark (it
 // had not yet learnt that its last records were committed), rejoins, and
 // then becomes the only replica left to lead. It must not have cut its log
-// to that high watermark: every acknowledged record is still there.
+// to that high watermark: every acknowledged record is still there, and
+// read once a second replica is back in the ISR.
 func TestClusterKIP101StaleHighWatermarkFollowerLeads(t *testing.T) {
 	c := testutil.StartCluster(t, 3, nil)
 	const topic = "kip101"
@@ -54,6 +55,12 @@ func TestClusterKIP101StaleHighWatermarkFollowerLeads(t *testing.T) {
 	if got.Leader != b {
 		t.Fatalf("leader %d, want %d", got.Leader, b)
 	}
+	// Alone in the ISR, below min.insync.replicas 2, b's high watermark
+	// stays where it was (Kafka 3.7 and later). The other follower
+	// returns and follows b's log (it would cut what b had cut), and the
+	// high watermark reaches every acknowledged record.
+	c.Node(other).Restart()
+	waitISR(t, c, topic, 0, 2, 60*time.Second)
 	checkAcked(t, c, topic, 0, acked)
 }
 

@@ -330,10 +330,11 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 		}
 		wantCode(t, "EndTxn", resp.ErrorCode, nil)
 	}
-	committed := func() int64 {
+	// committed waits for the group's committed offset to be want: the
+	// marker that applies a transaction's offsets is written after EndTxn
+	// answers. why says what another offset means.
+	committed := func(want int64, why string) {
 		t.Helper()
-		var at int64
-		// The marker's offsets apply once it is written.
 		poll.Eventually(t, 10*time.Second, func() error {
 			fetched, err := adm.FetchOffsets(ctx, group)
 			if err != nil {
@@ -343,10 +344,11 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 			if !ok || o.Err != nil {
 				return fmt.Errorf("committed offset of %s-0: %+v (found %v)", topic, o, ok)
 			}
-			at = o.At
+			if o.At != want {
+				return fmt.Errorf("committed %d, want %d: %s", o.At, want, why)
+			}
 			return nil
 		})
-		return at
 	}
 
 	// A first transaction: the client knows the group's coordinator.
@@ -355,9 +357,7 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit 10: %v", err)
 	}
 	endTxn()
-	if at := committed(); at != 10 {
-		t.Fatalf("committed %d after the first transaction, want 10", at)
-	}
+	committed(10, "the first transaction's offset")
 
 	addOffsets()
 	d.giveUp(t, ctx, "TxnOffsetCommit", commit, 100)
@@ -365,9 +365,7 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit 100 after the heal: %v", err)
 	}
 	endTxn()
-	if at := committed(); at != 100 {
-		t.Fatalf("committed %d after the second transaction, want 100", at)
-	}
+	committed(100, "the second transaction's offset")
 
 	addOffsets()
 	if err := commit(ctx, 200); err != nil {
@@ -377,9 +375,7 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 		t.Fatal("the client closed no connection it had written to during the cut")
 	}
 	endTxn()
-	if at := committed(); at != 200 {
-		t.Fatalf("committed offset went back from 200 to %d: the TxnOffsetCommit given up on was applied with the next transaction", at)
-	}
+	committed(200, "the TxnOffsetCommit given up on was applied with the next transaction")
 
 	// The producer's TxnOffsetCommits on its newest connection are still
 	// applied.
@@ -388,7 +384,5 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 		t.Fatalf("TxnOffsetCommit 300: %v", err)
 	}
 	endTxn()
-	if at := committed(); at != 300 {
-		t.Fatalf("committed %d, want 300", at)
-	}
+	committed(300, "the newest connection's TxnOffsetCommit")
 }
