@@ -36,12 +36,28 @@ type shareStore struct {
 	b *Broker
 
 	mu     sync.Mutex
-	loaded map[int32]int32 // state partition -> leader epoch its snapshots were loaded at
-	snaps  map[share.Key]share.Snapshot
+	loaded map[int32]int32              // guarded by mu; state partition -> leader epoch its snapshots were loaded at
+	snaps  map[share.Key]share.Snapshot // guarded by mu
+	// parts serialise the reads and writes of each state partition: a
+	// write's fencing check, its append and the cache's update happen
+	// as one, and a load's replay sees every write before it.
+	parts map[int32]*sync.Mutex // guarded by mu
 }
 
 func newShareStore(b *Broker) *shareStore {
-	return &shareStore{b: b, loaded: map[int32]int32{}, snaps: map[share.Key]share.Snapshot{}}
+	return &shareStore{b: b, loaded: map[int32]int32{}, snaps: map[share.Key]share.Snapshot{}, parts: map[int32]*sync.Mutex{}}
+}
+
+// partLock is the lock of state partition part.
+func (s *shareStore) partLock(part int32) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.parts[part]
+	if l == nil {
+		l = new(sync.Mutex)
+		s.parts[part] = l
+	}
+	return l
 }
 
 // partitionFor is the __share_group_state partition of k (Kafka's
@@ -157,6 +173,14 @@ func (s *shareStore) Write(ctx context.Context, k share.Key, snap share.Snapshot
 // readLocal is the latest snapshot of k in a state partition this broker
 // leads at epoch, loading the partition first when this epoch has not.
 func (s *shareStore) readLocal(ctx context.Context, k share.Key, epoch int32) (share.Snapshot, bool, error) {
+	l := s.partLock(s.partitionFor(k))
+	l.Lock()
+	defer l.Unlock()
+	return s.readLocked(ctx, k, epoch)
+}
+
+// readLocked is readLocal with k's state partition locked.
+func (s *shareStore) readLocked(ctx context.Context, k share.Key, epoch int32) (share.Snapshot, bool, error) {
 	part := s.partitionFor(k)
 	s.mu.Lock()
 	loaded, ok := s.loaded[part]
@@ -216,10 +240,15 @@ func (s *shareStore) load(ctx context.Context, part, epoch int32) error {
 }
 
 // writeLocal appends k's snapshot to its state partition, led here at
-// epoch.
+// epoch. Writes of one state partition go one at a time: two writers
+// checked against the same state would both pass, and the older one
+// could land last.
 func (s *shareStore) writeLocal(ctx context.Context, k share.Key, epoch int32, snap share.Snapshot) error {
 	part := s.partitionFor(k)
-	cur, ok, err := s.readLocal(ctx, k, epoch)
+	l := s.partLock(part)
+	l.Lock()
+	defer l.Unlock()
+	cur, ok, err := s.readLocked(ctx, k, epoch)
 	if err != nil {
 		return err
 	}

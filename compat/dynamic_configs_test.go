@@ -3,6 +3,7 @@ package compat
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,10 +163,15 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 			t.Fatalf("delete message.max.bytes on %q: %v", name, err)
 		}
 	}
-	c, _ = brokerConfig(t, adm2, "1", "message.max.bytes")
-	if c.Source != kmsg.ConfigSourceDefaultConfig {
-		t.Errorf("after deleting both: message.max.bytes %q from %v, want the default", c.MaybeValue(), c.Source)
-	}
+	// The broker applies a change through its etcd watch (as Kafka's
+	// brokers do through the metadata log): poll.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		c, _ := brokerConfig(t, adm2, "1", "message.max.bytes")
+		if c.Source != kmsg.ConfigSourceDefaultConfig {
+			return fmt.Errorf("after deleting both: message.max.bytes %q from %v, want the default", c.MaybeValue(), c.Source)
+		}
+		return nil
+	})
 }
 
 // A dynamic default set on one broker reaches the others through the
