@@ -25,6 +25,7 @@ import (
 //	DeleteGroups             Delete on each group
 //	OffsetDelete             Delete on the group, Read on each topic
 //	OffsetCommit             (Read on the group in authz.go) Read on each topic
+//	                         (v10: by the name its id has)
 //	OffsetFetch              Describe on each group (before v8 in authz.go),
 //	                         Describe on each topic (the others left out)
 //	ConsumerGroupHeartbeat   Read on the group, Describe on subscribed topics
@@ -452,11 +453,17 @@ func (b *Broker) authzOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) au
 	}
 	var refused []kmsg.OffsetCommitResponseTopic
 	req.Topics = keepIf(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
-		if t.Topic == "" || b.may(r, security.OpRead, security.ResourceTopic, t.Topic) {
-			return true // by topic id (v10): the handler resolves it
+		name := t.Topic
+		if r.hdr.Version >= 10 { // by topic id: checked by the name it has
+			if name = b.topicNameOf(t.TopicID); name == unknownTopicName {
+				return true // the handler's UNKNOWN_TOPIC_ID
+			}
+		}
+		if b.may(r, security.OpRead, security.ResourceTopic, name) {
+			return true
 		}
 		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		rt.Topic, rt.TopicID = name, t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code

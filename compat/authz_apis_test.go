@@ -2,6 +2,7 @@ package compat
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -282,5 +283,26 @@ func TestJavaAdminAuthorizationGaps(t *testing.T) {
 		if !strings.Contains(out, c.want) {
 			t.Errorf("%s: %s, want %s", c.args[0], lastLines(out, 10), c.want)
 		}
+	}
+}
+
+// OffsetCommit v10 names topics by id only. bob (Read on g1 and t1, not
+// on t2) commits t1, t2 and an unknown id: as Kafka 4.4 answers
+// (KafkaApis resolves the ids to names before it authorizes), t2 is
+// TOPIC_AUTHORIZATION_FAILED and its offset stays, the unknown id is
+// UNKNOWN_TOPIC_ID, t1 is committed. (TestAuthorizationKafkaReference
+// asks Kafka the same.)
+func TestOffsetCommitByTopicIDAuthorization(t *testing.T) {
+	e := azSamsa(t)
+	got := e.offsetCommitV10(t, "bob")
+	want := map[string]int16{"t1": 0, "t2": kerr.TopicAuthorizationFailed.Code, "unknown": kerr.UnknownTopicID.Code}
+	if !maps.Equal(got, want) {
+		t.Errorf("OffsetCommit v10 as bob: %v, want %v", got, want)
+	}
+	if at := e.committed(t, "t2"); at != 0 {
+		t.Errorf("g1's offset of t2 is %d after bob's refused commit, want 0", at)
+	}
+	if at := e.committed(t, "t1"); at != 5 {
+		t.Errorf("g1's offset of t1 is %d, want 5", at)
 	}
 }
