@@ -21,6 +21,15 @@ func (b *Broker) handleShareGroupHeartbeat(ctx context.Context, r *request) (kms
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
+	// Kafka refuses the whole heartbeat when one subscribed topic may not
+	// be described.
+	for _, topic := range req.SubscribedTopicNames {
+		if err := b.topicRefusal(r, security.OpDescribe, topic); err != nil {
+			resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return resp, nil
+		}
+	}
 	// The members' partition leaders will need __share_group_state: made
 	// now, its leaders are known by their first fetch (84_share_group_state.go).
 	if err := b.ensureShareStateTopic(ctx); err != nil {

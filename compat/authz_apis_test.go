@@ -306,3 +306,30 @@ func TestOffsetCommitByTopicIDAuthorization(t *testing.T) {
 		t.Errorf("g1's offset of t1 is %d, want 5", at)
 	}
 }
+
+// ShareGroupHeartbeat subscribing to a topic the member may not describe:
+// Kafka 4.4 answers TOPIC_AUTHORIZATION_FAILED (after Read on the group),
+// before the group coordinator sees the heartbeat.
+func TestShareGroupHeartbeatTopicAuthorization(t *testing.T) {
+	e := azSamsa(t)
+	hb := func(user string, topics ...string) int16 {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.Version, req.GroupID, req.MemberID, req.MemberEpoch = 1, "g1", "m-"+user, 0
+		req.SubscribedTopicNames = topics
+		return e.dial(t, user).roundTrip(req).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+	}
+	for _, c := range []struct {
+		user   string
+		topics []string
+		want   int16
+	}{
+		{"alice", []string{"t1"}, kerr.GroupAuthorizationFailed.Code},
+		{"bob", []string{"t2"}, kerr.TopicAuthorizationFailed.Code},
+		{"bob", []string{"t1", "t2"}, kerr.TopicAuthorizationFailed.Code},
+		{"bob", []string{"missing"}, kerr.TopicAuthorizationFailed.Code},
+	} {
+		if got := hb(c.user, c.topics...); got != c.want {
+			t.Errorf("ShareGroupHeartbeat as %s subscribing %v: %v, want %v", c.user, c.topics, kerr.ErrorForCode(got), kerr.ErrorForCode(c.want))
+		}
+	}
+}
