@@ -46,6 +46,7 @@ import (
 //	AddPartitionsToTxn v4+, WriteTxnMarkers  ClusterAction
 //	DescribeTransactions     Describe on each id, topics filtered by Describe
 //	ListTransactions         the ids described
+//	Describe/Alter/DeleteShareGroupOffsets  in authz_share.go
 
 // Kafka's Errors messages, where Kafka sends them.
 const (
@@ -332,7 +333,10 @@ func (b *Broker) authorizeRequest(r *request) (kmsg.Response, authzMerge) {
 			dr.Topics = append(dr.Topics, refused...)
 		})
 	}
-	return b.authorizeTxnRequest(r)
+	if resp, merge := b.authorizeShareRequest(r); resp != nil || merge != nil { // authz_share.go
+		return resp, merge
+	}
+	return b.authorizeTxnRequest(r) // authz_txn.go
 }
 
 func (b *Broker) authzFindCoordinator(r *request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, authzMerge) {

@@ -333,3 +333,89 @@ func TestShareGroupHeartbeatTopicAuthorization(t *testing.T) {
 		}
 	}
 }
+
+// The share-group offset admin APIs as Kafka 4.4's KafkaApis authorizes
+// them: AlterShareGroupOffsets needs Read on the group (not Delete) and
+// Read on each topic, DeleteShareGroupOffsets Delete on the group and
+// Read on each topic, DescribeShareGroupOffsets Describe on the group and
+// on each topic.
+func TestShareGroupOffsetsAuthorization(t *testing.T) {
+	e := azSamsa(t)
+	ops := func(o ...kadm.ACLOperation) []kadm.ACLOperation { return o }
+	// bob: Read on sg1 too; alice: Delete on sg1 and Describe on t1, no Read.
+	e.grant(t, "bob", (*kadm.ACLBuilder).Groups, "sg1", ops(kadm.OpRead), func() error { return nil })
+	e.grant(t, "alice", (*kadm.ACLBuilder).Topics, "t1", ops(kadm.OpDescribe), func() error { return nil })
+	e.grant(t, "alice", (*kadm.ACLBuilder).Groups, "sg1", ops(kadm.OpDelete), func() error {
+		req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		req.GroupID = "sg1"
+		if code := e.dial(t, "alice").roundTrip(req).(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode; code == kerr.GroupAuthorizationFailed.Code {
+			return errors.New("alice's Delete on sg1 not applied yet")
+		}
+		return nil
+	})
+	e.shareGroup(t, "bob", "sg1")
+
+	alter := func(user string, topics ...string) (int16, map[string]int16) {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "sg1"
+		for _, name := range topics {
+			rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+			rt.Topic = name
+			rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp := e.dial(t, user).roundTrip(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		out := map[string]int16{}
+		for _, rt := range resp.Topics {
+			out[rt.Topic] = rt.Partitions[0].ErrorCode
+		}
+		return resp.ErrorCode, out
+	}
+	if code, _ := alter("alice", "t1"); code != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("AlterShareGroupOffsets as alice (Delete on the group, no Read): %v, want GROUP_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
+	}
+	code, topics := alter("bob", "t1", "t2")
+	if want := map[string]int16{"t1": 0, "t2": kerr.TopicAuthorizationFailed.Code}; code != 0 || !maps.Equal(topics, want) {
+		t.Errorf("AlterShareGroupOffsets as bob: %v %v, want %v", kerr.ErrorForCode(code), topics, want)
+	}
+
+	del := func(user string) (int16, map[string]int16) {
+		req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		req.GroupID = "sg1"
+		req.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t1"}}
+		resp := e.dial(t, user).roundTrip(req).(*kmsg.DeleteShareGroupOffsetsResponse)
+		out := map[string]int16{}
+		for _, rt := range resp.Topics {
+			out[rt.Topic] = rt.ErrorCode
+		}
+		return resp.ErrorCode, out
+	}
+	if code, _ := del("bob"); code != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("DeleteShareGroupOffsets as bob (Read on the group, no Delete): %v, want GROUP_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
+	}
+	if code, topics := del("alice"); code != 0 || topics["t1"] != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("DeleteShareGroupOffsets as alice (no Read on t1): %v %v, want t1 TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(code), topics)
+	}
+
+	// bob describes sg1 (Read implies Describe): t2 refused by name, left
+	// out of all the group's offsets.
+	describe := func(topics ...string) map[string]int16 {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		rg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		rg.GroupID = "sg1"
+		for _, name := range topics {
+			rg.Topics = append(rg.Topics, kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: name, Partitions: []int32{0}})
+		}
+		req.Groups = append(req.Groups, rg)
+		resp := e.dial(t, "bob").roundTrip(req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		out := map[string]int16{"group": resp.Groups[0].ErrorCode}
+		for _, rt := range resp.Groups[0].Topics {
+			out[rt.Topic] = rt.Partitions[0].ErrorCode
+		}
+		return out
+	}
+	if got, want := describe("t1", "t2"), map[string]int16{"group": 0, "t1": 0, "t2": kerr.TopicAuthorizationFailed.Code}; !maps.Equal(got, want) {
+		t.Errorf("DescribeShareGroupOffsets of t1 and t2 as bob: %v, want %v", got, want)
+	}
+}

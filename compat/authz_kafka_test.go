@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/kafkaref"
@@ -146,4 +147,36 @@ func (e *azEnv) committed(t *testing.T, topic string) int64 {
 		t.Fatalf("g1's offset of %s: %+v", topic, o)
 	}
 	return o.At
+}
+
+// grant gives user ops on resources made by res (a kadm.ACLBuilder method
+// such as Topics or Groups), then waits until ready passes: ACLs reach the
+// broker a moment later.
+func (e *azEnv) grant(t *testing.T, user string, res func(*kadm.ACLBuilder, ...string) *kadm.ACLBuilder, name string, ops []kadm.ACLOperation, ready func() error) {
+	t.Helper()
+	b := res(kadm.NewACLs().Allow("User:"+user).AllowHosts().ResourcePatternType(kadm.ACLPatternLiteral), name).Operations(ops...)
+	if r, err := e.admin.CreateACLs(testCtx(t, 30*time.Second), b); err != nil || r[0].Err != nil {
+		t.Fatalf("CreateACLs: %v %+v", err, r)
+	}
+	testutil.Eventually(t, 30*time.Second, ready)
+}
+
+// shareGroup makes group an empty share group subscribed to t1: user
+// joins it and leaves.
+func (e *azEnv) shareGroup(t *testing.T, user, group string) {
+	t.Helper()
+	c := e.dial(t, user)
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.Version, hb.GroupID, hb.MemberID, hb.MemberEpoch = 1, group, "m-"+group, 0
+	hb.SubscribedTopicNames = []string{"t1"}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if resp := c.roundTrip(hb).(*kmsg.ShareGroupHeartbeatResponse); resp.ErrorCode != 0 {
+			return fmt.Errorf("ShareGroupHeartbeat %s: %v", group, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return nil
+	})
+	hb.MemberEpoch, hb.SubscribedTopicNames = -1, nil
+	if resp := c.roundTrip(hb).(*kmsg.ShareGroupHeartbeatResponse); resp.ErrorCode != 0 {
+		t.Fatalf("ShareGroupHeartbeat leaving %s: %v", group, kerr.ErrorForCode(resp.ErrorCode))
+	}
 }
