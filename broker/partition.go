@@ -136,8 +136,8 @@ func (b *Broker) runController(ctx context.Context) {
 }
 
 // openPartitionLog opens (or creates) the log of partition p of a topic in
-// one of log.dirs (logstore.OpenPartition: where it is, else in the
-// directory holding the fewest partitions).
+// one of log.dirs (logstore.Placer: where it is, else in the directory
+// holding the fewest partitions, counting those being created at once).
 func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
 	dirs := b.onlineLogDirs()
 	if len(dirs) == 0 {
@@ -152,7 +152,7 @@ func (b *Broker) openPartitionLog(name string, id [16]byte, p int32, cfg logstor
 // openPartitionLogIn is openPartitionLog within the given directories.
 func (b *Broker) openPartitionLogIn(dirs []string, name string, id [16]byte, p int32, cfg logstore.Config) (*logstore.Log, error) {
 	cfg.FS, cfg.OnFailure, cfg.OnFlush = b.logFS, b.logFailed, b.metrics.flushed
-	return logstore.OpenPartition(dirs, name, p, id, cfg, b.log)
+	return b.placer.OpenPartition(dirs, name, p, id, cfg, b.log)
 }
 
 // removeOrphanLogs deletes the partition directories (those with a

@@ -60,6 +60,7 @@ type Broker struct {
 	nodeID       int32
 	dial         func(ctx context.Context, network, addr string) (net.Conn, error) // Config.Dial
 	logFS        logstore.FS                                                       // Config.LogFS
+	placer       logstore.Placer                                                   // places new partitions in log.dirs
 
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs

@@ -174,7 +174,7 @@ type Log struct {
 
 	epochs *epochCache // own lock; persisted under appendMu
 	// metaPending is the topic id of a partition.metadata written without
-	// fsync (OpenPartition), made durable at the next flush, roll or
+	// fsync (Placer.OpenPartition), made durable at the next flush, roll or
 	// clean close; nil when none is. Guarded by appendMu.
 	metaPending *[16]byte
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A partition's directory, topic-N under one of the broker's log
@@ -113,16 +114,26 @@ func listPartitionDirs(fs FS, dirs []string) []PartitionDir {
 	return out
 }
 
+// A Placer opens partition logs in a broker's log directories (JBOD, as
+// Kafka's LogManager): a partition where its directory already is, a new
+// one in the directory holding the fewest partitions (the first on a tie).
+// A new partition's directory is chosen and created under one lock, so
+// that logs opened at once see each other's choices: sixteen new
+// partitions opened together over two empty directories alternate, where
+// each choosing before any had created its directory put all sixteen in
+// the first. The zero value is ready for use; a broker has one.
+type Placer struct {
+	mu sync.Mutex // held while a new partition's directory is chosen and created
+}
+
 // OpenPartition opens, or creates, the log of partition p of a topic whose
-// id is id, in one of the log directories dirs (JBOD, as Kafka's
-// LogManager): where its directory already is, else in the directory
-// holding the fewest partitions (Kafka's default placement; the first on a
-// tie). A directory left by an older topic of the same name (another id in
+// id is id, in one of the log directories dirs, where the Placer's doc
+// says. A directory left by an older topic of the same name (another id in
 // its partition.metadata, a topic deleted while this broker was down and
 // created again) is removed first, so the new topic does not inherit its
 // records. partition.metadata is written when missing or stale. All of it
 // goes through cfg.FS.
-func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config, logger *slog.Logger) (*Log, error) {
+func (pl *Placer) OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config, logger *slog.Logger) (*Log, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("logstore: no log directory")
 	}
@@ -152,7 +163,10 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 		}
 	}
 	if dir == "" {
-		dir = filepath.Join(leastLoaded(fs, dirs), name)
+		var err error
+		if dir, err = pl.place(fs, dirs, name); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
+		}
 	}
 	l, err := Open(dir, cfg, logger)
 	if err != nil {
@@ -171,6 +185,15 @@ func OpenPartition(dirs []string, topic string, p int32, id [16]byte, cfg Config
 		l.metaPending = &id // the log is not shared yet
 	}
 	return l, nil
+}
+
+// place chooses the directory of a new partition's log, name, among dirs
+// and creates it, under pl.mu: the next choice counts it.
+func (pl *Placer) place(fs FS, dirs []string, name string) (string, error) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	dir := filepath.Join(leastLoaded(fs, dirs), name)
+	return dir, fs.MkdirAll(dir, 0o755)
 }
 
 // leastLoaded is the directory of dirs holding the fewest partition

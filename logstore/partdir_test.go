@@ -3,6 +3,7 @@ package logstore
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -13,9 +14,10 @@ import (
 func TestOpenPartitionAcrossLogDirs(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	id := [16]byte{1, 2, 3}
+	var pl Placer
 	var logs []*Log
 	for p := range int32(4) {
-		l, err := OpenPartition(dirs, "t", p, id, DefaultConfig(), nil)
+		l, err := pl.OpenPartition(dirs, "t", p, id, DefaultConfig(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func TestOpenPartitionAcrossLogDirs(t *testing.T) {
 		l.Close()
 	}
 	// Reopened where it is, not moved.
-	l, err := OpenPartition([]string{dirs[1], dirs[0]}, "t", 0, id, DefaultConfig(), nil)
+	l, err := pl.OpenPartition([]string{dirs[1], dirs[0]}, "t", 0, id, DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestOpenPartitionAcrossLogDirs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(old, "marker"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err = OpenPartition(dirs, "t", 1, [16]byte{9}, DefaultConfig(), nil)
+	l, err = pl.OpenPartition(dirs, "t", 1, [16]byte{9}, DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +61,44 @@ func TestOpenPartitionAcrossLogDirs(t *testing.T) {
 	found := ListPartitionDirs(dirs)
 	if len(found) != 4 {
 		t.Fatalf("ListPartitionDirs found %d, want 4: %+v", len(found), found)
+	}
+}
+
+// New partitions opened at once (a broker opens the logs of a new topic
+// several at a time) alternate over the log directories as those opened
+// one after another do: each open sees the directories the others chose.
+// Without the Placer's lock every round put most of them in the first.
+func TestOpenPartitionsAtOnceAlternate(t *testing.T) {
+	for round := range 10 {
+		dirs := []string{t.TempDir(), t.TempDir()}
+		var pl Placer
+		const n = 16
+		logs := make([]*Log, n)
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for p := range int32(n) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				logs[p], errs[p] = pl.OpenPartition(dirs, "t", p, [16]byte{1}, DefaultConfig(), nil)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		per := map[string]int{}
+		for p, l := range logs {
+			if errs[p] != nil {
+				t.Fatal(errs[p])
+			}
+			per[filepath.Dir(l.Dir())]++
+			l.Close()
+		}
+		if per[dirs[0]] != n/2 || per[dirs[1]] != n/2 {
+			t.Fatalf("round %d: %d partitions opened at once went %d and %d, want %d and %d",
+				round, n, per[dirs[0]], per[dirs[1]], n/2, n/2)
+		}
 	}
 }
 
@@ -94,8 +134,9 @@ func TestNewPartitionOpensWithoutFsync(t *testing.T) {
 	cfg.FS = fs
 	dirs := []string{t.TempDir()}
 	id := [16]byte{7}
+	var pl Placer
 	fs.Inject(Fault{Ops: OpSync | OpSyncDir, Sticky: true})
-	l, err := OpenPartition(dirs, "t", 0, id, cfg, nil)
+	l, err := pl.OpenPartition(dirs, "t", 0, id, cfg, nil)
 	if err != nil {
 		t.Fatalf("OpenPartition of a new partition with fsync failing: %v", err)
 	}
@@ -111,7 +152,7 @@ func TestNewPartitionOpensWithoutFsync(t *testing.T) {
 	l.Abandon()
 
 	fs.Clear()
-	l, err = OpenPartition(dirs, "t", 1, id, cfg, nil)
+	l, err = pl.OpenPartition(dirs, "t", 1, id, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +164,7 @@ func TestNewPartitionOpensWithoutFsync(t *testing.T) {
 	// A partition reopened after a clean close fsyncs the removal of its
 	// clean-shutdown marker before anything is written.
 	fs.Clear()
-	l, err = OpenPartition(dirs, "t", 2, id, cfg, nil)
+	l, err = pl.OpenPartition(dirs, "t", 2, id, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +172,7 @@ func TestNewPartitionOpensWithoutFsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs.Inject(Fault{Ops: OpSyncDir, Path: PartitionDirName("t", 2)})
-	if _, err := OpenPartition(dirs, "t", 2, id, cfg, nil); err == nil {
+	if _, err := pl.OpenPartition(dirs, "t", 2, id, cfg, nil); err == nil {
 		t.Fatal("reopening a cleanly closed log did not fsync its directory")
 	}
 }
