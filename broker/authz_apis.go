@@ -395,7 +395,7 @@ func (b *Broker) authzDescribeGroups(r *request, req *kmsg.DescribeGroupsRequest
 		if req.IncludeAuthorizedOperations {
 			for i := range dr.Groups {
 				if dr.Groups[i].ErrorCode == 0 {
-					dr.Groups[i].AuthorizedOperations = b.authz.AuthorizedOps(r.principal, aclHost(r), security.ResourceGroup, dr.Groups[i].Group)
+					dr.Groups[i].AuthorizedOperations = b.groupOps(r, dr.Groups[i].Group)
 				}
 			}
 		}
@@ -429,7 +429,7 @@ func (b *Broker) authzConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroupD
 				continue
 			}
 			if req.IncludeAuthorizedOperations {
-				g.AuthorizedOperations = b.authz.AuthorizedOps(r.principal, aclHost(r), security.ResourceGroup, g.Group)
+				g.AuthorizedOperations = b.groupOps(r, g.Group)
 			}
 		}
 		cr.Groups = append(cr.Groups, refused...)

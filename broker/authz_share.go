@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -17,6 +19,11 @@ import (
 //
 // A refused topic is answered only when the group coordinator answers the
 // rest without an error, as Kafka answers.
+//
+// ShareGroupDescribe and StreamsGroupDescribe (Describe on each group, in
+// the handlers) as ConsumerGroupDescribe: the principal's own
+// AuthorizedOperations, and a group using a topic the principal may not
+// describe is TOPIC_AUTHORIZATION_FAILED.
 
 func (b *Broker) authorizeShareRequest(r *request) (kmsg.Response, authzMerge) {
 	switch req := r.body.(type) {
@@ -26,8 +33,93 @@ func (b *Broker) authorizeShareRequest(r *request) (kmsg.Response, authzMerge) {
 		return b.authzAlterShareGroupOffsets(r, req)
 	case *kmsg.DeleteShareGroupOffsetsRequest:
 		return b.authzDeleteShareGroupOffsets(r, req)
+	case *kmsg.ShareGroupDescribeRequest:
+		return nil, b.authzShareGroupDescribe(r, req)
+	case *kmsg.StreamsGroupDescribeRequest:
+		return nil, b.authzStreamsGroupDescribe(r, req)
 	}
 	return nil, nil
+}
+
+// groupOps is a group's AuthorizedOperations for r.
+func (b *Broker) groupOps(r *request, group string) int32 {
+	return b.authz.AuthorizedOps(r.principal, aclHost(r), security.ResourceGroup, group)
+}
+
+// authzShareGroupDescribe: the handler refuses the groups the principal
+// may not describe; a group one of whose members is assigned a topic the
+// principal may not describe is TOPIC_AUTHORIZATION_FAILED and nothing
+// else, and the others carry the principal's own operations on them.
+func (b *Broker) authzShareGroupDescribe(r *request, req *kmsg.ShareGroupDescribeRequest) authzMerge {
+	return func(resp kmsg.Response) {
+		sr := resp.(*kmsg.ShareGroupDescribeResponse)
+		for i := range sr.Groups {
+			g := &sr.Groups[i]
+			if g.ErrorCode != 0 {
+				continue
+			}
+			if req.IncludeAuthorizedOperations {
+				g.AuthorizedOperations = b.groupOps(r, g.GroupID)
+			}
+			for _, m := range g.Members {
+				if slices.ContainsFunc(m.Assignment.TopicPartitions, func(tp kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition) bool {
+					return !b.may(r, security.OpDescribe, security.ResourceTopic, tp.Topic)
+				}) {
+					ng := kmsg.NewShareGroupDescribeResponseGroup()
+					ng.GroupID, ng.ErrorCode = g.GroupID, kerr.TopicAuthorizationFailed.Code
+					ng.ErrorMessage = kmsg.StringPtr("The group has described topic(s) that the client is not authorized to describe.")
+					*g = ng
+					break
+				}
+			}
+		}
+	}
+}
+
+// authzStreamsGroupDescribe is authzShareGroupDescribe for streams
+// groups, whose topics are those of the topology.
+func (b *Broker) authzStreamsGroupDescribe(r *request, req *kmsg.StreamsGroupDescribeRequest) authzMerge {
+	return func(resp kmsg.Response) {
+		sr := resp.(*kmsg.StreamsGroupDescribeResponse)
+		for i := range sr.Groups {
+			g := &sr.Groups[i]
+			if g.ErrorCode != 0 {
+				continue
+			}
+			if req.IncludeAuthorizedOperations {
+				g.AuthorizedOperations = b.groupOps(r, g.Group)
+			}
+			if g.Topology != nil && !b.topologyDescribed(r, g.Topology) {
+				ng := kmsg.NewStreamsGroupDescribeResponseGroup()
+				ng.Group, ng.ErrorCode = g.Group, kerr.TopicAuthorizationFailed.Code
+				ng.ErrorMessage = kmsg.StringPtr("The described group uses topics that the client is not authorized to describe.")
+				*g = ng
+			}
+		}
+	}
+}
+
+// topologyDescribed: the principal may describe every topic of a streams
+// group's topology.
+func (b *Broker) topologyDescribed(r *request, t *kmsg.StreamsGroupDescribeResponseGroupTopology) bool {
+	may := func(name string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, name) }
+	for _, st := range t.Subtopologies {
+		for _, names := range [][]string{st.SourceTopics, st.RepartitionSinkTopics} {
+			for _, n := range names {
+				if !may(n) {
+					return false
+				}
+			}
+		}
+		for _, infos := range [][]kmsg.TopicInfo{st.RepartitionSourceTopics, st.StateChangelogTopics} {
+			for _, ti := range infos {
+				if !may(ti.Topic) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (b *Broker) authzAlterShareGroupOffsets(r *request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, authzMerge) {

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -417,5 +418,46 @@ func TestShareGroupOffsetsAuthorization(t *testing.T) {
 	}
 	if got, want := describe("t1", "t2"), map[string]int16{"group": 0, "t1": 0, "t2": kerr.TopicAuthorizationFailed.Code}; !maps.Equal(got, want) {
 		t.Errorf("DescribeShareGroupOffsets of t1 and t2 as bob: %v, want %v", got, want)
+	}
+}
+
+// A group's AuthorizedOperations are the principal's among READ,
+// DESCRIBE, DELETE, DESCRIBE_CONFIGS and ALTER_CONFIGS, as Kafka 4.x
+// reports them (groups have configs), in DescribeGroups,
+// ConsumerGroupDescribe and ShareGroupDescribe alike: all five for a
+// super user, READ and DESCRIBE for bob with Read on the group.
+func TestGroupAuthorizedOperations(t *testing.T) {
+	e := azSamsa(t)
+	e.consumerGroup(t, "admin", "cg")
+	e.shareGroup(t, "admin", "sg")
+	for _, g := range []string{"cg", "sg"} {
+		e.grant(t, "bob", (*kadm.ACLBuilder).Groups, g, []kadm.ACLOperation{kadm.OpRead}, func() error { return nil })
+	}
+	all := int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete |
+		1<<kmsg.ACLOperationDescribeConfigs | 1<<kmsg.ACLOperationAlterConfigs)
+	read := int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe)
+	for user, want := range map[string]int32{"admin": all, "bob": read} {
+		wantAll := map[string]int32{"DescribeGroups": want, "ConsumerGroupDescribe": want, "ShareGroupDescribe": want}
+		testutil.Eventually(t, 30*time.Second, func() error { // bob's ACLs on cg and sg apply a moment later
+			if got := e.groupOps(t, user); !maps.Equal(got, wantAll) {
+				return fmt.Errorf("%s's operations: %v, want %v", user, got, wantAll)
+			}
+			return nil
+		})
+	}
+
+	// Without an authorizer every operation is allowed.
+	addr := testutil.StartBroker(t, nil).Addr()
+	admin := newAdmin(t, addr)
+	createTopic(t, admin, "t1", 1, nil)
+	off := kadm.Offsets{}
+	off.AddOffset("t1", 0, 0, -1)
+	if resp, err := admin.CommitOffsets(testCtx(t, 30*time.Second), "g1", off); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version, req.Groups, req.IncludeAuthorizedOperations = 5, []string{"g1"}, true
+	if g := admDial(t, addr).roundTrip(req, 5).(*kmsg.DescribeGroupsResponse).Groups[0]; g.ErrorCode != 0 || g.AuthorizedOperations != all {
+		t.Errorf("DescribeGroups without an authorizer: error %d, operations %b, want %b", g.ErrorCode, g.AuthorizedOperations, all)
 	}
 }

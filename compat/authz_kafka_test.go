@@ -180,3 +180,44 @@ func (e *azEnv) shareGroup(t *testing.T, user, group string) {
 		t.Fatalf("ShareGroupHeartbeat leaving %s: %v", group, kerr.ErrorForCode(resp.ErrorCode))
 	}
 }
+
+// consumerGroup makes group a KIP-848 consumer group with one member
+// (user's) subscribed to t1.
+func (e *azEnv) consumerGroup(t *testing.T, user, group string) {
+	t.Helper()
+	c := e.dial(t, user)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, group, "m-"+group, 0, 30000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t1"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if resp := c.roundTrip(hb).(*kmsg.ConsumerGroupHeartbeatResponse); resp.ErrorCode != 0 {
+			return fmt.Errorf("ConsumerGroupHeartbeat %s: %v", group, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return nil
+	})
+}
+
+// groupOps are the AuthorizedOperations DescribeGroups (g1),
+// ConsumerGroupDescribe (cg) and ShareGroupDescribe (sg) answer user, by
+// API name.
+func (e *azEnv) groupOps(t *testing.T, user string) map[string]int32 {
+	t.Helper()
+	c := e.dial(t, user)
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups, dg.IncludeAuthorizedOperations = 5, []string{"g1"}, true
+	cg := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cg.Version, cg.Groups, cg.IncludeAuthorizedOperations = 1, []string{"cg"}, true
+	sg := kmsg.NewPtrShareGroupDescribeRequest()
+	sg.Version, sg.GroupIDs, sg.IncludeAuthorizedOperations = 1, []string{"sg"}, true
+	out := map[string]int32{}
+	if g := c.roundTrip(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; g.ErrorCode == 0 {
+		out["DescribeGroups"] = g.AuthorizedOperations
+	}
+	if g := c.roundTrip(cg).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]; g.ErrorCode == 0 {
+		out["ConsumerGroupDescribe"] = g.AuthorizedOperations
+	}
+	if g := c.roundTrip(sg).(*kmsg.ShareGroupDescribeResponse).Groups[0]; g.ErrorCode == 0 {
+		out["ShareGroupDescribe"] = g.AuthorizedOperations
+	}
+	return out
+}

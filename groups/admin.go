@@ -15,7 +15,11 @@ import (
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
-		resp.Groups = append(resp.Groups, c.describe(id, req.Version))
+		d := c.describe(id, req.Version)
+		if req.IncludeAuthorizedOperations && req.Version >= 3 && d.ErrorCode == 0 {
+			d.AuthorizedOperations = groupAuthorizedOps
+		}
+		resp.Groups = append(resp.Groups, d)
 	}
 	return resp
 }

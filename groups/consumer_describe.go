@@ -24,8 +24,11 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 	return resp
 }
 
-// groupAuthorizedOps: READ, DESCRIBE, DELETE (no authorizer: all allowed).
-var groupAuthorizedOps = int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete)
+// groupAuthorizedOps: READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS and
+// ALTER_CONFIGS, the operations Kafka 4.x applies to a group, all allowed
+// without an authorizer (with one, the broker sets a principal's own).
+var groupAuthorizedOps = int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete |
+	1<<kmsg.ACLOperationDescribeConfigs | 1<<kmsg.ACLOperationAlterConfigs)
 
 func (c *Coordinator) describeConsumer(id string, ops bool) kmsg.ConsumerGroupDescribeResponseGroup {
 	d := kmsg.NewConsumerGroupDescribeResponseGroup()

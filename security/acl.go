@@ -115,7 +115,7 @@ const (
 // Kafka's AuthorizedOperations report them.
 var ResourceOps = map[ResourceType][]Operation{
 	ResourceTopic:           {OpRead, OpWrite, OpCreate, OpDelete, OpAlter, OpDescribe, OpDescribeConfigs, OpAlterConfigs},
-	ResourceGroup:           {OpRead, OpDelete, OpDescribe},
+	ResourceGroup:           {OpRead, OpDelete, OpDescribe, OpDescribeConfigs, OpAlterConfigs},
 	ResourceCluster:         {OpCreate, OpAlter, OpDescribe, OpClusterAction, OpDescribeConfigs, OpAlterConfigs, OpIdempotentWrite},
 	ResourceTransactionalID: {OpWrite, OpDescribe, OpTwoPhaseCommit},
 	ResourceDelegationToken: {OpDescribe},
