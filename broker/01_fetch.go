@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/replication"
+	"github.com/samsa-io/samsa/security"
 )
 
 // fetchPart is one partition of one fetch, in response order.
@@ -41,6 +42,7 @@ type fetchPart struct {
 	committed   bool                    // read_committed: reads up to the last stable offset
 	lastEpoch   int32                   // a follower's last fetched epoch (v12+; -1 none)
 	diverging   *replication.Divergence // a follower's log diverged: answered, not read
+	denied      error                   // not authorized: answered before anything else, never read
 	refused     error                   // a follower's fetch refused before any read
 	closest     bool                    // a consumer's v11+ fetch: a follower may serve it (KIP-392)
 	rack        string                  // the consumer's client.rack (v11+)
@@ -141,9 +143,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if replicaID < 0 && req.Version >= 11 && req.Rack != "" && b.cfg().Settings().RackAwareReads() {
 		rackOf = b.rackOf(ctx)
 	}
+	// A fetch claiming a replica id from a principal without
+	// ClusterAction is refused whole, and touches no follower's state.
+	followerDenied := replicaID >= 0 && b.clusterRefusal(r, security.OpClusterAction) != nil // authz.go
 	for _, fp := range parts {
 		fp.t, fp.p = b.lookupFetchPartition(fp.key, byID)
-		fp.refused = b.fetchRefusal(r, fp.t, replicaID) // authz.go
+		fp.denied = b.fetchDenied(r, fp.key, fp.t, byID, replicaID, followerDenied) // authz.go
 		fp.committed = req.IsolationLevel == 1 && replicaID < 0
 		fp.preferred = -1
 		if req.Version < 12 {
@@ -152,7 +157,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		if replicaID < 0 {
 			fp.closest, fp.rack, fp.rackOf = req.Version >= 11, req.Rack, rackOf
 		}
-		if replicaID < 0 || fp.p == nil {
+		if replicaID < 0 || fp.p == nil || fp.denied != nil {
 			continue
 		}
 		fp.follower = true
@@ -295,6 +300,10 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 // data, KIP-74), and reports the bytes read and whether it has an error.
 func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64, bool) {
 	fp.err, fp.hw, fp.lso, fp.logStart, fp.read = nil, -1, -1, -1, logstore.ReadResult{}
+	if fp.denied != nil {
+		fp.err = fp.denied
+		return 0, true
+	}
 	if fp.p == nil {
 		if byID {
 			fp.err = kerr.UnknownTopicID

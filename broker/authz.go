@@ -133,20 +133,30 @@ func (b *Broker) mayCreateTopic(r *request, topic string) bool {
 		b.allowed(r, security.OpCreate, security.ResourceTopic, topic)
 }
 
-// fetchRefusal is the authorization of a fetch from a topic: a follower
-// (replicaID >= 0) needs ClusterAction on the cluster, a consumer Read on
-// the topic; each refused with TOPIC_AUTHORIZATION_FAILED, as Kafka does.
-func (b *Broker) fetchRefusal(r *request, t *topic, replicaID int32) error {
-	if b.authz == nil || t == nil {
+// fetchDenied is the authorization of a fetch of one partition (t nil:
+// unknown), as KafkaApis makes it before anything else: a follower
+// (replicaID >= 0) needs ClusterAction on the cluster (followerDenied
+// when it has not), and without it every partition, known or not, is
+// TOPIC_AUTHORIZATION_FAILED; a consumer needs Read on the topic, by the
+// name it asked for when the topic is unknown (an unknown topic id is
+// UNKNOWN_TOPIC_ID, not refused).
+func (b *Broker) fetchDenied(r *request, k fetchKey, t *topic, byID bool, replicaID int32, followerDenied bool) error {
+	if b.authz == nil {
 		return nil
 	}
 	if replicaID >= 0 {
-		if b.clusterRefusal(r, security.OpClusterAction) != nil {
+		if followerDenied {
 			return kerr.TopicAuthorizationFailed
 		}
 		return nil
 	}
-	return b.topicRefusal(r, security.OpRead, t.name)
+	name := k.topic
+	if t != nil {
+		name = t.name
+	} else if byID {
+		return nil
+	}
+	return b.topicRefusal(r, security.OpRead, name)
 }
 
 // topicOps is a topic's AuthorizedOperations for r.
