@@ -219,6 +219,7 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 		maxRecords = 500
 	}
 	tps := sortedTPs(parts)
+	readCommitted := b.cfg().GroupValue(b.groupConfig(group), "share.isolation.level") == "read_committed"
 	for {
 		budget := int64(req.MaxBytes)
 		if budget <= 0 {
@@ -243,7 +244,7 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 			waits = append(waits, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(sp.p.Moved())},
 				reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(spp.Changed())})
 			before := len(sp.records)
-			for _, a := range b.shareRead(sp, spp, member, min(budget, shareFetchPartMax), left, req.ShareAcquireMode == 1) {
+			for _, a := range b.shareRead(sp, spp, member, min(budget, shareFetchPartMax), left, req.ShareAcquireMode == 1, readCommitted) {
 				left -= int(a.Last - a.First + 1)
 			}
 			budget -= int64(len(sp.records) - before)
@@ -359,7 +360,10 @@ func (b *Broker) persistShare(ctx context.Context, group string, parts map[share
 
 // shareRead acquires records of one partition for member: at most
 // maxRecords, from at most budget bytes of the log (one batch at least).
-func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, budget int64, maxRecords int, exact bool) []share.Acquired {
+// A read_committed group (share.isolation.level) reads up to the last
+// stable offset, and the batches of aborted transactions are archived
+// without being delivered, as Kafka's share-partitions do.
+func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, budget int64, maxRecords int, exact, readCommitted bool) []share.Acquired {
 	l, _, err := b.replicas.Leading(sp.p, -1)
 	if err != nil {
 		sp.err = kerr.NotLeaderForPartition
@@ -368,11 +372,14 @@ func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, b
 	spp.SkipTo(l.StartOffset())
 	now := time.Now()
 	off, ok := spp.NextOffset(now)
-	hw := sp.p.HighWatermark()
-	if !ok || off >= hw {
+	upper := sp.p.HighWatermark()
+	if readCommitted {
+		upper = l.LastStableOffset(upper)
+	}
+	if !ok || off >= upper {
 		return nil
 	}
-	data, err := l.ReadBytes(off, int32(min(budget, 1<<31-1)), hw)
+	data, err := l.ReadBytes(off, int32(min(budget, 1<<31-1)), upper)
 	if err != nil {
 		if errors.Is(err, logstore.ErrOffsetOutOfRange) {
 			spp.SkipTo(l.StartOffset())
@@ -383,12 +390,17 @@ func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, b
 	}
 	var batches []share.Batch
 	var raws [][]byte
+	var aborted []logstore.AbortedTxn
 	for len(data) > 0 {
 		h, err := logstore.ParseBatchHeader(data)
 		if err != nil || h.Size() > int64(len(data)) {
 			break
 		}
-		batches = append(batches, share.Batch{Base: h.BaseOffset, Last: h.LastOffset(), Control: h.IsControl()})
+		if readCommitted && h.IsTransactional() && !h.IsControl() && aborted == nil {
+			aborted = l.AbortedTxns(off, upper)
+		}
+		batches = append(batches, share.Batch{Base: h.BaseOffset, Last: h.LastOffset(), Control: h.IsControl(),
+			Aborted: readCommitted && h.IsTransactional() && !h.IsControl() && abortedBatch(h, aborted)})
 		raws = append(raws, data[:h.Size()])
 		data = data[h.Size():]
 	}
@@ -400,6 +412,18 @@ func (b *Broker) shareRead(sp *sharePart, spp *share.Partition, member string, b
 	}
 	sp.acquired = append(sp.acquired, acq...)
 	return acq
+}
+
+// abortedBatch reports whether the transactional batch h belongs to one
+// of the aborted transactions: its producer's, begun at or before it and
+// ended by an ABORT marker after it.
+func abortedBatch(h logstore.BatchHeader, aborted []logstore.AbortedTxn) bool {
+	for _, a := range aborted {
+		if a.ProducerID == h.ProducerID && a.FirstOffset <= h.BaseOffset && h.LastOffset() < a.LastOffset {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.Response, error) {

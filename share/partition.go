@@ -76,10 +76,13 @@ type rec struct {
 }
 
 // Batch is one record batch of the log as the share-partition sees it: its
-// offsets, and whether it is a control batch (never delivered).
+// offsets, and whether it is a control batch or, for a read_committed
+// group, a batch of an aborted transaction (either is archived, never
+// delivered).
 type Batch struct {
 	Base, Last int64
 	Control    bool
+	Aborted    bool
 }
 
 // Acquired is a range of offsets handed to a member, all delivered Count
@@ -228,7 +231,7 @@ batches:
 			if r.state != stateAvailable {
 				continue
 			}
-			if b.Control {
+			if b.Control || b.Aborted {
 				r.state = stateArchived
 				continue
 			}

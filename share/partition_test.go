@@ -99,3 +99,21 @@ func TestPartitionLimits(t *testing.T) {
 		t.Fatalf("after release: %d %v", off, ok)
 	}
 }
+
+// Control batches and, for a read_committed group, the batches of aborted
+// transactions are archived, never acquired; the start moves past them.
+func TestPartitionSkipsControlAndAborted(t *testing.T) {
+	p := testPartition(t, Config{})
+	now := time.Now()
+	batches := []Batch{{Base: 0, Last: 4, Aborted: true}, {Base: 5, Last: 5, Control: true}, {Base: 6, Last: 7}, {Base: 8, Last: 8, Control: true}}
+	got, used := p.Acquire("a", batches, 100, false, now)
+	if len(got) != 1 || got[0] != (Acquired{6, 7, 1}) || used[0] || used[1] || !used[2] || used[3] {
+		t.Fatalf("acquired %v (batches %v), want 6-7 only", got, used)
+	}
+	if err := p.Acknowledge("a", []AckBatch{{First: 6, Last: 7, Types: []int8{AckAccept}}}, false, now); err != nil {
+		t.Fatal(err)
+	}
+	if start, end := p.Offsets(); start != 9 || end != 9 {
+		t.Fatalf("offsets %d-%d, want 9-9: every offset done", start, end)
+	}
+}

@@ -46,7 +46,7 @@ func TestSnapshotRestore(t *testing.T) {
 	p := newPartition(cfg, 0)
 	t.Cleanup(p.close)
 	now := time.Now()
-	p.Acquire("a", []Batch{{0, 9, false}}, 100, false, now)
+	p.Acquire("a", []Batch{{Base: 0, Last: 9}}, 100, false, now)
 	if err := p.Acknowledge("a", []AckBatch{{First: 0, Last: 1, Types: []int8{AckAccept}}, {First: 5, Last: 5, Types: []int8{AckReject}}}, false, now); err != nil {
 		t.Fatal(err)
 	}
