@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,9 +95,24 @@ func (n *Node) start() {
 	}
 	n.Broker = b
 	n.running = true
-	// Keep the port across restarts, so clients find the broker again.
-	_, port, _ := net.SplitHostPort(b.Addr())
-	n.Overrides["listeners"] = "PLAINTEXT://127.0.0.1:" + port
+	// Keep the ports across restarts, so clients find the broker again.
+	n.Overrides["listeners"] = boundListeners(n.Overrides["listeners"], b.Addrs())
+}
+
+// boundListeners is a listeners property with each port replaced by the
+// one its listener bound (addrs, in the property's order).
+func boundListeners(listeners string, addrs []string) string {
+	ls := strings.Split(listeners, ",")
+	for i, l := range ls {
+		if i >= len(addrs) {
+			break
+		}
+		_, port, _ := net.SplitHostPort(addrs[i])
+		if c := strings.LastIndexByte(l, ':'); c > 0 && port != "" {
+			ls[i] = strings.TrimSpace(l[:c+1]) + port
+		}
+	}
+	return strings.Join(ls, ",")
 }
 
 // Stop shuts the broker down cleanly.
@@ -115,14 +131,17 @@ func (n *Node) Restart() {
 	if n.running {
 		n.Stop()
 	}
-	// The old port may take a moment to be free again.
-	_, port, _ := net.SplitHostPort(n.Addr())
+	// The old ports may take a moment to be free again.
 	poll.Eventually(n.tb, 10*time.Second, func() error {
-		l, err := net.Listen("tcp", "127.0.0.1:"+port)
-		if err != nil {
-			return fmt.Errorf("testutil: port %s still busy: %w", port, err)
+		for _, addr := range n.Addrs() {
+			_, port, _ := net.SplitHostPort(addr)
+			l, err := net.Listen("tcp", "127.0.0.1:"+port)
+			if err != nil {
+				return fmt.Errorf("testutil: port %s still busy: %w", port, err)
+			}
+			l.Close()
 		}
-		return l.Close()
+		return nil
 	})
 	n.start()
 	if n.cluster != nil {
