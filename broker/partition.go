@@ -93,7 +93,7 @@ func (b *Broker) newFetchers() *replication.Manager {
 		MaxWait:           b.settings.ReplicaFetchWaitMax,
 		Timeout:           b.settings.ReplicaSocketTimeout,
 		Logger:            b.log,
-		Dial:              b.interBrokerDial(listener, b.dial),
+		Dial:              b.peerDial.DialContext,
 		OnAppend:          func(n int) { b.metrics.replicationBytesIn.Add(float64(n)) },
 		FollowerThrottle: func(topic string, partition int32) (int64, bool) {
 			t := b.meta.topic(topic)

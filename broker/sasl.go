@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/security"
@@ -235,26 +233,20 @@ func (b *Broker) handleSaslAuthenticate(_ context.Context, r *request) (kmsg.Res
 	return resp, nil
 }
 
-// saslClient authenticates a connection this broker dialled (replication)
-// with SaslHandshake v1 and SaslAuthenticate v1.
-func saslClient(ctx context.Context, c net.Conn, mech, user, pass, clientID string) error {
-	var m sasl.Mechanism
-	switch mech {
-	case "PLAIN":
-		m = plain.Auth{User: user, Pass: pass}.AsMechanism()
-	case security.ScramSHA256:
-		m = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
-	case security.ScramSHA512:
-		m = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
-	default:
-		return fmt.Errorf("sasl.mechanism.inter.broker.protocol %s: samsa authenticates with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+// saslClient authenticates a connection this broker dialled to another
+// (peer_dial.go) with SaslHandshake v1 and SaslAuthenticate v1, and
+// returns the session's lifetime (zero: it never ends). first bounds the
+// exchange by ctx's deadline (30 s without one); a re-authentication
+// runs under the deadline the connection's user set for its request.
+func saslClient(ctx context.Context, c net.Conn, m sasl.Mechanism, clientID string, first bool) (time.Duration, error) {
+	if first {
+		if dl, ok := ctx.Deadline(); ok {
+			c.SetDeadline(dl)
+		} else {
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+		}
+		defer c.SetDeadline(time.Time{})
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	} else {
-		c.SetDeadline(time.Now().Add(30 * time.Second))
-	}
-	defer c.SetDeadline(time.Time{})
 	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))
 	var corr int32
 	roundTrip := func(req kmsg.Request, resp kmsg.Response) error {
@@ -266,44 +258,40 @@ func saslClient(ctx context.Context, c net.Conn, mech, user, pass, clientID stri
 		if err != nil {
 			return err
 		}
-		if len(frame) < 4 {
-			return errors.New("short response")
-		}
-		resp.SetVersion(req.GetVersion())
-		return resp.ReadFrom(frame[4:])
+		return protocol.DecodeResponse(frame, req, corr, resp)
 	}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.Version, hs.Mechanism = 1, mech
+	hs.Version, hs.Mechanism = 1, m.Name()
 	hsResp := kmsg.NewPtrSASLHandshakeResponse()
 	if err := roundTrip(hs, hsResp); err != nil {
-		return err
+		return 0, err
 	}
 	if err := kerr.ErrorForCode(hsResp.ErrorCode); err != nil {
-		return fmt.Errorf("SaslHandshake: %w", err)
+		return 0, fmt.Errorf("SaslHandshake: %w", err)
 	}
 	sess, tok, err := m.Authenticate(ctx, c.RemoteAddr().String())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for {
 		req := kmsg.NewPtrSASLAuthenticateRequest()
 		req.Version, req.SASLAuthBytes = 1, tok
 		resp := kmsg.NewPtrSASLAuthenticateResponse()
 		if err := roundTrip(req, resp); err != nil {
-			return err
+			return 0, err
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			if resp.ErrorMessage != nil {
-				return fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+				return 0, fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
 			}
-			return err
+			return 0, err
 		}
 		done, next, err := sess.Challenge(resp.SASLAuthBytes)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if done {
-			return nil
+			return time.Duration(resp.SessionLifetimeMillis) * time.Millisecond, nil
 		}
 		tok = next
 	}

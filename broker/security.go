@@ -18,9 +18,8 @@ import (
 
 // Listener security: TLS on SSL and SASL_SSL listeners (security.TLS),
 // SASL on SASL_PLAINTEXT and SASL_SSL ones (security.SASL; the exchange
-// per connection is in sasl.go), the principal of each connection, and the
-// dialer replication uses to reach the leaders through
-// inter.broker.listener.name.
+// per connection is in sasl.go) and the principal of each connection. The
+// dialer of connections to the other brokers is in peer_dial.go.
 
 // tlsHandshakeTimeout bounds a TLS handshake on an accepted connection:
 // a peer that connects and sends nothing holds no goroutine longer.
@@ -31,11 +30,7 @@ type listenerSecurity struct {
 	protocol string
 	tls      *security.TLS  // SSL, SASL_SSL
 	sasl     *security.SASL // SASL_PLAINTEXT, SASL_SSL
-	// the username and password this broker authenticates with when it
-	// dials another through this listener (its JAAS config for
-	// sasl.mechanism.inter.broker.protocol)
-	user, pass string
-	reauth     time.Duration // connections.max.reauth.ms of the listener; 0: sessions never end
+	reauth   time.Duration  // connections.max.reauth.ms of the listener; 0: sessions never end
 }
 
 // saslConn is a new connection's SASL state; nil when the listener has no
@@ -77,9 +72,6 @@ func (b *Broker) listenerSecurity(ln config.Listener) (*listenerSecurity, error)
 		sec.sasl = s
 		if ms, err := strconv.ParseInt(b.props.ListenerString(ln.Name, "connections.max.reauth.ms"), 10, 64); err == nil && ms > 0 {
 			sec.reauth = time.Duration(ms) * time.Millisecond
-		}
-		if opts, err := security.ParseJAAS(jaas(b.settings.SaslInterBrokerMechanism)); err == nil {
-			sec.user, sec.pass = opts["username"], opts["password"]
 		}
 	}
 	return sec, nil
@@ -140,46 +132,4 @@ func (b *Broker) secureConn(ctx context.Context, c net.Conn, t *security.TLS, li
 		return nil, "", err
 	}
 	return tc, p, nil
-}
-
-// interBrokerDial wraps dial (nil: a plain dialer) with the security of
-// the inter-broker listener: TLS with that listener's settings on SSL and
-// SASL_SSL, then SASL with sasl.mechanism.inter.broker.protocol and the
-// username and password of the listener's JAAS config for it.
-func (b *Broker) interBrokerDial(listener string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var sec *listenerSecurity
-	for i, name := range b.lnNames {
-		if name == listener {
-			sec = b.lnSec[i]
-		}
-	}
-	if sec == nil || (sec.tls == nil && sec.sasl == nil) {
-		return dial
-	}
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
-	}
-	mech := b.settings.SaslInterBrokerMechanism
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		if sec.tls != nil {
-			host, _, _ := net.SplitHostPort(addr)
-			tc := tls.Client(c, sec.tls.ClientConfig(host))
-			if err := tc.HandshakeContext(ctx); err != nil {
-				c.Close()
-				return nil, fmt.Errorf("TLS to %s: %w", addr, err)
-			}
-			c = tc
-		}
-		if sec.sasl != nil {
-			if err := saslClient(ctx, c, mech, sec.user, sec.pass, fmt.Sprintf("samsa-replica-%d", b.nodeID)); err != nil {
-				c.Close()
-				return nil, fmt.Errorf("SASL %s to %s: %w", mech, addr, err)
-			}
-		}
-		return c, nil
-	}
 }

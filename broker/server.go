@@ -115,6 +115,7 @@ type Broker struct {
 	shareSt  *shareStore                 // __share_group_state; see 84_share_group_state.go
 	txn      *txn.Coordinator            // set by Start before metadata is first synced
 	peers    peerConns                   // connections to other brokers for coordinator requests; see txn.go
+	peerDial *peerDialer                 // dials every connection to another broker; see peer_dial.go
 	fetchers *replication.Manager        // follower fetchers; see partition.go
 	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
 	ctrlID   controllerCache             // the elected controller, for Metadata
@@ -293,6 +294,9 @@ func (b *Broker) Start() (err error) {
 	b.groups = b.newCoordinator()
 	// Markers committed to __consumer_offsets settle the TxnOffsetCommits.
 	b.SetTxnMarkerHook(func(p int32, pid int64, _ int16, commit bool) { b.groups.CompleteTxn(p, pid, commit) })
+	if b.peerDial, err = b.newPeerDialer(); err != nil {
+		return err
+	}
 	b.peers.b = b
 	b.txn = b.newTxnCoordinator()
 	b.fetchers = b.newFetchers()

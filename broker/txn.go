@@ -242,10 +242,7 @@ func (pc *peerConns) dial(ctx context.Context, id int32, c *peerConn) error {
 		return nil
 	}
 	b := pc.b
-	listener := b.settings.InterBrokerListenerName
-	if listener == "" && len(b.lnNames) > 0 {
-		listener = b.lnNames[0]
-	}
+	listener := b.interBrokerListener()
 	brokers, err := b.liveBrokers(ctx)
 	if err != nil {
 		return err
@@ -260,13 +257,9 @@ func (pc *peerConns) dial(ctx context.Context, id int32, c *peerConn) error {
 	if addr == "" {
 		return fmt.Errorf("%w: broker %d is not registered", kerr.BrokerNotAvailable, id)
 	}
-	dial := (&net.Dialer{}).DialContext
-	if b.dial != nil {
-		dial = b.dial
-	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := dial(dctx, "tcp", addr)
+	conn, err := b.peerDial.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

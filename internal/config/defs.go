@@ -260,6 +260,10 @@ var brokerDefs = []Def{
 	{Name: "sasl.oauthbearer.sub.claim.name", Type: tString, Default: str("sub"), Doc: "The claim naming a signed token's principal."},
 	{Name: "sasl.oauthbearer.scope.claim.name", Type: tString, Default: str("scope"), Doc: "The claim holding a signed token's scope (checked well-formed)."},
 	{Name: "sasl.oauthbearer.clock.skew.seconds", Type: tInt, Default: str("30"), Doc: "The leeway of a signed token's exp and nbf.", check: atLeast(0)},
+	// A broker's own OAUTHBEARER login on a SASL inter-broker listener
+	// (security/oauth_login.go).
+	{Name: "sasl.login.callback.handler.class", Type: tClass, Default: nil, Doc: "OAUTHBEARER's login on the inter-broker listener: empty for Kafka's unsecured login (an alg none token from the JAAS config's unsecuredLogin* options), or org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler for the token at sasl.oauthbearer.token.endpoint.url."},
+	{Name: "sasl.oauthbearer.token.endpoint.url", Type: tString, Default: nil, Doc: "Where a broker gets the token it logs in to the others with: a file:// holding a JWT, or an https:// (http://) token endpoint asked with the client-credentials grant (the JAAS config's clientId, clientSecret, scope); it must be in org.apache.kafka.sasl.oauthbearer.allowed.urls."},
 	// Delegation tokens (broker/38_delegation_tokens.go, security/token.go).
 	{Name: "delegation.token.secret.key", Type: tPassword, Default: nil, Sensitive: true, Doc: "The secret that signs delegation tokens (their HMAC, HMAC-SHA512 of the token id): the same on every broker. Unset, delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."},
 	{Name: "delegation.token.max.lifetime.ms", Type: tLong, Default: str("604800000"), Doc: "The longest a delegation token lives, renewals included; a create request may ask for less.", check: atLeast(1)},
