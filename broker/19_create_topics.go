@@ -150,7 +150,15 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 	if err := config.ValidateTopicConfigs(spec.configs); err != nil {
 		return err
 	}
-	brokers, err := b.liveBrokers(ctx)
+	need := hasBrokers(0, spec.assignment...)
+	if spec.assignment == nil {
+		rf := int(spec.replication)
+		if rf == -1 {
+			rf = int(b.defaultRF)
+		}
+		need = hasBrokers(rf)
+	}
+	brokers, err := b.brokersFor(ctx, need)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/controller"
 )
 
 func TestValidateTopicName(t *testing.T) {
@@ -81,6 +83,30 @@ func TestValidateAssignment(t *testing.T) {
 		}
 		if err != nil && !errors.Is(err, kerr.InvalidReplicaAssignment) {
 			t.Errorf("%s: %v, want INVALID_REPLICA_ASSIGNMENT", tt.name, err)
+		}
+	}
+}
+
+// hasBrokers decides when a request's brokers are read again from etcd:
+// when the list lacks brokers for the replication factor or a broker the
+// assignment names.
+func TestHasBrokers(t *testing.T) {
+	bs := []controller.BrokerInfo{{ID: 1}, {ID: 2}}
+	tests := []struct {
+		name       string
+		rf         int
+		assignment [][]int32
+		want       bool
+	}{
+		{"rf within", 2, nil, true},
+		{"rf beyond", 3, nil, false},
+		{"assignment of known brokers", 0, [][]int32{{1, 2}, {2}}, true},
+		{"assignment naming another broker", 0, [][]int32{{1}, {3, 1}}, false},
+		{"nothing needed", 0, nil, true},
+	}
+	for _, tt := range tests {
+		if got := hasBrokers(tt.rf, tt.assignment...)(bs); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -50,7 +50,16 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	if n := int(rt.Count - have); n > maxPartitionsPerRequest {
 		return fmt.Errorf("%w: %d new partitions in one request, at most %d", kerr.PolicyViolation, n, maxPartitionsPerRequest)
 	}
-	brokers, err := b.liveBrokers(ctx)
+	rf := t.parts[0].ReplicationFactor()
+	need := hasBrokers(rf)
+	if rt.Assignment != nil {
+		var named [][]int32
+		for _, a := range rt.Assignment {
+			named = append(named, a.Replicas)
+		}
+		need = hasBrokers(0, named...)
+	}
+	brokers, err := b.brokersFor(ctx, need)
 	if err != nil {
 		return err
 	}
@@ -58,7 +67,6 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 	for i, bi := range brokers {
 		ids[i] = bi.ID
 	}
-	rf := t.parts[0].ReplicationFactor()
 	var assignment [][]int32
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != rt.Count-have {

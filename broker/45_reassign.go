@@ -25,7 +25,13 @@ func (b *Broker) handleAlterPartitionAssignments(ctx context.Context, r *request
 	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	allowRF := req.Version < 1 || req.AllowReplicationFactorChange
-	brokers, err := b.liveBrokers(ctx)
+	var named [][]int32
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			named = append(named, rp.Replicas)
+		}
+	}
+	brokers, err := b.brokersFor(ctx, hasBrokers(0, named...))
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = kerr.CoordinatorNotAvailable.Code, errMsg(err)
 		return resp, nil

@@ -202,6 +202,40 @@ func (b *Broker) liveBrokers(ctx context.Context) ([]controller.BrokerInfo, erro
 	return bs, nil
 }
 
+// brokersFor is liveBrokers, read again from etcd when the list cached
+// lacks what a request needs (enough reports false): a broker that
+// registered a moment ago, of which this broker's watch has not told it
+// yet, counts at once, as Kafka's controller counts every broker it has
+// registered. CreateTopics of replication factor 3, sent as soon as the
+// third broker of a cluster started answered, was refused
+// INVALID_REPLICATION_FACTOR by a broker that still counted two.
+func (b *Broker) brokersFor(ctx context.Context, enough func([]controller.BrokerInfo) bool) ([]controller.BrokerInfo, error) {
+	bs, err := b.liveBrokers(ctx)
+	if err != nil || enough(bs) {
+		return bs, err
+	}
+	b.meta.forgetBrokers()
+	return b.liveBrokers(ctx)
+}
+
+// hasBrokers is brokersFor's enough for a request placing rf replicas
+// (0: none) on any brokers and naming the brokers of assignment.
+func hasBrokers(rf int, assignment ...[]int32) func([]controller.BrokerInfo) bool {
+	return func(bs []controller.BrokerInfo) bool {
+		if rf > len(bs) {
+			return false
+		}
+		for _, rs := range assignment {
+			for _, id := range rs {
+				if !slices.ContainsFunc(bs, func(bi controller.BrokerInfo) bool { return bi.ID == id }) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+}
+
 // syncMetadata reads every topic from etcd and brings the cache and the
 // local logs in line: new topics and partitions get their logs opened,
 // deleted (or re-created) topics get theirs deleted, config changes reach
