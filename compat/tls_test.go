@@ -7,7 +7,11 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testcerts"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -256,4 +261,73 @@ func TestDynamicListenerCertificate(t *testing.T) {
 	if err := trusting(oldCA).Ping(testCtx(t, 5*time.Second)); err == nil {
 		t.Error("a client trusting only the old CA still connects after the certificate was replaced")
 	}
+}
+
+// ssl.keystore.type=JKS and ssl.truststore.type=JKS (the default) naming
+// PKCS12 files that keytool wrote: Kafka 4.4 loads them (its JVM reads a
+// PKCS12 file for a JKS store since Java 9) and serves TLS with client
+// certificates; so must samsa, which stopped with "invalid magic". A kgo
+// client with a certificate the trust store's CA issued creates a topic
+// and produces to it on each.
+func TestTLSKeystoreTypeJKSNamingPKCS12Files(t *testing.T) {
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, "client-ca")
+	client := ca.Issue(t, pkix.Name{CommonName: "client"}, nil)
+	ks, ts := filepath.Join(dir, "broker.p12"), filepath.Join(dir, "trust.p12")
+	srvCert, caCert := filepath.Join(dir, "broker.crt"), testcerts.WriteFile(t, dir, "ca.crt", []byte(ca.CertPEM()))
+	for _, args := range [][]string{
+		{"-genkeypair", "-storetype", "PKCS12", "-keystore", ks, "-storepass", "ks-pass", "-alias", "broker",
+			"-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname", "CN=broker", "-ext", "SAN=ip:127.0.0.1,dns:localhost"},
+		{"-exportcert", "-rfc", "-keystore", ks, "-storepass", "ks-pass", "-alias", "broker", "-file", srvCert},
+		{"-importcert", "-noprompt", "-storetype", "PKCS12", "-keystore", ts, "-storepass", "ts-pass", "-alias", "ca", "-file", caCert},
+	} {
+		if out, err := exec.Command("keytool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %s: %v: %s", args[0], err, out)
+		}
+	}
+	pemBytes, err := os.ReadFile(srvCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatal("keytool's certificate does not parse")
+	}
+	ssl := map[string]string{
+		"listener.name.ssl.ssl.keystore.type":       "JKS",
+		"listener.name.ssl.ssl.keystore.location":   ks,
+		"listener.name.ssl.ssl.keystore.password":   "ks-pass",
+		"listener.name.ssl.ssl.key.password":        "ks-pass",
+		"listener.name.ssl.ssl.truststore.type":     "JKS",
+		"listener.name.ssl.ssl.truststore.location": ts,
+		"listener.name.ssl.ssl.truststore.password": "ts-pass",
+		"listener.name.ssl.ssl.client.auth":         "required",
+	}
+	produce := func(t *testing.T, addr string) {
+		t.Helper()
+		cl := newKgo(t, addr, kgo.DialTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{client.TLSCertificate()}}))
+		createTopic(t, kadm.NewClient(cl), "jks-p12", 1, nil)
+		if err := cl.ProduceSync(testCtx(t, 60*time.Second), &kgo.Record{Topic: "jks-p12", Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("produce over TLS: %v", err)
+		}
+	}
+	t.Run("samsa", func(t *testing.T) {
+		props := map[string]string{
+			"listeners":                      "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL",
+			"inter.broker.listener.name":     "PLAINTEXT",
+		}
+		maps.Copy(props, ssl)
+		n := testutil.StartBroker(t, props)
+		produce(t, n.Addrs()[1])
+	})
+	t.Run("kafka", func(t *testing.T) {
+		ctx := testCtx(t, 5*time.Minute)
+		kb, err := kafkaref.Start(ctx, kafkaLibs(t, ctx), kafkaref.Options{Dir: t.TempDir(), HeapMB: 512, Props: ssl, Listeners: []string{"SSL"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kb.Stop(30 * time.Second) })
+		produce(t, kb.Listeners["SSL"])
+	})
 }

@@ -24,6 +24,29 @@ import (
 //	        ssl.key.password, defaulting to the store's password)
 //	JKS     the same, read as Java's JKS format; the first private-key
 //	        entry is the key, every trusted-certificate entry is trusted
+//
+// JKS and PKCS12 name either format: a file is read in the format its
+// first bytes show, as Java (9 on, keystore.type.compat) reads a PKCS12
+// file for a JKS store and the reverse, and Kafka with it. Tools write
+// PKCS12 files for configurations left at the default type, JKS.
+
+// jksMagic opens a JKS file; a PKCS12 file is a DER SEQUENCE (0x30).
+var jksMagic = []byte{0xfe, 0xed, 0xfe, 0xed}
+
+// storeFormat is the format of a JKS or PKCS12 store's bytes, typ (the
+// configured type) when they show neither.
+func storeFormat(typ string, data []byte) string {
+	if typ != "JKS" && typ != "PKCS12" {
+		return typ
+	}
+	switch {
+	case bytes.HasPrefix(data, jksMagic):
+		return "JKS"
+	case len(data) > 0 && data[0] == 0x30:
+		return "PKCS12"
+	}
+	return typ
+}
 
 // loadKeyPair returns the broker's certificate and key.
 func loadKeyPair(c TLSConfig) (tls.Certificate, error) {
@@ -45,7 +68,7 @@ func loadKeyPair(c TLSConfig) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location: %w", err)
 	}
-	switch typ {
+	switch storeFormat(typ, data) {
 	case "PEM":
 		return pemKeyPair(data, data, keyPass)
 	case "PKCS12":
@@ -178,7 +201,7 @@ func loadTrustStore(c TLSConfig) (*x509.CertPool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
 		}
-		switch typ {
+		switch storeFormat(typ, data) {
 		case "PEM":
 			certs, err = pemCerts(data)
 		case "PKCS12":

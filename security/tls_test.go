@@ -106,6 +106,80 @@ func TestKeystoreFormats(t *testing.T) {
 	})
 }
 
+// A store is read in the format its bytes are, whichever of JKS and
+// PKCS12 ssl.keystore.type and ssl.truststore.type name, as Kafka's JVM
+// reads it (keystore.type.compat, Java 9 on): tools write PKCS12 files
+// for a configuration left at the default type, JKS. A PKCS12 keystore
+// and trust store written by keytool, and testcerts' stores, each under
+// the other type; samsa stopped with "invalid magic" on the first.
+func TestKeystoreTypeReadsEitherFormat(t *testing.T) {
+	ca := testcerts.NewCA(t, "test-ca")
+	leaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)
+	dir := t.TempDir()
+	ksP12, tsP12, ktCert := keytoolPKCS12(t, dir)
+	ktPEM, err := os.ReadFile(ktCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ktRoots := x509.NewCertPool()
+	if !ktRoots.AppendCertsFromPEM(ktPEM) {
+		t.Fatalf("keytool's certificate %s does not parse", ktCert)
+	}
+	cases := []struct {
+		name string
+		cfg  TLSConfig
+		ca   *x509.CertPool
+	}{
+		{"keytool PKCS12 as JKS", TLSConfig{KeystoreType: "JKS", KeystoreLocation: ksP12, KeystorePassword: "ks-pass",
+			TruststoreType: "JKS", TruststoreLocation: tsP12, TruststorePassword: "ts-pass"}, ktRoots},
+		{"keytool PKCS12 as the default type", TLSConfig{KeystoreLocation: ksP12, KeystorePassword: "ks-pass",
+			TruststoreLocation: tsP12, TruststorePassword: "ts-pass"}, ktRoots},
+		{"PKCS12 as JKS", TLSConfig{KeystoreType: "JKS", KeystoreLocation: testcerts.WriteFile(t, dir, "ks.p12", leaf.PKCS12(t, "ks-pass")), KeystorePassword: "ks-pass",
+			TruststoreType: "JKS", TruststoreLocation: testcerts.WriteFile(t, dir, "ts.p12", ca.TrustPKCS12(t, "ts-pass")), TruststorePassword: "ts-pass"}, ca.Pool()},
+		{"JKS as PKCS12", TLSConfig{KeystoreType: "PKCS12", KeystoreLocation: testcerts.WriteFile(t, dir, "ks.jks", leaf.JKS(t, "ks-pass", "key-pass")), KeystorePassword: "ks-pass", KeyPassword: "key-pass",
+			TruststoreType: "PKCS12", TruststoreLocation: testcerts.WriteFile(t, dir, "ts.jks", ca.TrustJKS(t, "ts-pass")), TruststorePassword: "ts-pass"}, ca.Pool()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewTLS(tc.cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := handshake(t, s.ServerConfig(), &tls.Config{RootCAs: tc.ca, ServerName: "localhost"}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("wrong password", func(t *testing.T) {
+		cfg := cases[0].cfg
+		cfg.KeystorePassword = "nope"
+		if _, err := NewTLS(cfg, nil); err == nil {
+			t.Error("PKCS12 keystore typed JKS opened with the wrong password")
+		}
+	})
+}
+
+// keytoolPKCS12 writes with Java's keytool a PKCS12 keystore (a
+// self-signed key pair for localhost, password ks-pass) and a PKCS12
+// trust store holding its certificate (password ts-pass), and returns
+// their paths and that of the certificate (PEM).
+func keytoolPKCS12(t *testing.T, dir string) (keystore, truststore, cert string) {
+	t.Helper()
+	keystore, truststore = filepath.Join(dir, "keytool-ks.p12"), filepath.Join(dir, "keytool-ts.p12")
+	cert = filepath.Join(dir, "keytool.crt")
+	for _, args := range [][]string{
+		{"-genkeypair", "-storetype", "PKCS12", "-keystore", keystore, "-storepass", "ks-pass", "-alias", "broker",
+			"-keyalg", "RSA", "-keysize", "2048", "-validity", "2", "-dname", "CN=localhost", "-ext", "SAN=dns:localhost"},
+		{"-exportcert", "-rfc", "-keystore", keystore, "-storepass", "ks-pass", "-alias", "broker", "-file", cert},
+		{"-importcert", "-noprompt", "-storetype", "PKCS12", "-keystore", truststore, "-storepass", "ts-pass", "-alias", "ca", "-file", cert},
+	} {
+		if out, err := exec.Command("keytool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %s: %v: %s", args[0], err, out)
+		}
+	}
+	return keystore, truststore, cert
+}
+
 // An encrypted PEM key, as openssl writes it (PBES2, PBKDF2, AES-256-CBC),
 // opens with ssl.key.password.
 func TestEncryptedPEMKey(t *testing.T) {
