@@ -94,9 +94,46 @@ func (s *shareStore) coordinator(ctx context.Context, k share.Key) (leader int32
 	return -1, false, 0, kerr.CoordinatorNotAvailable
 }
 
+// shareStateAttempts bounds the tries of one read or write of share state
+// whose coordinator answers that it is not (or not yet) the coordinator:
+// right after __share_group_state is made, or its leadership moved, the
+// brokers' views of its leaders differ for a moment. Kafka's persister
+// looks the coordinator up again and retries as well.
+const shareStateAttempts = 8
+
+// retry runs op until it succeeds, fails otherwise than with a moved or
+// loading coordinator, or has been tried shareStateAttempts times; the
+// metadata is synced between tries.
+func (s *shareStore) retry(ctx context.Context, op func() error) error {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || attempt == shareStateAttempts ||
+			!errors.Is(err, kerr.NotCoordinator) && !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+		_, _ = s.b.syncCachedMetadata(ctx)
+	}
+}
+
 // Read is share.Store's: from this broker's cache when it leads the state
 // partition, else from the coordinator with ReadShareGroupState.
-func (s *shareStore) Read(ctx context.Context, k share.Key) (share.Snapshot, bool, error) {
+func (s *shareStore) Read(ctx context.Context, k share.Key) (snap share.Snapshot, ok bool, err error) {
+	err = s.retry(ctx, func() error {
+		var e error
+		snap, ok, e = s.readOnce(ctx, k)
+		return e
+	})
+	return snap, ok, err
+}
+
+func (s *shareStore) readOnce(ctx context.Context, k share.Key) (share.Snapshot, bool, error) {
 	leader, local, epoch, err := s.coordinator(ctx, k)
 	if err != nil {
 		return share.Snapshot{}, false, err
@@ -134,8 +171,13 @@ func (s *shareStore) Read(ctx context.Context, k share.Key) (share.Snapshot, boo
 }
 
 // Write is share.Store's: appended here when this broker leads the state
-// partition, else sent to the coordinator with WriteShareGroupState.
+// partition, else sent to the coordinator with WriteShareGroupState. A
+// write answered NOT_COORDINATOR was not applied, and is tried again.
 func (s *shareStore) Write(ctx context.Context, k share.Key, snap share.Snapshot) error {
+	return s.retry(ctx, func() error { return s.writeOnce(ctx, k, snap) })
+}
+
+func (s *shareStore) writeOnce(ctx context.Context, k share.Key, snap share.Snapshot) error {
 	leader, local, epoch, err := s.coordinator(ctx, k)
 	if err != nil {
 		return err
