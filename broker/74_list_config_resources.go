@@ -47,7 +47,7 @@ func (b *Broker) handleListConfigResources(ctx context.Context, r *request) (kms
 	}
 	if all || want[kmsg.ConfigResourceTypeGroupConfig] {
 		if m := b.groupCfgs.Load(); m != nil {
-			for _, g := range slices.Sorted(maps.Keys(*m)) {
+			for _, g := range slices.Sorted(maps.Keys(m.all)) {
 				add(kmsg.ConfigResourceTypeGroupConfig, g)
 			}
 		}

@@ -219,6 +219,7 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 		maxRecords = 500
 	}
 	tps := sortedTPs(parts)
+	b.shareConfigsFresh(ctx, group, tps, parts)
 	readCommitted := b.cfg().GroupValue(b.groupConfig(group), "share.isolation.level") == "read_committed"
 	for {
 		budget := int64(req.MaxBytes)
@@ -259,6 +260,32 @@ func (b *Broker) shareAcquire(ctx context.Context, req *kmsg.ShareFetchRequest, 
 		timer.Stop()
 		if chosen >= len(waits)-2 {
 			return
+		}
+	}
+}
+
+// shareConfigsFresh reads the group configs again from etcd when a
+// partition of the fetch has no share-partition here yet: a new one
+// starts where share.auto.offset.reset says at its first fetch, and reads
+// as share.isolation.level says, even when the configs were altered
+// through another broker a moment ago and this one's watch has not
+// brought them yet. Should etcd not answer, those partitions fail with
+// LEADER_NOT_AVAILABLE (the client fetches again) rather than start from
+// configs that may be stale.
+func (b *Broker) shareConfigsFresh(ctx context.Context, group string, tps []share.TP, parts map[share.TP]*sharePart) {
+	var fresh []*sharePart
+	for _, tp := range tps {
+		if sp := parts[tp]; sp.err == nil && b.share.Lookup(share.Key{Group: group, TopicID: tp.TopicID, Partition: tp.Partition}) == nil {
+			fresh = append(fresh, sp)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	if err := b.loadGroupConfigs(ctx); err != nil {
+		b.log.Warn("group configs not read", "group", group, "err", err)
+		for _, sp := range fresh {
+			sp.err = kerr.LeaderNotAvailable
 		}
 	}
 }

@@ -20,12 +20,21 @@ import (
 	"github.com/samsa-io/samsa/groups"
 )
 
+// groupCfgSet is every group's configs, as read from etcd at rev.
+type groupCfgSet struct {
+	rev int64
+	all map[string]map[string]string
+}
+
 // startGroupConfigs loads the group configs and watches them.
 func (b *Broker) startGroupConfigs(ctx context.Context) error {
 	if err := b.loadGroupConfigs(ctx); err != nil {
 		return err
 	}
 	b.store.WatchGroupConfigs(b.ctx, 0, func() {
+		if h := b.groupCfgWatchHook.Load(); h != nil {
+			(*h)()
+		}
 		if err := b.loadGroupConfigs(b.ctx); err != nil && b.ctx.Err() == nil {
 			b.log.Warn("reloading group configs failed", "err", err)
 		}
@@ -33,19 +42,45 @@ func (b *Broker) startGroupConfigs(ctx context.Context) error {
 	return nil
 }
 
+// loadGroupConfigs reads every group's configs from etcd and keeps them,
+// unless a read at a later revision is kept already (reloads race).
+//
+// The broker that altered a group's configs has them at once; the others
+// get them through their watch, which may lag. What must follow the
+// configs in effect when it happens (a new share-partition's start from
+// share.auto.offset.reset, its isolation level) calls it first.
 func (b *Broker) loadGroupConfigs(ctx context.Context) error {
-	all, err := b.store.EntityConfigs(ctx, controller.EntityGroups)
+	all, rev, err := b.store.EntityConfigsRev(ctx, controller.EntityGroups)
 	if err != nil {
 		return err
 	}
-	b.groupCfgs.Store(&all)
-	return nil
+	next := &groupCfgSet{rev: rev, all: all}
+	for {
+		cur := b.groupCfgs.Load()
+		if cur != nil && cur.rev >= rev {
+			return nil
+		}
+		if b.groupCfgs.CompareAndSwap(cur, next) {
+			return nil
+		}
+	}
+}
+
+// SetGroupConfigWatchHook installs a function that runs before each
+// reload of the group configs the etcd watch triggers: a test seam that
+// holds the watch back, as a loaded broker's lags. nil removes it.
+func (b *Broker) SetGroupConfigWatchHook(h func()) {
+	if h == nil {
+		b.groupCfgWatchHook.Store(nil)
+		return
+	}
+	b.groupCfgWatchHook.Store(&h)
 }
 
 // groupConfig returns the overrides of a group (nil for none).
 func (b *Broker) groupConfig(group string) map[string]string {
 	if m := b.groupCfgs.Load(); m != nil {
-		return (*m)[group]
+		return m.all[group]
 	}
 	return nil
 }

@@ -49,7 +49,9 @@ type Broker struct {
 	// from.
 	dynProps atomic.Pointer[config.Props]
 	// groupCfgs are the group configs by group (group_configs.go).
-	groupCfgs atomic.Pointer[map[string]map[string]string]
+	groupCfgs atomic.Pointer[groupCfgSet]
+	// groupCfgWatchHook: SetGroupConfigWatchHook; see group_configs.go.
+	groupCfgWatchHook atomic.Pointer[func()]
 	// streamsCreating are the streams groups' internal topics being
 	// created (88_streams_group.go).
 	streamsCreating sync.Map

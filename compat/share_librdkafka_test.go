@@ -331,3 +331,62 @@ func TestShareLibrdkafkaKafkaReference(t *testing.T) {
 	t.Run("FetchMaxBytesOne", func(t *testing.T) { shareFetchMaxBytesOne(t, e) })
 	t.Run("CloseAcknowledges", func(t *testing.T) { shareCloseAcks(t, e) })
 }
+
+// share.auto.offset.reset=earliest and share.isolation.level=read_committed
+// set through one broker, and a share consumer at once: the partitions led
+// by the other two brokers, whose etcd watch has not brought them the
+// group's configs (held back here, as on a loaded cluster), start at the
+// log start all the same, every record produced before the first fetch
+// arrives, and none of an aborted transaction.
+func TestShareLibrdkafkaEarliestThreeBrokers(t *testing.T) {
+	c := shareCluster(t)
+	addrs := c.Addrs()
+	release := make(chan struct{})
+	for _, id := range []int32{2, 3} {
+		c.Node(id).SetGroupConfigWatchHook(func() { <-release })
+	}
+	t.Cleanup(func() { close(release) })
+	e := newShareEnv(t, addrs...)
+	const topic, group = "share-earliest", "share-earliest-group"
+	e.createTopic(t, topic, 3)
+	td, err := e.adm.ListTopics(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for _, p := range td[topic].Partitions {
+		if p.Leader != 1 {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Fatalf("every partition of %s is led by broker 1: %+v", topic, td[topic].Partitions)
+	}
+	e.produce(t, topic, 3, 30, 10)
+	e.txn(t, "early-aborted", topic, 3, 10, false)
+	e.produce(t, topic, 3, 5, 5)
+
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	for name, v := range map[string]string{"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"} {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value = name, kmsg.StringPtr(v)
+		rr.Configs = append(rr.Configs, cfg)
+	}
+	req.Resources = append(req.Resources, rr)
+	resp := admDial(t, c.Node(1).Addr()).roundTrip(req, 1).(*kmsg.IncrementalAlterConfigsResponse)
+	if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs through broker 1: %+v", resp.Resources)
+	}
+
+	l := newRdShareLedger()
+	startRdShareMember(t, e.bootstrap, group, topic, "early", "accept", l)
+	l.awaitRead(t, 105, 90*time.Second)
+	awaitNoShareLag(t, e.cl, group, 3)
+	want := e.offsetsNotOf(t, topic, map[int32]int64{0: 0, 1: 0, 2: 0}, 135, "early-aborted")
+	if len(want) != 105 {
+		t.Fatalf("%d records outside the aborted transaction, want 105", len(want))
+	}
+	l.checkReads(t, want)
+}

@@ -73,12 +73,19 @@ func (s *Store) entityConfig(ctx context.Context, kind, name string) (map[string
 
 // EntityConfigs reads the configs of every entity of a kind, by name.
 func (s *Store) EntityConfigs(ctx context.Context, kind string) (map[string]map[string]string, error) {
+	out, _, err := s.EntityConfigsRev(ctx, kind)
+	return out, err
+}
+
+// EntityConfigsRev is EntityConfigs with the etcd revision it read: of two
+// reads, the one with the higher revision is the newer.
+func (s *Store) EntityConfigsRev(ctx context.Context, kind string) (map[string]map[string]string, int64, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	resp, err := s.cli.Get(ctx, s.entityPrefix(kind), clientv3.WithPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("controller: reading %s: %w", kind, err)
+		return nil, 0, fmt.Errorf("controller: reading %s: %w", kind, err)
 	}
 	out := make(map[string]map[string]string, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
@@ -89,11 +96,11 @@ func (s *Store) EntityConfigs(ctx context.Context, kind string) (map[string]map[
 		}
 		c, err := decodeConfig(kv.Value)
 		if err != nil {
-			return nil, fmt.Errorf("controller: %s %q: %w", kind, name, err)
+			return nil, 0, fmt.Errorf("controller: %s %q: %w", kind, name, err)
 		}
 		out[name] = c
 	}
-	return out, nil
+	return out, resp.Header.Revision, nil
 }
 
 // WatchEntities is WatchTopics for the entity configs of users, clients
