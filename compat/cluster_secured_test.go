@@ -14,6 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,6 +108,9 @@ var interBrokerSettings = []interBrokerSetting{
 				"sasl.mechanism.inter.broker.protocol":           "PLAIN",
 				"listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
 				"listener.name.internal.plain.sasl.jaas.config":  securedPlainJAAS,
+				// Sessions end: the brokers' connections authenticate
+				// again (KIP-368) as the clients' do.
+				"listener.name.internal.connections.max.reauth.ms": "5000",
 			}
 		},
 		broker: "User:broker", client: "User:alice", listener: 1,
@@ -134,7 +140,7 @@ var interBrokerSettings = []interBrokerSetting{
 				"listener.security.protocol.map":                      "ADMIN:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
 				"sasl.mechanism.inter.broker.protocol":                "OAUTHBEARER",
 				"listener.name.internal.sasl.enabled.mechanisms":      "OAUTHBEARER",
-				"listener.name.internal.oauthbearer.sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" unsecuredLoginListClaim_scope=",kafka" unsecuredValidatorRequiredScope="kafka";`,
+				"listener.name.internal.oauthbearer.sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" unsecuredLoginListClaim_scope=",kafka" unsecuredLoginLifetimeSeconds="8" unsecuredValidatorRequiredScope="kafka";`,
 			}
 		},
 		broker: "User:broker", client: "User:alice", listener: 1,
@@ -229,15 +235,22 @@ func (c *securedCluster) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	return newKgo(t, seeds[0], append(base, opts...)...)
 }
 
-// TestClusterSecuredInterBroker runs, for each inter-broker security
-// setting, a three-broker cluster with the authorizer on, and in it
-// transactions (committed and aborted, read by read_committed classic and
-// KIP-848 consumer groups; each reaches CompleteCommit or CompleteAbort
-// and the transactional id's next InitProducerId answers at once), a
-// share group (share.auto.offset.reset earliest) and replication with
-// full ISRs. Before the brokers dialled their WriteTxnMarkers and
-// share-state connections through the inter-broker listener's security, a
-// committed transaction stayed in PrepareCommit on every secured setting.
+// TestClusterSecuredInterBroker is the combination run: for each
+// inter-broker security setting, a three-broker cluster with the
+// authorizer on and, together and beside a CPU hog,
+//   - transactions, committed and aborted, one of them in flight while its
+//     coordinator restarts: each reaches CompleteCommit or CompleteAbort,
+//     and the transactional id's next InitProducerId answers at once;
+//   - read_committed readers of them: a classic consumer group, a KIP-848
+//     one and a share group (share.isolation.level=read_committed,
+//     share.auto.offset.reset=earliest, set before it subscribed): every
+//     committed record read, no aborted one ever;
+//   - acks=all produce while that broker restarts: no acknowledged record
+//     lost, and every ISR full again afterwards.
+//
+// Before the brokers dialled their WriteTxnMarkers, KIP-890 verification
+// and share-state connections through the inter-broker listener's
+// security, the transactions of every secured setting never completed.
 func TestClusterSecuredInterBroker(t *testing.T) {
 	for _, set := range interBrokerSettings {
 		t.Run(set.name, func(t *testing.T) {
@@ -248,18 +261,18 @@ func TestClusterSecuredInterBroker(t *testing.T) {
 }
 
 const (
-	securedTxnTopic   = "sec-txn"
-	securedShareTopic = "sec-share"
-	securedTxnID      = "sec-txn-id"
-	securedPerTxn     = 20
+	securedTxnTopic  = "sec-txn"
+	securedAcksTopic = "sec-acks"
+	securedTxnID     = "sec-txn-id"
+	securedShareG    = "sec-share"
+	securedPerTxn    = 20
 )
 
 func runSecuredWorkload(t *testing.T, c *securedCluster) {
-	ctx := testCtx(t, 3*time.Minute)
-	for _, topic := range []string{securedTxnTopic, securedShareTopic} {
+	ctx := testCtx(t, 4*time.Minute)
+	for _, topic := range []string{securedTxnTopic, securedAcksTopic} {
 		createReplicatedTopic(t, c.Cluster, topic, 3, 3, map[string]*string{"min.insync.replicas": strp("2")})
 	}
-
 	// The client is refused what its ACLs do not allow.
 	outsider := c.client(t, kgo.RequiredAcks(kgo.AllISRAcks()))
 	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -268,84 +281,203 @@ func runSecuredWorkload(t *testing.T, c *securedCluster) {
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("produce to a topic without ACLs: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
+	c.waitACLs(t, ctx)
+	admin := newClusterKgo(t, c.Cluster)
+	setGroupConfig(t, admin, securedShareG, "share.auto.offset.reset", "earliest")
+	setGroupConfig(t, admin, securedShareG, "share.isolation.level", "read_committed")
 
-	// Three transactions: committed, aborted, committed.
-	committed, aborted := runSecuredTxns(t, c, ctx)
+	startCPUHog(t)
+	acks := startAcksProducer(t, ctx, c)
 
-	// read_committed readers: a classic group and a KIP-848 one.
-	for _, g := range []struct {
-		name string
-		opts []kgo.Opt
-	}{
-		{"sec-classic", nil},
-		{"sec-848", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer()}},
-	} {
-		cl := c.client(t, append([]kgo.Opt{kgo.ConsumerGroup(g.name), kgo.ConsumeTopics(securedTxnTopic),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted())}, g.opts...)...)
-		checkCommittedRead(t, ctx, g.name, cl, committed, aborted)
+	txn := c.client(t, kgo.TransactionalID(securedTxnID), kgo.TransactionTimeout(time.Minute),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	committed, aborted := map[string]bool{}, map[string]bool{}
+	var readers []*securedReader
+	for round, commit := range []bool{true, false, true, false, true} {
+		if round == 1 {
+			// The readers subscribe once a transaction was committed:
+			// from the earliest offset, the share group by its config.
+			readers = []*securedReader{
+				startSecuredReader(t, ctx, "classic group", c.client(t, kgo.ConsumerGroup("sec-classic"), kgo.ConsumeTopics(securedTxnTopic),
+					kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))),
+				startSecuredReader(t, ctx, "KIP-848 group", c.client(t, kgo.ConsumerGroup("sec-848"), kgo.ConsumeTopics(securedTxnTopic),
+					kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer(),
+					kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))),
+				startSecuredReader(t, ctx, "share group", c.client(t, kgo.ShareGroup(securedShareG), kgo.ConsumeTopics(securedTxnTopic))),
+			}
+		}
+		// The third transaction is in flight while its coordinator
+		// restarts, and so is the acks=all producer.
+		var restart func()
+		if round == 2 {
+			acks.waitAcked(t, 30)
+			restart = func() { c.restartTxnCoordinator(t, ctx) }
+		}
+		runSecuredTxn(t, ctx, c, txn, round, commit, restart, committed, aborted)
 	}
+	acks.waitAcked(t, acks.count()+30) // acknowledged after the restart too
+	acks.stop()
 
-	// A share group reads what was produced before it subscribed.
-	securedShare(t, c, ctx)
-
-	for _, topic := range []string{securedTxnTopic, securedShareTopic} {
+	for _, r := range readers {
+		r.waitCommitted(t, committed)
+	}
+	for _, r := range readers {
+		r.stop()
+		r.checkNoAborted(t, aborted)
+	}
+	checkInitProducerIDPrompt(t, ctx, c)
+	for p := range int32(3) {
+		checkAcked(t, c.Cluster, securedAcksTopic, p, acks.acked(p))
+	}
+	for _, topic := range []string{securedTxnTopic, securedAcksTopic} {
 		for p := range int32(3) {
 			waitISR(t, c.Cluster, topic, p, 3, 30*time.Second)
 		}
 	}
 }
 
-// runSecuredTxns commits, aborts and commits a transaction of
-// securedPerTxn records each, waits for each to complete (DescribeTransactions:
-// CompleteCommit, CompleteAbort) and then asks for the transactional id's
-// producer id again, which must be answered at once. It returns the values
-// committed and aborted.
-func runSecuredTxns(t *testing.T, c *securedCluster, ctx context.Context) (committed, aborted map[string]bool) {
+// waitACLs waits until every broker's authorizer has the client's ACLs
+// (each learns them from etcd a moment after CreateAcls): the client may
+// describe its topic, its group and its transactional id.
+func (c *securedCluster) waitACLs(t *testing.T, ctx context.Context) {
 	t.Helper()
-	committed, aborted = map[string]bool{}, map[string]bool{}
-	cl := c.client(t, kgo.TransactionalID(securedTxnID), kgo.TransactionTimeout(time.Minute),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
-	for i, commit := range []bool{true, false, true} {
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		var recs []*kgo.Record
-		for j := range securedPerTxn {
-			v := fmt.Sprintf("t%d-%d", i, j)
-			recs = append(recs, &kgo.Record{Topic: securedTxnTopic, Value: []byte(v)})
-			if commit {
-				committed[v] = true
-			} else {
-				aborted[v] = true
-			}
-		}
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := cl.ProduceSync(tctx, recs...).FirstErr(); err != nil {
-			t.Fatalf("transaction %d: produce: %v", i, err)
-		}
-		if err := cl.EndTransaction(tctx, kgo.TransactionEndTry(commit)); err != nil {
-			t.Fatalf("transaction %d: end (commit %v): %v", i, commit, err)
-		}
-		cancel()
-		want := "CompleteAbort"
-		if commit {
-			want = "CompleteCommit"
-		}
-		// The markers are written by the coordinator to the partition
-		// leaders, over the inter-broker listener.
-		testutil.Eventually(t, 20*time.Second, func() error {
-			d, err := c.admin.DescribeTransactions(ctx, securedTxnID)
+	cl := c.client(t)
+	for _, n := range c.Nodes {
+		id := n.NodeID()
+		testutil.Eventually(t, 30*time.Second, func() error {
+			md := kmsg.NewPtrMetadataRequest()
+			mt := kmsg.NewMetadataRequestTopic()
+			mt.Topic = kmsg.StringPtr(securedTxnTopic)
+			md.Topics = append(md.Topics, mt)
+			mresp, err := md.RequestWith(ctx, cl.Broker(int(id)))
 			if err != nil {
 				return err
 			}
-			if st := d[securedTxnID].State; st != want {
-				return fmt.Errorf("transaction %d: state %s, want %s", i, st, want)
+			for _, tp := range mresp.Topics {
+				if err := kerr.ErrorForCode(tp.ErrorCode); err != nil {
+					return fmt.Errorf("broker %d: metadata of %s: %w", id, securedTxnTopic, err)
+				}
+			}
+			dg := kmsg.NewPtrDescribeGroupsRequest()
+			dg.Groups = []string{"sec-classic"}
+			gresp, err := dg.RequestWith(ctx, cl.Broker(int(id)))
+			if err != nil {
+				return err
+			}
+			for _, g := range gresp.Groups {
+				if g.ErrorCode == kerr.GroupAuthorizationFailed.Code {
+					return fmt.Errorf("broker %d: DescribeGroups: %w", id, kerr.GroupAuthorizationFailed)
+				}
+			}
+			fc := kmsg.NewPtrFindCoordinatorRequest()
+			fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{securedTxnID}
+			fresp, err := fc.RequestWith(ctx, cl.Broker(int(id)))
+			if err != nil {
+				return err
+			}
+			for _, co := range fresp.Coordinators {
+				if co.ErrorCode == kerr.TransactionalIDAuthorizationFailed.Code {
+					return fmt.Errorf("broker %d: FindCoordinator: %w", id, kerr.TransactionalIDAuthorizationFailed)
+				}
 			}
 			return nil
 		})
 	}
-	// A producer starting over with the same transactional id is answered
-	// at once: nothing is left pending.
+}
+
+// startCPUHog burns one core (of GOMAXPROCS, at least one) until the test
+// ends: the brokers' timers and heartbeats run late, as on a loaded CI
+// machine.
+func startCPUHog(t *testing.T) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)/2) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := range 1 << 20 {
+					x += i
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() { close(stop); wg.Wait() })
+}
+
+// restartTxnCoordinator restarts the broker coordinating securedTxnID.
+func (c *securedCluster) restartTxnCoordinator(t *testing.T, ctx context.Context) {
+	t.Helper()
+	var coord int32 = -1
+	testutil.Eventually(t, 30*time.Second, func() error {
+		r := c.admin.FindTxnCoordinators(ctx, securedTxnID)[securedTxnID]
+		coord = r.NodeID
+		return r.Err
+	})
+	t.Logf("restarting broker %d, the transaction's coordinator", coord)
+	c.Node(coord).Restart()
+}
+
+// runSecuredTxn runs one transaction of securedPerTxn records, calling
+// restart (when not nil) between its two halves, ends it and waits until
+// DescribeTransactions shows it complete.
+func runSecuredTxn(t *testing.T, ctx context.Context, c *securedCluster, cl *kgo.Client, round int, commit bool, restart func(), committed, aborted map[string]bool) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for j := range securedPerTxn {
+		v := fmt.Sprintf("t%d-%d", round, j)
+		recs = append(recs, &kgo.Record{Topic: securedTxnTopic, Value: []byte(v)})
+		if commit {
+			committed[v] = true
+		} else {
+			aborted[v] = true
+		}
+	}
+	if err := cl.ProduceSync(tctx, recs[:securedPerTxn/2]...).FirstErr(); err != nil {
+		t.Fatalf("transaction %d: produce: %v", round, err)
+	}
+	if restart != nil {
+		restart()
+	}
+	if err := cl.ProduceSync(tctx, recs[securedPerTxn/2:]...).FirstErr(); err != nil {
+		t.Fatalf("transaction %d: produce: %v", round, err)
+	}
+	if err := cl.EndTransaction(tctx, kgo.TransactionEndTry(commit)); err != nil {
+		t.Fatalf("transaction %d: end (commit %v): %v", round, commit, err)
+	}
+	want := "CompleteAbort"
+	if commit {
+		want = "CompleteCommit"
+	}
+	// The coordinator writes the markers to the partition leaders over
+	// the inter-broker listener.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		d, err := c.admin.DescribeTransactions(tctx, securedTxnID)
+		if err != nil {
+			return err
+		}
+		if st := d[securedTxnID].State; st != want {
+			return fmt.Errorf("transaction %d: state %s, want %s", round, st, want)
+		}
+		return nil
+	})
+}
+
+// checkInitProducerIDPrompt: a producer starting over with the
+// transactional id is answered at once, nothing being left pending.
+func checkInitProducerIDPrompt(t *testing.T, ctx context.Context, c *securedCluster) {
+	t.Helper()
 	start := time.Now()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(securedTxnID), 60000
@@ -358,73 +490,157 @@ func runSecuredTxns(t *testing.T, c *securedCluster, ctx context.Context) (commi
 	if err != nil {
 		t.Fatalf("InitProducerId on %s after the transactions: %v (after %v)", securedTxnID, err, time.Since(start))
 	}
-	return committed, aborted
 }
 
-// checkCommittedRead polls cl until it read every committed value, and
-// fails on an aborted one or one read twice.
-func checkCommittedRead(t *testing.T, ctx context.Context, who string, cl *kgo.Client, committed, aborted map[string]bool) {
+// securedReader polls a consumer (of a group or a share group) in the
+// background and counts what it reads. Groups may read a record again
+// after a rebalance and share groups after a member's session ends, so
+// only what was read matters, not how often.
+type securedReader struct {
+	who string
+	stopper
+	mu   sync.Mutex
+	seen map[string]bool // guarded by mu
+}
+
+// stopper ends a background loop and waits for it.
+type stopper struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (s *stopper) stop() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+func startSecuredReader(t *testing.T, ctx context.Context, who string, cl *kgo.Client) *securedReader {
+	r := &securedReader{who: who, seen: map[string]bool{}}
+	rctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for rctx.Err() == nil {
+			fs := cl.PollFetches(rctx)
+			fs.EachError(func(topic string, p int32, err error) {
+				if rctx.Err() == nil {
+					t.Logf("%s: fetch %s-%d: %v (retried)", who, topic, p, err)
+				}
+			})
+			r.mu.Lock()
+			for _, rec := range fs.Records() {
+				r.seen[string(rec.Value)] = true
+			}
+			r.mu.Unlock()
+		}
+	}()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *securedReader) waitCommitted(t *testing.T, committed map[string]bool) {
 	t.Helper()
-	seen := map[string]bool{}
-	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for len(seen) < len(committed) && rctx.Err() == nil {
-		fs := cl.PollFetches(rctx)
-		fs.EachError(func(topic string, p int32, err error) {
-			if rctx.Err() == nil {
-				t.Errorf("%s: fetch %s-%d: %v", who, topic, p, err)
+	testutil.Eventually(t, 60*time.Second, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var missing []string
+		for v := range committed {
+			if !r.seen[v] {
+				missing = append(missing, v)
 			}
-		})
-		for _, r := range fs.Records() {
-			v := string(r.Value)
-			if aborted[v] {
-				t.Errorf("%s: read %s of an aborted transaction", who, v)
-			}
-			if seen[v] {
-				t.Errorf("%s: read %s twice", who, v)
-			}
-			seen[v] = true
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return fmt.Errorf("%s: %d of %d committed records not read (%v)", r.who, len(missing), len(committed), missing[:min(5, len(missing))])
+		}
+		return nil
+	})
+}
+
+func (r *securedReader) checkNoAborted(t *testing.T, aborted map[string]bool) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for v := range aborted {
+		if r.seen[v] {
+			n++
 		}
 	}
-	if len(seen) < len(committed) {
-		t.Errorf("%s: read %d of %d committed records", who, len(seen), len(committed))
+	if n > 0 {
+		t.Errorf("%s: read %d records of aborted transactions", r.who, n)
 	}
 }
 
-// securedShare produces to a topic, sets the share group's
-// share.auto.offset.reset to earliest, and reads every record through the
-// share group (kgo's share consumer); the share-partitions' state lives in
-// __share_group_state, whose leaders the share-partitions' leaders reach
-// over the inter-broker listener.
-func securedShare(t *testing.T, c *securedCluster, ctx context.Context) {
-	t.Helper()
-	const group = "sec-share-g"
-	p := c.client(t, kgo.RequiredAcks(kgo.AllISRAcks()))
-	want := map[string]bool{}
-	var recs []*kgo.Record
-	for i := range 60 {
-		v := fmt.Sprint("s", i)
-		want[v] = true
-		recs = append(recs, &kgo.Record{Topic: securedShareTopic, Value: []byte(v)})
-	}
-	produceAll(t, p, recs...)
-	setGroupConfig(t, newClusterKgo(t, c.Cluster), group, "share.auto.offset.reset", "earliest")
-	sc := c.client(t, kgo.ShareGroup(group), kgo.ConsumeTopics(securedShareTopic))
-	seen := map[string]bool{}
-	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for len(seen) < len(want) && rctx.Err() == nil {
-		fs := sc.PollFetches(rctx)
-		fs.EachError(func(topic string, p int32, err error) {
-			if rctx.Err() == nil {
-				t.Logf("share fetch %s-%d: %v", topic, p, err)
+// acksProducer produces with acks=all, one record to each partition at a
+// time, and keeps what was acknowledged.
+type acksProducer struct {
+	stopper
+	mu      sync.Mutex
+	byPart  [3][]ackedRecord // guarded by mu
+	total   int              // guarded by mu
+	advance chan struct{}    // closed and replaced at each acknowledgement
+}
+
+func startAcksProducer(t *testing.T, ctx context.Context, c *securedCluster) *acksProducer {
+	a := &acksProducer{advance: make(chan struct{})}
+	cl := c.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	pctx, cancel := context.WithCancel(ctx)
+	a.cancel = cancel
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		for i := 0; pctx.Err() == nil; i++ {
+			var recs []*kgo.Record
+			for p := range int32(3) {
+				recs = append(recs, &kgo.Record{Topic: securedAcksTopic, Partition: p, Value: []byte(fmt.Sprintf("a%d-%d", i, p))})
 			}
-		})
-		for _, r := range fs.Records() {
-			seen[string(r.Value)] = true
+			res := cl.ProduceSync(pctx, recs...)
+			a.mu.Lock()
+			for _, r := range res {
+				if r.Err == nil {
+					a.byPart[r.Record.Partition] = append(a.byPart[r.Record.Partition], ackedRecord{offset: r.Record.Offset, value: string(r.Record.Value)})
+					a.total++
+				}
+			}
+			close(a.advance)
+			a.advance = make(chan struct{})
+			a.mu.Unlock()
 		}
-	}
-	if len(seen) < len(want) {
-		t.Errorf("the share group read %d of %d records", len(seen), len(want))
+	}()
+	t.Cleanup(a.stop)
+	return a
+}
+
+func (a *acksProducer) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.total
+}
+
+func (a *acksProducer) acked(p int32) []ackedRecord {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.byPart[p])
+}
+
+// waitAcked waits until n records were acknowledged.
+func (a *acksProducer) waitAcked(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	for {
+		a.mu.Lock()
+		total, advance := a.total, a.advance
+		a.mu.Unlock()
+		if total >= n {
+			return
+		}
+		select {
+		case <-advance:
+		case <-deadline.C:
+			t.Fatalf("acks=all producer: %d of %d records acknowledged after 60s", total, n)
+		}
 	}
 }
