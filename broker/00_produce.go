@@ -52,6 +52,10 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 		} else {
 			t = b.meta.topic(rt.Topic)
 		}
+		name := rt.Topic
+		if t != nil {
+			name = t.name
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -65,7 +69,8 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) (kmsg.Response, 
 			switch {
 			case !acksValid:
 				err = kerr.InvalidRequiredAcks
-			case b.authz != nil && t != nil && b.topicRefusal(r, security.OpWrite, t.name) != nil:
+			case b.authz != nil && (t != nil || req.Version < 13) && b.topicRefusal(r, security.OpWrite, name) != nil:
+				// Kafka checks Write by name before the topic's existence.
 				err = kerr.TopicAuthorizationFailed // authz.go
 			case t == nil && req.Version >= 13:
 				err = kerr.UnknownTopicID

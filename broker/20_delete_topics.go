@@ -45,6 +45,9 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = fmt.Errorf("%w: give a topic name or a topic id, not both or neither", kerr.InvalidRequest)
 		case t != nil && b.topicRefusal(r, security.OpDelete, t.name) != nil: // authz.go
 			err = kerr.TopicAuthorizationFailed
+		case t == nil && tg.name != nil && b.topicRefusal(r, security.OpDelete, *tg.name) != nil:
+			// By name, Kafka checks Delete before the topic's existence.
+			err = kerr.TopicAuthorizationFailed
 		case !b.deleteEnabled:
 			err = kerr.TopicDeletionDisabled
 		case t == nil && tg.name == nil:

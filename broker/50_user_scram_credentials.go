@@ -36,7 +36,14 @@ func (b *Broker) handleDescribeUserScramCredentials(ctx context.Context, r *requ
 	req := r.body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	if err := b.clusterRefusal(r, security.OpDescribe); err != nil {
-		resp.ErrorCode = errCode(err)
+		// Kafka's error response: the error on top and on a result per
+		// user asked for (without its name).
+		resp.ErrorCode, resp.ErrorMessage = errCode(err), kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Message)
+		for range req.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.ErrorCode, res.ErrorMessage = resp.ErrorCode, resp.ErrorMessage
+			resp.Results = append(resp.Results, res)
+		}
 		return resp, nil
 	}
 	all, err := b.store.EntityConfigs(ctx, controller.EntityUsers)

@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,11 +30,89 @@ func (b *Broker) handleStreamsGroupHeartbeat(_ context.Context, r *request) (kms
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
+	if resp := b.streamsTopologyRefusal(r, req); resp != nil {
+		return resp, nil
+	}
 	res := b.groups.StreamsGroupHeartbeat(r.client(), req)
+	if denied := b.streamsCreateDenied(r, res.Create); len(denied) > 0 {
+		// Kafka creates none of them then, and says why in the status.
+		detail := "Unauthorized to CREATE on topics " + strings.Join(denied, ", ") + "."
+		resp := res.Response
+		i := slices.IndexFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool {
+			return s.StatusCode == streamsStatusMissingInternalTopics
+		})
+		if i >= 0 {
+			resp.Status[i].StatusDetail += "; " + detail
+		} else {
+			resp.Status = append(resp.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStatusMissingInternalTopics, StatusDetail: detail})
+		}
+		return resp, nil
+	}
 	for _, t := range res.Create {
 		b.createStreamsTopic(t)
 	}
 	return res.Response, nil
+}
+
+// streamsStatusMissingInternalTopics is the heartbeat status
+// MISSING_INTERNAL_TOPICS.
+const streamsStatusMissingInternalTopics = 3
+
+// streamsTopologyRefusal is Kafka's answer to a heartbeat whose topology
+// names an internal (Kafka's three) or invalid topic (STREAMS_INVALID_TOPOLOGY) or one the
+// principal may not describe (TOPIC_AUTHORIZATION_FAILED), in that order;
+// nil otherwise.
+func (b *Broker) streamsTopologyRefusal(r *request, req *kmsg.StreamsGroupHeartbeatRequest) kmsg.Response {
+	if req.Topology == nil {
+		return nil
+	}
+	var topics []string
+	for _, st := range req.Topology.Subtopologies {
+		topics = append(topics, st.SourceTopics...)
+		topics = append(topics, st.RepartitionSinkTopics...)
+		for _, ti := range st.RepartitionSourceTopics {
+			topics = append(topics, ti.Topic)
+		}
+		for _, ti := range st.StateChangelogTopics {
+			topics = append(topics, ti.Topic)
+		}
+	}
+	slices.Sort(topics)
+	topics = slices.Compact(topics)
+	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
+	if bad := slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return !isInternalTopic(t) && t != shareStateTopic }); len(bad) > 0 {
+		resp.ErrorCode = kerr.StreamsInvalidTopology.Code
+		resp.ErrorMessage = kmsg.StringPtr("Use of Kafka internal topics " + strings.Join(bad, ",") + " in a Kafka Streams topology is prohibited.")
+		return resp
+	}
+	if bad := slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return validateTopicName(t) == nil }); len(bad) > 0 {
+		resp.ErrorCode = kerr.StreamsInvalidTopology.Code
+		resp.ErrorMessage = kmsg.StringPtr("Topic names " + strings.Join(bad, ",") + " are not valid topic names.")
+		return resp
+	}
+	for _, t := range topics {
+		if b.topicRefusal(r, security.OpDescribe, t) != nil {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return resp
+		}
+	}
+	return nil
+}
+
+// streamsCreateDenied are the internal topics to create that the
+// principal may not create (without Create on the cluster, those without
+// Create on the topic).
+func (b *Broker) streamsCreateDenied(r *request, create []groups.StreamsTopicToCreate) []string {
+	if len(create) == 0 || b.authz == nil || b.allowed(r, security.OpCreate, security.ResourceCluster, clusterName) {
+		return nil
+	}
+	var denied []string
+	for _, t := range create {
+		if !b.allowed(r, security.OpCreate, security.ResourceTopic, t.Name) {
+			denied = append(denied, t.Name)
+		}
+	}
+	return denied
 }
 
 // createStreamsTopic creates an internal topic of a streams group in the

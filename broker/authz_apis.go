@@ -255,6 +255,16 @@ func (b *Broker) authorizeRequest(r *request) (kmsg.Response, authzMerge) {
 		}
 		resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
+		for _, t := range req.Topics { // and on every partition, as Kafka's error response
+			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, resp.ErrorCode, resp.ErrorMessage
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
 		return resp, nil
 	case *kmsg.ListPartitionReassignmentsRequest:
 		if b.mayCluster(r, security.OpDescribe) {

@@ -20,9 +20,9 @@ import (
 func fakeFollowerFetch(v int16, topic string, id [16]byte, replica int32, offset int64) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = v, 50, 1, 1<<20
-	req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = replica, replica, -1
-	if v >= 15 {
-		req.ReplicaID = -1 // v15+: the replica state says who fetches
+	req.ReplicaID = replica
+	if v >= 15 { // the replica state says who fetches (a tagged field: kmsg would send it at any version)
+		req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = -1, replica, -1
 	}
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = topic, id
