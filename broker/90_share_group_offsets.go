@@ -10,6 +10,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,6 +34,11 @@ func (b *Broker) handleDescribeShareGroupOffsets(ctx context.Context, r *request
 		var info groups.ShareGroup
 		if err == nil {
 			info, err = b.groups.ShareGroupInfo(rg.GroupID)
+			if errors.Is(err, groups.ErrGroupNotFound) {
+				// As Kafka 4.4: a group never seen has no partition
+				// with state, and each one named has none.
+				info, err = groups.ShareGroup{}, nil
+			}
 		}
 		if err != nil {
 			g.ErrorCode, g.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
@@ -176,7 +182,13 @@ func (b *Broker) emptyShareGroup(r *request, group string) error {
 func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
-	if err := b.emptyShareGroup(r, req.GroupID); err != nil {
+	// A group id never seen becomes an empty share group with these
+	// start offsets, as in Kafka 4.4.
+	err := b.groups.CreateShareGroup(req.GroupID)
+	if err == nil {
+		err = b.emptyShareGroup(r, req.GroupID)
+	}
+	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 		return resp, nil
 	}

@@ -29,6 +29,10 @@ type kafkaError struct {
 func (e *kafkaError) Error() string { return e.msg }
 func (e *kafkaError) Unwrap() error { return e.code }
 
+// ErrGroupNotFound is GROUP_ID_NOT_FOUND for a group id no group has (not
+// one of another type): the admin APIs of share groups tell the two apart.
+var ErrGroupNotFound error = &kafkaError{kerr.GroupIDNotFound, "no group has this id"}
+
 // kafkaErrorf is code with Kafka's message, formatted.
 func kafkaErrorf(code *kerr.Error, format string, args ...any) error {
 	return &kafkaError{code, fmt.Sprintf(format, args...)}

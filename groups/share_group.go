@@ -397,7 +397,8 @@ type ShareGroup struct {
 }
 
 // ShareGroupInfo returns the share group id, or the error Kafka answers:
-// NOT_COORDINATOR, GROUP_ID_NOT_FOUND (also for a group of another type).
+// NOT_COORDINATOR, GROUP_ID_NOT_FOUND (ErrGroupNotFound when no group has
+// the id, plain for a group of another type).
 func (c *Coordinator) ShareGroupInfo(id string) (ShareGroup, error) {
 	s, g, err := c.lockedShareGroup(id)
 	if err != nil {
@@ -416,6 +417,41 @@ func (c *Coordinator) ShareGroupInfo(id string) (ShareGroup, error) {
 	return ShareGroup{Members: len(g.sg.members), Topics: slices.Compact(topics), Initialized: init}, nil
 }
 
+// CreateShareGroup makes id an empty share group when no group has that
+// id, as Kafka 4.4's group coordinator does for an AlterShareGroupOffsets
+// of a group it has never seen, and returns once the group is in the log.
+// A share group already there is left as it is; a group of another type is
+// GROUP_ID_NOT_FOUND, as ShareGroupInfo answers.
+func (c *Coordinator) CreateShareGroup(id string) error {
+	s, err := c.groupShard(id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.state != shardActive {
+		s.mu.Unlock()
+		return kerr.NotCoordinator
+	}
+	g := s.groups[id]
+	if g != nil && g.sg != nil && g.state != stateDead {
+		s.mu.Unlock()
+		return nil
+	}
+	if g == nil || g.state == stateDead {
+		g = newGroup(s, id, time.Now())
+		s.groups[id] = g
+	}
+	if g.cg != nil || g.stg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
+	}
+	g.sg, g.protocolType = newShareGroup(), "share"
+	done := make(chan error, 1)
+	g.persistShare(func(err error) { done <- err })
+	s.mu.Unlock()
+	return <-done
+}
+
 // lockedShareGroup returns the share group id with its shard's mu held,
 // or the error ShareGroupInfo answers (with mu released).
 func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
@@ -429,9 +465,13 @@ func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
 		return nil, nil, kerr.NotCoordinator
 	}
 	g := s.groups[id]
-	if g == nil || g.state == stateDead || g.sg == nil {
+	switch {
+	case g == nil || g.state == stateDead:
 		s.mu.Unlock()
-		return nil, nil, kerr.GroupIDNotFound
+		return nil, nil, fmt.Errorf("group %s: %w", id, ErrGroupNotFound)
+	case g.sg == nil:
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
 	}
 	return s, g, nil
 }
