@@ -22,17 +22,15 @@ func (b *Broker) handleConsumerGroupDescribe(_ context.Context, r *request) (kms
 	return b.groups.ConsumerGroupDescribe(r.body.(*kmsg.ConsumerGroupDescribeRequest)), nil
 }
 
-// subscribableTopics are the topics a consumer group may subscribe to:
-// every topic but the internal ones, as Kafka's regex subscriptions see.
-// Each partition comes with its replicas' racks when brokers have racks.
+// subscribableTopics are the topics groups may subscribe to: every topic,
+// the internal ones marked (a consumer group's regex takes them, as
+// Kafka 4.4's coordinator resolves it). Each partition comes with its
+// replicas' racks when brokers have racks.
 func (b *Broker) subscribableTopics() []groups.TopicMeta {
 	racks := b.brokerRacks()
 	var out []groups.TopicMeta
 	for _, t := range b.meta.topicList() {
-		if isInternalTopic(t.name) {
-			continue
-		}
-		tm := groups.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.parts))}
+		tm := groups.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.parts)), Internal: isInternalTopic(t.name)}
 		if len(racks) > 0 {
 			tm.Racks = make([][]string, len(t.parts))
 			for i, p := range t.parts {

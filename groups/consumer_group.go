@@ -40,6 +40,10 @@ type TopicMeta struct {
 	// Racks are the racks of each partition's replicas (nil when the
 	// brokers have none), for rack-aware assignment.
 	Racks [][]string
+	// Internal marks __consumer_offsets and __transaction_state: a
+	// consumer group's subscriptions (its regexes too) take them, as
+	// Kafka's do; share and streams groups leave them out.
+	Internal bool
 }
 
 // onRack reports whether a replica of partition p is on rack.
@@ -161,7 +165,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 	var re *regexp.Regexp
 	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
 		var err error
-		if re, err = regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+		if re, err = compileSubscription(*req.SubscribedTopicRegex); err != nil {
 			return fail(kerr.InvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err))
 		}
 	}
@@ -470,6 +474,16 @@ func (g *group) subscribedTopicMeta() map[string]TopicMeta {
 		}
 	}
 	return out
+}
+
+// compileSubscription compiles a member's SubscribedTopicRegex to match
+// whole topic names, as Kafka's coordinator matches it (RE2/J's
+// matches(), not find()): "orders" takes orders, not orders-eu.
+func compileSubscription(regex string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(regex); err != nil {
+		return nil, err // the error names the client's regex as it sent it
+	}
+	return regexp.Compile("^(?:" + regex + ")$")
 }
 
 func metaHash(meta map[string]TopicMeta) string {

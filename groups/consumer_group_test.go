@@ -141,3 +141,46 @@ func TestConsumerAssignorsRackAware(t *testing.T) {
 		}
 	}
 }
+
+// A SubscribedTopicRegex takes the topics it matches whole, internal ones
+// too, as Kafka 4.4's coordinator resolves it (compat
+// TestConsumerGroupRegexKafkaReference asks Kafka itself): a match inside
+// a name does not count.
+func TestConsumerGroupRegexMatchesWholeNames(t *testing.T) {
+	l := newMemLog()
+	cfg := testConfig(l)
+	cfg.Topics = func() []TopicMeta {
+		return []TopicMeta{
+			{Name: "__consumer_offsets", ID: [16]byte{1}, Partitions: 3, Internal: true},
+			{Name: "orders", ID: [16]byte{2}, Partitions: 2},
+			{Name: "orders-eu", ID: [16]byte{3}, Partitions: 1},
+			{Name: "my-orders", ID: [16]byte{4}, Partitions: 1},
+		}
+	}
+	c := New(cfg)
+	defer c.Close()
+	ownAll(t, c)
+	tests := []struct {
+		regex string
+		want  map[[16]byte]int
+	}{
+		{"orders", map[[16]byte]int{{2}: 2}},
+		{"orders.*", map[[16]byte]int{{2}: 2, {3}: 1}},
+		{"__consumer_offsets|my-.*", map[[16]byte]int{{1}: 3, {4}: 1}},
+		{"__.*", map[[16]byte]int{{1}: 3}},
+	}
+	for i, tt := range tests {
+		member := fmt.Sprintf("m%d", i)
+		resp := cgHeartbeat(t, c, member, 0, nil, func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.Group = "rx" + member
+			r.SubscribedTopicNames, r.SubscribedTopicRegex = nil, kmsg.StringPtr(tt.regex)
+		})
+		got := map[[16]byte]int{}
+		for _, at := range owns(resp) {
+			got[at.TopicID] = len(at.Partitions)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("regex %q: assigned %v, want %v", tt.regex, got, tt.want)
+		}
+	}
+}

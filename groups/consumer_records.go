@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 )
@@ -283,7 +282,7 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 		m.regex = deref(r.CompactNullableString())
 		m.re = nil
 		if m.regex != "" {
-			m.re, _ = regexp.Compile(m.regex)
+			m.re, _ = compileSubscription(m.regex)
 		}
 		m.rebalanceTimeout = ms(r.Int32())
 		m.assignor = deref(r.CompactNullableString())

@@ -67,8 +67,8 @@ type Config struct {
 	// GroupSettings gives the settings of a group its group configs set
 	// (settings.go); nil: the ones above for every group.
 	GroupSettings func(group string) GroupSettings
-	// Topics lists the topics clients may subscribe to (not the internal
-	// ones), for the assignors.
+	// Topics lists the topics that exist, the internal ones marked, for
+	// the assignors.
 	Topics func() []TopicMeta
 	// KIP-932 share groups (share_group.go).
 	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms

@@ -202,7 +202,9 @@ func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
 func (c *Coordinator) shareSubscribed(sg *shareGroup) map[string]TopicMeta {
 	meta := map[string]TopicMeta{}
 	for _, t := range c.cfg.Topics() {
-		meta[t.Name] = t
+		if !t.Internal {
+			meta[t.Name] = t
+		}
 	}
 	subscribed := map[string]TopicMeta{}
 	for _, m := range sg.members {

@@ -504,11 +504,13 @@ func (c *Coordinator) refreshStreamsTopology(sg *streamsGroup) (bool, error) {
 	return changed, nil
 }
 
-// topicMeta are the topics that exist, by name.
+// topicMeta are the topics that exist, by name, but the internal ones.
 func (c *Coordinator) topicMeta() map[string]TopicMeta {
 	meta := map[string]TopicMeta{}
 	for _, t := range c.cfg.Topics() {
-		meta[t.Name] = t
+		if !t.Internal {
+			meta[t.Name] = t
+		}
 	}
 	return meta
 }
