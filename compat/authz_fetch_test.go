@@ -65,6 +65,8 @@ func TestFakeFollowerFetchMovesNothing(t *testing.T) {
 		"authorizer.class.name":                               "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":                                         "User:admin;User:ANONYMOUS",
 		"replica.lag.time.max.ms":                             "15000",
+		// No unreachable reports: F leaves the ISR by its lag alone.
+		"samsa.replica.leader.unreachable.ms": "0",
 	})
 	ctx := testCtx(t, 3*time.Minute)
 	sasl := func(id int32) string { return c.Node(id).Addrs()[1] }
