@@ -12,10 +12,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/groups"
+	"github.com/samsa-io/samsa/security"
 )
 
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, r *request) (kmsg.Response, error) {
-	return b.groups.ConsumerGroupHeartbeat(r.client(), r.body.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+	cl := r.client()
+	if az := b.authz; az != nil {
+		// What the member's regex resolves to is filtered by Describe,
+		// as Kafka's coordinator filters it (authz_apis.go has checked
+		// the group and the topics named).
+		principal, host := r.principal, aclHost(r)
+		cl.MayDescribe = func(topic string) bool {
+			return az.Authorize(principal, host, security.OpDescribe, security.ResourceTopic, topic)
+		}
+	}
+	return b.groups.ConsumerGroupHeartbeat(cl, r.body.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
 }
 
 func (b *Broker) handleConsumerGroupDescribe(_ context.Context, r *request) (kmsg.Response, error) {

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -825,6 +826,41 @@ func TestAuthorizationKafkaReference(t *testing.T) {
 	}
 	if statuses[kafka] != statuses[samsa] || !strings.Contains(statuses[kafka], "Unauthorized to CREATE on topics sprobe-store-changelog") {
 		t.Errorf("streams heartbeat without Create on its internal topic: Kafka's status %s, samsa's %s", statuses[kafka], statuses[samsa])
+	}
+
+	// A consumer group member subscribing by regex is assigned only the
+	// topics its principal may describe: Kafka's coordinator filters what
+	// the regex resolves to.
+	assigned := map[*azEnv][]string{}
+	for _, e := range []*azEnv{kafka, samsa} {
+		e.grant(t, "bob", (*kadm.ACLBuilder).Groups, "rx", []kadm.ACLOperation{kadm.OpRead}, func() error { return nil })
+		names := map[[16]byte]string{}
+		for name, id := range e.ids {
+			names[id] = name
+		}
+		c := e.dial(t, "bob")
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Version, hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = 1, "rx", "AAAAAAAAAAAAAAAAAAAAAg", 30000
+		hb.SubscribedTopicRegex, hb.Topics = kmsg.StringPtr("t[12]"), []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		testutil.Eventually(t, 60*time.Second, func() error { // Kafka resolves the regex in the background
+			resp := c.roundTrip(hb).(*kmsg.ConsumerGroupHeartbeatResponse)
+			if resp.ErrorCode != 0 {
+				return fmt.Errorf("ConsumerGroupHeartbeat as bob: %v", kerr.ErrorForCode(resp.ErrorCode))
+			}
+			hb.MemberEpoch = resp.MemberEpoch
+			if resp.Assignment == nil || len(resp.Assignment.Topics) == 0 {
+				return errors.New("nothing assigned yet")
+			}
+			assigned[e] = nil
+			for _, at := range resp.Assignment.Topics {
+				assigned[e] = append(assigned[e], names[at.TopicID])
+			}
+			slices.Sort(assigned[e])
+			return nil
+		})
+	}
+	if !slices.Equal(assigned[kafka], []string{"t1"}) || !slices.Equal(assigned[samsa], assigned[kafka]) {
+		t.Errorf("regex t[12] subscribed as bob (Describe on t1 only): Kafka assigned %v, samsa %v", assigned[kafka], assigned[samsa])
 	}
 }
 

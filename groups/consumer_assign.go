@@ -57,8 +57,11 @@ func (c *Coordinator) chooseAssignor(cg *consumerGroup) string {
 	return best
 }
 
+// subscribes: the member subscribes to topic by name, or by its regex
+// when its principal may describe the topic.
 func (m *consumerMember) subscribes(topic string) bool {
-	return slices.Contains(m.topics, topic) || m.re != nil && m.re.MatchString(topic)
+	return slices.Contains(m.topics, topic) ||
+		m.re != nil && m.re.MatchString(topic) && (m.mayDescribe == nil || m.mayDescribe(topic))
 }
 
 // assign computes the target assignment: member id -> partitions, sorted.

@@ -96,7 +96,8 @@ type consumerMember struct {
 	topics               []string // subscribed topic names, sorted
 	regex                string   // subscribed regular expression (v1), "" if none
 	re                   *regexp.Regexp
-	assignor             string // server assignor asked for, "" if none
+	mayDescribe          func(topic string) bool // the topics re may take (Client.MayDescribe, as of its last heartbeat); nil: all
+	assignor             string                  // server assignor asked for, "" if none
 
 	epoch, prevEpoch int32
 	state            reconcileState
@@ -391,7 +392,7 @@ func (ps partitionSet) containsAll(tps []topicPartition) bool {
 // updateConsumerMember takes the request's member fields; a change of
 // subscription bumps the group epoch.
 func (g *group) updateConsumerMember(m *consumerMember, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) {
-	m.clientID, m.clientHost = cl.ID, cl.Host
+	m.clientID, m.clientHost, m.mayDescribe = cl.ID, cl.Host, cl.MayDescribe
 	if req.RackID != nil {
 		m.rack = *req.RackID
 	}
@@ -468,7 +469,7 @@ func (g *group) subscribedTopicMeta() map[string]TopicMeta {
 	out := map[string]TopicMeta{}
 	for _, m := range g.cg.members {
 		for _, t := range all {
-			if slices.Contains(m.topics, t.Name) || m.re != nil && m.re.MatchString(t.Name) {
+			if m.subscribes(t.Name) {
 				out[t.Name] = t
 			}
 		}

@@ -10,9 +10,12 @@ import (
 )
 
 // Client is who sent a request: its client id and address as Kafka shows
-// them ("/127.0.0.1").
+// them ("/127.0.0.1"), and, with an authorizer, whether its principal may
+// describe a topic: a consumer group member's regex takes only those, as
+// Kafka's coordinator filters what a regex resolves to.
 type Client struct {
-	ID, Host string
+	ID, Host    string
+	MayDescribe func(topic string) bool // nil: every topic
 }
 
 // newMemberJoinTimeout bounds how long a new member's JoinGroup may wait in
