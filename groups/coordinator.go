@@ -74,9 +74,10 @@ type Config struct {
 	ShareSessionTimeout    time.Duration // group.share.session.timeout.ms
 	ShareHeartbeatInterval time.Duration // group.share.heartbeat.interval.ms
 	ShareMaxSize           int           // group.share.max.size
-	// ShareMemberLeft is told of a member that left its share group or
-	// was removed, so that the records it holds are released. It is
-	// called under the group's lock: it must not block or call back.
+	// ShareMemberLeft is told of a member removed from its share group
+	// for missing its session timeout, so that the records it holds are
+	// released (a member that leaves ends its share sessions itself). It
+	// is called under the group's lock: it must not block or call back.
 	ShareMemberLeft func(group, member string)
 	// KIP-1071 streams groups (streams_group.go); the per-group settings
 	// are GroupSettings'.

@@ -132,7 +132,11 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 	switch {
 	case req.MemberEpoch == epochLeave:
 		if m != nil {
-			g.removeShareMember(m)
+			// Its share sessions stay: a closing consumer may send its
+			// last acknowledgements after it left (librdkafka sends both
+			// at once), and the leaders answer them as Kafka's do. The
+			// session's end releases what it still holds.
+			g.removeShareMember(m, false)
 		}
 		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), epochLeave
 		return g, nil
@@ -276,13 +280,14 @@ func (c *Coordinator) shareAssignmentOf(tps []topicPartition) *kmsg.ShareGroupHe
 }
 
 // removeShareMember takes m out of the group: the others' target changes,
-// and the partition leaders release what m still holds.
-func (g *group) removeShareMember(m *shareMember) {
+// and with release (m stopped heartbeating) the partition leaders release
+// what m still holds.
+func (g *group) removeShareMember(m *shareMember, release bool) {
 	g.stopShareTimer(m)
 	delete(g.sg.members, m.id)
 	delete(g.sg.target, m.id)
 	g.sg.epoch++
-	if f := g.s.c.cfg.ShareMemberLeft; f != nil {
+	if f := g.s.c.cfg.ShareMemberLeft; f != nil && release {
 		f(g.id, m.id)
 	}
 }
@@ -298,7 +303,7 @@ func (g *group) scheduleShareTimer(m *shareMember) {
 			return
 		}
 		s.c.log.Info("share group member removed", "group", g.id, "member", m.id, "reason", "session timeout")
-		g.removeShareMember(m)
+		g.removeShareMember(m, true)
 		g.persistShare(nil)
 	})
 }
