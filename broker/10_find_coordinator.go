@@ -2,9 +2,12 @@ package broker
 
 // FindCoordinator v0-v6: the coordinator of a group is the leader of its
 // __consumer_offsets partition, abs(javaHash(group)) % partitions, which is
-// created on first use. v4+ asks for several keys at once. Key type 1: the
-// coordinator of a transactional id is the leader of its
-// __transaction_state partition, created on first use likewise. Key type
+// created on first use: as Kafka 4.4 does, the request that finds the topic
+// missing starts its creation in the background and it and every request
+// until the topic is here get COORDINATOR_NOT_AVAILABLE (clients retry).
+// v4+ asks for several keys at once. Key type 1: the coordinator of a
+// transactional id is the leader of its __transaction_state partition,
+// created on first use likewise. Key type
 // 2 (v6, KIP-932): the share coordinator of a share-partition, keyed
 // "group:topicId:partition", is the leader of its __share_group_state
 // partition (84_share_group_state.go); it needs ClusterAction, as Kafka's
@@ -13,12 +16,16 @@ package broker
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
 )
@@ -48,19 +55,28 @@ func (b *Broker) findCoordinator(ctx context.Context, r *request, keyType int8, 
 		c.ErrorMessage = kmsg.StringPtr(msg)
 		return c
 	}
+	// COORDINATOR_NOT_AVAILABLE as Kafka answers it: with the error's
+	// message before v4, with an empty one in v4's answers per key.
+	notAvailable := func() kmsg.FindCoordinatorResponseCoordinator {
+		msg := ""
+		if r.hdr.Version < 4 {
+			msg = coordinatorNotAvailable
+		}
+		return fail(kerr.CoordinatorNotAvailable, msg)
+	}
 	var p *partition
 	switch keyType {
 	case 0: // group
-		if err := b.ensureOffsetsTopic(ctx); err != nil {
-			return fail(kerr.CoordinatorNotAvailable, "creating __consumer_offsets: "+err.Error())
+		if !b.coordinatorTopic(offsetsTopic, b.ensureOffsetsTopic) {
+			return notAvailable()
 		}
 		p = b.meta.partition(offsetsTopic, b.groups.PartitionFor(key))
 	case 1: // transaction
 		if key == "" {
 			return fail(kerr.InvalidRequest, "the transactional id is empty")
 		}
-		if err := b.ensureTxnTopic(ctx); err != nil {
-			return fail(kerr.CoordinatorNotAvailable, "creating __transaction_state: "+err.Error())
+		if !b.coordinatorTopic(txnTopic, b.ensureTxnTopic) {
+			return notAvailable()
 		}
 		p = b.meta.partition(txnTopic, b.txn.PartitionFor(key))
 	case 2: // share-partition state; Kafka 4.4 answers it with empty messages
@@ -75,8 +91,8 @@ func (b *Broker) findCoordinator(ctx context.Context, r *request, keyType int8, 
 		if !ok {
 			return fail(kerr.InvalidRequest, "")
 		}
-		if err := b.ensureShareStateTopic(ctx); err != nil {
-			return fail(kerr.CoordinatorNotAvailable, "creating __share_group_state: "+err.Error())
+		if !b.coordinatorTopic(shareStateTopic, b.ensureShareStateTopic) {
+			return notAvailable()
 		}
 		p = b.meta.partition(shareStateTopic, b.shareSt.partitionFor(k))
 	default:
@@ -97,7 +113,60 @@ func (b *Broker) findCoordinator(ctx context.Context, r *request, keyType int8, 
 			return c
 		}
 	}
-	return fail(kerr.CoordinatorNotAvailable, "the coordinator is not available")
+	return notAvailable()
+}
+
+// coordinatorNotAvailable is Kafka's message for COORDINATOR_NOT_AVAILABLE.
+const coordinatorNotAvailable = "The coordinator is not available."
+
+// internalCreates are the internal topics FindCoordinator started creating
+// and whose creation has not ended: however many requests find a topic
+// missing at once, one creation runs, as Kafka's AutoTopicCreationManager
+// keeps one in flight per topic.
+type internalCreates struct {
+	mu       sync.Mutex
+	inflight map[string]bool // guarded by mu
+}
+
+// coordinatorTopic reports whether internal topic name is in the metadata
+// cache. When it is not, it starts ensure (the topic's creation) in the
+// background unless that already runs, and reports false: Kafka's
+// FindCoordinator answers COORDINATOR_NOT_AVAILABLE while it creates the
+// topic, and names a coordinator only once its metadata has the topic and
+// the partition a leader. Creating it within the request instead answered
+// the first request with a coordinator and requests arriving meanwhile
+// with COORDINATOR_NOT_AVAILABLE ("topic exists").
+func (b *Broker) coordinatorTopic(name string, ensure func(context.Context) error) bool {
+	if b.meta.topic(name) != nil {
+		return true
+	}
+	c := &b.internalCreates
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inflight[name] {
+		return false
+	}
+	done := func() {
+		c.mu.Lock()
+		delete(c.inflight, name)
+		c.mu.Unlock()
+	}
+	if !b.spawn(func(ctx context.Context) {
+		defer done()
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := ensure(cctx)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, controller.ErrTopicExists) {
+			b.log.Warn("creating internal topic", "topic", name, "err", err)
+		}
+	}) {
+		return false
+	}
+	if c.inflight == nil {
+		c.inflight = map[string]bool{}
+	}
+	c.inflight[name] = true
+	return false
 }
 
 // parseSharePartitionKey reads a share coordinator key as Kafka's

@@ -121,6 +121,8 @@ type Broker struct {
 	fetchers *replication.Manager        // follower fetchers; see partition.go
 	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
 	ctrlID   controllerCache             // the elected controller, for Metadata
+	// internalCreates: internal topics FindCoordinator is creating (10_find_coordinator.go).
+	internalCreates internalCreates
 
 	frames  framePool // buffers for large request frames
 	stats   protocol.Stats

@@ -258,9 +258,10 @@ func TestGroupKeepsItsOwnCopies(t *testing.T) {
 	metadata('x', 2000)
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = "copies"
-	if r := c.roundTrip(fc, 3).(*kmsg.FindCoordinatorResponse); r.ErrorCode != 0 {
-		t.Fatalf("FindCoordinator: %v", kerr.ErrorForCode(r.ErrorCode))
-	}
+	// COORDINATOR_NOT_AVAILABLE while __consumer_offsets is created.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		return kerr.ErrorForCode(c.roundTrip(fc, 3).(*kmsg.FindCoordinatorResponse).ErrorCode)
+	})
 	var jr *kmsg.JoinGroupResponse
 	testutil.Eventually(t, 20*time.Second, func() error {
 		jr = c.roundTrip(joinReq(3, "copies", "", "consumer", "range"), 3).(*kmsg.JoinGroupResponse)

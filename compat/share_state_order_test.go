@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -26,7 +27,11 @@ func TestShareStateConcurrentWritesKeepTheNewest(t *testing.T) {
 	c1, c2 := admDial(t, addr), admDial(t, addr)
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorType, fc.CoordinatorKeys = 2, []string{key}
-	c1.roundTrip(fc, 6) // makes __share_group_state
+	// The first makes __share_group_state, and is answered
+	// COORDINATOR_NOT_AVAILABLE until it is there.
+	testutil.Eventually(t, 30*time.Second, func() error {
+		return kerr.ErrorForCode(c1.roundTrip(fc, 6).(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode)
+	})
 
 	write := func(c *admConn, leaderEpoch int32, start int64) int16 {
 		req := kmsg.NewPtrWriteShareGroupStateRequest()
