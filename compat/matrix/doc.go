@@ -1,5 +1,9 @@
-// Command matrix is samsa's compatibility matrix: it starts a broker (samsa,
-// or with -reference Apache Kafka 4.x from Maven through internal/kafkaref),
+// Command matrix is samsa's compatibility matrix: it starts a cluster of
+// three brokers (samsa, or with -reference Apache Kafka 4.x from Maven
+// through internal/kafkaref; each node a broker and a voter of the
+// controller quorum) whose inter-broker listener is SASL_PLAINTEXT with
+// PLAIN (User:broker, a super user), so that transactions, groups and the
+// internal topics' replication cross a secured listener as in production,
 // runs the same scenarios through every client below, and prints one table,
 // client × scenario → pass/fail with the error of each failure. It exits 1
 // when any cell fails; a client that cannot be installed or started fails
@@ -31,9 +35,12 @@
 // # Scenarios
 //
 // Topics and groups are named <prefix>-<scenario>..., the prefix being the
-// client's, so that every client runs against the same broker at once. The
-// broker runs with auto.create.topics.enable=false and
-// group.initial.rebalance.delay.ms=0.
+// client's, so that every client runs against the same cluster at once.
+// The brokers run with auto.create.topics.enable=false and
+// group.initial.rebalance.delay.ms=0; the clients bootstrap from the first.
+// The scenarios' topics have one replica, their partitions spread over the
+// brokers, so a transaction's markers and a group's offsets go from broker
+// to broker over the inter-broker listener.
 //
 //  1. create: a topic with 3 partitions (admin API or kafka-topics), then
 //     described with 3 partitions.
@@ -74,7 +81,7 @@
 //     (PRODUCER_FENCED or INVALID_PRODUCER_EPOCH). The Java clients also
 //     commit a group's offset in the first transaction
 //     (sendOffsetsToTransaction) and read it back.
-//  8. sasl_ssl, mtls, sasl_plain (every client row): the broker also has a
+//  8. sasl_ssl, mtls, sasl_plain (every client row): every broker also has a
 //     SASL_SSL listener (SCRAM-SHA-512), an SSL one requiring client
 //     certificates and a SASL_PLAINTEXT one (PLAIN, users in its JAAS
 //     config), and StandardAuthorizer with allow.everyone.if.no.acl.found

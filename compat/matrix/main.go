@@ -103,13 +103,15 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: filepath.Join(tmp, "kafka"), HeapMB: 512,
+		nodes, err := kafkaref.StartCluster(ctx, libs, matrixBrokers, kafkaref.Options{Dir: filepath.Join(tmp, "kafka"), HeapMB: 512,
 			Props: sec.withBrokerProps(brokerProps), Listeners: slices.Sorted(maps.Values(secListeners))})
 		if err != nil {
 			return err
 		}
-		defer b.Stop(30 * time.Second)
-		name, addr, listeners = "Apache Kafka "+kafkaref.Version(libs), b.Addr, b.Listeners
+		for _, b := range nodes {
+			defer b.Stop(30 * time.Second)
+		}
+		name, addr, listeners = "Apache Kafka "+kafkaref.Version(libs), nodes[0].Addr, nodes[0].Listeners
 	default:
 		s, err := startSamsa(ctx, root, *samsaBin, filepath.Join(tmp, "samsa"), sec)
 		if err != nil {
@@ -153,18 +155,30 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// samsaProc is a samsa broker run as a child process.
+// matrixBrokers is how many brokers the matrix runs samsa with: a cluster,
+// so that transactions, groups and the internal topics' replication cross
+// the secured inter-broker listener (security.brokerProps).
+const matrixBrokers = 3
+
+// samsaProc is a cluster of samsa brokers run as child processes, each a
+// broker and a voter of the controller quorum (controller.quorum.voters).
 type samsaProc struct {
-	cmd       *exec.Cmd
-	addr      string
-	listeners map[string]string // the secured listeners: name → address
+	nodes     []*samsaNode
+	addr      string            // node 1's PLAINTEXT listener
+	listeners map[string]string // node 1's secured listeners: name → address
 	version   string
-	exited    chan struct{}
-	log       *tailBuffer
 }
 
-// startSamsa runs `samsa serve` on a free loopback port with data in dir,
-// building the binary first unless bin names one.
+type samsaNode struct {
+	cmd    *exec.Cmd
+	addr   string
+	exited chan struct{}
+	log    *tailBuffer
+}
+
+// startSamsa runs `samsa serve` for matrixBrokers nodes on free loopback
+// ports with data in dir, building the binary first unless bin names one,
+// and returns once every node lists every broker.
 func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*samsaProc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -178,66 +192,97 @@ func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*sam
 		}
 	}
 	names := slices.Sorted(maps.Values(secListeners))
-	ports, err := kafkaref.FreePorts(1 + len(names))
+	per := 2 + len(names) // PLAINTEXT, CONTROLLER, the secured ones
+	ports, err := kafkaref.FreePorts(per * matrixBrokers)
 	if err != nil {
 		return nil, err
 	}
-	p := &samsaProc{addr: "127.0.0.1:" + strconv.Itoa(ports[0]), listeners: map[string]string{}, exited: make(chan struct{}), log: &tailBuffer{}, version: "(dev)"}
-	listeners := "PLAINTEXT://" + p.addr
-	for i, n := range names {
-		p.listeners[n] = "127.0.0.1:" + strconv.Itoa(ports[1+i])
-		listeners += "," + n + "://" + p.listeners[n]
+	addr := func(node, i int) string { return "127.0.0.1:" + strconv.Itoa(ports[node*per+i]) }
+	var voters []string
+	for n := range matrixBrokers {
+		voters = append(voters, strconv.Itoa(n+1)+"@"+addr(n, 1))
 	}
+	p := &samsaProc{addr: addr(0, 0), listeners: map[string]string{}, version: "(dev)"}
 	if out, err := exec.CommandContext(ctx, bin, "version").Output(); err == nil {
 		if f := strings.Fields(string(out)); len(f) > 1 {
 			p.version = f[1] // "samsa VERSION (goX os/arch)"
 		}
 	}
-	args := []string{"serve",
-		"--override", "node.id=1",
-		"--override", "listeners=" + listeners,
-		"--override", "inter.broker.listener.name=PLAINTEXT",
-		"--override", "log.dirs=" + filepath.Join(dir, "data"),
+	protocols := "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+	for _, n := range names {
+		protocols += "," + n + ":" + n
 	}
 	props := sec.withBrokerProps(brokerProps)
-	for _, k := range sortedKeys(props) {
-		args = append(args, "--override", k+"="+props[k])
-	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if err := probe(ctx, p.addr); err == nil {
-			return p, nil
-		} else if time.Now().After(deadline) || ctx.Err() != nil {
+	for n := range matrixBrokers {
+		listeners := "PLAINTEXT://" + addr(n, 0) + ",CONTROLLER://" + addr(n, 1)
+		for i, name := range names {
+			listeners += "," + name + "://" + addr(n, 2+i)
+			if n == 0 {
+				p.listeners[name] = addr(n, 2+i)
+			}
+		}
+		args := []string{"serve",
+			"--override", "node.id=" + strconv.Itoa(n+1),
+			"--override", "process.roles=broker,controller",
+			"--override", "controller.quorum.voters=" + strings.Join(voters, ","),
+			"--override", "controller.listener.names=CONTROLLER",
+			"--override", "listener.security.protocol.map=" + protocols,
+			"--override", "listeners=" + listeners,
+			"--override", "log.dirs=" + filepath.Join(dir, "node"+strconv.Itoa(n+1), "data"),
+		}
+		for _, k := range sortedKeys(props) {
+			args = append(args, "--override", k+"="+props[k])
+		}
+		nd := &samsaNode{addr: addr(n, 0), exited: make(chan struct{}), log: &tailBuffer{}}
+		nd.cmd = exec.Command(bin, args...)
+		nd.cmd.Stdout, nd.cmd.Stderr = nd.log, nd.log
+		nd.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := nd.cmd.Start(); err != nil {
 			p.stop()
-			return nil, fmt.Errorf("samsa did not answer at %s: %v\n%s", p.addr, err, p.log.Tail(20))
+			return nil, err
 		}
-		select {
-		case <-p.exited:
-			return nil, fmt.Errorf("samsa exited: %s", p.log.Tail(20))
-		case <-time.After(100 * time.Millisecond):
+		go func() { _ = nd.cmd.Wait(); close(nd.exited) }()
+		p.nodes = append(p.nodes, nd)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for _, nd := range p.nodes {
+		for {
+			err := probe(ctx, nd.addr, matrixBrokers)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				p.stop()
+				return nil, fmt.Errorf("samsa did not answer at %s: %v\n%s", nd.addr, err, nd.log.Tail(20))
+			}
+			select {
+			case <-nd.exited:
+				p.stop()
+				return nil, fmt.Errorf("samsa at %s exited: %s", nd.addr, nd.log.Tail(20))
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
+	return p, nil
 }
 
+// stop stops every node (SIGTERM, then SIGKILL after 30 s).
 func (p *samsaProc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+	for _, nd := range p.nodes {
+		_ = nd.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, nd := range p.nodes {
+		select {
+		case <-nd.exited:
+		case <-time.After(30 * time.Second):
+			_ = nd.cmd.Process.Kill()
+			<-nd.exited
+		}
 	}
 }
 
-// probe wants a Metadata answer listing a broker.
-func probe(ctx context.Context, addr string) error {
+// probe wants a Metadata answer listing brokers brokers.
+func probe(ctx context.Context, addr string, brokers int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
@@ -249,8 +294,8 @@ func probe(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if len(m.Brokers) == 0 {
-		return errors.New("no brokers in metadata")
+	if len(m.Brokers) < brokers {
+		return fmt.Errorf("%d of %d brokers in metadata", len(m.Brokers), brokers)
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // TestMatrix runs every client's scenarios against an in-process samsa
-// (make test installs the clients first: make test-deps) and fails listing
-// the failed cells.
+// cluster of matrixBrokers brokers whose inter-broker listener is
+// SASL_PLAINTEXT (make test installs the clients first: make test-deps)
+// and fails listing the failed cells.
 func TestMatrix(t *testing.T) {
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
@@ -28,8 +29,8 @@ func TestMatrix(t *testing.T) {
 	}
 	props := sec.withBrokerProps(brokerProps)
 	props["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
-	props["inter.broker.listener.name"] = "PLAINTEXT"
-	n := testutil.StartBroker(t, props)
+	c := testutil.StartCluster(t, matrixBrokers, props)
+	n := c.Nodes[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	addrs := n.Addrs()

@@ -50,6 +50,8 @@ const (
 	cliCertCN                      = "matrix-cli"
 
 	storePassword = "matrix-store"
+
+	brokerUser, brokerPassword = "broker", "broker-secret" // the brokers' own principal, a super user
 )
 
 // secTopic is the topic (and, with "-g", the group) of a job's security
@@ -100,11 +102,17 @@ func (s *security) brokerProps() map[string]string {
 		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
 		"listener.name.sasl_plaintext.sasl.enabled.mechanisms":  "PLAIN",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config": fmt.Sprintf(
-			`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s" user_%s="%s";`,
-			plainUser, plainPassword, cliPlainUser, cliPlainPassword),
-		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users":                    "User:ANONYMOUS",
-		"allow.everyone.if.no.acl.found": "false",
+			`org.apache.kafka.common.security.plain.PlainLoginModule required username="%s" password="%s" user_%s="%s" user_%s="%s" user_%s="%s";`,
+			brokerUser, brokerPassword, brokerUser, brokerPassword, plainUser, plainPassword, cliPlainUser, cliPlainPassword),
+		// The brokers reach each other through the SASL_PLAINTEXT
+		// listener as User:broker (the usual production setup): the
+		// replication of the internal topics, the transaction markers
+		// and the share-group state cross it.
+		"inter.broker.listener.name":           "SASL_PLAINTEXT",
+		"sasl.mechanism.inter.broker.protocol": "PLAIN",
+		"authorizer.class.name":                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                          "User:ANONYMOUS;User:" + brokerUser,
+		"allow.everyone.if.no.acl.found":       "false",
 	}
 }
 

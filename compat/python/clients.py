@@ -266,15 +266,18 @@ class Confluent:
 
         def offset(partition, spec):
             # A partition of a topic just made may answer NOT_LEADER_FOR_PARTITION
-            # for a moment on Kafka: retriable errors are asked again.
+            # for a moment on Kafka, and on a cluster its leader may not know
+            # the topic yet (UNKNOWN_TOPIC_OR_PART, which librdkafka does not
+            # call retriable): those are asked again.
             tp = ck.TopicPartition(topic, partition)
             deadline = time.time() + WAIT
             while True:
                 try:
                     return list(self.admin.list_offsets({tp: spec}).values())[0].result().offset
                 except ck.KafkaException as e:
-                    if not e.args[0].retriable() or time.time() > deadline:
-                        raise
+                    err = e.args[0]
+                    if time.time() > deadline or not (err.retriable() or err.code() == ck.KafkaError.UNKNOWN_TOPIC_OR_PART):
+                        raise AssertionError("list offsets of %s-%d: %s" % (topic, partition, err))
                 time.sleep(0.1)
 
         got = (offset(0, cka.OffsetSpec.earliest()), offset(0, cka.OffsetSpec.latest()),

@@ -19,8 +19,9 @@ import (
 // 1..n, every one a broker and a voter of the controller quorum) in
 // subdirectories of o.Dir, with o's heap and properties for each and the
 // internal topics replicated three ways (min.insync.replicas 2) when n is
-// at least 3. It waits until every node answers Metadata listing all n
-// brokers. On error nothing is left running.
+// at least 3; o.Listeners gives every node more listeners, as for Start.
+// It waits until every node answers Metadata listing all n brokers. On
+// error nothing is left running.
 func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker, error) {
 	if o.Dir == "" || n < 1 {
 		return nil, errors.New("kafkaref: StartCluster needs Options.Dir and n >= 1")
@@ -28,7 +29,8 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 	if o.HeapMB <= 0 {
 		o.HeapMB = 1024
 	}
-	ports, err := FreePorts(2 * n)
+	per := 2 + len(o.Listeners) // PLAINTEXT, CONTROLLER, o.Listeners
+	ports, err := FreePorts(per * n)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +40,8 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 	}
 	var addrs, ctrls []string
 	for i := range n {
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[2*i]))
-		ctrls = append(ctrls, "127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[per*i]))
+		ctrls = append(ctrls, "127.0.0.1:"+strconv.Itoa(ports[per*i+1]))
 	}
 	var nodes []*Broker
 	stopAll := func() {
@@ -53,9 +55,13 @@ func StartCluster(ctx context.Context, libs string, n int, o Options) ([]*Broker
 			stopAll()
 			return nil, err
 		}
-		b := &Broker{Addr: addrs[i], Controller: ctrls[i], Dir: dir, ClusterID: id, exited: make(chan struct{})}
+		b := &Broker{Addr: addrs[i], Controller: ctrls[i], Dir: dir, ClusterID: id, Listeners: map[string]string{}, exited: make(chan struct{})}
+		for j, name := range o.Listeners {
+			b.Listeners[name] = "127.0.0.1:" + strconv.Itoa(ports[per*i+2+j])
+		}
 		propsPath := filepath.Join(dir, "server.properties")
-		if err := Prepare(ctx, libs, id, propsPath, ClusterNodeProps(i+1, addrs, ctrls, filepath.Join(dir, "data"), o.Props)); err != nil {
+		extra := withListeners(addrs[i], ctrls[i], o.Props, b.Listeners)
+		if err := Prepare(ctx, libs, id, propsPath, ClusterNodeProps(i+1, addrs, ctrls, filepath.Join(dir, "data"), extra)); err != nil {
 			stopAll()
 			return nil, err
 		}
