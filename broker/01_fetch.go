@@ -10,8 +10,9 @@ package broker
 // v16: node endpoints. v17: replica directory id. v18: high watermark in
 // replica state.
 //
-// Records leave as file regions (sendfile): the handler returns a
-// protocol.FramedResponse built around the logs' regions.
+// Records leave as the reads' regions (file ranges go by sendfile, bytes
+// regions are written): the handler returns a protocol.FramedResponse
+// built around them, whatever their kind (see logstore.SegmentSource).
 // The first partition with data returns at least one whole batch even past
 // the byte limits (KIP-74); a fetch offset inside a batch returns that batch.
 
@@ -207,7 +208,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		}
 	}
 
-	// Build the response: kmsg structs with the records as file regions.
+	// Build the response: kmsg structs with the records as regions.
 	var regions [][][]logstore.Region
 	for _, fp := range parts {
 		b.metrics.fetched(fp.t, fp.follower, fp.read.Size, fp.err)
@@ -393,7 +394,7 @@ func abortedTxns(fp *fetchPart) []kmsg.FetchResponseTopicPartitionAbortedTransac
 	return out
 }
 
-// releaseFetch releases every read's file regions.
+// releaseFetch releases every read's regions.
 func releaseFetch(parts []*fetchPart) {
 	for _, fp := range parts {
 		fp.read.Release()

@@ -133,11 +133,27 @@
 // log: they are written again later, and losing them costs only a longer
 // recovery. At Close any failure leaves out the clean-shutdown marker.
 //
+// # Reads, and the seam for remote data
+//
+// Read answers with regions, not bytes: Log.Read with file ranges of its
+// segments (Region.File), which the broker sends with sendfile(2), so
+// record bytes never enter user space on the local path. A Region can
+// instead hold bytes (File nil, Bytes set), and protocol encodes both kinds
+// into a Fetch response alike (sendfile for file ranges where the
+// connection allows it, a plain write for bytes), even mixed in one
+// response. That is the seam for data not held in local files: a
+// SegmentSource is anything with Log.Read's method and contract, and one
+// over remote segments (tiered storage: an object store read through a
+// chunk cache) builds its results with NewReadResult from bytes regions
+// that point into its cached chunks, pinned until the result's release
+// runs. Nothing of that is built here: Log is the only SegmentSource, and
+// the fetch path (broker, protocol, replication) sees only ReadResults.
+//
 // # Concurrency
 //
 // A Log has one appender at a time (an internal mutex). Readers never take
 // it: the log end offset and each segment's size are published atomically
-// after the bytes are written, and reads return file regions (for sendfile)
+// after the bytes are written, and reads return file ranges (for sendfile)
 // that stay valid until ReadResult.Release even if retention deletes the
 // segment meanwhile (segments are reference counted; a deleted segment's
 // file is unlinked at once and closed on its last release).

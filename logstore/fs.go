@@ -39,7 +39,8 @@ type File interface {
 	// OSFile returns the operating-system file that holds f's bytes, or
 	// nil when there is none. Read's regions carry it (Region.File) so
 	// that the broker can sendfile(2) them; a wrapping File (FaultFS)
-	// returns the file it wraps. Logs need FS files that have one.
+	// returns the file it wraps. Logs need FS files that have one; data
+	// without a local file comes through a SegmentSource as bytes regions.
 	OSFile() *os.File
 }
 

@@ -8,16 +8,27 @@ import (
 	"sync/atomic"
 )
 
-// Region is a byte range of a segment file holding whole batches. The
-// file is shared: read it with ReadAt or sendfile with an explicit offset,
-// never through its file position.
+// Region is a byte range holding whole batches, of one of two kinds:
+//
+//   - a file range (File != nil): Length bytes of a segment file from
+//     Offset, which the broker sends with sendfile(2). The file is shared:
+//     read it with ReadAt or sendfile with an explicit offset, never
+//     through its file position. Log.Read returns only these;
+//   - bytes (File == nil): Bytes[Offset:Offset+Length], records that are
+//     not in a local file, such as a remote segment's chunk cache returns
+//     them through a SegmentSource. They must not change until the
+//     ReadResult is released.
+//
+// protocol.Region has the same fields, so a read's regions are encoded
+// into a Fetch response as they are, whatever their kind.
 type Region struct {
 	File           *os.File
 	Offset, Length int64
+	Bytes          []byte
 }
 
-// ReadResult is what Read returns: file regions to send, in order, and
-// their total size. The regions stay readable until Release, even if the
+// ReadResult is what Read returns: regions to send, in order, and their
+// total size. The regions stay readable until Release, even if the
 // segments are deleted meanwhile.
 type ReadResult struct {
 	Regions []Region
@@ -37,6 +48,39 @@ func (r *ReadResult) Release() {
 		r.release = nil
 		f()
 	}
+}
+
+// SegmentSource is where a read of a partition's batches comes from, with
+// Log.Read's contract (whole batches from the one holding offset, the
+// budgets, maxOffset, ErrOffsetOutOfRange, Release). A Log is the local
+// source and answers with file ranges; a source over remote segments
+// (tiered storage) answers with bytes regions built by NewReadResult, and
+// the fetch path takes either result without asking where it came from.
+type SegmentSource interface {
+	Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (ReadResult, error)
+}
+
+var _ SegmentSource = (*Log)(nil)
+
+// NewReadResult is the ReadResult of a SegmentSource outside this package:
+// regions in offset order (any kind; Size is the sum of their lengths),
+// nextOffset as ReadResult.NextOffset, and release (may be nil), which the
+// first Release of the result or of any copy calls, to let the regions'
+// storage go (unpin cached chunks).
+func NewReadResult(regions []Region, nextOffset int64, release func()) ReadResult {
+	res := ReadResult{Regions: regions, NextOffset: nextOffset}
+	for _, rg := range regions {
+		res.Size += rg.Length
+	}
+	if release != nil {
+		var released atomic.Bool // copies of the result share it
+		res.release = func() {
+			if !released.Swap(true) {
+				release()
+			}
+		}
+	}
+	return res
 }
 
 // acquireFor returns, referenced, the last segment whose base is <= offset.
@@ -84,7 +128,7 @@ func (l *Log) acquireAfter(base int64) *segment {
 	return nil
 }
 
-// Read returns file regions holding whole batches, starting with the batch
+// Read returns file ranges holding whole batches, starting with the batch
 // that contains offset (a mid-batch offset returns that whole batch), up
 // to maxBytes in total, but always the first batch whole when minOneBatch
 // is set (KIP-74), and no batch starting at or beyond maxOffset (the high
@@ -259,7 +303,9 @@ func (l *Log) ReadBytes(offset int64, maxBytes int32, maxOffset int64) ([]byte, 
 	buf := make([]byte, res.Size)
 	p := buf
 	for _, rg := range res.Regions {
-		if _, err := rg.File.ReadAt(p[:rg.Length], rg.Offset); err != nil {
+		if rg.File == nil {
+			copy(p, rg.Bytes[rg.Offset:rg.Offset+rg.Length])
+		} else if _, err := rg.File.ReadAt(p[:rg.Length], rg.Offset); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
 		p = p[rg.Length:]

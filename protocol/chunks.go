@@ -13,17 +13,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 )
 
-// FileRegion is Length bytes of File starting at Offset. The region is read
-// with positional reads (pread or sendfile with an explicit offset), never
-// through the file's shared offset, so any number of goroutines may send
-// regions of one *os.File at the same time.
-type FileRegion struct {
+// Region is a piece of a message's records, of one of two kinds:
+//
+//   - a file range (File != nil): Length bytes of File from Offset, read
+//     with positional reads (pread, or sendfile with an explicit offset),
+//     never through the file's shared offset, so any number of goroutines
+//     may send regions of one *os.File at the same time. WriteTo sends it
+//     with sendfile(2) where it can;
+//   - bytes (File == nil): Bytes[Offset:Offset+Length], for records that
+//     are not in a local file (a remote segment's chunk cache). WriteTo
+//     writes them as it writes in-memory bytes: they must stay unchanged
+//     until the message is written.
+type Region struct {
+	File   *os.File
+	Offset int64
+	Length int64
+	Bytes  []byte
+}
+
+// fileRegion is a file range of a Region: what a chunk keeps, so that a
+// chunk is no larger for the Bytes a file range does not use.
+type fileRegion struct {
 	File   *os.File
 	Offset int64
 	Length int64
 }
 
-// Stats counts the file-region bytes that WriteTo sent, by path. It is safe
+// Stats counts the file-range bytes that WriteTo sent, by path (bytes
+// regions are in-memory bytes and counted in neither). It is safe
 // for concurrent use; one Stats is typically shared by a whole broker.
 type Stats struct {
 	// SendfileBytes counts region bytes sent with sendfile(2): they never
@@ -39,9 +56,10 @@ type Stats struct {
 // may already have been written: the connection must be closed.
 var ErrShortRegion = errors.New("protocol: file region past end of file")
 
-// ErrBadRegion is returned by WriteTo when a region with a nil file or a
-// negative offset or length was added to the Chunks.
-var ErrBadRegion = errors.New("protocol: invalid file region")
+// ErrBadRegion is returned by WriteTo when a region with a negative offset
+// or length, or a bytes region (nil file) whose range is not inside its
+// Bytes, was added to the Chunks.
+var ErrBadRegion = errors.New("protocol: invalid region")
 
 // ErrRecordsTooLarge is returned by WriteTo when a partition's records were
 // longer than a Kafka length field can say (2^31-1 bytes).
@@ -52,18 +70,19 @@ var ErrRecordsTooLarge = errors.New("protocol: records longer than 2^31-1 bytes"
 const chunksCopyThreshold = 512
 
 // chunkPiece is one piece of a message: either buf[start:end] of the owning
-// Chunks (ref == nil, file == nil), a referenced caller slice (ref != nil) or
-// a file region (file != nil).
+// Chunks (ref == nil, region.File == nil), a referenced caller slice
+// (ref != nil) or a file range (region.File != nil). A bytes Region
+// becomes one of the first two.
 type chunkPiece struct {
 	start, end int
 	ref        []byte
-	region     FileRegion
+	region     fileRegion
 }
 
 func (k *chunkPiece) isRegion() bool { return k.region.File != nil }
 
 // Chunks is an encoded message held as a sequence of in-memory bytes and file
-// regions, to be written with WriteTo. The zero value is empty and ready to
+// ranges, to be written with WriteTo. The zero value is empty and ready to
 // use; Reset makes a Chunks reusable without giving up its buffers. A Chunks
 // is not safe for concurrent use.
 type Chunks struct {
@@ -90,19 +109,24 @@ func (c *Chunks) Bytes(b []byte) {
 	c.n += int64(len(b))
 }
 
-// File appends a file region. A region of length 0 adds nothing. A region
-// with a nil file or a negative offset or length makes WriteTo fail with
-// ErrBadRegion (the message cannot be encoded correctly).
-func (c *Chunks) File(r FileRegion) {
-	if r.File == nil || r.Offset < 0 || r.Length < 0 {
-		c.setErr(fmt.Errorf("%w: file %v offset %d length %d", ErrBadRegion, r.File != nil, r.Offset, r.Length))
+// Region appends a region: a file range, or bytes as Bytes appends them.
+// A region of length 0 adds nothing. A region with a negative offset or
+// length, or a bytes region whose range is not inside its Bytes, makes
+// WriteTo fail with ErrBadRegion (the message cannot be encoded correctly).
+func (c *Chunks) Region(r Region) {
+	if r.Offset < 0 || r.Length < 0 || (r.File == nil && r.Offset+r.Length > int64(len(r.Bytes))) {
+		c.setErr(fmt.Errorf("%w: file %v offset %d length %d bytes %d", ErrBadRegion, r.File != nil, r.Offset, r.Length, len(r.Bytes)))
 		return
 	}
 	if r.Length == 0 {
 		return
 	}
+	if r.File == nil {
+		c.Bytes(r.Bytes[r.Offset : r.Offset+r.Length])
+		return
+	}
 	c.flushTail()
-	c.chunks = append(c.chunks, chunkPiece{region: r})
+	c.chunks = append(c.chunks, chunkPiece{region: fileRegion{File: r.File, Offset: r.Offset, Length: r.Length}})
 	c.n += r.Length
 }
 
@@ -186,14 +210,15 @@ func (c *Chunks) bytesOf(k *chunkPiece) []byte {
 }
 
 // WriteTo writes the whole message to w and returns the number of bytes
-// written; st (may be nil) counts the region bytes by path.
+// written; st (may be nil) counts the file-range bytes by path.
 //
 // If useSendfile is true and w exposes its file descriptor (syscall.Conn:
-// *net.TCPConn, *net.UnixConn, *os.File), regions are sent with sendfile(2)
-// from the file's page cache straight to the socket, and the in-memory bytes
-// between two regions go out with one writev. Otherwise (TLS, buffered or
-// wrapped writers, useSendfile false, platforms without sendfile) regions are
-// read with pread into a pooled buffer, packed together with the in-memory
+// *net.TCPConn, *net.UnixConn, *os.File), file ranges are sent with
+// sendfile(2) from the file's page cache straight to the socket, and the
+// in-memory bytes (bytes regions included) between two file ranges go out
+// with one writev. Otherwise (TLS, buffered or wrapped writers, useSendfile
+// false, platforms without sendfile) file ranges are read with pread into a
+// pooled buffer, packed together with the in-memory
 // bytes, and written. Write deadlines set on a net.Conn apply on both paths.
 //
 // w must not hold buffered data of its own that should precede the message
@@ -332,7 +357,7 @@ func (c *Chunks) copyTo(w io.Writer, st *Stats) (int64, error) {
 }
 
 // copyRegion copies one region to w through a pooled buffer.
-func copyRegion(w io.Writer, r FileRegion, st *Stats) (int64, error) {
+func copyRegion(w io.Writer, r fileRegion, st *Stats) (int64, error) {
 	bp := chunksCopyBufPool.Get().(*[]byte)
 	defer chunksCopyBufPool.Put(bp)
 	buf := *bp
@@ -362,11 +387,11 @@ func copyRegion(w io.Writer, r FileRegion, st *Stats) (int64, error) {
 	return written, nil
 }
 
-func errShortRegionAt(r FileRegion, got int64) error {
+func errShortRegionAt(r fileRegion, got int64) error {
 	return fmt.Errorf("%w: %s: only %d bytes: %w", ErrShortRegion, fileRegionString(r), got, io.ErrUnexpectedEOF)
 }
 
-func fileRegionString(r FileRegion) string {
+func fileRegionString(r fileRegion) string {
 	name := "<nil>"
 	if r.File != nil {
 		name = r.File.Name()

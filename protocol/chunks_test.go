@@ -107,7 +107,7 @@ func cwMixed(rng *rand.Rand, c *Chunks, f *os.File, data []byte, parts int) (wan
 		case 0, 1:
 			off := rng.IntN(len(data))
 			n := rng.IntN(len(data) - off + 1)
-			c.File(FileRegion{File: f, Offset: int64(off), Length: int64(n)})
+			c.Region(Region{File: f, Offset: int64(off), Length: int64(n)})
 			want = append(want, data[off:off+n]...)
 			regionBytes += int64(n)
 		case 2:
@@ -163,7 +163,7 @@ func TestChunksPutInt32At(t *testing.T) {
 	f := cwTempFile(t, []byte("0123456789"))
 	var c Chunks
 	c.Bytes([]byte{0, 0, 0, 0, 1})
-	c.File(FileRegion{File: f, Offset: 2, Length: 3})
+	c.Region(Region{File: f, Offset: 2, Length: 3})
 	c.Bytes([]byte{9, 9, 9, 9, 9})
 	big := make([]byte, 600)
 	c.Bytes(big)
@@ -262,7 +262,7 @@ func TestChunksWriteToLargeSlowReader(t *testing.T) {
 		var c Chunks
 		c.Bytes([]byte("header"))
 		c.Bytes(big) // large in-memory bytes before a region: partial sendmsg
-		c.File(FileRegion{File: f, Offset: 77, Length: size})
+		c.Region(Region{File: f, Offset: 77, Length: size})
 		c.Bytes([]byte("trailer"))
 		type digest struct {
 			n   int64
@@ -412,7 +412,7 @@ func TestChunksWriteToUnixSocket(t *testing.T) {
 // garbage.
 func TestChunksWriteToShortFile(t *testing.T) {
 	f := cwTempFile(t, bytes.Repeat([]byte{7}, 500))
-	for name, r := range map[string]FileRegion{
+	for name, r := range map[string]Region{
 		"tail past EOF":   {File: f, Offset: 100, Length: 1000},
 		"start past EOF":  {File: f, Offset: 600, Length: 10},
 		"start at EOF":    {File: f, Offset: 500, Length: 1},
@@ -422,7 +422,7 @@ func TestChunksWriteToShortFile(t *testing.T) {
 		for _, useSendfile := range []bool{true, false} {
 			var c Chunks
 			c.Bytes([]byte("hdr"))
-			c.File(r)
+			c.Region(r)
 			c.Bytes([]byte("after"))
 			cli, srv := cwTCPPair(t)
 			if err := cli.SetWriteDeadline(time.Now().Add(20 * time.Second)); err != nil {
@@ -449,7 +449,7 @@ func TestChunksWriteToDeadline(t *testing.T) {
 	for _, useSendfile := range []bool{true, false} {
 		cli, _ := cwTCPPair(t)
 		var c Chunks
-		c.File(FileRegion{File: f, Length: 32 << 20})
+		c.Region(Region{File: f, Length: 32 << 20})
 		if err := cli.SetWriteDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +465,7 @@ func TestChunksWriteToDeadline(t *testing.T) {
 func TestChunksWriteToClosedFile(t *testing.T) {
 	f := cwTempFile(t, []byte("hello world"))
 	var c Chunks
-	c.File(FileRegion{File: f, Length: 5})
+	c.Region(Region{File: f, Length: 5})
 	f.Close()
 	for _, useSendfile := range []bool{true, false} {
 		cli, srv := cwTCPPair(t)
@@ -503,7 +503,7 @@ func TestChunksConcurrentSharedFile(t *testing.T) {
 			defer wg.Done()
 			got := cwReadAll(srv, 8<<10, true)
 			var c Chunks
-			c.File(FileRegion{File: f, Offset: off, Length: n})
+			c.Region(Region{File: f, Offset: off, Length: n})
 			if _, err := c.WriteTo(cli, useSendfile, &st); err != nil {
 				errs <- err
 				return
@@ -543,7 +543,7 @@ func cwBenchmark(b *testing.B, useSendfile bool) {
 			for b.Loop() {
 				c.Reset()
 				c.Bytes(make([]byte, 64))
-				c.File(FileRegion{File: f, Length: int64(size)})
+				c.Region(Region{File: f, Length: int64(size)})
 				if _, err := c.WriteTo(cli, useSendfile, &st); err != nil {
 					b.Fatal(err)
 				}

@@ -14,8 +14,13 @@
 // response header v0, whatever its version.
 //
 // Bodies are decoded and encoded with franz-go's kmsg. The one exception is
-// the Fetch response, which AppendFetchResponse encodes around file regions so
+// the Fetch response, which AppendFetchResponse encodes around regions so
 // that record bytes can leave through sendfile(2) without entering user space.
+// A Region is either a file range (a local log segment: sent with sendfile
+// when the connection allows it, else pread and written) or bytes (records
+// held in memory, such as a remote segment's chunk cache: written as any
+// other bytes of the message). The two kinds mix freely in one response;
+// whoever reads the log chooses the kind, and nothing else needs to know.
 //
 // This package imports no other package of the project.
 package protocol

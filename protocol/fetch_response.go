@@ -12,7 +12,8 @@ import (
 // AppendFetchResponse appends to c the BODY of a Fetch response at version
 // (no size prefix, no response header), encoded exactly as kmsg's
 // FetchResponse.AppendTo encodes it, except that a partition's records may
-// come from file regions so that they can be sent with sendfile:
+// come from regions (file ranges, sent with sendfile, or bytes; see
+// Region):
 //
 //   - for partition resp.Topics[ti].Partitions[pi], when regions != nil and
 //     regions[ti][pi] != nil (ti, pi in range), the records are the
@@ -35,13 +36,14 @@ import (
 // it at v12-15 (Kafka rejects that as a non-default field at an unsupported
 // version). Unknown tags (UnknownTags) follow the known ones, by key.
 //
-// Errors (a region with a nil file or negative bounds, records longer than
-// 2^31-1 bytes) are recorded in c and returned by c.Err and c.WriteTo.
+// Errors (a region with negative bounds or a bytes range outside its Bytes,
+// records longer than 2^31-1 bytes) are recorded in c and returned by
+// c.Err and c.WriteTo.
 //
-// Regions are of any type whose underlying type is FileRegion's (Region):
-// a log's own region type is encoded as it is, never copied into
-// FileRegions first.
-func AppendFetchResponse[R Region](c *Chunks, version int16, resp *kmsg.FetchResponse, regions [][][]R) {
+// Regions are of any type whose underlying type is Region's (RegionType):
+// a log's own region type is encoded as it is, never copied into Regions
+// first.
+func AppendFetchResponse[R RegionType](c *Chunks, version int16, resp *kmsg.FetchResponse, regions [][][]R) {
 	flexible := version >= 12
 	if version >= 1 {
 		c.buf = kbin.AppendInt32(c.buf, resp.ThrottleMillis)
@@ -98,19 +100,20 @@ func AppendFetchResponse[R Region](c *Chunks, version int16, resp *kmsg.FetchRes
 	}
 }
 
-// Region is a file region of any type with FileRegion's fields (the
-// logstore's Region is one).
-type Region interface {
+// RegionType is any type with Region's fields (the logstore's Region is
+// one).
+type RegionType interface {
 	~struct {
 		File   *os.File
 		Offset int64
 		Length int64
+		Bytes  []byte
 	}
 }
 
 // appendFetchPartition appends one partition; rs != nil means the records
-// are those file regions.
-func appendFetchPartition[R Region](c *Chunks, version int16, p *kmsg.FetchResponseTopicPartition, rs []R) {
+// are those regions.
+func appendFetchPartition[R RegionType](c *Chunks, version int16, p *kmsg.FetchResponseTopicPartition, rs []R) {
 	flexible := version >= 12
 	c.buf = kbin.AppendInt32(c.buf, p.Partition)
 	c.buf = kbin.AppendInt16(c.buf, p.ErrorCode)
@@ -143,11 +146,11 @@ func appendFetchPartition[R Region](c *Chunks, version int16, p *kmsg.FetchRespo
 	case rs != nil:
 		var total int64
 		for _, r := range rs {
-			total += max(FileRegion(r).Length, 0)
+			total += max(Region(r).Length, 0)
 		}
 		c.appendRecordsLen(total, flexible)
 		for _, r := range rs {
-			c.File(FileRegion(r))
+			c.Region(Region(r))
 		}
 	case p.RecordBatches == nil:
 		if flexible {
@@ -228,7 +231,7 @@ func fetchAppendTags(dst []byte, t *kmsg.Tags) []byte {
 }
 
 // FramedResponse is a whole response frame (size, response header, body)
-// of bytes and file regions, as NewFetchResponse builds it for Fetch: a
+// of bytes and regions, as NewFetchResponse builds it for Fetch: a
 // handler returns it where others return a kmsg response, and the
 // connection writes it with WriteTo (sendfile for the regions). The
 // embedded response is what was encoded.
@@ -242,7 +245,7 @@ type FramedResponse struct {
 // and the body AppendFetchResponse encodes around regions. release (may
 // be nil) is called once by Release, after the frame is written or
 // dropped; it lets the regions' files go.
-func NewFetchResponse[R Region](h Header, resp *kmsg.FetchResponse, regions [][][]R, release func()) (*FramedResponse, error) {
+func NewFetchResponse[R RegionType](h Header, resp *kmsg.FetchResponse, regions [][][]R, release func()) (*FramedResponse, error) {
 	f := &FramedResponse{Response: resp, release: release}
 	f.frame.Bytes(AppendResponseHeader([]byte{0, 0, 0, 0}, h))
 	AppendFetchResponse(&f.frame, h.Version, resp, regions)
@@ -260,7 +263,7 @@ func NewFetchResponse[R Region](h Header, resp *kmsg.FetchResponse, regions [][]
 	return f, nil
 }
 
-// WriteTo writes the frame to w (sendfile for the regions when sendfile
+// WriteTo writes the frame to w (sendfile for the file ranges when sendfile
 // and w is a TCP connection) and releases it.
 func (f *FramedResponse) WriteTo(w io.Writer, sendfile bool, st *Stats) (int64, error) {
 	defer f.Release()

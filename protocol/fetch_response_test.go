@@ -19,9 +19,11 @@ var frRecordSizes = []int{0, 1, 126, 127, 128, 511, 512, 16382, 16383, 16384, 70
 
 // segmentFiles writes records into two temp files, each record as one to
 // three regions (spread over both files when split), with junk around them
-// so that offsets are never zero by accident. It returns the regions per
-// record.
-func frSegmentFiles(t *testing.T, rng *rand.Rand, records [][]byte) [][]FileRegion {
+// so that offsets are never zero by accident. About one region in three is
+// a bytes region instead (junk around it in its Bytes too), so that file
+// ranges and bytes mix within a partition and a response. It returns the
+// regions per record.
+func frSegmentFiles(t *testing.T, rng *rand.Rand, records [][]byte) [][]Region {
 	t.Helper()
 	dir := t.TempDir()
 	var files [2]*os.File
@@ -34,10 +36,14 @@ func frSegmentFiles(t *testing.T, rng *rand.Rand, records [][]byte) [][]FileRegi
 		t.Cleanup(func() { f.Close() })
 		files[i] = f
 	}
-	write := func(fi int, b []byte) FileRegion {
+	write := func(fi int, b []byte) Region {
 		junk := make([]byte, rng.IntN(50))
 		for i := range junk {
 			junk[i] = 0xEE
+		}
+		if rng.IntN(3) == 0 {
+			mem := append(append(bytes.Clone(junk), b...), junk...)
+			return Region{Bytes: mem, Offset: int64(len(junk)), Length: int64(len(b))}
 		}
 		if _, err := files[fi].Write(junk); err != nil {
 			t.Fatal(err)
@@ -46,16 +52,16 @@ func frSegmentFiles(t *testing.T, rng *rand.Rand, records [][]byte) [][]FileRegi
 		if _, err := files[fi].Write(b); err != nil {
 			t.Fatal(err)
 		}
-		r := FileRegion{File: files[fi], Offset: sizes[fi], Length: int64(len(b))}
+		r := Region{File: files[fi], Offset: sizes[fi], Length: int64(len(b))}
 		sizes[fi] += int64(len(b))
 		return r
 	}
-	out := make([][]FileRegion, len(records))
+	out := make([][]Region, len(records))
 	for i, rec := range records {
 		if rec == nil {
 			continue
 		}
-		rs := []FileRegion{} // empty, not nil, for empty records
+		rs := []Region{} // empty, not nil, for empty records
 		rest := rec
 		for parts := 1 + rng.IntN(3); len(rest) > 0; parts-- {
 			n := len(rest)
@@ -235,7 +241,7 @@ func frCheck(t *testing.T, rng *rand.Rand, resp *kmsg.FetchResponse, version int
 
 	// 1: no regions at all.
 	var c Chunks
-	AppendFetchResponse[FileRegion](&c, version, resp, nil)
+	AppendFetchResponse[Region](&c, version, resp, nil)
 	if got := frFlatten(t, &c); !bytes.Equal(got, want) {
 		t.Fatalf("v%d, memory records: encoding differs from kmsg (got %d bytes, want %d)\n%s", version, len(got), len(want), frFirstDiff(got, want))
 	}
@@ -250,14 +256,14 @@ func frCheck(t *testing.T, rng *rand.Rand, resp *kmsg.FetchResponse, version int
 	}
 	regs := frSegmentFiles(t, rng, records)
 	for _, subset := range []bool{false, true} {
-		regions := make([][][]FileRegion, len(resp.Topics))
+		regions := make([][][]Region, len(resp.Topics))
 		mixed := *resp
 		mixed.Topics = append([]kmsg.FetchResponseTopic(nil), resp.Topics...)
 		i := 0
 		for ti := range mixed.Topics {
 			tp := &mixed.Topics[ti]
 			tp.Partitions = append([]kmsg.FetchResponseTopicPartition(nil), tp.Partitions...)
-			regions[ti] = make([][]FileRegion, len(tp.Partitions))
+			regions[ti] = make([][]Region, len(tp.Partitions))
 			for pi := range tp.Partitions {
 				r := regs[i]
 				i++
@@ -374,7 +380,7 @@ func TestAppendFetchResponseNodeEndpointsVersion(t *testing.T) {
 	resp.Brokers = append(resp.Brokers, b)
 	for version := int16(12); version <= 18; version++ {
 		var c Chunks
-		AppendFetchResponse[FileRegion](&c, version, resp, nil)
+		AppendFetchResponse[Region](&c, version, resp, nil)
 		got := frFlatten(t, &c)
 		cp := *resp
 		cp.Version = version
@@ -404,19 +410,19 @@ func TestAppendFetchResponseBadRegions(t *testing.T) {
 	resp.Topics = append(resp.Topics, tp)
 
 	for name, tc := range map[string]struct {
-		rs   []FileRegion
+		rs   []Region
 		want error
 	}{
-		"nil file":        {[]FileRegion{{Length: 10}}, ErrBadRegion},
-		"negative length": {[]FileRegion{{File: f, Length: -1}}, ErrBadRegion},
-		"negative offset": {[]FileRegion{{File: f, Offset: -5, Length: 1}}, ErrBadRegion},
-		"over 2GiB": {[]FileRegion{
+		"nil file, no bytes": {[]Region{{Length: 10}}, ErrBadRegion},
+		"negative length":    {[]Region{{File: f, Length: -1}}, ErrBadRegion},
+		"negative offset":    {[]Region{{File: f, Offset: -5, Length: 1}}, ErrBadRegion},
+		"over 2GiB": {[]Region{
 			{File: f, Length: 1 << 30}, {File: f, Length: 1 << 30}, {File: f, Length: 1},
 		}, ErrRecordsTooLarge},
 	} {
 		for _, version := range []int16{4, 12} {
 			var c Chunks
-			AppendFetchResponse(&c, version, resp, [][][]FileRegion{{tc.rs}})
+			AppendFetchResponse(&c, version, resp, [][][]Region{{tc.rs}})
 			if !errors.Is(c.Err(), tc.want) {
 				t.Fatalf("%s v%d: Err() = %v, want %v", name, version, c.Err(), tc.want)
 			}
@@ -439,7 +445,7 @@ func TestAppendFetchResponseFrame(t *testing.T) {
 	resp := frRandomResponse(rng, []int{1000, 20})
 	var c Chunks
 	c.Bytes([]byte{0, 0, 0, 0, 0, 0, 0, 42, 0}) // size, correlation id, header tags
-	AppendFetchResponse[FileRegion](&c, 12, resp, nil)
+	AppendFetchResponse[Region](&c, 12, resp, nil)
 	if err := c.PutInt32At(0, int32(c.Len()-4)); err != nil {
 		t.Fatal(err)
 	}

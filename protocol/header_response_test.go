@@ -43,7 +43,7 @@ func TestNewFetchResponse(t *testing.T) {
 	resp.Topics = append(resp.Topics, rt)
 	h := Header{Key: int16(kmsg.Fetch), Version: 12, CorrelationID: 5, Flexible: true}
 	released := 0
-	fr, err := NewFetchResponse[FileRegion](h, resp, nil, func() { released++ })
+	fr, err := NewFetchResponse[Region](h, resp, nil, func() { released++ })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (c *Chunks) writeIOVMore(rc syscall.RawConn, w io.Writer) (int64, error) {
 // RawConn.Write so that EAGAIN parks the goroutine in the poller (honouring
 // the write deadline) instead of spinning. If the kernel refuses sendfile for
 // this pair of descriptors before any byte moved, the region is copied.
-func sendRegion(rc syscall.RawConn, w io.Writer, r FileRegion, st *Stats) (int64, error) {
+func sendRegion(rc syscall.RawConn, w io.Writer, r fileRegion, st *Stats) (int64, error) {
 	frc, err := r.File.SyscallConn()
 	if err != nil {
 		return 0, fmt.Errorf("protocol: file region %s: %w", fileRegionString(r), err)
