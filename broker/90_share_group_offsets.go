@@ -165,6 +165,31 @@ func (b *Broker) resetShareState(ctx context.Context, k share.Key, start int64) 
 	return nil
 }
 
+// shareStartAtZero is groups.Config.ShareInitialize: the share-partitions
+// of group on topic's partitions that have no state yet start at offset 0,
+// as Kafka 4.4's group coordinator initializes the new partitions of a
+// topic the group knows.
+func (b *Broker) shareStartAtZero(group, topic string, partitions []int32) error {
+	t := b.meta.topic(topic)
+	if t == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	for _, p := range partitions {
+		k := share.Key{Group: group, TopicID: t.id, Partition: p}
+		if snap, ok, err := b.shareSt.Read(ctx, k); err != nil {
+			return err
+		} else if ok && snap.Start != share.Uninitialized {
+			continue
+		}
+		if err := b.resetShareState(ctx, k, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // emptyShareGroup is nil when group is a share group without members,
 // else the error its offsets may not be changed with. (The principal's
 // rights on the group and topics are checked before, in authz_share.go.)

@@ -46,6 +46,7 @@ func (b *Broker) newCoordinator() *groups.Coordinator {
 		ShareHeartbeatInterval:    s.ShareHeartbeatInterval,
 		ShareMaxSize:              int(s.ShareMaxSize),
 		ShareMemberLeft:           b.share.MemberLeft,
+		ShareInitialize:           b.shareStartAtZero,
 		StreamsMaxSize:            int(s.StreamsMaxSize),
 	})
 }

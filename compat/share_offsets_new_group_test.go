@@ -227,3 +227,66 @@ func TestShareOffsetsNewGroupKafkaReference(t *testing.T) {
 		t.Errorf("Kafka 4.4 answered\n\t%s\nthe test expects\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareOffsetsNewGroupKafka, "\n\t"))
 	}
 }
+
+// shareKnownTopicNewPartition: offsets altered for partition 0 only of a
+// new group, then a share consumer (share.auto.offset.reset latest, the
+// default): partition 0 starts where the alter said, and partition 1, new
+// to the group on a topic it knows, at offset 0 (KAFKA-20742), so its
+// records produced before are read too.
+func shareKnownTopicNewPartition(t *testing.T, e shareEnv) []string {
+	const topic, group = "share-known-topic", "share-known-group"
+	e.createTopic(t, topic, 2)
+	e.produce(t, topic, 2, 10, 10)
+	ctx := testCtx(t, 3*time.Minute)
+	var out []string
+	testutil.Eventually(t, 60*time.Second, func() error { // the coordinator may still load
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = group
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = 0, 8
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, e.cl)
+		if err != nil {
+			return err
+		}
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			return fmt.Errorf("AlterShareGroupOffsets: %+v", resp)
+		}
+		return nil
+	})
+	l := newRdShareLedger()
+	startRdShareMember(t, e.bootstrap, group, topic, "known", "accept", l)
+	l.awaitRead(t, 12, 90*time.Second)
+	awaitNoShareLag(t, e.cl, group, 2)
+	l.mu.Lock()
+	var reads []string
+	for k := range l.reads {
+		reads = append(reads, fmt.Sprintf("%d-%d", k[0], k[1]))
+	}
+	l.mu.Unlock()
+	slices.Sort(reads)
+	out = append(out, fmt.Sprintf("the share consumer read %v", reads))
+	return out
+}
+
+var shareKnownTopicNewPartitionKafka = []string{
+	"the share consumer read [0-8 0-9 1-0 1-1 1-2 1-3 1-4 1-5 1-6 1-7 1-8 1-9]",
+}
+
+func TestShareKnownTopicNewPartition(t *testing.T) {
+	got := shareKnownTopicNewPartition(t, newShareEnv(t, shareCluster(t).Addrs()...))
+	if !slices.Equal(got, shareKnownTopicNewPartitionKafka) {
+		t.Errorf("samsa: %v\nKafka 4.4: %v", got, shareKnownTopicNewPartitionKafka)
+	}
+}
+
+func TestShareKnownTopicNewPartitionKafkaReference(t *testing.T) {
+	kb, _ := startKafkaRef(t)
+	got := shareKnownTopicNewPartition(t, newShareEnv(t, kb.Addr))
+	if !slices.Equal(got, shareKnownTopicNewPartitionKafka) {
+		t.Errorf("Kafka 4.4: %v\nthe test expects %v", got, shareKnownTopicNewPartitionKafka)
+	}
+}

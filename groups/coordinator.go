@@ -79,6 +79,14 @@ type Config struct {
 	// released (a member that leaves ends its share sessions itself). It
 	// is called under the group's lock: it must not block or call back.
 	ShareMemberLeft func(group, member string)
+	// ShareInitialize starts the share-partitions of group on partitions
+	// of topic at offset 0: they were newly assigned, on a topic of which
+	// the group already has partitions with state (partitions added to
+	// it, or left out by an admin's AlterShareGroupOffsets), which Kafka
+	// 4.4 starts at 0 (KAFKA-20742) rather than at share.auto.offset.reset,
+	// so that nothing produced to them before their first fetch is
+	// skipped. Called without locks; the heartbeat's answer waits for it.
+	ShareInitialize func(group, topic string, partitions []int32) error
 	// KIP-1071 streams groups (streams_group.go); the per-group settings
 	// are GroupSettings'.
 	StreamsMaxSize int // group.streams.max.size

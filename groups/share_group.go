@@ -40,6 +40,9 @@ type shareGroup struct {
 	// initialized are the partitions the group has been assigned: their
 	// share-partitions have state (share_records.go).
 	initialized map[topicPartition]bool
+	// startAtZero are partitions newly initialized on topics the group
+	// had partitions with state of, for Config.ShareInitialize.
+	startAtZero []topicPartition
 	written     map[string][]byte // the records last written: key -> value
 	loadedHash  int64             // the metadata hash of the group read from the log
 }
@@ -80,6 +83,10 @@ func (c *Coordinator) ShareGroupHeartbeat(cl Client, req *kmsg.ShareGroupHeartbe
 		s.mu.Unlock()
 		return fail(err, err.Error())
 	}
+	var atZero []topicPartition
+	if g.sg != nil {
+		atZero, g.sg.startAtZero = g.sg.startAtZero, nil
+	}
 	// The answer waits until the group's new state is in the log.
 	done := make(chan error, 1)
 	g.persistShare(func(err error) { done <- err })
@@ -87,7 +94,31 @@ func (c *Coordinator) ShareGroupHeartbeat(cl Client, req *kmsg.ShareGroupHeartbe
 	if err := <-done; err != nil {
 		return fail(err, "")
 	}
+	c.shareInitialize(req.GroupID, atZero)
 	return resp
+}
+
+// shareInitialize has the share-partitions of tps start at offset 0
+// (Config.ShareInitialize), topic by topic.
+func (c *Coordinator) shareInitialize(group string, tps []topicPartition) {
+	if len(tps) == 0 || c.cfg.ShareInitialize == nil {
+		return
+	}
+	slices.SortFunc(tps, compareTP)
+	for len(tps) > 0 {
+		n := 1
+		for n < len(tps) && tps[n].topic == tps[0].topic {
+			n++
+		}
+		parts := make([]int32, n)
+		for i, tp := range tps[:n] {
+			parts[i] = tp.partition
+		}
+		if err := c.cfg.ShareInitialize(group, tps[0].topic, parts); err != nil {
+			c.log.Warn("share-partitions not started at offset 0", "group", group, "topic", tps[0].topic, "err", err)
+		}
+		tps = tps[n:]
+	}
 }
 
 // validateShareHeartbeat is Kafka's throwIfShareGroupHeartbeatRequestIsInvalid
@@ -194,8 +225,15 @@ func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
 	}
 	sg.target = assignShare(sg.members, subscribed)
 	sg.assignmentEpoch = sg.epoch
+	known := map[string]bool{}
+	for tp := range sg.initialized {
+		known[tp.topic] = true
+	}
 	for _, tps := range sg.target {
 		for _, tp := range tps {
+			if !sg.initialized[tp] && known[tp.topic] {
+				sg.startAtZero = append(sg.startAtZero, tp)
+			}
 			sg.initialized[tp] = true
 		}
 	}
