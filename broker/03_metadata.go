@@ -251,6 +251,8 @@ func (b *Broker) liveSet() map[int32]bool {
 	return live
 }
 
+// isInternalTopic: the topics only the broker writes, Kafka's
+// Topic.INTERNAL_TOPICS.
 func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
+	return name == offsetsTopic || name == txnTopic || name == shareStateTopic
 }

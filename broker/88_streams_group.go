@@ -80,7 +80,7 @@ func (b *Broker) streamsTopologyRefusal(r *request, req *kmsg.StreamsGroupHeartb
 	slices.Sort(topics)
 	topics = slices.Compact(topics)
 	resp := req.ResponseKind().(*kmsg.StreamsGroupHeartbeatResponse)
-	if bad := slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return !isInternalTopic(t) && t != shareStateTopic }); len(bad) > 0 {
+	if bad := slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return !isInternalTopic(t) }); len(bad) > 0 {
 		resp.ErrorCode = kerr.StreamsInvalidTopology.Code
 		resp.ErrorMessage = kmsg.StringPtr("Use of Kafka internal topics " + strings.Join(bad, ",") + " in a Kafka Streams topology is prohibited.")
 		return resp

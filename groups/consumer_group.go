@@ -40,9 +40,10 @@ type TopicMeta struct {
 	// Racks are the racks of each partition's replicas (nil when the
 	// brokers have none), for rack-aware assignment.
 	Racks [][]string
-	// Internal marks __consumer_offsets and __transaction_state: a
-	// consumer group's subscriptions (its regexes too) take them, as
-	// Kafka's do; share and streams groups leave them out.
+	// Internal marks __consumer_offsets, __transaction_state and
+	// __share_group_state: a consumer group's subscriptions (its regexes
+	// too) take them, as Kafka's do; share and streams groups leave them
+	// out.
 	Internal bool
 }
 
