@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
@@ -37,16 +39,16 @@ import (
 // brokers and the client authenticate on it.
 type interBrokerSetting struct {
 	name string
-	// props are the brokers' properties for the INTERNAL listener (and,
-	// for PLAINTEXT, a CLIENT one: there every connection is ANONYMOUS).
-	props func(t *testing.T, ca *testcerts.CA) map[string]string
+	// configure returns the brokers' properties for the INTERNAL listener
+	// (and, for PLAINTEXT, a CLIENT one: there every connection is
+	// ANONYMOUS) and the client's options to connect to listener.
+	configure func(t *testing.T, ca *testcerts.CA) (map[string]string, []kgo.Opt)
 	// broker is the brokers' principal, a super user.
 	broker string
-	// client is the client's principal and how it connects to listener
-	// (an index into a node's Addrs).
-	client     string
-	listener   int
-	clientOpts func(t *testing.T, ca *testcerts.CA) []kgo.Opt
+	// client is the client's principal; it connects to listener (an
+	// index into a node's Addrs).
+	client   string
+	listener int
 	// scram: the brokers' and the client's SCRAM credentials are created
 	// (through the ADMIN listener) once the cluster is up.
 	scram bool
@@ -74,35 +76,29 @@ func securedTLSOpt(ca *testcerts.CA, certs ...tls.Certificate) kgo.Opt {
 var interBrokerSettings = []interBrokerSetting{
 	{
 		name: "PLAINTEXT",
-		props: func(*testing.T, *testcerts.CA) map[string]string {
+		configure: func(*testing.T, *testcerts.CA) (map[string]string, []kgo.Opt) {
 			return map[string]string{
 				"listeners":                                    "ADMIN://127.0.0.1:0,INTERNAL://127.0.0.1:0,CLIENT://127.0.0.1:0",
 				"listener.security.protocol.map":               "ADMIN:PLAINTEXT,INTERNAL:PLAINTEXT,CLIENT:SASL_PLAINTEXT",
 				"listener.name.client.sasl.enabled.mechanisms": "PLAIN",
 				"listener.name.client.plain.sasl.jaas.config":  securedPlainJAAS,
-			}
+			}, []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())}
 		},
 		broker: "User:ANONYMOUS", client: "User:alice", listener: 2,
-		clientOpts: func(*testing.T, *testcerts.CA) []kgo.Opt {
-			return []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())}
-		},
 	},
 	{
 		name: "SSL-mTLS",
-		props: func(t *testing.T, ca *testcerts.CA) map[string]string {
+		configure: func(t *testing.T, ca *testcerts.CA) (map[string]string, []kgo.Opt) {
 			p := securedTLSProps(t, ca)
 			p["listener.security.protocol.map"] = "ADMIN:PLAINTEXT,INTERNAL:SSL"
 			p["listener.name.internal.ssl.client.auth"] = "required"
-			return p
+			return p, []kgo.Opt{securedTLSOpt(ca, ca.Issue(t, pkix.Name{CommonName: "alice"}, nil).TLSCertificate())}
 		},
 		broker: "User:CN=broker", client: "User:CN=alice", listener: 1,
-		clientOpts: func(t *testing.T, ca *testcerts.CA) []kgo.Opt {
-			return []kgo.Opt{securedTLSOpt(ca, ca.Issue(t, pkix.Name{CommonName: "alice"}, nil).TLSCertificate())}
-		},
 	},
 	{
 		name: "SASL_PLAINTEXT-PLAIN",
-		props: func(*testing.T, *testcerts.CA) map[string]string {
+		configure: func(*testing.T, *testcerts.CA) (map[string]string, []kgo.Opt) {
 			return map[string]string{
 				"listener.security.protocol.map":                 "ADMIN:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
 				"sasl.mechanism.inter.broker.protocol":           "PLAIN",
@@ -111,45 +107,89 @@ var interBrokerSettings = []interBrokerSetting{
 				// Sessions end: the brokers' connections authenticate
 				// again (KIP-368) as the clients' do.
 				"listener.name.internal.connections.max.reauth.ms": "5000",
-			}
+			}, []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())}
 		},
 		broker: "User:broker", client: "User:alice", listener: 1,
-		clientOpts: func(*testing.T, *testcerts.CA) []kgo.Opt {
-			return []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())}
-		},
 	},
 	{
 		name: "SASL_SSL-SCRAM",
-		props: func(t *testing.T, ca *testcerts.CA) map[string]string {
+		configure: func(t *testing.T, ca *testcerts.CA) (map[string]string, []kgo.Opt) {
 			p := securedTLSProps(t, ca)
 			p["listener.security.protocol.map"] = "ADMIN:PLAINTEXT,INTERNAL:SASL_SSL"
 			p["sasl.mechanism.inter.broker.protocol"] = "SCRAM-SHA-512"
 			p["listener.name.internal.sasl.enabled.mechanisms"] = "SCRAM-SHA-512"
 			p["listener.name.internal.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-secret";`
-			return p
+			return p, []kgo.Opt{securedTLSOpt(ca), kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())}
 		},
 		broker: "User:broker", client: "User:alice", listener: 1, scram: true,
-		clientOpts: func(_ *testing.T, ca *testcerts.CA) []kgo.Opt {
-			return []kgo.Opt{securedTLSOpt(ca), kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())}
-		},
 	},
 	{
+		// Kafka's unsecured login and validator; the brokers' tokens
+		// live 8 s, so their sessions end and they log in again.
 		name: "SASL_PLAINTEXT-OAUTHBEARER",
-		props: func(*testing.T, *testcerts.CA) map[string]string {
+		configure: func(*testing.T, *testcerts.CA) (map[string]string, []kgo.Opt) {
 			return map[string]string{
-				"listener.security.protocol.map":                      "ADMIN:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
-				"sasl.mechanism.inter.broker.protocol":                "OAUTHBEARER",
-				"listener.name.internal.sasl.enabled.mechanisms":      "OAUTHBEARER",
-				"listener.name.internal.oauthbearer.sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" unsecuredLoginListClaim_scope=",kafka" unsecuredLoginLifetimeSeconds="8" unsecuredValidatorRequiredScope="kafka";`,
-			}
+					"listener.security.protocol.map":                      "ADMIN:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+					"sasl.mechanism.inter.broker.protocol":                "OAUTHBEARER",
+					"listener.name.internal.sasl.enabled.mechanisms":      "OAUTHBEARER",
+					"listener.name.internal.oauthbearer.sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" unsecuredLoginListClaim_scope=",kafka" unsecuredLoginLifetimeSeconds="8" unsecuredValidatorRequiredScope="kafka";`,
+				}, []kgo.Opt{kgo.SASL(oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+					return oauth.Auth{Token: unsecuredToken("alice", "kafka")}, nil
+				}))}
 		},
 		broker: "User:broker", client: "User:alice", listener: 1,
-		clientOpts: func(*testing.T, *testcerts.CA) []kgo.Opt {
-			return []kgo.Opt{kgo.SASL(oauth.Oauth(func(context.Context) (oauth.Auth, error) {
-				return oauth.Auth{Token: unsecuredToken("alice", "kafka")}, nil
-			}))}
-		},
 	},
+	{
+		// Signed JWTs (RS256, a JWKS file) validated with Kafka's
+		// OAuthBearerValidatorCallbackHandler; the brokers log in with
+		// OAuthBearerLoginCallbackHandler, asking a token endpoint with
+		// the client-credentials grant.
+		name:      "SASL_SSL-OAUTHBEARER-OIDC",
+		configure: oidcSetting,
+		broker:    "User:broker", client: "User:alice", listener: 1,
+	},
+}
+
+// oidcSetting is the OIDC setting's brokers and client: an RS256 key
+// published as a JWKS file, a token endpoint (httptest) that gives the
+// brokers' client id a token for User:broker, and alice's own token.
+func oidcSetting(t *testing.T, ca *testcerts.CA) (map[string]string, []kgo.Opt) {
+	signer := newRSASigner(t, "oidc-1")
+	jwks := testcerts.WriteFile(t, t.TempDir(), "jwks.json", jwksOf(t, signer))
+	token := func(sub string) string {
+		now := time.Now()
+		return signer.sign(t, map[string]any{"sub": sub, "aud": "samsa", "iss": "https://issuer.test",
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
+	}
+	brokerToken, aliceToken := token("broker"), token("alice")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, ok := r.BasicAuth()
+		if err := r.ParseForm(); err != nil || !ok || id != "broker" || secret != "broker-secret" || r.Form.Get("grant_type") != "client_credentials" {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, brokerToken)
+	}))
+	t.Cleanup(srv.Close)
+	p := securedTLSProps(t, ca)
+	for k, v := range map[string]string{
+		"listener.security.protocol.map":                                         "ADMIN:PLAINTEXT,INTERNAL:SASL_SSL",
+		"sasl.mechanism.inter.broker.protocol":                                   "OAUTHBEARER",
+		"listener.name.internal.sasl.enabled.mechanisms":                         "OAUTHBEARER",
+		"listener.name.internal.oauthbearer.sasl.jaas.config":                    `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="broker" clientSecret="broker-secret";`,
+		"listener.name.internal.oauthbearer.sasl.server.callback.handler.class":  "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"listener.name.internal.oauthbearer.sasl.login.callback.handler.class":   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+		"listener.name.internal.oauthbearer.sasl.oauthbearer.jwks.endpoint.url":  "file://" + jwks,
+		"listener.name.internal.oauthbearer.sasl.oauthbearer.token.endpoint.url": srv.URL,
+		"org.apache.kafka.sasl.oauthbearer.allowed.urls":                         "file://" + jwks + "," + srv.URL,
+		"sasl.oauthbearer.expected.audience":                                     "samsa",
+		"sasl.oauthbearer.expected.issuer":                                       "https://issuer.test",
+	} {
+		p[k] = v
+	}
+	return p, []kgo.Opt{securedTLSOpt(ca), kgo.SASL(oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+		return oauth.Auth{Token: aliceToken}, nil
+	}))}
 }
 
 // unsecuredToken is an unsecured JWS (alg none) for sub with scope, valid
@@ -165,7 +205,7 @@ func unsecuredToken(sub, scope string) string {
 type securedCluster struct {
 	*testutil.Cluster
 	set   interBrokerSetting
-	ca    *testcerts.CA
+	opts  []kgo.Opt    // the client's security options
 	admin *kadm.Client // ANONYMOUS on the ADMIN listener: a super user
 }
 
@@ -187,8 +227,9 @@ func startSecuredCluster(t *testing.T, set interBrokerSetting) *securedCluster {
 		"group.share.heartbeat.interval.ms":            "500",
 		"group.consumer.heartbeat.interval.ms":         "500",
 	}
-	maps.Copy(props, set.props(t, ca))
-	c := &securedCluster{Cluster: testutil.StartCluster(t, 3, props), set: set, ca: ca}
+	brokerProps, clientOpts := set.configure(t, ca)
+	maps.Copy(props, brokerProps)
+	c := &securedCluster{Cluster: testutil.StartCluster(t, 3, props), set: set, opts: clientOpts}
 	c.admin = kadm.NewClient(newClusterKgo(t, c.Cluster))
 	ctx := testCtx(t, time.Minute)
 	if set.scram {
@@ -231,7 +272,7 @@ func (c *securedCluster) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	for _, n := range c.Nodes {
 		seeds = append(seeds, n.Addrs()[c.set.listener])
 	}
-	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, c.set.clientOpts(t, c.ca)...)
+	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, c.opts...)
 	return newKgo(t, seeds[0], append(base, opts...)...)
 }
 
