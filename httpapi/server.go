@@ -3,7 +3,8 @@
 // API under /api/ that it calls. The console's API is a Kafka client of
 // the broker itself (internal/admin, over franz-go's kadm), so it goes
 // through the same handlers, and the same authorization, as any other
-// client. The package imports no other package of the project.
+// client. Of the project's packages it imports internal/admin only
+// (api.go, login.go), as internal/archtest checks.
 package httpapi
 
 import (

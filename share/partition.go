@@ -1,9 +1,3 @@
-// Package share keeps the share-partitions of KIP-932 share groups: for
-// each group and topic partition led here, which records are in flight,
-// who holds their acquisition locks, how often each was delivered, and the
-// share-partition start offset (SPSO) below which every record is done. It
-// also keeps the share sessions of ShareFetch. The broker reads the log and
-// writes the wire; this package only decides.
 package share
 
 import (
