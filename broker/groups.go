@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/logstore"
 )
@@ -91,7 +92,9 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
 		},
 	}
 	err = b.createTopic(ctx, spec, false)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+	// Already there: made meanwhile by another request or broker (the
+	// FindCoordinator that found it missing creates it in the background).
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, controller.ErrTopicExists) {
 		return err
 	}
 	b.syncCoordinator()

@@ -81,21 +81,8 @@ func findCoordinatorProbe(t *testing.T, addr string, id int32) map[string]string
 				req.CoordinatorType = k.keyType
 				key := fmt.Sprintf("%s-%d", k.name, i)
 				req.CoordinatorKey, req.CoordinatorKeys = key, []string{key}
-				req.SetVersion(k.v)
-				conns[i].c.SetDeadline(time.Now().Add(30 * time.Second))
-				corr := int32(1000 + i)
-				f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("samsa-compat"))
-				if _, err := conns[i].c.Write(f.AppendRequest(nil, req, corr)); err != nil {
-					t.Errorf("%s %d: %v", k.name, i, err)
-					return
-				}
 				resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-				frame, err := conns[i].readFrame()
-				if err != nil {
-					t.Errorf("%s %d: %v", k.name, i, err)
-					return
-				}
-				if err := readFrameAs(frame, corr, resp, k.v); err != nil {
+				if err := rawRoundTrip(conns[i], req, resp, k.v); err != nil {
 					t.Errorf("%s %d: %v", k.name, i, err)
 					return
 				}
@@ -149,4 +136,91 @@ func readFrameAs(frame []byte, corr int32, resp kmsg.Response, v int16) error {
 		}
 	}
 	return resp.ReadFrom(body)
+}
+
+// AddOffsetsToTxn creates __consumer_offsets when it is missing, and the
+// FindCoordinator that found it missing creates it in the background:
+// several transactional producers adding a group's offsets on a fresh
+// broker, at the same moment as a FindCoordinator of the group, each get
+// their partition added. The requests that lost the race to create the
+// topic were answered TOPIC_ALREADY_EXISTS, which a producer does not
+// retry (its transaction fails).
+func TestAddOffsetsToTxnWhileOffsetsTopicIsCreated(t *testing.T) {
+	n := txnBroker(t)
+	addr := n.Addr()
+	const producers = 6
+	type producer struct {
+		id    string
+		pid   int64
+		epoch int16
+	}
+	var ps []producer
+	for i := range producers {
+		id := fmt.Sprintf("race-tx-%d", i)
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{id}
+		retryTxn(t, addr, fc, 4, func(r *kmsg.FindCoordinatorResponse) int16 { return r.Coordinators[0].ErrorCode })
+		init := kmsg.NewPtrInitProducerIDRequest()
+		init.TransactionalID, init.TransactionTimeoutMillis = &id, 60000
+		r := retryTxn(t, addr, init, 4, func(r *kmsg.InitProducerIDResponse) int16 { return r.ErrorCode })
+		if r.ErrorCode != 0 {
+			t.Fatalf("InitProducerId %s: %v", id, kerr.ErrorForCode(r.ErrorCode))
+		}
+		ps = append(ps, producer{id, r.ProducerID, r.ProducerEpoch})
+	}
+	const group = "race-group"
+	conns := make([]*admConn, producers+1)
+	for i := range conns {
+		conns[i] = admDial(t, addr)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int16, producers)
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := kmsg.NewPtrAddOffsetsToTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = p.id, p.pid, p.epoch, group
+			req.SetVersion(3)
+			resp := req.ResponseKind()
+			if err := rawRoundTrip(conns[i], req, resp, 3); err != nil {
+				t.Errorf("AddOffsetsToTxn %s: %v", p.id, err)
+				return
+			}
+			codes[i] = resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKeys = []string{group}
+		req.SetVersion(4)
+		if err := rawRoundTrip(conns[producers], req, req.ResponseKind(), 4); err != nil {
+			t.Errorf("FindCoordinator: %v", err)
+		}
+	}()
+	wg.Wait()
+	for i, code := range codes {
+		if code != 0 {
+			t.Errorf("AddOffsetsToTxn %s: %v", ps[i].id, kerr.ErrorForCode(code))
+		}
+	}
+}
+
+// rawRoundTrip sends req at version v on c and decodes the answer into
+// resp, reporting failures instead of ending the test (for goroutines).
+func rawRoundTrip(c *admConn, req kmsg.Request, resp kmsg.Response, v int16) error {
+	req.SetVersion(v)
+	c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	const corr = 4242
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("samsa-compat"))
+	if _, err := c.c.Write(f.AppendRequest(nil, req, corr)); err != nil {
+		return err
+	}
+	frame, err := c.readFrame()
+	if err != nil {
+		return err
+	}
+	return readFrameAs(frame, corr, resp, v)
 }
