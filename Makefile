@@ -37,7 +37,7 @@ PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run test test-deps go-deps netns-deps docker-deps docker-test chaos chaos-kafka promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run check test test-deps go-deps netns-deps docker-deps docker-test chaos chaos-kafka promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -48,6 +48,21 @@ build:
 run: build
 	mkdir -p $(DATA)
 	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) --override samsa.http.listener=127.0.0.1:9644 $(SERVEFLAGS)
+
+## check: lint, then every test that needs only Go and no cluster of brokers
+## (unit and handler-level tests; no race detector; under three minutes, and
+## cached between runs): the edit-test loop. make test runs everything.
+# make check leaves out whole packages that need Java, Python, Node, Docker,
+# network namespaces or a cluster of brokers (CHECK_SLOW_PKGS) and, in the
+# packages it runs, the tests named in CHECK_SKIP. Every other package, a new
+# one too, is in make check. It runs with -short, under which
+# testutil.StartCluster and StartFaultCluster fail the test with a pointer
+# here, so a cluster test cannot creep in unnoticed: add it to CHECK_SKIP.
+CHECK_SLOW_PKGS := compat compat/matrix internal/chaos internal/deploy internal/kafkaref
+CHECK_SKIP := TestConsoleInBrowser|TestMetricsAfterTraffic|TestMetricsISRShrink|TestClusterCommands|TestClusterBalance|TestFaultClusterEtcdCutAndRestart|TestKeystoreTypeReadsEitherFormat
+check: lint
+	$(GO) test -short -timeout 5m -skip '^($(CHECK_SKIP))$$' $(TESTFLAGS) \
+	  $$($(GO) list ./... | grep -vxF "$$(printf 'github.com/samsa-io/samsa/%s\n' $(CHECK_SLOW_PKGS))")
 
 ## test: install what the tests need, lint, then every test with the race detector
 test: test-deps lint

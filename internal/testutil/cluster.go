@@ -44,6 +44,7 @@ func StartCluster(tb testing.TB, n int, overrides map[string]string) *Cluster {
 // (broker.Config.LogFS, Dial), or per-broker properties.
 func StartClusterWith(tb testing.TB, n int, overrides map[string]string, configure func(id int32, cfg *broker.Config)) *Cluster {
 	tb.Helper()
+	refuseClusterInCheck(tb, n)
 	level := slog.LevelError
 	if os.Getenv("SAMSA_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -166,4 +167,15 @@ func (c *Cluster) LiveAddr() string {
 // IsRunning reports whether node id runs.
 func (c *Cluster) IsRunning(id int32) bool {
 	return id >= 1 && int(id) <= len(c.Nodes) && c.Nodes[id-1].running
+}
+
+// refuseClusterInCheck fails a test that starts a cluster of brokers under
+// -short: make check runs with -short and leaves such tests to make test
+// by name (the Makefile's CHECK_SKIP), so that it stays fast; this failure
+// says which test to add there.
+func refuseClusterInCheck(tb testing.TB, n int) {
+	tb.Helper()
+	if testing.Short() && n > 1 {
+		tb.Fatalf("testutil: %s starts a cluster of %d brokers under -short: make check runs with -short and leaves such tests to make test; add %s to CHECK_SKIP in the Makefile", tb.Name(), n, strings.SplitN(tb.Name(), "/", 2)[0])
+	}
 }

@@ -41,6 +41,7 @@ type FaultCluster struct {
 // brokers stop.
 func StartFaultCluster(tb testing.TB, n int, overrides map[string]string) *FaultCluster {
 	tb.Helper()
+	refuseClusterInCheck(tb, n)
 	c := &FaultCluster{Cluster: &Cluster{tb: tb}, etcdDir: tb.TempDir(), byAddr: map[string]int{}}
 	c.startEtcd()
 	tb.Cleanup(func() {
