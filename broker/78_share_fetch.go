@@ -51,7 +51,7 @@ func (b *Broker) shareRequest(r *request, group, member *string, epoch int32, fe
 	if err := b.groupRefusal(r, security.OpRead, *group); err != nil {
 		return nil, err
 	}
-	return b.share.OpenSession(*group, *member, epoch, fetch)
+	return b.share.OpenSession(*group, *member, epoch, fetch, r.connID)
 }
 
 // sharePartition resolves a partition of a share request: the topic by id,

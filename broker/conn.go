@@ -55,6 +55,9 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, sec
 	}
 	c = sc
 	cs := &connState{c: c, id: b.connSeq.Add(1), listener: listener, principal: principal, sasl: sec.saslConn(), idle: b.settings.ConnectionsMaxIdle}
+	// A share session ends with the connection that opened it (Kafka's
+	// ShareSessionCache listens for disconnects the same way).
+	defer b.share.ConnClosed(cs.id)
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {

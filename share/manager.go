@@ -32,6 +32,7 @@ type Session struct {
 	Group, Member string
 	epoch         int32
 	parts         map[TP]struct{}
+	conn          uint64 // the connection whose ShareFetch opened it
 }
 
 // Partitions are the session's partitions, sorted.
@@ -53,13 +54,14 @@ type Manager struct {
 	mu       sync.Mutex
 	parts    map[Key]*Partition
 	sessions map[[2]string]*Session
+	conns    map[uint64]*Session // by the connection that opened it
 	closed   bool
 }
 
 // NewManager returns an empty manager.
 func NewManager(cfg Config) *Manager {
 	cfg.defaults()
-	return &Manager{cfg: cfg, parts: map[Key]*Partition{}, sessions: map[[2]string]*Session{}}
+	return &Manager{cfg: cfg, parts: map[Key]*Partition{}, sessions: map[[2]string]*Session{}, conns: map[uint64]*Session{}}
 }
 
 // LockDuration is the acquisition lock of records handed out.
@@ -191,7 +193,7 @@ func (m *Manager) Drop(k Key) {
 // and closes its session.
 func (m *Manager) MemberLeft(group, member string) {
 	m.mu.Lock()
-	delete(m.sessions, [2]string{group, member})
+	m.removeLocked(m.sessions[[2]string{group, member}])
 	var ps []*Partition
 	for k, p := range m.parts {
 		if k.Group == group {
@@ -232,8 +234,10 @@ func nextEpoch(e int32) int32 {
 // epoch 0 opens a new one (replacing the member's old one), -1 is the
 // last request of the session (which the caller then closes), any other
 // must be the epoch the session expects. fetch is false for
-// ShareAcknowledge, which cannot open a session.
-func (m *Manager) OpenSession(group, member string, epoch int32, fetch bool) (*Session, error) {
+// ShareAcknowledge, which cannot open a session. conn is the number of
+// the connection the request came on: the session a connection opened ends
+// when it closes (ConnClosed).
+func (m *Manager) OpenSession(group, member string, epoch int32, fetch bool, conn uint64) (*Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{group, member}
@@ -245,8 +249,10 @@ func (m *Manager) OpenSession(group, member string, epoch int32, fetch bool) (*S
 		if s == nil && len(m.sessions) >= m.cfg.MaxSessions {
 			return nil, kerr.ShareSessionLimitReached
 		}
-		s = &Session{Group: group, Member: member, epoch: 1, parts: map[TP]struct{}{}}
+		m.removeLocked(s)
+		s = &Session{Group: group, Member: member, epoch: 1, parts: map[TP]struct{}{}, conn: conn}
 		m.sessions[k] = s
+		m.conns[conn] = s
 		return s, nil
 	case s == nil:
 		return nil, fmt.Errorf("%w: no share session for member %s of group %s", kerr.ShareSessionNotFound, member, group)
@@ -275,19 +281,55 @@ func (m *Manager) Update(s *Session, add, forget []TP) {
 // holds in the session's partitions is released.
 func (m *Manager) CloseSession(s *Session) {
 	m.mu.Lock()
-	k := [2]string{s.Group, s.Member}
-	if m.sessions[k] == s {
-		delete(m.sessions, k)
+	ps := m.endLocked(s)
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.ReleaseMember(s.Member)
 	}
+}
+
+// endLocked forgets s and returns the share-partitions of its partitions.
+func (m *Manager) endLocked(s *Session) []*Partition {
+	m.removeLocked(s)
 	var ps []*Partition
 	for tp := range s.parts {
 		if p := m.parts[Key{s.Group, tp.TopicID, tp.Partition}]; p != nil {
 			ps = append(ps, p)
 		}
 	}
+	return ps
+}
+
+// ConnClosed ends the share session the connection numbered conn opened,
+// if it is still the member's session (not ended, nor replaced by one
+// opened elsewhere), and releases what the member holds in its partitions
+// at once, as Kafka does when a share consumer's connection drops: other
+// members need not wait for the acquisition locks to expire. Delivery
+// counts stay as they are: a record counts a delivery when acquired.
+func (m *Manager) ConnClosed(conn uint64) {
+	m.mu.Lock()
+	s := m.conns[conn]
+	if s == nil || m.sessions[[2]string{s.Group, s.Member}] != s {
+		m.mu.Unlock()
+		return
+	}
+	ps := m.endLocked(s)
 	m.mu.Unlock()
 	for _, p := range ps {
 		p.ReleaseMember(s.Member)
+	}
+}
+
+// removeLocked forgets s (nil or already gone is fine).
+func (m *Manager) removeLocked(s *Session) {
+	if s == nil {
+		return
+	}
+	if k := [2]string{s.Group, s.Member}; m.sessions[k] == s {
+		delete(m.sessions, k)
+	}
+	if m.conns[s.conn] == s {
+		delete(m.conns, s.conn)
 	}
 }
 
@@ -301,9 +343,9 @@ func (m *Manager) DeleteGroup(group string) {
 			delete(m.parts, k)
 		}
 	}
-	for k := range m.sessions {
+	for k, s := range m.sessions {
 		if k[0] == group {
-			delete(m.sessions, k)
+			m.removeLocked(s)
 		}
 	}
 	m.mu.Unlock()
