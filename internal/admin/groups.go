@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,15 +80,26 @@ var ErrUnknownGroup = errors.New("unknown group")
 // committed offset, end offset and lag in each partition it commits to
 // or is assigned.
 func (c *Client) Group(ctx context.Context, name string) (Group, error) {
-	lags, err := c.ADM.Lag(ctx, name)
-	if err != nil {
+	var l kadm.DescribedGroupLag
+	found := false
+	err := untilCoordinator(ctx, func() error {
+		lags, err := c.ADM.Lag(ctx, name)
+		if err != nil {
+			return err
+		}
+		l, found = lags[name]
+		if !found {
+			return nil
+		}
+		return l.Error()
+	})
+	if err != nil && !found {
 		return Group{}, err
 	}
-	l, ok := lags[name]
-	if !ok {
+	if !found {
 		return Group{}, fmt.Errorf("%w %q", ErrUnknownGroup, name)
 	}
-	if err := l.Error(); err != nil {
+	if err != nil {
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			return Group{}, fmt.Errorf("%w %q", ErrUnknownGroup, name)
 		}
@@ -209,8 +221,15 @@ func (c *Client) Resolve(ctx context.Context, to Target, topics ...string) (kadm
 // every topic the group has offsets in when topic is empty. It returns
 // the offsets committed.
 func (c *Client) Seek(ctx context.Context, group, topic string, to Target) ([]GroupOffset, error) {
-	dg, err := c.ADM.DescribeGroups(ctx, group)
-	if err != nil {
+	var dg kadm.DescribedGroups
+	err := untilCoordinator(ctx, func() (err error) {
+		dg, err = c.ADM.DescribeGroups(ctx, group)
+		if err == nil {
+			err = dg[group].Err
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return nil, err
 	}
 	if d, ok := dg[group]; ok && d.Err == nil && d.State != "Empty" && d.State != "Dead" {
@@ -250,9 +269,41 @@ func (c *Client) Seek(ctx context.Context, group, topic string, to Target) ([]Gr
 
 // DeleteGroup deletes a group that has no members.
 func (c *Client) DeleteGroup(ctx context.Context, group string) error {
-	r, err := c.ADM.DeleteGroup(ctx, group)
-	if err != nil {
-		return err
+	return untilCoordinator(ctx, func() error {
+		r, err := c.ADM.DeleteGroup(ctx, group)
+		if err != nil {
+			return err
+		}
+		return r.Err
+	})
+}
+
+// coordinatorWait bounds how long untilCoordinator retries, as the Java
+// admin client's default.api.timeout.ms bounds its retries (60 s there;
+// the console and the CLI answer a person, so less).
+const coordinatorWait = 15 * time.Second
+
+// untilCoordinator runs f again while it fails because the group's
+// coordinator is not there yet: a broker answers COORDINATOR_NOT_AVAILABLE
+// while it creates __consumer_offsets (as Kafka does on a fresh cluster)
+// and COORDINATOR_LOAD_IN_PROGRESS while it loads the partition, and the
+// Java admin client retries both until its timeout.
+func untilCoordinator(ctx context.Context, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, coordinatorWait)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		err := f()
+		if !errors.Is(err, kerr.CoordinatorNotAvailable) && !errors.Is(err, kerr.CoordinatorLoadInProgress) && !errors.Is(err, kerr.NotCoordinator) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
 	}
-	return r.Err
 }
