@@ -1,0 +1,265 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/samsa-io/samsa/internal/testutil"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// The handler tests (NN_name_test.go, one per NN_name.go) drive one
+// in-process broker with an embedded etcd over loopback: requests at exact
+// versions as the super user over a PLAINTEXT listener (raw frames, so the
+// version is the one the test names), and the same requests as alice, a
+// SASL user with no ACLs, through kgo, for the authorization errors.
+
+// handlerBroker is a broker for one handler test.
+type handlerBroker struct {
+	t     *testing.T
+	addr  string // PLAINTEXT: the principal is ANONYMOUS, a super user
+	sasl  string // SASL_PLAINTEXT (PLAIN): admin (super user), alice, bob
+	alice *kgo.Client
+}
+
+// startHandlerBroker starts a broker with the StandardAuthorizer on, super
+// users admin and ANONYMOUS, and extra properties on top.
+func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
+	t.Helper()
+	props := map[string]string{
+		"listeners":                  "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"inter.broker.listener.name": "PLAINTEXT",
+		"sasl.enabled.mechanisms":    "PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";`,
+		"authorizer.class.name":                               "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                                         "User:admin;User:ANONYMOUS",
+		"auto.create.topics.enable":                           "false",
+		"offsets.topic.replication.factor":                    "1",
+		"transaction.state.log.replication.factor":            "1",
+		"transaction.state.log.min.isr":                       "1",
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	n := testutil.StartBroker(t, props)
+	addrs := n.Addrs()
+	if len(addrs) != 2 {
+		t.Fatalf("listeners bound %v, want two", addrs)
+	}
+	b := &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
+	b.alice = b.client("alice")
+	return b
+}
+
+// client is a kgo client authenticated as user, closed when the test ends.
+func (b *handlerBroker) client(user string) *kgo.Client {
+	b.t.Helper()
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(b.sasl),
+		kgo.SASL(plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism()),
+		kgo.RetryTimeout(5*time.Second),
+		kgo.RequestTimeoutOverhead(10*time.Second),
+	)
+	if err != nil {
+		b.t.Fatalf("kgo.NewClient: %v", err)
+	}
+	b.t.Cleanup(cl.Close)
+	return cl
+}
+
+// as sends req as cl's user to the one broker (the highest version both
+// sides support) and returns the answer.
+func (b *handlerBroker) as(cl *kgo.Client, req kmsg.Request) kmsg.Response {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		b.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp
+}
+
+// do sends req at req.GetVersion() as the super user on a fresh
+// connection and decodes the answer at that version.
+func (b *handlerBroker) do(req kmsg.Request) kmsg.Response {
+	b.t.Helper()
+	resp, err := b.try(req)
+	if err != nil {
+		b.t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	return resp
+}
+
+// try is do returning its error.
+func (b *handlerBroker) try(req kmsg.Request) (kmsg.Response, error) {
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("handler-test")).AppendRequest(nil, req, 7)
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	return b.exchange(frame, resp, req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16())
+}
+
+// raw sends a hand-made frame (correlation id 7) as the super user and
+// decodes the answer into resp, whose version is set (header v0).
+func (b *handlerBroker) raw(frame []byte, resp kmsg.Response) kmsg.Response {
+	b.t.Helper()
+	resp, err := b.exchange(frame, resp, false)
+	if err != nil {
+		b.t.Fatalf("raw frame: %v", err)
+	}
+	return resp
+}
+
+// exchange writes frame on a fresh connection and decodes the answer into
+// resp; tagged says the response header is v1 (a tag buffer).
+func (b *handlerBroker) exchange(frame []byte, resp kmsg.Response, tagged bool) (kmsg.Response, error) {
+	c, err := net.DialTimeout("tcp", b.addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write(frame); err != nil {
+		return nil, err
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(size[:])
+	if n < 4 || n > 64<<20 {
+		return nil, fmt.Errorf("answer of %d bytes", n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c, body); err != nil {
+		return nil, err
+	}
+	if id := int32(binary.BigEndian.Uint32(body)); id != 7 {
+		return nil, fmt.Errorf("correlation id %d, want 7", id)
+	}
+	body = body[4:]
+	// Every response header but ApiVersions' is v1 (a tag buffer) when
+	// the request is flexible.
+	if tagged {
+		if len(body) == 0 || body[0] != 0 {
+			return nil, fmt.Errorf("response header tags %x", body[:min(len(body), 4)])
+		}
+		body = body[1:]
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("decoding the answer: %w", err)
+	}
+	return resp, nil
+}
+
+// createTopic creates topic with partitions partitions as the super user
+// and waits until its partitions have a leader.
+func (b *handlerBroker) createTopic(topic string, partitions int32, configs ...string) [16]byte {
+	b.t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version, req.TimeoutMillis = 7, 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, 1
+	for i := 0; i+1 < len(configs); i += 2 {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = configs[i], kmsg.StringPtr(configs[i+1])
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := b.do(req).(*kmsg.CreateTopicsResponse)
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		b.t.Fatalf("CreateTopics %s: %v", topic, err)
+	}
+	b.waitLeaders(topic, partitions)
+	return resp.Topics[0].TopicID
+}
+
+// waitLeaders polls Metadata until every partition of topic has a leader.
+func (b *handlerBroker) waitLeaders(topic string, partitions int32) {
+	b.t.Helper()
+	testutil.Eventually(b.t, 20*time.Second, func() error {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+		resp, err := b.try(req)
+		if err != nil {
+			return err
+		}
+		mt := resp.(*kmsg.MetadataResponse).Topics[0]
+		if err := kerr.ErrorForCode(mt.ErrorCode); err != nil {
+			return err
+		}
+		if int32(len(mt.Partitions)) != partitions {
+			return fmt.Errorf("%d partitions", len(mt.Partitions))
+		}
+		for _, p := range mt.Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				return fmt.Errorf("partition %d: leader %d, %v", p.Partition, p.Leader, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+		return nil
+	})
+}
+
+// produce appends values to topic's partition as the super user (acks -1)
+// and returns the base offset.
+func (b *handlerBroker) produce(topic string, partition int32, values ...string) int64 {
+	b.t.Helper()
+	resp := b.do(produceRequest(9, topic, partition, values...)).(*kmsg.ProduceResponse)
+	p := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		b.t.Fatalf("produce to %s-%d: %v", topic, partition, err)
+	}
+	return p.BaseOffset
+}
+
+// produceRequest is a Produce of one batch of values, acks -1.
+func produceRequest(version int16, topic string, partition int32, values ...string) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, -1, 10000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = partition
+	rp.Records = batchOf(values...)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// batchOf is a v2 record batch of values (no key, no compression).
+func batchOf(values ...string) []byte {
+	recs := make([]logstore.Record, len(values))
+	for i, v := range values {
+		recs[i] = logstore.Record{Value: []byte(v)}
+	}
+	batch, err := logstore.BuildBatch(0, logstore.CodecNone, recs, -1, -1, -1)
+	if err != nil {
+		panic(err) // only the test's own values reach here
+	}
+	return batch
+}
+
+// wantCode fails the test unless got is want (both Kafka error codes).
+func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
+	t.Helper()
+	code := int16(0)
+	if want != nil {
+		code = want.Code
+	}
+	if got != code {
+		t.Errorf("%s: %v (%d), want %v (%d)", what, kerr.ErrorForCode(got), got, want, code)
+	}
+}
