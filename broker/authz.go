@@ -17,6 +17,32 @@ import (
 // watch on every change); without, b.authz is nil and every check is a
 // nil test.
 
+// The declarations (see access, authz_apis.go) of the APIs whose handlers
+// make their checks, with the helpers below.
+var (
+	azFetch                   = &access{needs: []need{topicOp(security.OpRead), clusterOp(security.OpClusterAction)}, inHandler: true}
+	azListOffsets             = &access{needs: []need{topicOp(security.OpDescribe)}, inHandler: true}
+	azMetadata                = &access{needs: []need{topicOp(security.OpDescribe), clusterOp(security.OpCreate), topicOp(security.OpCreate)}, inHandler: true}
+	azCreateTopics            = &access{needs: []need{clusterOp(security.OpCreate), topicOp(security.OpCreate)}, inHandler: true}
+	azDeleteTopics            = &access{needs: []need{topicOp(security.OpDelete)}, inHandler: true}
+	azDescribeTopicPartitions = &access{needs: []need{topicOp(security.OpDescribe)}, inHandler: true}
+	azListConfigResources     = &access{needs: []need{clusterOp(security.OpDescribeConfigs)}, inHandler: true}
+	azDescribeCluster         = &access{needs: []need{clusterOp(security.OpDescribe)}, inHandler: true} // its AuthorizedOperations
+	// JoinGroup, SyncGroup, Heartbeat, LeaveGroup: groupDenied.
+	azGroupMember = &access{needs: []need{groupOp(security.OpRead)}, inHandler: true}
+	// DescribeQuorum, SCRAM credentials, ACLs, client quotas, features,
+	// UnregisterBroker: an operation on the cluster.
+	azClusterDescribe        = &access{needs: []need{clusterOp(security.OpDescribe)}, inHandler: true}
+	azClusterAlter           = &access{needs: []need{clusterOp(security.OpAlter)}, inHandler: true}
+	azClusterDescribeConfigs = &access{needs: []need{clusterOp(security.OpDescribeConfigs)}, inHandler: true}
+	azClusterAlterConfigs    = &access{needs: []need{clusterOp(security.OpAlterConfigs)}, inHandler: true}
+	// Delegation tokens (38_delegation_tokens.go): renewing and expiring
+	// are the token's owner's or renewers', checked on the token.
+	azCreateDelegationToken   = &access{needs: []need{{security.ResourceUser, security.OpCreateTokens}}, inHandler: true}
+	azTokenOwner              = &access{inHandler: true}
+	azDescribeDelegationToken = &access{needs: []need{{security.ResourceDelegationToken, security.OpDescribe}, {security.ResourceUser, security.OpDescribeTokens}}, inHandler: true}
+)
+
 // kafkaAuthorizers are the authorizer.class.name values that mean
 // samsa's authorizer.
 var kafkaAuthorizers = map[string]bool{

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,14 +11,17 @@ import (
 )
 
 // Authorization around the handlers, as Kafka's KafkaApis checks each
-// request (its AuthHelper calls) before it reaches the coordinators: with
-// an authorizer, serveAuthorized answers a request the principal may not
-// make at all without calling its handler, and takes the refused items
-// (topics, groups, transactional ids, config resources) out of a batched
-// request before the handler serves the rest, adding them back to the
-// response with Kafka's error. The checks made inside handlers (Produce,
-// Fetch, Metadata, the group membership APIs, ACLs, quotas, SCRAM) are
-// in authz.go.
+// request (its AuthHelper calls) before it reaches the coordinators. Every
+// entry of the dispatch table declares what its key authorizes (access,
+// below); with an authorizer, serveAuthorized runs the declared check,
+// which answers a request the principal may not make at all without
+// calling its handler, or takes the refused items (topics, groups,
+// transactional ids, config resources) out of a batched request before
+// the handler serves the rest, adding them back to the response with
+// Kafka's error (filterMerge). A key that declares nothing is served to
+// super users only. The checks made inside handlers (Produce, Fetch,
+// Metadata, the group membership APIs, ACLs, quotas, SCRAM) use the
+// helpers in authz.go.
 //
 //	FindCoordinator          Describe on the group / transactional id
 //	DescribeGroups           Describe on each group; AuthorizedOperations
@@ -54,19 +58,59 @@ const (
 	msgClusterAz  = "Cluster authorization failed."
 )
 
+// need is one operation on one type of resource that an API checks.
+type need struct {
+	res security.ResourceType
+	op  security.Operation
+}
+
+func topicOp(op security.Operation) need   { return need{security.ResourceTopic, op} }
+func groupOp(op security.Operation) need   { return need{security.ResourceGroup, op} }
+func clusterOp(op security.Operation) need { return need{security.ResourceCluster, op} }
+func txnIDOp(op security.Operation) need   { return need{security.ResourceTransactionalID, op} }
+
+// access is what an API key authorizes, declared by its entry in the
+// dispatch table (dispatch.go): the operations on the resource types it
+// checks (needs), and how. With an authorizer, check (if any) runs before
+// the handler: it answers a request refused whole, or takes the refused
+// items out of a batched one and returns the merge that adds them back to
+// the handler's response (filterMerge). inHandler: the handler makes (the
+// rest of) the checks itself, in its file. A key without an access is
+// served to super users only; TestEveryAPIDeclaresAuthorization walks the
+// table.
+type access struct {
+	needs     []need
+	check     func(*Broker, *request) (kmsg.Response, authzMerge)
+	inHandler bool
+}
+
+// noAccess declares an API that authorizes nothing: ApiVersions and the
+// SASL exchange, served before a principal is known.
+var noAccess = &access{}
+
 // authzMerge adds refused items back to a handler's response.
 type authzMerge func(kmsg.Response)
 
-// serveAuthorized serves r through serve with the checks above.
-func (b *Broker) serveAuthorized(ctx context.Context, r *request, serve func(*Broker, context.Context, *request) (kmsg.Response, error)) (kmsg.Response, error) {
+// serveAuthorized serves r through h with the checks h declares.
+func (b *Broker) serveAuthorized(ctx context.Context, r *request, h handler) (kmsg.Response, error) {
 	if b.authz == nil {
-		return serve(b, ctx, r)
+		return h.serve(b, ctx, r)
 	}
-	refused, merge := b.authorizeRequest(r)
-	if refused != nil {
-		return refused, nil
+	az := h.access
+	if az == nil {
+		if !b.authz.SuperUser(r.principal) {
+			return nil, fmt.Errorf("%w: %s declares no authorization", errCloseConn, kmsg.NameForKey(r.hdr.Key))
+		}
+		return h.serve(b, ctx, r)
 	}
-	resp, err := serve(b, ctx, r)
+	var merge authzMerge
+	if az.check != nil {
+		var refused kmsg.Response
+		if refused, merge = az.check(b, r); refused != nil {
+			return refused, nil
+		}
+	}
+	resp, err := h.serve(b, ctx, r)
 	if err == nil && resp != nil && merge != nil {
 		merge(resp)
 	}
@@ -81,275 +125,335 @@ func (b *Broker) mayCluster(r *request, op security.Operation) bool {
 	return b.may(r, op, security.ResourceCluster, clusterName)
 }
 
-// authorizeRequest is the refusal of a whole request, or the merge of the
-// items it took out of it (either may be nil).
-func (b *Broker) authorizeRequest(r *request) (kmsg.Response, authzMerge) {
-	switch req := r.body.(type) {
-	case *kmsg.FindCoordinatorRequest:
-		return b.authzFindCoordinator(r, req)
-	case *kmsg.DescribeGroupsRequest:
-		return nil, b.authzDescribeGroups(r, req)
-	case *kmsg.ListGroupsRequest:
-		if b.mayCluster(r, security.OpDescribe) {
-			return nil, nil
+// mayOn is may for a fixed operation and resource type.
+func (b *Broker) mayOn(r *request, op security.Operation, t security.ResourceType) func(string) bool {
+	return func(name string) bool { return b.may(r, op, t, name) }
+}
+
+// filterMerge is the filter-and-merge of a batched request: it takes the
+// items allow refuses out of *items and returns the merge that appends
+// answer(item) for each to the list of the handler's response that list
+// points at (list returns nil to add nothing: the response failed
+// whole); nil when nothing was refused.
+func filterMerge[In, Out any, R kmsg.Response](items *[]In, allow func(In) bool, answer func(In) Out, list func(R) *[]Out) authzMerge {
+	var refused []Out
+	*items = keepIf(*items, func(e In) bool {
+		if allow(e) {
+			return true
 		}
-		return nil, func(resp kmsg.Response) {
-			lr := resp.(*kmsg.ListGroupsResponse)
-			keep := lr.Groups[:0]
-			for _, g := range lr.Groups {
-				if b.may(r, security.OpDescribe, security.ResourceGroup, g.Group) {
-					keep = append(keep, g)
-				}
-			}
-			lr.Groups = keep
+		refused = append(refused, answer(e))
+		return false
+	})
+	if len(refused) == 0 {
+		return nil
+	}
+	return func(resp kmsg.Response) {
+		if l := list(resp.(R)); l != nil {
+			*l = append(*l, refused...)
 		}
-	case *kmsg.DeleteGroupsRequest:
-		var refused []kmsg.DeleteGroupsResponseGroup
-		req.Groups = keepIf(req.Groups, func(g string) bool {
-			if b.may(r, security.OpDelete, security.ResourceGroup, g) {
-				return true
-			}
+	}
+}
+
+// both is the merge that runs m then n (either may be nil).
+func both(m, n authzMerge) authzMerge {
+	switch {
+	case m == nil:
+		return n
+	case n == nil:
+		return m
+	}
+	return func(resp kmsg.Response) { m(resp); n(resp) }
+}
+
+// refusedPartitions answers each partition of a refused topic.
+func refusedPartitions[P, Out any](ps []P, answer func(P) Out) []Out {
+	out := make([]Out, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, answer(p))
+	}
+	return out
+}
+
+// The declarations of the APIs checked here, before their handlers.
+var (
+	azFindCoordinator = &access{needs: []need{groupOp(security.OpDescribe), txnIDOp(security.OpDescribe), clusterOp(security.OpClusterAction)},
+		check: (*Broker).authzFindCoordinator, inHandler: true} // a share key's ClusterAction in the handler
+	azDescribeGroups = &access{needs: []need{groupOp(security.OpDescribe)}, check: (*Broker).authzDescribeGroups}
+	azListGroups     = &access{needs: []need{clusterOp(security.OpDescribe), groupOp(security.OpDescribe)}, check: (*Broker).authzListGroups}
+	azDeleteGroups   = &access{needs: []need{groupOp(security.OpDelete)}, check: (*Broker).authzDeleteGroups}
+	azOffsetDelete   = &access{needs: []need{groupOp(security.OpDelete), topicOp(security.OpRead)}, check: (*Broker).authzOffsetDelete}
+	azOffsetCommit   = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpRead)},
+		check: (*Broker).authzOffsetCommit, inHandler: true} // the group's Read in the handler (authz.go)
+	azOffsetFetch = &access{needs: []need{groupOp(security.OpDescribe), topicOp(security.OpDescribe)},
+		check: (*Broker).authzOffsetFetch, inHandler: true} // before v8, the group's Describe in the handler
+	azConsumerGroupHeartbeat = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpDescribe)},
+		check: (*Broker).authzConsumerGroupHeartbeat, inHandler: true} // a regex's topics in the handler
+	azConsumerGroupDescribe   = &access{needs: []need{groupOp(security.OpDescribe), topicOp(security.OpDescribe)}, check: (*Broker).authzConsumerGroupDescribe}
+	azDescribeConfigs         = &access{needs: []need{topicOp(security.OpDescribeConfigs), clusterOp(security.OpDescribeConfigs), groupOp(security.OpDescribeConfigs)}, check: (*Broker).authzDescribeConfigs, inHandler: true}
+	azAlterConfigs            = &access{needs: []need{topicOp(security.OpAlterConfigs), clusterOp(security.OpAlterConfigs)}, check: (*Broker).authzAlterConfigs}
+	azIncrementalAlterConfigs = &access{needs: []need{topicOp(security.OpAlterConfigs), clusterOp(security.OpAlterConfigs), groupOp(security.OpAlterConfigs)}, check: (*Broker).authzIncrementalAlterConfigs, inHandler: true}
+	azCreatePartitions        = &access{needs: []need{topicOp(security.OpAlter)}, check: (*Broker).authzCreatePartitions}
+	azDeleteRecords           = &access{needs: []need{topicOp(security.OpDelete)}, check: (*Broker).authzDeleteRecords}
+	azElectLeaders            = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzElectLeaders}
+	azAlterPartitionAssign    = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzAlterPartitionAssignments}
+	azListReassignments       = &access{needs: []need{clusterOp(security.OpDescribe)}, check: (*Broker).authzListPartitionReassignments}
+	azDescribeLogDirs         = &access{needs: []need{clusterOp(security.OpDescribe)}, check: (*Broker).authzDescribeLogDirs}
+	azAlterReplicaLogDirs     = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzAlterReplicaLogDirs}
+	azOffsetForLeaderEpoch    = &access{needs: []need{clusterOp(security.OpClusterAction), topicOp(security.OpDescribe)}, check: (*Broker).authzOffsetForLeaderEpoch}
+	azDescribeProducers       = &access{needs: []need{topicOp(security.OpRead)}, check: (*Broker).authzDescribeProducers}
+)
+
+func (b *Broker) authzListGroups(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpDescribe) {
+		return nil, nil
+	}
+	return nil, func(resp kmsg.Response) {
+		lr := resp.(*kmsg.ListGroupsResponse)
+		lr.Groups = keepIf(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return b.may(r, security.OpDescribe, security.ResourceGroup, g.Group)
+		})
+	}
+}
+
+func (b *Broker) authzDeleteGroups(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DeleteGroupsRequest)
+	return nil, filterMerge(&req.Groups, b.mayOn(r, security.OpDelete, security.ResourceGroup),
+		func(g string) kmsg.DeleteGroupsResponseGroup {
 			rg := kmsg.NewDeleteGroupsResponseGroup()
 			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
-			refused = append(refused, rg)
-			return false
-		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			dr := resp.(*kmsg.DeleteGroupsResponse)
-			dr.Groups = append(dr.Groups, refused...)
-		})
-	case *kmsg.OffsetDeleteRequest:
-		if !b.may(r, security.OpDelete, security.ResourceGroup, req.Group) {
-			resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-			resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-			return resp, nil
-		}
-		var refused []kmsg.OffsetDeleteResponseTopic
-		req.Topics = keepIf(req.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool {
-			if b.may(r, security.OpRead, security.ResourceTopic, t.Topic) {
-				return true
-			}
+			return rg
+		},
+		func(dr *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &dr.Groups })
+}
+
+func (b *Broker) authzOffsetDelete(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.OffsetDeleteRequest)
+	if !b.may(r, security.OpDelete, security.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	mayRead := b.mayOn(r, security.OpRead, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return mayRead(t.Topic) },
+		func(t kmsg.OffsetDeleteRequestTopic) kmsg.OffsetDeleteResponseTopic {
 			rt := kmsg.NewOffsetDeleteResponseTopic()
 			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
+			rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.OffsetDeleteRequestTopicPartition) kmsg.OffsetDeleteResponseTopicPartition {
 				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			refused = append(refused, rt)
-			return false
-		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			or := resp.(*kmsg.OffsetDeleteResponse)
-			or.Topics = append(or.Topics, refused...)
-		})
-	case *kmsg.OffsetCommitRequest:
-		return nil, b.authzOffsetCommit(r, req)
-	case *kmsg.OffsetFetchRequest:
-		if r.hdr.Version < 8 {
-			return nil, b.authzOffsetFetchV0(r, req)
-		}
-		return nil, b.authzOffsetFetch(r, req)
-	case *kmsg.ConsumerGroupHeartbeatRequest:
-		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		if !b.may(r, security.OpRead, security.ResourceGroup, req.Group) {
-			resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				return rp
+			})
+			return rt
+		},
+		func(or *kmsg.OffsetDeleteResponse) *[]kmsg.OffsetDeleteResponseTopic { return &or.Topics })
+}
+
+func (b *Broker) authzConsumerGroupHeartbeat(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.ConsumerGroupHeartbeatRequest)
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !b.may(r, security.OpRead, security.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
+	for _, t := range req.SubscribedTopicNames {
+		if !b.may(r, security.OpDescribe, security.ResourceTopic, t) {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			return resp, nil
 		}
-		for _, t := range req.SubscribedTopicNames {
-			if !b.may(r, security.OpDescribe, security.ResourceTopic, t) {
-				resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				return resp, nil
-			}
-		}
-	case *kmsg.ConsumerGroupDescribeRequest:
-		return nil, b.authzConsumerGroupDescribe(r, req)
-	case *kmsg.DescribeConfigsRequest:
-		return nil, b.authzDescribeConfigs(r, req)
-	case *kmsg.AlterConfigsRequest:
-		var refused []kmsg.AlterConfigsResponseResource
-		req.Resources, refused = configsRefused(b, r, security.OpAlterConfigs, req.Resources,
-			func(rr kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
-				return rr.ResourceType, rr.ResourceName
-			},
-			func(t kmsg.ConfigResourceType, name string, code int16) kmsg.AlterConfigsResponseResource {
-				res := kmsg.NewAlterConfigsResponseResource()
-				res.ResourceType, res.ResourceName, res.ErrorCode = t, name, code
-				return res
-			})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			ar := resp.(*kmsg.AlterConfigsResponse)
-			ar.Resources = append(ar.Resources, refused...)
+	}
+	return nil, nil
+}
+
+// configsMerge is filterMerge for the config resources r may not do op
+// on, answered by answer with configRefusal's error.
+func configsMerge[In, Out any, R kmsg.Response](b *Broker, r *request, op security.Operation, items *[]In,
+	key func(In) (kmsg.ConfigResourceType, string), answer func(kmsg.ConfigResourceType, string, int16) Out, list func(R) *[]Out) authzMerge {
+	code := func(e In) int16 { t, name := key(e); return b.configRefusal(r, op, t, name) }
+	return filterMerge(items, func(e In) bool { return code(e) == 0 },
+		func(e In) Out { t, name := key(e); return answer(t, name, code(e)) }, list)
+}
+
+func (b *Broker) authzAlterConfigs(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.AlterConfigsRequest)
+	return nil, configsMerge(b, r, security.OpAlterConfigs, &req.Resources,
+		func(rr kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return rr.ResourceType, rr.ResourceName
+		},
+		func(t kmsg.ConfigResourceType, name string, code int16) kmsg.AlterConfigsResponseResource {
+			res := kmsg.NewAlterConfigsResponseResource()
+			res.ResourceType, res.ResourceName, res.ErrorCode = t, name, code
+			return res
+		},
+		func(ar *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &ar.Resources })
+}
+
+func (b *Broker) authzIncrementalAlterConfigs(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.IncrementalAlterConfigsRequest)
+	return nil, configsMerge(b, r, security.OpAlterConfigs, &req.Resources,
+		func(rr kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return rr.ResourceType, rr.ResourceName
+		},
+		func(t kmsg.ConfigResourceType, name string, code int16) kmsg.IncrementalAlterConfigsResponseResource {
+			res := kmsg.NewIncrementalAlterConfigsResponseResource()
+			res.ResourceType, res.ResourceName, res.ErrorCode = t, name, code
+			return res
+		},
+		func(ar *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+			return &ar.Resources
 		})
-	case *kmsg.IncrementalAlterConfigsRequest:
-		var refused []kmsg.IncrementalAlterConfigsResponseResource
-		req.Resources, refused = configsRefused(b, r, security.OpAlterConfigs, req.Resources,
-			func(rr kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
-				return rr.ResourceType, rr.ResourceName
-			},
-			func(t kmsg.ConfigResourceType, name string, code int16) kmsg.IncrementalAlterConfigsResponseResource {
-				res := kmsg.NewIncrementalAlterConfigsResponseResource()
-				res.ResourceType, res.ResourceName, res.ErrorCode = t, name, code
-				return res
-			})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			ar := resp.(*kmsg.IncrementalAlterConfigsResponse)
-			ar.Resources = append(ar.Resources, refused...)
-		})
-	case *kmsg.CreatePartitionsRequest:
-		var refused []kmsg.CreatePartitionsResponseTopic
-		req.Topics = keepIf(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool {
-			if b.may(r, security.OpAlter, security.ResourceTopic, t.Topic) {
-				return true
-			}
+}
+
+func (b *Broker) authzCreatePartitions(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.CreatePartitionsRequest)
+	mayAlter := b.mayOn(r, security.OpAlter, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return mayAlter(t.Topic) },
+		func(t kmsg.CreatePartitionsRequestTopic) kmsg.CreatePartitionsResponseTopic {
 			rt := kmsg.NewCreatePartitionsResponseTopic()
 			rt.Topic, rt.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
 			rt.ErrorMessage = kmsg.StringPtr("The topic authorization is failed.")
-			refused = append(refused, rt)
-			return false
-		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			cr := resp.(*kmsg.CreatePartitionsResponse)
-			cr.Topics = append(cr.Topics, refused...)
-		})
-	case *kmsg.DeleteRecordsRequest:
-		var refused []kmsg.DeleteRecordsResponseTopic
-		req.Topics = keepIf(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool {
-			if b.may(r, security.OpDelete, security.ResourceTopic, t.Topic) {
-				return true
-			}
+			return rt
+		},
+		func(cr *kmsg.CreatePartitionsResponse) *[]kmsg.CreatePartitionsResponseTopic { return &cr.Topics })
+}
+
+func (b *Broker) authzDeleteRecords(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DeleteRecordsRequest)
+	mayDelete := b.mayOn(r, security.OpDelete, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return mayDelete(t.Topic) },
+		func(t kmsg.DeleteRecordsRequestTopic) kmsg.DeleteRecordsResponseTopic {
 			rt := kmsg.NewDeleteRecordsResponseTopic()
 			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
+			rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.DeleteRecordsRequestTopicPartition) kmsg.DeleteRecordsResponseTopicPartition {
 				rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 				rp.Partition, rp.LowWatermark, rp.ErrorCode = p.Partition, -1, kerr.TopicAuthorizationFailed.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			refused = append(refused, rt)
-			return false
+				return rp
+			})
+			return rt
+		},
+		func(dr *kmsg.DeleteRecordsResponse) *[]kmsg.DeleteRecordsResponseTopic { return &dr.Topics })
+}
+
+func (b *Broker) authzElectLeaders(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpAlter) {
+		return nil, nil
+	}
+	req := r.body.(*kmsg.ElectLeadersRequest)
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = refusedPartitions(t.Partitions, func(p int32) kmsg.ElectLeadersResponseTopicPartition {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
+			return rp
 		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			dr := resp.(*kmsg.DeleteRecordsResponse)
-			dr.Topics = append(dr.Topics, refused...)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) authzAlterPartitionAssignments(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpAlter) {
+		return nil, nil
+	}
+	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
+	for _, t := range req.Topics { // and on every partition, as Kafka's error response
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.AlterPartitionAssignmentsRequestTopicPartition) kmsg.AlterPartitionAssignmentsResponseTopicPartition {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, resp.ErrorCode, resp.ErrorMessage
+			return rp
 		})
-	case *kmsg.ElectLeadersRequest:
-		if b.mayCluster(r, security.OpAlter) {
-			return nil, nil
-		}
-		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		for _, t := range req.Topics {
-			rt := kmsg.NewElectLeadersResponseTopic()
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) authzListPartitionReassignments(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpDescribe) {
+		return nil, nil
+	}
+	resp := r.body.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
+	return resp, nil
+}
+
+func (b *Broker) authzDescribeLogDirs(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpDescribe) {
+		return nil, nil
+	}
+	resp := r.body.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	return resp, nil
+}
+
+func (b *Broker) authzAlterReplicaLogDirs(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpAlter) {
+		return nil, nil
+	}
+	req := r.body.(*kmsg.AlterReplicaLogDirsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
+	for _, d := range req.Dirs {
+		for _, t := range d.Topics {
+			rt := kmsg.NewAlterReplicaLogDirsResponseTopic()
 			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rt.Partitions = refusedPartitions(t.Partitions, func(p int32) kmsg.AlterReplicaLogDirsResponseTopicPartition {
+				rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
 				rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
+				return rp
+			})
 			resp.Topics = append(resp.Topics, rt)
 		}
-		return resp, nil
-	case *kmsg.AlterPartitionAssignmentsRequest:
-		if b.mayCluster(r, security.OpAlter) {
-			return nil, nil
-		}
-		resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
-		for _, t := range req.Topics { // and on every partition, as Kafka's error response
-			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, resp.ErrorCode, resp.ErrorMessage
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp, nil
-	case *kmsg.ListPartitionReassignmentsRequest:
-		if b.mayCluster(r, security.OpDescribe) {
-			return nil, nil
-		}
-		resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
-		return resp, nil
-	case *kmsg.DescribeLogDirsRequest:
-		if b.mayCluster(r, security.OpDescribe) {
-			return nil, nil
-		}
-		resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		return resp, nil
-	case *kmsg.AlterReplicaLogDirsRequest:
-		if b.mayCluster(r, security.OpAlter) {
-			return nil, nil
-		}
-		resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
-		for _, d := range req.Dirs {
-			for _, t := range d.Topics {
-				rt := kmsg.NewAlterReplicaLogDirsResponseTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
-					rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-				resp.Topics = append(resp.Topics, rt)
-			}
-		}
-		return resp, nil
-	case *kmsg.OffsetForLeaderEpochRequest:
-		if b.mayCluster(r, security.OpClusterAction) {
-			return nil, nil
-		}
-		var refused []kmsg.OffsetForLeaderEpochResponseTopic
-		req.Topics = keepIf(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool {
-			if b.may(r, security.OpDescribe, security.ResourceTopic, t.Topic) {
-				return true
-			}
+	}
+	return resp, nil
+}
+
+func (b *Broker) authzOffsetForLeaderEpoch(r *request) (kmsg.Response, authzMerge) {
+	if b.mayCluster(r, security.OpClusterAction) {
+		return nil, nil
+	}
+	req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
+	mayDescribe := b.mayOn(r, security.OpDescribe, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return mayDescribe(t.Topic) },
+		func(t kmsg.OffsetForLeaderEpochRequestTopic) kmsg.OffsetForLeaderEpochResponseTopic {
 			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
 			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
+			rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochResponseTopicPartition {
 				rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			refused = append(refused, rt)
-			return false
+				return rp
+			})
+			return rt
+		},
+		func(or *kmsg.OffsetForLeaderEpochResponse) *[]kmsg.OffsetForLeaderEpochResponseTopic {
+			return &or.Topics
 		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			or := resp.(*kmsg.OffsetForLeaderEpochResponse)
-			or.Topics = append(or.Topics, refused...)
-		})
-	case *kmsg.DescribeProducersRequest:
-		var refused []kmsg.DescribeProducersResponseTopic
-		req.Topics = keepIf(req.Topics, func(t kmsg.DescribeProducersRequestTopic) bool {
-			if b.may(r, security.OpRead, security.ResourceTopic, t.Topic) {
-				return true
-			}
+}
+
+func (b *Broker) authzDescribeProducers(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DescribeProducersRequest)
+	mayRead := b.mayOn(r, security.OpRead, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.DescribeProducersRequestTopic) bool { return mayRead(t.Topic) },
+		func(t kmsg.DescribeProducersRequestTopic) kmsg.DescribeProducersResponseTopic {
 			rt := kmsg.NewDescribeProducersResponseTopic()
 			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
+			rt.Partitions = refusedPartitions(t.Partitions, func(p int32) kmsg.DescribeProducersResponseTopicPartition {
 				rp := kmsg.NewDescribeProducersResponseTopicPartition()
 				rp.Partition, rp.ErrorCode = p, kerr.TopicAuthorizationFailed.Code
 				rp.ErrorMessage = kmsg.StringPtr(msgTopicAuthz)
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			refused = append(refused, rt)
-			return false
-		})
-		return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-			dr := resp.(*kmsg.DescribeProducersResponse)
-			dr.Topics = append(dr.Topics, refused...)
-		})
-	}
-	if resp, merge := b.authorizeShareRequest(r); resp != nil || merge != nil { // authz_share.go
-		return resp, merge
-	}
-	return b.authorizeTxnRequest(r) // authz_txn.go
+				return rp
+			})
+			return rt
+		},
+		func(dr *kmsg.DescribeProducersResponse) *[]kmsg.DescribeProducersResponseTopic { return &dr.Topics })
 }
 
-func (b *Broker) authzFindCoordinator(r *request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, authzMerge) {
+func (b *Broker) authzFindCoordinator(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.FindCoordinatorRequest)
 	code := func(key string) int16 {
 		switch req.CoordinatorType {
 		case 0:
@@ -372,59 +476,51 @@ func (b *Broker) authzFindCoordinator(r *request, req *kmsg.FindCoordinatorReque
 		resp.ErrorCode, resp.NodeID, resp.Port = c, -1, -1
 		return resp, nil
 	}
-	var refused []kmsg.FindCoordinatorResponseCoordinator
-	req.CoordinatorKeys = keepIf(req.CoordinatorKeys, func(k string) bool {
-		c := code(k)
-		if c == 0 {
-			return true
-		}
-		rc := kmsg.NewFindCoordinatorResponseCoordinator()
-		rc.Key, rc.NodeID, rc.Port, rc.ErrorCode = k, -1, -1, c
-		refused = append(refused, rc)
-		return false
-	})
-	return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		fr := resp.(*kmsg.FindCoordinatorResponse)
-		fr.Coordinators = append(fr.Coordinators, refused...)
-	})
+	return nil, filterMerge(&req.CoordinatorKeys, func(k string) bool { return code(k) == 0 },
+		func(k string) kmsg.FindCoordinatorResponseCoordinator {
+			rc := kmsg.NewFindCoordinatorResponseCoordinator()
+			rc.Key, rc.NodeID, rc.Port, rc.ErrorCode = k, -1, -1, code(k)
+			return rc
+		},
+		func(fr *kmsg.FindCoordinatorResponse) *[]kmsg.FindCoordinatorResponseCoordinator {
+			return &fr.Coordinators
+		})
 }
 
-func (b *Broker) authzDescribeGroups(r *request, req *kmsg.DescribeGroupsRequest) authzMerge {
-	var refused []kmsg.DescribeGroupsResponseGroup
-	req.Groups = keepIf(req.Groups, func(g string) bool {
-		if b.may(r, security.OpDescribe, security.ResourceGroup, g) {
-			return true
-		}
-		rg := kmsg.NewDescribeGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
-		refused = append(refused, rg)
-		return false
-	})
-	return func(resp kmsg.Response) {
+func (b *Broker) authzDescribeGroups(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DescribeGroupsRequest)
+	refused := filterMerge(&req.Groups, b.mayOn(r, security.OpDescribe, security.ResourceGroup),
+		func(g string) kmsg.DescribeGroupsResponseGroup {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+			return rg
+		},
+		func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups })
+	if !req.IncludeAuthorizedOperations {
+		return nil, refused
+	}
+	return nil, both(func(resp kmsg.Response) {
 		dr := resp.(*kmsg.DescribeGroupsResponse)
-		if req.IncludeAuthorizedOperations {
-			for i := range dr.Groups {
-				if dr.Groups[i].ErrorCode == 0 {
-					dr.Groups[i].AuthorizedOperations = b.groupOps(r, dr.Groups[i].Group)
-				}
+		for i := range dr.Groups {
+			if dr.Groups[i].ErrorCode == 0 {
+				dr.Groups[i].AuthorizedOperations = b.groupOps(r, dr.Groups[i].Group)
 			}
 		}
-		dr.Groups = append(dr.Groups, refused...)
-	}
+	}, refused)
 }
 
-func (b *Broker) authzConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroupDescribeRequest) authzMerge {
-	var refused []kmsg.ConsumerGroupDescribeResponseGroup
-	req.Groups = keepIf(req.Groups, func(g string) bool {
-		if b.may(r, security.OpDescribe, security.ResourceGroup, g) {
-			return true
-		}
-		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
-		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
-		refused = append(refused, rg)
-		return false
-	})
-	return func(resp kmsg.Response) {
+func (b *Broker) authzConsumerGroupDescribe(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.ConsumerGroupDescribeRequest)
+	refused := filterMerge(&req.Groups, b.mayOn(r, security.OpDescribe, security.ResourceGroup),
+		func(g string) kmsg.ConsumerGroupDescribeResponseGroup {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+			return rg
+		},
+		func(cr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+			return &cr.Groups
+		})
+	return nil, both(func(resp kmsg.Response) {
 		cr := resp.(*kmsg.ConsumerGroupDescribeResponse)
 		for i := range cr.Groups {
 			g := &cr.Groups[i]
@@ -442,8 +538,7 @@ func (b *Broker) authzConsumerGroupDescribe(r *request, req *kmsg.ConsumerGroupD
 				g.AuthorizedOperations = b.groupOps(r, g.Group)
 			}
 		}
-		cr.Groups = append(cr.Groups, refused...)
-	}
+	}, refused)
 }
 
 // groupTopicsDescribed: the principal may describe every topic the
@@ -461,140 +556,124 @@ func (b *Broker) groupTopicsDescribed(r *request, g *kmsg.ConsumerGroupDescribeR
 	return true
 }
 
-func (b *Broker) authzOffsetCommit(r *request, req *kmsg.OffsetCommitRequest) authzMerge {
-	if !b.may(r, security.OpRead, security.ResourceGroup, req.Group) {
-		return nil // the handler refuses every partition (authz.go)
+// byIDName is the name a v10+ request's topic id has (OffsetCommit,
+// OffsetFetch), by which it is checked; an unknown id is allowed on, for
+// the handler's UNKNOWN_TOPIC_ID.
+func (b *Broker) byIDName(r *request, name string, id [16]byte) (string, bool) {
+	if r.hdr.Version < 10 {
+		return name, true
 	}
-	var refused []kmsg.OffsetCommitResponseTopic
-	req.Topics = keepIf(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
-		name := t.Topic
-		if r.hdr.Version >= 10 { // by topic id: checked by the name it has
-			if name = b.topicNameOf(t.TopicID); name == unknownTopicName {
-				return true // the handler's UNKNOWN_TOPIC_ID
-			}
-		}
-		if b.may(r, security.OpRead, security.ResourceTopic, name) {
-			return true
-		}
+	name = b.topicNameOf(id)
+	return name, name != unknownTopicName
+}
+
+func (b *Broker) authzOffsetCommit(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.OffsetCommitRequest)
+	if !b.may(r, security.OpRead, security.ResourceGroup, req.Group) {
+		return nil, nil // the handler refuses every partition (authz.go)
+	}
+	return nil, filterMerge(&req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool {
+		name, known := b.byIDName(r, t.Topic, t.TopicID)
+		return !known || b.may(r, security.OpRead, security.ResourceTopic, name)
+	}, func(t kmsg.OffsetCommitRequestTopic) kmsg.OffsetCommitResponseTopic {
 		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic, rt.TopicID = name, t.TopicID
-		for _, p := range t.Partitions {
+		rt.Topic, _ = b.byIDName(r, t.Topic, t.TopicID)
+		rt.TopicID = t.TopicID
+		rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.OffsetCommitRequestTopicPartition) kmsg.OffsetCommitResponseTopicPartition {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
-		return false
-	})
-	return mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		or := resp.(*kmsg.OffsetCommitResponse)
-		or.Topics = append(or.Topics, refused...)
-	})
+			return rp
+		})
+		return rt
+	}, func(or *kmsg.OffsetCommitResponse) *[]kmsg.OffsetCommitResponseTopic { return &or.Topics })
 }
 
 // fetchRefusedPartitions are the partitions of a topic whose offsets the
 // principal may not see, as KafkaApis answers them.
 func fetchRefusedPartitions(partitions []int32) []kmsg.OffsetFetchResponseGroupTopicPartition {
-	var out []kmsg.OffsetFetchResponseGroupTopicPartition
-	for _, p := range partitions {
+	return refusedPartitions(partitions, func(p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
 		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		rp.Partition, rp.Offset, rp.ErrorCode = p, -1, kerr.TopicAuthorizationFailed.Code
-		out = append(out, rp)
-	}
-	return out
-}
-
-// authzOffsetFetchV0 is authzOffsetFetch for OffsetFetch v1-v7, one group
-// at the top level, which the handler refuses without Describe on it.
-func (b *Broker) authzOffsetFetchV0(r *request, req *kmsg.OffsetFetchRequest) authzMerge {
-	mayTopic := func(t string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, t) }
-	if !b.may(r, security.OpDescribe, security.ResourceGroup, req.Group) {
-		return nil
-	}
-	if req.Topics == nil { // all the group's offsets: the refused topics left out
-		return func(resp kmsg.Response) {
-			or := resp.(*kmsg.OffsetFetchResponse)
-			or.Topics = keepIf(or.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return mayTopic(t.Topic) })
-		}
-	}
-	var refused []kmsg.OffsetFetchResponseTopic
-	req.Topics = keepIf(req.Topics, func(t kmsg.OffsetFetchRequestTopic) bool {
-		if mayTopic(t.Topic) {
-			return true
-		}
-		rt := kmsg.NewOffsetFetchResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range fetchRefusedPartitions(t.Partitions) {
-			rp := kmsg.NewOffsetFetchResponseTopicPartition()
-			rp.Partition, rp.Offset, rp.ErrorCode = p.Partition, p.Offset, p.ErrorCode
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
-		return false
-	})
-	return mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		if or := resp.(*kmsg.OffsetFetchResponse); or.ErrorCode == 0 {
-			or.Topics = append(or.Topics, refused...)
-		}
+		return rp
 	})
 }
 
-// authzOffsetFetch is KafkaApis' OffsetFetch (v8+): a group without
-// Describe is GROUP_AUTHORIZATION_FAILED and the others are answered; a
-// topic asked for without Describe on it has TOPIC_AUTHORIZATION_FAILED
-// on each partition, and all of a group's offsets leave such topics out.
-// v10 names topics by id: those are checked by the name the id has (an
-// unknown id goes on, for the handler's UNKNOWN_TOPIC_ID).
-func (b *Broker) authzOffsetFetch(r *request, req *kmsg.OffsetFetchRequest) authzMerge {
-	mayTopic := func(t string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, t) }
-	var refusedGroups []kmsg.OffsetFetchResponseGroup
-	var refusedTopics [][]kmsg.OffsetFetchResponseGroupTopic // by kept group
-	var all []bool                                           // by kept group: all its offsets asked for
-	kept := req.Groups[:0]
-	for _, g := range req.Groups {
-		if !b.may(r, security.OpDescribe, security.ResourceGroup, g.Group) {
-			rg := kmsg.NewOffsetFetchResponseGroup()
-			rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
-			refusedGroups = append(refusedGroups, rg)
+// authzOffsetFetch is KafkaApis' OffsetFetch: a group without Describe
+// is GROUP_AUTHORIZATION_FAILED (before v8, one group at the top level,
+// refused by the handler) and the others are answered; a topic asked for
+// without Describe on it has TOPIC_AUTHORIZATION_FAILED on each
+// partition, and all of a group's offsets leave such topics out. v10
+// names topics by id: those are checked by the name the id has.
+func (b *Broker) authzOffsetFetch(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.OffsetFetchRequest)
+	mayTopic := b.mayOn(r, security.OpDescribe, security.ResourceTopic)
+	if r.hdr.Version < 8 {
+		if !b.may(r, security.OpDescribe, security.ResourceGroup, req.Group) {
+			return nil, nil
+		}
+		if req.Topics == nil { // all the group's offsets: the refused topics left out
+			return nil, func(resp kmsg.Response) {
+				or := resp.(*kmsg.OffsetFetchResponse)
+				or.Topics = keepIf(or.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return mayTopic(t.Topic) })
+			}
+		}
+		return nil, filterMerge(&req.Topics, func(t kmsg.OffsetFetchRequestTopic) bool { return mayTopic(t.Topic) },
+			func(t kmsg.OffsetFetchRequestTopic) kmsg.OffsetFetchResponseTopic {
+				rt := kmsg.NewOffsetFetchResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range fetchRefusedPartitions(t.Partitions) {
+					rp := kmsg.NewOffsetFetchResponseTopicPartition()
+					rp.Partition, rp.Offset, rp.ErrorCode = p.Partition, p.Offset, p.ErrorCode
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				return rt
+			},
+			func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseTopic {
+				if or.ErrorCode != 0 {
+					return nil
+				}
+				return &or.Topics
+			})
+	}
+	merge := filterMerge(&req.Groups, func(g kmsg.OffsetFetchRequestGroup) bool {
+		return b.may(r, security.OpDescribe, security.ResourceGroup, g.Group)
+	}, func(g kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
+		return rg
+	}, func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroup { return &or.Groups })
+	for i := range req.Groups { // the groups kept, answered in this order before the refused
+		g := &req.Groups[i]
+		answered := func(or *kmsg.OffsetFetchResponse) *kmsg.OffsetFetchResponseGroup {
+			if i >= len(or.Groups) || or.Groups[i].ErrorCode != 0 {
+				return nil
+			}
+			return &or.Groups[i]
+		}
+		if g.Topics == nil {
+			merge = both(func(resp kmsg.Response) {
+				if rg := answered(resp.(*kmsg.OffsetFetchResponse)); rg != nil {
+					rg.Topics = keepIf(rg.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return mayTopic(t.Topic) })
+				}
+			}, merge)
 			continue
 		}
-		var refused []kmsg.OffsetFetchResponseGroupTopic
-		if g.Topics != nil {
-			g.Topics = keepIf(g.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool {
-				name := t.Topic
-				if r.hdr.Version >= 10 {
-					if name = b.topicNameOf(t.TopicID); name == unknownTopicName {
-						return true
-					}
-				}
-				if mayTopic(name) {
-					return true
-				}
-				rt := kmsg.NewOffsetFetchResponseGroupTopic()
-				rt.Topic, rt.TopicID, rt.Partitions = name, t.TopicID, fetchRefusedPartitions(t.Partitions)
-				refused = append(refused, rt)
-				return false
-			})
-		}
-		kept = append(kept, g)
-		refusedTopics = append(refusedTopics, refused)
-		all = append(all, g.Topics == nil)
-	}
-	req.Groups = kept
-	return func(resp kmsg.Response) {
-		or := resp.(*kmsg.OffsetFetchResponse)
-		for i := range or.Groups {
-			g := &or.Groups[i]
-			if i >= len(all) || g.ErrorCode != 0 {
-				continue
+		merge = both(filterMerge(&g.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool {
+			name, known := b.byIDName(r, t.Topic, t.TopicID)
+			return !known || mayTopic(name)
+		}, func(t kmsg.OffsetFetchRequestGroupTopic) kmsg.OffsetFetchResponseGroupTopic {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic, _ = b.byIDName(r, t.Topic, t.TopicID)
+			rt.TopicID, rt.Partitions = t.TopicID, fetchRefusedPartitions(t.Partitions)
+			return rt
+		}, func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroupTopic {
+			if rg := answered(or); rg != nil {
+				return &rg.Topics
 			}
-			if all[i] {
-				g.Topics = keepIf(g.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return mayTopic(t.Topic) })
-			}
-			g.Topics = append(g.Topics, refusedTopics[i]...)
-		}
-		or.Groups = append(or.Groups, refusedGroups...)
+			return nil
+		}), merge)
 	}
+	return nil, merge
 }
 
 // configRefusal is the error of a config resource the principal may not
@@ -614,9 +693,9 @@ func (b *Broker) configRefusal(r *request, op security.Operation, t kmsg.ConfigR
 	return 0
 }
 
-func (b *Broker) authzDescribeConfigs(r *request, req *kmsg.DescribeConfigsRequest) authzMerge {
-	var refused []kmsg.DescribeConfigsResponseResource
-	req.Resources, refused = configsRefused(b, r, security.OpDescribeConfigs, req.Resources,
+func (b *Broker) authzDescribeConfigs(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DescribeConfigsRequest)
+	return nil, configsMerge(b, r, security.OpDescribeConfigs, &req.Resources,
 		func(rr kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 			return rr.ResourceType, rr.ResourceName
 		},
@@ -624,27 +703,8 @@ func (b *Broker) authzDescribeConfigs(r *request, req *kmsg.DescribeConfigsReque
 			res := kmsg.NewDescribeConfigsResponseResource()
 			res.ResourceType, res.ResourceName, res.ErrorCode = t, name, code
 			return res
-		})
-	return mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		dr := resp.(*kmsg.DescribeConfigsResponse)
-		dr.Resources = append(dr.Resources, refused...)
-	})
-}
-
-// configsRefused takes the config resources r may not do op on out of
-// items (key names each) and answers them with answer.
-func configsRefused[In, Out any](b *Broker, r *request, op security.Operation, items []In,
-	key func(In) (kmsg.ConfigResourceType, string), answer func(kmsg.ConfigResourceType, string, int16) Out) ([]In, []Out) {
-	var refused []Out
-	kept := keepIf(items, func(e In) bool {
-		t, name := key(e)
-		code := b.configRefusal(r, op, t, name)
-		if code != 0 {
-			refused = append(refused, answer(t, name, code))
-		}
-		return code == 0
-	})
-	return kept, refused
+		},
+		func(dr *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &dr.Resources })
 }
 
 // keepIf keeps the elements of s for which keep is true, in place.
@@ -656,12 +716,4 @@ func keepIf[T any](s []T, keep func(T) bool) []T {
 		}
 	}
 	return out
-}
-
-// mergeIf is m when there is something to merge.
-func mergeIf(some bool, m authzMerge) authzMerge {
-	if !some {
-		return nil
-	}
-	return m
 }

@@ -25,21 +25,22 @@ import (
 // AuthorizedOperations, and a group using a topic the principal may not
 // describe is TOPIC_AUTHORIZATION_FAILED.
 
-func (b *Broker) authorizeShareRequest(r *request) (kmsg.Response, authzMerge) {
-	switch req := r.body.(type) {
-	case *kmsg.DescribeShareGroupOffsetsRequest:
-		return nil, b.authzDescribeShareGroupOffsets(r, req)
-	case *kmsg.AlterShareGroupOffsetsRequest:
-		return b.authzAlterShareGroupOffsets(r, req)
-	case *kmsg.DeleteShareGroupOffsetsRequest:
-		return b.authzDeleteShareGroupOffsets(r, req)
-	case *kmsg.ShareGroupDescribeRequest:
-		return nil, b.authzShareGroupDescribe(r, req)
-	case *kmsg.StreamsGroupDescribeRequest:
-		return nil, b.authzStreamsGroupDescribe(r, req)
-	}
-	return nil, nil
-}
+// The declarations of the share and streams group APIs.
+var (
+	azShareGroupHeartbeat = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpDescribe)}, inHandler: true}
+	azShareGroupDescribe  = &access{needs: []need{groupOp(security.OpDescribe), topicOp(security.OpDescribe)},
+		check: (*Broker).authzShareGroupDescribe, inHandler: true} // the groups' Describe in the handler
+	azShareFetch                = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpRead)}, inHandler: true}
+	azDescribeShareGroupOffsets = &access{needs: []need{groupOp(security.OpDescribe), topicOp(security.OpDescribe)},
+		check: (*Broker).authzDescribeShareGroupOffsets, inHandler: true} // the groups' Describe in the handler
+	azAlterShareGroupOffsets  = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpRead)}, check: (*Broker).authzAlterShareGroupOffsets}
+	azDeleteShareGroupOffsets = &access{needs: []need{groupOp(security.OpDelete), topicOp(security.OpRead)}, check: (*Broker).authzDeleteShareGroupOffsets}
+	azShareGroupState         = &access{needs: []need{clusterOp(security.OpClusterAction)}, inHandler: true}
+	azStreamsGroupHeartbeat   = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpDescribe), clusterOp(security.OpCreate), topicOp(security.OpCreate)}, inHandler: true}
+	azStreamsGroupDescribe    = &access{needs: []need{groupOp(security.OpDescribe), topicOp(security.OpDescribe)},
+		check: (*Broker).authzStreamsGroupDescribe, inHandler: true} // the groups' Describe in the handler
+	azStreamsGroupTopologyUpdate = &access{needs: []need{groupOp(security.OpRead)}, inHandler: true}
+)
 
 // groupOps is a group's AuthorizedOperations for r.
 func (b *Broker) groupOps(r *request, group string) int32 {
@@ -50,8 +51,9 @@ func (b *Broker) groupOps(r *request, group string) int32 {
 // may not describe; a group one of whose members is assigned a topic the
 // principal may not describe is TOPIC_AUTHORIZATION_FAILED and nothing
 // else, and the others carry the principal's own operations on them.
-func (b *Broker) authzShareGroupDescribe(r *request, req *kmsg.ShareGroupDescribeRequest) authzMerge {
-	return func(resp kmsg.Response) {
+func (b *Broker) authzShareGroupDescribe(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.ShareGroupDescribeRequest)
+	return nil, func(resp kmsg.Response) {
 		sr := resp.(*kmsg.ShareGroupDescribeResponse)
 		for i := range sr.Groups {
 			g := &sr.Groups[i]
@@ -78,8 +80,9 @@ func (b *Broker) authzShareGroupDescribe(r *request, req *kmsg.ShareGroupDescrib
 
 // authzStreamsGroupDescribe is authzShareGroupDescribe for streams
 // groups, whose topics are those of the topology.
-func (b *Broker) authzStreamsGroupDescribe(r *request, req *kmsg.StreamsGroupDescribeRequest) authzMerge {
-	return func(resp kmsg.Response) {
+func (b *Broker) authzStreamsGroupDescribe(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.StreamsGroupDescribeRequest)
+	return nil, func(resp kmsg.Response) {
 		sr := resp.(*kmsg.StreamsGroupDescribeResponse)
 		for i := range sr.Groups {
 			g := &sr.Groups[i]
@@ -122,105 +125,105 @@ func (b *Broker) topologyDescribed(r *request, t *kmsg.StreamsGroupDescribeRespo
 	return true
 }
 
-func (b *Broker) authzAlterShareGroupOffsets(r *request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, authzMerge) {
+func (b *Broker) authzAlterShareGroupOffsets(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.AlterShareGroupOffsetsRequest)
 	if !b.may(r, security.OpRead, security.ResourceGroup, req.GroupID) {
 		resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr(kerr.GroupAuthorizationFailed.Message)
 		return resp, nil
 	}
-	var refused []kmsg.AlterShareGroupOffsetsResponseTopic
-	req.Topics = keepIf(req.Topics, func(t kmsg.AlterShareGroupOffsetsRequestTopic) bool {
-		if b.may(r, security.OpRead, security.ResourceTopic, t.Topic) {
-			return true
-		}
-		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
-		rt.Topic = t.Topic
-		if id, ok := b.topicIDOf(t.Topic); ok {
-			rt.TopicID = id
-		}
-		for _, p := range t.Partitions {
-			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
-			rp.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		refused = append(refused, rt)
-		return false
-	})
-	return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		if ar := resp.(*kmsg.AlterShareGroupOffsetsResponse); ar.ErrorCode == 0 {
-			ar.Topics = append(ar.Topics, refused...)
-		}
-	})
+	mayRead := b.mayOn(r, security.OpRead, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.AlterShareGroupOffsetsRequestTopic) bool { return mayRead(t.Topic) },
+		func(t kmsg.AlterShareGroupOffsetsRequestTopic) kmsg.AlterShareGroupOffsetsResponseTopic {
+			rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
+			rt.Topic = t.Topic
+			if id, ok := b.topicIDOf(t.Topic); ok {
+				rt.TopicID = id
+			}
+			rt.Partitions = refusedPartitions(t.Partitions, func(p kmsg.AlterShareGroupOffsetsRequestTopicPartition) kmsg.AlterShareGroupOffsetsResponseTopicPartition {
+				rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+				rp.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
+				return rp
+			})
+			return rt
+		},
+		func(ar *kmsg.AlterShareGroupOffsetsResponse) *[]kmsg.AlterShareGroupOffsetsResponseTopic {
+			if ar.ErrorCode != 0 {
+				return nil
+			}
+			return &ar.Topics
+		})
 }
 
-func (b *Broker) authzDeleteShareGroupOffsets(r *request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, authzMerge) {
+func (b *Broker) authzDeleteShareGroupOffsets(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	if !b.may(r, security.OpDelete, security.ResourceGroup, req.GroupID) {
 		resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr(kerr.GroupAuthorizationFailed.Message)
 		return resp, nil
 	}
-	var refused []kmsg.DeleteShareGroupOffsetsResponseTopic
-	req.Topics = keepIf(req.Topics, func(t kmsg.DeleteShareGroupOffsetsRequestTopic) bool {
-		if b.may(r, security.OpRead, security.ResourceTopic, t.Topic) {
-			return true
-		}
-		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
-		rt.Topic, rt.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
-		rt.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
-		refused = append(refused, rt)
-		return false
-	})
-	return nil, mergeIf(len(refused) > 0, func(resp kmsg.Response) {
-		if dr := resp.(*kmsg.DeleteShareGroupOffsetsResponse); dr.ErrorCode == 0 {
-			dr.Topics = append(dr.Topics, refused...)
-		}
-	})
+	mayRead := b.mayOn(r, security.OpRead, security.ResourceTopic)
+	return nil, filterMerge(&req.Topics, func(t kmsg.DeleteShareGroupOffsetsRequestTopic) bool { return mayRead(t.Topic) },
+		func(t kmsg.DeleteShareGroupOffsetsRequestTopic) kmsg.DeleteShareGroupOffsetsResponseTopic {
+			rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, kerr.TopicAuthorizationFailed.Code
+			rt.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
+			return rt
+		},
+		func(dr *kmsg.DeleteShareGroupOffsetsResponse) *[]kmsg.DeleteShareGroupOffsetsResponseTopic {
+			if dr.ErrorCode != 0 {
+				return nil
+			}
+			return &dr.Topics
+		})
 }
 
 // authzDescribeShareGroupOffsets: a group the principal may describe
 // (the handler refuses the others) has the topics it may not describe
 // answered with TOPIC_AUTHORIZATION_FAILED on each partition when named,
 // and left out when all its offsets are asked for.
-func (b *Broker) authzDescribeShareGroupOffsets(r *request, req *kmsg.DescribeShareGroupOffsetsRequest) authzMerge {
-	mayTopic := func(t string) bool { return b.may(r, security.OpDescribe, security.ResourceTopic, t) }
-	refused := make([][]kmsg.DescribeShareGroupOffsetsResponseGroupTopic, len(req.Groups))
-	all := make([]bool, len(req.Groups))
+func (b *Broker) authzDescribeShareGroupOffsets(r *request) (kmsg.Response, authzMerge) {
+	req := r.body.(*kmsg.DescribeShareGroupOffsetsRequest)
+	mayTopic := b.mayOn(r, security.OpDescribe, security.ResourceTopic)
+	var merge authzMerge
 	for i := range req.Groups {
 		g := &req.Groups[i]
-		if all[i] = g.Topics == nil; all[i] {
+		answered := func(dr *kmsg.DescribeShareGroupOffsetsResponse) *kmsg.DescribeShareGroupOffsetsResponseGroup {
+			if i >= len(dr.Groups) || dr.Groups[i].ErrorCode != 0 {
+				return nil
+			}
+			return &dr.Groups[i]
+		}
+		if g.Topics == nil {
+			merge = both(func(resp kmsg.Response) {
+				if rg := answered(resp.(*kmsg.DescribeShareGroupOffsetsResponse)); rg != nil {
+					rg.Topics = keepIf(rg.Topics, func(t kmsg.DescribeShareGroupOffsetsResponseGroupTopic) bool { return mayTopic(t.Topic) })
+				}
+			}, merge)
 			continue
 		}
-		g.Topics = keepIf(g.Topics, func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) bool {
-			if mayTopic(t.Topic) {
-				return true
-			}
-			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
-				rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
-				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				rp.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			refused[i] = append(refused[i], rt)
-			return false
-		})
+		merge = both(filterMerge(&g.Topics, func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) bool { return mayTopic(t.Topic) },
+			func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroupTopic {
+				rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+				rt.Topic = t.Topic
+				rt.Partitions = refusedPartitions(t.Partitions, func(p int32) kmsg.DescribeShareGroupOffsetsResponseGroupTopicPartition {
+					rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+					rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					rp.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Message)
+					return rp
+				})
+				return rt
+			},
+			func(dr *kmsg.DescribeShareGroupOffsetsResponse) *[]kmsg.DescribeShareGroupOffsetsResponseGroupTopic {
+				if rg := answered(dr); rg != nil {
+					return &rg.Topics
+				}
+				return nil
+			}), merge)
 	}
-	return func(resp kmsg.Response) {
-		dr := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
-		for i := range dr.Groups {
-			g := &dr.Groups[i]
-			if i >= len(all) || g.ErrorCode != 0 {
-				continue
-			}
-			if all[i] {
-				g.Topics = keepIf(g.Topics, func(t kmsg.DescribeShareGroupOffsetsResponseGroupTopic) bool { return mayTopic(t.Topic) })
-			}
-			g.Topics = append(g.Topics, refused[i]...)
-		}
-	}
+	return nil, merge
 }

@@ -243,6 +243,9 @@ func implies(granted, op Operation) bool {
 	return false
 }
 
+// SuperUser reports whether principal is one of super.users.
+func (a *Authorizer) SuperUser(principal string) bool { return a.superUsers[principal] }
+
 // Authorize decides whether principal, connected from host, may do op on
 // the resource of type t named name.
 func (a *Authorizer) Authorize(principal, host string, op Operation, t ResourceType, name string) bool {
