@@ -79,9 +79,13 @@ func txnIDOp(op security.Operation) need   { return need{security.ResourceTransa
 // served to super users only; TestEveryAPIDeclaresAuthorization walks the
 // table.
 type access struct {
-	needs     []need
-	check     func(*Broker, *request) (kmsg.Response, authzMerge)
-	inHandler bool
+	needs []need
+	// clusterPass, when set, is the operation on the cluster with which
+	// the request is served without check (ClusterAction for a broker's
+	// requests, Describe or Alter for an operator's).
+	clusterPass security.Operation
+	check       func(*Broker, *request) (kmsg.Response, authzMerge)
+	inHandler   bool
 }
 
 // noAccess declares an API that authorizes nothing: ApiVersions and the
@@ -104,7 +108,7 @@ func (b *Broker) serveAuthorized(ctx context.Context, r *request, h handler) (km
 		return h.serve(b, ctx, r)
 	}
 	var merge authzMerge
-	if az.check != nil {
+	if az.check != nil && (az.clusterPass == 0 || !b.mayCluster(r, az.clusterPass)) {
 		var refused kmsg.Response
 		if refused, merge = az.check(b, r); refused != nil {
 			return refused, nil
@@ -174,12 +178,14 @@ func refusedPartitions[P, Out any](ps []P, answer func(P) Out) []Out {
 	return out
 }
 
-// The declarations of the APIs checked here, before their handlers.
+// The declarations of the APIs checked here, before their handlers. A
+// check whose declaration has a clusterPass runs only for a principal
+// without that operation on the cluster.
 var (
 	azFindCoordinator = &access{needs: []need{groupOp(security.OpDescribe), txnIDOp(security.OpDescribe), clusterOp(security.OpClusterAction)},
 		check: (*Broker).authzFindCoordinator, inHandler: true} // a share key's ClusterAction in the handler
 	azDescribeGroups = &access{needs: []need{groupOp(security.OpDescribe)}, check: (*Broker).authzDescribeGroups}
-	azListGroups     = &access{needs: []need{clusterOp(security.OpDescribe), groupOp(security.OpDescribe)}, check: (*Broker).authzListGroups}
+	azListGroups     = &access{needs: []need{clusterOp(security.OpDescribe), groupOp(security.OpDescribe)}, clusterPass: security.OpDescribe, check: (*Broker).authzListGroups}
 	azDeleteGroups   = &access{needs: []need{groupOp(security.OpDelete)}, check: (*Broker).authzDeleteGroups}
 	azOffsetDelete   = &access{needs: []need{groupOp(security.OpDelete), topicOp(security.OpRead)}, check: (*Broker).authzOffsetDelete}
 	azOffsetCommit   = &access{needs: []need{groupOp(security.OpRead), topicOp(security.OpRead)},
@@ -194,19 +200,16 @@ var (
 	azIncrementalAlterConfigs = &access{needs: []need{topicOp(security.OpAlterConfigs), clusterOp(security.OpAlterConfigs), groupOp(security.OpAlterConfigs)}, check: (*Broker).authzIncrementalAlterConfigs, inHandler: true}
 	azCreatePartitions        = &access{needs: []need{topicOp(security.OpAlter)}, check: (*Broker).authzCreatePartitions}
 	azDeleteRecords           = &access{needs: []need{topicOp(security.OpDelete)}, check: (*Broker).authzDeleteRecords}
-	azElectLeaders            = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzElectLeaders}
-	azAlterPartitionAssign    = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzAlterPartitionAssignments}
-	azListReassignments       = &access{needs: []need{clusterOp(security.OpDescribe)}, check: (*Broker).authzListPartitionReassignments}
-	azDescribeLogDirs         = &access{needs: []need{clusterOp(security.OpDescribe)}, check: (*Broker).authzDescribeLogDirs}
-	azAlterReplicaLogDirs     = &access{needs: []need{clusterOp(security.OpAlter)}, check: (*Broker).authzAlterReplicaLogDirs}
-	azOffsetForLeaderEpoch    = &access{needs: []need{clusterOp(security.OpClusterAction), topicOp(security.OpDescribe)}, check: (*Broker).authzOffsetForLeaderEpoch}
+	azElectLeaders            = &access{needs: []need{clusterOp(security.OpAlter)}, clusterPass: security.OpAlter, check: (*Broker).authzElectLeaders}
+	azAlterPartitionAssign    = &access{needs: []need{clusterOp(security.OpAlter)}, clusterPass: security.OpAlter, check: (*Broker).authzAlterPartitionAssignments}
+	azListReassignments       = &access{needs: []need{clusterOp(security.OpDescribe)}, clusterPass: security.OpDescribe, check: (*Broker).authzListPartitionReassignments}
+	azDescribeLogDirs         = &access{needs: []need{clusterOp(security.OpDescribe)}, clusterPass: security.OpDescribe, check: (*Broker).authzDescribeLogDirs}
+	azAlterReplicaLogDirs     = &access{needs: []need{clusterOp(security.OpAlter)}, clusterPass: security.OpAlter, check: (*Broker).authzAlterReplicaLogDirs}
+	azOffsetForLeaderEpoch    = &access{needs: []need{clusterOp(security.OpClusterAction), topicOp(security.OpDescribe)}, clusterPass: security.OpClusterAction, check: (*Broker).authzOffsetForLeaderEpoch}
 	azDescribeProducers       = &access{needs: []need{topicOp(security.OpRead)}, check: (*Broker).authzDescribeProducers}
 )
 
 func (b *Broker) authzListGroups(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpDescribe) {
-		return nil, nil
-	}
 	return nil, func(resp kmsg.Response) {
 		lr := resp.(*kmsg.ListGroupsResponse)
 		lr.Groups = keepIf(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
@@ -334,9 +337,6 @@ func (b *Broker) authzDeleteRecords(r *request) (kmsg.Response, authzMerge) {
 }
 
 func (b *Broker) authzElectLeaders(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpAlter) {
-		return nil, nil
-	}
 	req := r.body.(*kmsg.ElectLeadersRequest)
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
@@ -354,9 +354,6 @@ func (b *Broker) authzElectLeaders(r *request) (kmsg.Response, authzMerge) {
 }
 
 func (b *Broker) authzAlterPartitionAssignments(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpAlter) {
-		return nil, nil
-	}
 	req := r.body.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
@@ -374,27 +371,18 @@ func (b *Broker) authzAlterPartitionAssignments(r *request) (kmsg.Response, auth
 }
 
 func (b *Broker) authzListPartitionReassignments(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpDescribe) {
-		return nil, nil
-	}
 	resp := r.body.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 	resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(msgClusterAz)
 	return resp, nil
 }
 
 func (b *Broker) authzDescribeLogDirs(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpDescribe) {
-		return nil, nil
-	}
 	resp := r.body.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	return resp, nil
 }
 
 func (b *Broker) authzAlterReplicaLogDirs(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpAlter) {
-		return nil, nil
-	}
 	req := r.body.(*kmsg.AlterReplicaLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
 	for _, d := range req.Dirs {
@@ -413,9 +401,6 @@ func (b *Broker) authzAlterReplicaLogDirs(r *request) (kmsg.Response, authzMerge
 }
 
 func (b *Broker) authzOffsetForLeaderEpoch(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpClusterAction) {
-		return nil, nil
-	}
 	req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
 	mayDescribe := b.mayOn(r, security.OpDescribe, security.ResourceTopic)
 	return nil, filterMerge(&req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return mayDescribe(t.Topic) },

@@ -27,6 +27,8 @@ func TestEveryAPIDeclaresAuthorization(t *testing.T) {
 			}
 		case az.check == nil && !az.inHandler:
 			t.Errorf("%s declares %v but neither a check nor one in its handler", key.Name(), az.needs)
+		case az.clusterPass != 0 && !slices.Contains(az.needs, clusterOp(az.clusterPass)):
+			t.Errorf("%s passes with %v on the cluster, which its needs %v leave out", key.Name(), az.clusterPass, az.needs)
 		}
 	}
 }

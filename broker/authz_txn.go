@@ -26,7 +26,7 @@ var (
 	azTxnOffsetCommit    = &access{needs: []need{txnIDOp(security.OpWrite), groupOp(security.OpRead), topicOp(security.OpRead)}, check: (*Broker).authzTxnOffsetCommit}
 	azAddPartitionsToTxn = &access{needs: []need{txnIDOp(security.OpWrite), clusterOp(security.OpClusterAction), topicOp(security.OpWrite)},
 		check: (*Broker).authzAddPartitionsToTxn}
-	azWriteTxnMarkers      = &access{needs: []need{clusterOp(security.OpClusterAction)}, check: (*Broker).authzWriteTxnMarkers}
+	azWriteTxnMarkers      = &access{needs: []need{clusterOp(security.OpClusterAction)}, clusterPass: security.OpClusterAction, check: (*Broker).authzWriteTxnMarkers}
 	azDescribeTransactions = &access{needs: []need{txnIDOp(security.OpDescribe), topicOp(security.OpDescribe)}, check: (*Broker).authzDescribeTransactions}
 	azListTransactions     = &access{needs: []need{txnIDOp(security.OpDescribe)}, check: (*Broker).authzListTransactions}
 )
@@ -123,9 +123,6 @@ func (b *Broker) authzTxnOffsetCommit(r *request) (kmsg.Response, authzMerge) {
 }
 
 func (b *Broker) authzWriteTxnMarkers(r *request) (kmsg.Response, authzMerge) {
-	if b.mayCluster(r, security.OpClusterAction) {
-		return nil, nil
-	}
 	req := r.body.(*kmsg.WriteTxnMarkersRequest)
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	for _, m := range req.Markers {
