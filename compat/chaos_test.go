@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/samsa-io/samsa/internal/testutil"
+	"github.com/samsa-io/samsa/internal/workload"
 )
 
 var (
@@ -155,8 +156,8 @@ func TestChaos(t *testing.T) {
 	const topic, parts = "chaos", 4
 	x := &chaos{t: t, rng: rand.New(rand.NewPCG(seed, 0)), topic: topic, parts: parts}
 	x.c = startFaultTopic(t, topic, parts, nil)
-	w := startWorkload(t, x.c, topic, parts, workloadConfig{producers: 3, groupReaders: 2, assignReaders: 1})
-	w.waitAcks(200, 30*time.Second)
+	w := startWorkload(t, x.c, topic, parts, workload.Config{Producers: 3, GroupReaders: 2, AssignReaders: 1})
+	w.WaitAcks(t, 200, 30*time.Second)
 
 	applied := map[string]int{}
 	var slowest time.Duration
@@ -185,12 +186,12 @@ func TestChaos(t *testing.T) {
 	}
 	x.c.HealAll()
 	took := waitHealthy(t, x.c, topic, parts, 3, 120*time.Second)
-	w.waitAcks(100, 60*time.Second)
-	w.check()
+	w.WaitAcks(t, 100, 60*time.Second)
+	checkWorkload(t, w)
 	var counts []string
 	for _, f := range chaosFaults {
 		counts = append(counts, fmt.Sprintf("%s=%d", f.name, applied[f.name]))
 	}
 	t.Logf("chaos: seed %d: %d faults (%s); %s; healthy %v after the last heal, slowest recovery %v",
-		seed, len(history), strings.Join(counts, " "), w.summary(), took.Round(time.Millisecond), slowest.Round(time.Millisecond))
+		seed, len(history), strings.Join(counts, " "), w.Summary(), took.Round(time.Millisecond), slowest.Round(time.Millisecond))
 }

@@ -11,12 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/samsa-io/samsa/internal/testutil"
+	"github.com/samsa-io/samsa/internal/workload"
 )
 
 // Targeted reproductions of the faults that lost acknowledged writes, on
 // the settings (RF3, min.insync.replicas 2, 3 s sessions, 5 s
 // replica lag). Each drives idempotent acks=all producers and readers
-// (cluster_workload_test.go) through the fault and checks every ack.
+// (internal/workload) through the fault and checks every ack.
 
 // startFaultTopic starts a fault cluster of three with a topic of parts
 // partitions, RF3, in sync.
@@ -60,11 +61,11 @@ func waitLeaderMoved(t testing.TB, c *testutil.FaultCluster, topic string, p int
 func TestClusterEtcdRestartThenLeaderCutOff(t *testing.T) {
 	const topic, parts = "etcd-restart-cut", 3
 	c := startFaultTopic(t, topic, parts, nil)
-	w := startWorkload(t, c, topic, parts, workloadConfig{producers: 2, assignReaders: 1})
-	w.waitAcks(300, 30*time.Second)
+	w := startWorkload(t, c, topic, parts, workload.Config{Producers: 2, AssignReaders: 1})
+	w.WaitAcks(t, 300, 30*time.Second)
 	for round := range 2 {
 		c.RestartEtcd()
-		w.waitAcks(100, 60*time.Second)
+		w.WaitAcks(t, 100, 60*time.Second)
 		leaders, err := partitionLeaders(t, c, topic)
 		if err != nil {
 			t.Fatal(err)
@@ -73,13 +74,13 @@ func TestClusterEtcdRestartThenLeaderCutOff(t *testing.T) {
 		c.CutPeers(old, testutil.Blackhole)
 		c.CutEtcd(old, testutil.Blackhole)
 		now := waitLeaderMoved(t, c, topic, 0, old, 60*time.Second)
-		w.waitAcks(100, 60*time.Second)
+		w.WaitAcks(t, 100, 60*time.Second)
 		c.Heal(old)
 		took := waitHealthy(t, c, topic, parts, 3, 90*time.Second)
 		t.Logf("round %d: leader %d cut off, %d took over; healthy %v after the heal", round, old, now, took.Round(time.Millisecond))
 	}
-	w.check()
-	t.Log(w.summary())
+	checkWorkload(t, w)
+	t.Log(w.Summary())
 }
 
 // Bug 3: after an etcd restart, a broker cut off from etcd past its lease
@@ -88,8 +89,8 @@ func TestClusterEtcdRestartThenLeaderCutOff(t *testing.T) {
 func TestClusterEtcdRestartThenCutPastLeaseRegistersAgain(t *testing.T) {
 	const topic, parts = "etcd-restart-lease", 3
 	c := startFaultTopic(t, topic, parts, nil)
-	w := startWorkload(t, c, topic, parts, workloadConfig{producers: 1})
-	w.waitAcks(100, 30*time.Second)
+	w := startWorkload(t, c, topic, parts, workload.Config{Producers: 1})
+	w.WaitAcks(t, 100, 30*time.Second)
 	ctrl, err := controllerID(t, c)
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +116,8 @@ func TestClusterEtcdRestartThenCutPastLeaseRegistersAgain(t *testing.T) {
 		took := waitHealthy(t, c, topic, parts, 3, 90*time.Second)
 		t.Logf("node %d (controller %d): registered again, ISRs full %v after the heal", id, ctrl, took.Round(time.Millisecond))
 	}
-	w.check()
-	t.Log(w.summary())
+	checkWorkload(t, w)
+	t.Log(w.Summary())
 }
 
 // electPreferred runs preferred elections for every partition of topic
@@ -153,8 +154,8 @@ func electPreferred(t testing.TB, c *testutil.FaultCluster, topic string, parts 
 func TestClusterPreferredElectionDoesNotRewindConsumer(t *testing.T) {
 	const topic, parts = "preferred-rewind", 3
 	c := startFaultTopic(t, topic, parts, map[string]string{"auto.leader.rebalance.enable": "false"})
-	w := startWorkload(t, c, topic, parts, workloadConfig{producers: 2, groupReaders: 2, assignReaders: 2})
-	w.waitAcks(300, 30*time.Second)
+	w := startWorkload(t, c, topic, parts, workload.Config{Producers: 2, GroupReaders: 2, AssignReaders: 2})
+	w.WaitAcks(t, 300, 30*time.Second)
 	for round := range 3 {
 		// Move leadership off the node, bring it back in sync, then give
 		// it its partitions back while the readers read.
@@ -163,16 +164,16 @@ func TestClusterPreferredElectionDoesNotRewindConsumer(t *testing.T) {
 		for p := range int32(parts) {
 			waitLeaderMoved(t, c, topic, p, id, 60*time.Second)
 		}
-		w.waitAcks(100, 60*time.Second)
+		w.WaitAcks(t, 100, 60*time.Second)
 		c.Node(id).Restart()
 		waitHealthy(t, c, topic, parts, 3, 90*time.Second)
-		w.waitAcks(100, 60*time.Second)
+		w.WaitAcks(t, 100, 60*time.Second)
 		electPreferred(t, c, topic, parts, 60*time.Second)
-		w.waitAcks(200, 60*time.Second)
+		w.WaitAcks(t, 200, 60*time.Second)
 		t.Logf("round %d: node %d killed and back, preferred leaders elected", round, id)
 	}
-	w.check()
-	t.Log(w.summary())
+	checkWorkload(t, w)
+	t.Log(w.Summary())
 }
 
 // A leader cut off from both its followers but not from etcd: Kafka keeps
@@ -183,8 +184,8 @@ func TestClusterPreferredElectionDoesNotRewindConsumer(t *testing.T) {
 func TestClusterLeaderCutFromPeersMovesLeadership(t *testing.T) {
 	const topic, parts = "leader-cut-peers", 3
 	c := startFaultTopic(t, topic, parts, nil)
-	w := startWorkload(t, c, topic, parts, workloadConfig{producers: 2, assignReaders: 1})
-	w.waitAcks(300, 30*time.Second)
+	w := startWorkload(t, c, topic, parts, workload.Config{Producers: 2, AssignReaders: 1})
+	w.WaitAcks(t, 300, 30*time.Second)
 	leaders, err := partitionLeaders(t, c, topic)
 	if err != nil {
 		t.Fatal(err)
@@ -197,12 +198,12 @@ func TestClusterLeaderCutFromPeersMovesLeadership(t *testing.T) {
 	// needs the followers in the ISR.
 	now := waitLeaderMoved(t, c, topic, 0, old, 60*time.Second)
 	moved := time.Since(cutAt)
-	w.waitAcks(200, 60*time.Second)
+	w.WaitAcks(t, 200, 60*time.Second)
 	resumed := time.Since(cutAt)
 	c.Heal(old)
 	took := waitHealthy(t, c, topic, parts, 3, 90*time.Second)
 	t.Logf("leader %d cut from its peers: %d leads after %v, 200 acks more after %v; ISRs full %v after the heal",
 		old, now, moved.Round(time.Millisecond), resumed.Round(time.Millisecond), took.Round(time.Millisecond))
-	w.check()
-	t.Log(w.summary())
+	checkWorkload(t, w)
+	t.Log(w.Summary())
 }

@@ -34,17 +34,21 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 // newKgo is a kgo client for addr, closed when the test ends.
 func newKgo(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{
-		kgo.SeedBrokers(addr),
-		kgo.RetryTimeout(20 * time.Second),
-		kgo.RequestTimeoutOverhead(10 * time.Second),
-	}, opts...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(kgoOpts(addr), opts...)...)
 	if err != nil {
 		t.Fatalf("kgo.NewClient: %v", err)
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// kgoOpts are the options every test client starts from.
+func kgoOpts(seeds ...string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.RetryTimeout(20 * time.Second),
+		kgo.RequestTimeoutOverhead(10 * time.Second),
+	}
 }
 
 // newAdmin is a kadm client for addr, closed when the test ends.

@@ -68,6 +68,7 @@ func TestImportDirection(t *testing.T) {
 		"internal/admin":     {},
 		"internal/cli":       {"internal/admin"},
 		"internal/testutil":  {"broker", "internal/config", "controller", "internal/poll"},
+		"internal/workload":  {"internal/poll"},
 	}
 	forbiddenExternal := map[string][]string{
 		"controller": {"github.com/twmb/franz-go"},

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/samsa-io/samsa/internal/poll"
+	"github.com/samsa-io/samsa/internal/workload"
 )
 
 var (
@@ -38,7 +39,7 @@ const isrDeadline = 30 * time.Second
 type suite struct {
 	t       *testing.T
 	c       *cluster
-	w       *workload
+	w       *workload.Workload
 	cl      *kgo.Client // seeded with every broker's address, in c.addrs' order
 	adm     *kadm.Client
 	figures []figure
@@ -170,7 +171,7 @@ var allPhases = []phase{
 func TestChaos(t *testing.T) {
 	c := startCluster(t, 3)
 	s := &suite{t: t, c: c}
-	cl, err := (&workload{addrs: c.addrs}).client()
+	cl, err := newClient(c.addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,12 +199,12 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.w = w
-	t.Cleanup(w.stop)
-	cp, err := startCopier(w)
+	t.Cleanup(w.Stop)
+	cp, err := startCopier(w, c.addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.waitAcks(200, 60*time.Second)
+	s.w.WaitAcks(t, 200, 60*time.Second)
 
 	var sel *regexp.Regexp
 	if *only != "" {
@@ -223,13 +224,13 @@ func TestChaos(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	w.stop()
+	w.Stop()
 	if err := cp.checkCommitted(ctx); err != nil {
 		t.Error(err)
 	}
-	vs, err := w.check(ctx)
+	vs, err := w.Check(ctx)
 	for _, v := range vs {
-		t.Errorf("VIOLATION in phase %q: partition %d offset %d: %s\n%s", v.phase, v.partition, v.offset, v.what, c.logsAround(v.at))
+		t.Errorf("VIOLATION in phase %q: %s\n%s", v.Phase, v, c.logsAround(v.At))
 	}
 	if err != nil {
 		t.Error(err)
@@ -242,17 +243,14 @@ func TestChaos(t *testing.T) {
 		}
 		given = fmt.Sprintf("; %d commits from connections their member had left not applied", n)
 	}
-	t.Logf("chaos: %s: %s; %s%s\n%s", c.brokers(), w.summary(), cp.summary(), given, s.table())
+	t.Logf("chaos: %s: %s; %s%s\n%s", c.brokers(), w.Summary(), cp.summary(), given, s.table())
 }
 
 // run runs one phase and records its figures.
 func (s *suite) run(ph phase) {
 	t := s.t
 	start := time.Now()
-	phases.mu.Lock()
-	phases.list = append(phases.list, phaseSpan{name: ph.name, start: start})
-	phases.mu.Unlock()
-	s.w.setPhase(ph.name)
+	s.w.SetPhase(ph.name)
 	desc, healFn := ph.inject(s)
 	time.Sleep(ph.hold) // how long the fault lasts is part of the fault
 	healFn()
@@ -265,19 +263,16 @@ func (s *suite) run(ph phase) {
 		t.Errorf("phase %q: full ISRs %v after the heal, more than %v", ph.name, took, isrDeadline)
 	}
 	// Measure the acks after the heal over as long as the fault lasted.
-	s.waitAcks(50, 60*time.Second)
+	s.w.WaitAcks(t, 50, 60*time.Second)
 	if rest := ph.hold - time.Since(healed); rest > 0 {
 		time.Sleep(rest)
 	}
 	end := time.Now()
-	phases.mu.Lock()
-	phases.list[len(phases.list)-1].end = end
-	phases.mu.Unlock()
 	f := figure{phase: ph.name, healToISR: took}
-	during, after := s.w.ackTimes(start, healed), s.w.ackTimes(healed, end)
+	during, after := s.w.AckTimes(start, healed), s.w.AckTimes(healed, end)
 	f.during = float64(len(during[-1])) / healed.Sub(start).Seconds()
 	f.after = float64(len(after[-1])) / end.Sub(healed).Seconds()
-	all := s.w.ackTimes(start, end)
+	all := s.w.AckTimes(start, end)
 	f.gap = longestGap(all[-1], start, end)
 	for p := range int32(parts) {
 		f.gapPart = max(f.gapPart, longestGap(all[p], start, end))
@@ -311,16 +306,6 @@ func (s *suite) table() string {
 			f.gap.Seconds(), f.gapPart.Seconds(), f.healToISR.Seconds())
 	}
 	return b.String()
-}
-
-func (s *suite) waitAcks(n int, timeout time.Duration) {
-	want := s.w.acks() + n
-	poll.Eventually(s.t, timeout, func() error {
-		if got := s.w.acks(); got < want {
-			return fmt.Errorf("%d records acknowledged, waiting for %d", got, want)
-		}
-		return nil
-	})
 }
 
 // waitISR waits until every broker is registered and in every ISR of the

@@ -1,8 +1,9 @@
 // Package chaos is samsa's fault-injection suite: three `samsa serve`
 // processes and an etcd, each in a network namespace of its own on a
-// bridge the suite creates, under a Jepsen-style queue workload (idempotent
+// bridge the suite creates, under a Jepsen-style queue workload
+// (internal/workload, shared with the compat cluster tests: idempotent
 // acks=all producers, assign-mode and consumer-group readers, every ack
-// and every read recorded), with one fault per phase and a checker after
+// and every read recorded), with one fault per phase and its checker after
 // the run. It needs root, ip, iptables and tc; the suite is its tests:
 //
 //	go test ./internal/chaos                      # the short profile (make test)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/workload"
 )
 
 // copyTopic is what the transactional copier writes.
@@ -30,7 +32,8 @@ type txnState struct {
 // transaction whose commit was answered is read back; no copy is read at
 // two offsets.
 type copier struct {
-	w *workload
+	w         *workload.Workload // its violations are the workload's; Stop ends it
+	newClient func(opts ...kgo.Opt) (*kgo.Client, error)
 
 	mu       sync.Mutex
 	txns     map[int]*txnState // guarded by mu; by transaction number
@@ -39,38 +42,37 @@ type copier struct {
 	restarts int               // guarded by mu; transactional clients replaced after an error
 }
 
-func startCopier(w *workload) (*copier, error) {
-	c := &copier{w: w, txns: map[int]*txnState{}, seen: map[string]int64{}}
-	ctx, cancel := context.WithCancel(context.Background())
+func startCopier(w *workload.Workload, addrs []string) (*copier, error) {
+	c := &copier{w: w, txns: map[int]*txnState{}, seen: map[string]int64{},
+		newClient: func(opts ...kgo.Opt) (*kgo.Client, error) { return newClient(addrs, opts...) }}
 	offs := map[int32]kgo.Offset{}
 	for p := range int32(parts) {
 		offs[p] = kgo.NewOffset().AtEnd()
 	}
-	src, err := w.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}), kgo.FetchMaxWait(500*time.Millisecond))
+	src, err := c.newClient(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}), kgo.FetchMaxWait(500*time.Millisecond))
 	if err != nil {
-		cancel()
 		return nil, err
 	}
 	for p := range int32(parts) {
 		offs[p] = kgo.NewOffset().AtStart()
 	}
-	rd, err := w.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{copyTopic: offs}),
+	rd, err := c.newClient(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{copyTopic: offs}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond))
 	if err != nil {
-		cancel()
 		src.Close()
 		return nil, err
 	}
-	w.wg.Add(2)
-	go func() { defer w.wg.Done(); defer src.Close(); c.copy(ctx, src) }()
-	go func() { defer w.wg.Done(); defer rd.Close(); c.read(ctx, rd, nil) }()
-	prev := w.cancel
-	w.cancel = func() { cancel(); prev() }
+	if !w.Go(func(ctx context.Context) { defer src.Close(); c.copy(ctx, src) }) {
+		src.Close()
+	}
+	if !w.Go(func(ctx context.Context) { defer rd.Close(); c.read(ctx, rd, nil) }) {
+		rd.Close()
+	}
 	return c, nil
 }
 
 func (c *copier) txnClient() (*kgo.Client, error) {
-	return c.w.client(kgo.TransactionalID("chaos-copier"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	return c.newClient(kgo.TransactionalID("chaos-copier"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.TransactionTimeout(20*time.Second), kgo.ProducerLinger(0))
 }
 
@@ -157,7 +159,6 @@ func (c *copier) read(ctx context.Context, cl *kgo.Client, want map[string]bool)
 		fs := cl.PollFetches(ctx)
 		now := time.Now()
 		c.mu.Lock()
-		c.w.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			v := string(r.Value)
 			c.nRead++
@@ -169,19 +170,18 @@ func (c *copier) read(ctx context.Context, cl *kgo.Client, want map[string]bool)
 			st := c.txns[n]
 			switch {
 			case err != nil || st == nil:
-				c.w.problem(r.Partition, r.Offset, "read_committed reader of %s: record %q of no transaction the copier ran", copyTopic, v)
+				c.w.Report(r.Partition, r.Offset, "read_committed reader of %s: record %q of no transaction the copier ran", copyTopic, v)
 			case st.abort:
-				c.w.problem(r.Partition, r.Offset, "read_committed reader of %s: record %q of aborted transaction %d", copyTopic, v, n)
+				c.w.Report(r.Partition, r.Offset, "read_committed reader of %s: record %q of aborted transaction %d", copyTopic, v, n)
 			case st.decided.IsZero() || now.Before(st.decided):
-				c.w.problem(r.Partition, r.Offset, "read_committed reader of %s: record %q of transaction %d before its commit was sent", copyTopic, v, n)
+				c.w.Report(r.Partition, r.Offset, "read_committed reader of %s: record %q of transaction %d before its commit was sent", copyTopic, v, n)
 			}
 			key := fmt.Sprintf("%d/%s", r.Partition, v)
 			if off, ok := c.seen[key]; ok && off != r.Offset {
-				c.w.problem(r.Partition, r.Offset, "read_committed reader of %s: record %q at offsets %d and %d", copyTopic, v, off, r.Offset)
+				c.w.Report(r.Partition, r.Offset, "read_committed reader of %s: record %q at offsets %d and %d", copyTopic, v, off, r.Offset)
 			}
 			c.seen[key] = r.Offset
 		})
-		c.w.mu.Unlock()
 		done := want != nil && len(want) == 0
 		c.mu.Unlock()
 		if done {
@@ -212,7 +212,7 @@ func (c *copier) checkCommitted(ctx context.Context) error {
 	for p := range int32(parts) {
 		offs[p] = kgo.NewOffset().AtStart()
 	}
-	cl, err := c.w.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{copyTopic: offs}),
+	cl, err := c.newClient(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{copyTopic: offs}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(500*time.Millisecond))
 	if err != nil {
 		return err
@@ -222,12 +222,10 @@ func (c *copier) checkCommitted(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(want) > 0 {
-		c.w.mu.Lock()
-		defer c.w.mu.Unlock()
 		n := 0
 		for v := range want {
 			if n++; n <= 5 {
-				c.w.problem(-1, -1, "record %q of a committed transaction not read back from %s (%d missing)", v, copyTopic, len(want))
+				c.w.Report(-1, -1, "record %q of a committed transaction not read back from %s (%d missing)", v, copyTopic, len(want))
 			}
 		}
 	}
