@@ -57,7 +57,7 @@ func TestProduceHandler(t *testing.T) {
 	wantCode(t, "v13 unknown topic id", code(byID), kerr.UnknownTopicID)
 
 	byID.Topics[0].TopicID = id
-	resp := b.as(b.alice, byID).(*kmsg.ProduceResponse)
+	resp := b.as("alice", byID).(*kmsg.ProduceResponse)
 	wantCode(t, "as alice", resp.Topics[0].Partitions[0].ErrorCode, kerr.TopicAuthorizationFailed)
 	if off := b.produce("p", 0, "after"); off != 0 {
 		t.Errorf("p-0 took alice's record: next offset %d, want 0", off)

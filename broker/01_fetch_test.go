@@ -68,7 +68,7 @@ func TestFetchHandler(t *testing.T) {
 	wantCode(t, "partition 1 of 1", code(fetchRequest(12, "f", id, 1, 0)), kerr.UnknownTopicOrPartition)
 	wantCode(t, "v13 unknown topic id", code(fetchRequest(13, "", [16]byte{1}, 0, 0)), kerr.UnknownTopicID)
 
-	resp := b.as(b.alice, fetchRequest(13, "", id, 0, 0)).(*kmsg.FetchResponse)
+	resp := b.as("alice", fetchRequest(13, "", id, 0, 0)).(*kmsg.FetchResponse)
 	rp := resp.Topics[0].Partitions[0]
 	wantCode(t, "as alice", rp.ErrorCode, kerr.TopicAuthorizationFailed)
 	if len(rp.RecordBatches) != 0 {

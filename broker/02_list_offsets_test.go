@@ -60,6 +60,6 @@ func TestListOffsetsHandler(t *testing.T) {
 	wantCode(t, "unknown topic", code, kerr.UnknownTopicOrPartition)
 	_, code = offset(b.do(listOffsetsRequest(7, "lo", 1, -1)))
 	wantCode(t, "partition 1 of 1", code, kerr.UnknownTopicOrPartition)
-	_, code = offset(b.as(b.alice, listOffsetsRequest(7, "lo", 0, -1)))
+	_, code = offset(b.as("alice", listOffsetsRequest(7, "lo", 0, -1)))
 	wantCode(t, "as alice", code, kerr.TopicAuthorizationFailed)
 }

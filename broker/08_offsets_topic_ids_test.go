@@ -14,7 +14,7 @@ func TestOffsetsByTopicIDHandler(t *testing.T) {
 	t.Parallel()
 	b := startHandlerBroker(t, nil)
 	id := b.createTopic("byid", 1)
-	b.waitCoordinator(0, "g")
+	b.waitGroupCoordinator("g")
 	cr := b.do(offsetCommitRequest(10, "g", "", id, 42)).(*kmsg.OffsetCommitResponse)
 	wantCode(t, "commit by id", cr.Topics[0].Partitions[0].ErrorCode, nil)
 	if cr.Topics[0].TopicID != id {

@@ -79,8 +79,28 @@ func TestFindCoordinatorHandler(t *testing.T) {
 		}
 	}
 
-	group := b.as(b.alice, findCoordinatorRequest(4, 0, "g")).(*kmsg.FindCoordinatorResponse)
+	group := b.as("alice", findCoordinatorRequest(4, 0, "g")).(*kmsg.FindCoordinatorResponse)
 	wantCode(t, "group as alice", group.Coordinators[0].ErrorCode, kerr.GroupAuthorizationFailed)
-	txn := b.as(b.alice, findCoordinatorRequest(4, 1, "tx")).(*kmsg.FindCoordinatorResponse)
+	txn := b.as("alice", findCoordinatorRequest(4, 1, "tx")).(*kmsg.FindCoordinatorResponse)
 	wantCode(t, "transactional id as alice", txn.Coordinators[0].ErrorCode, kerr.TransactionalIDAuthorizationFailed)
+}
+
+// waitGroupCoordinator is waitCoordinator for group, then polls
+// OffsetFetch until the coordinator has loaded the group's partition
+// (COORDINATOR_LOAD_IN_PROGRESS until then).
+func (b *handlerBroker) waitGroupCoordinator(group string) {
+	b.t.Helper()
+	b.waitCoordinator(0, group)
+	testutil.Eventually(b.t, 20*time.Second, func() error {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = 9
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group = group
+		req.Groups = append(req.Groups, g)
+		resp, err := b.try(req)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode)
+	})
 }

@@ -71,7 +71,9 @@ func TestGroupsHandler(t *testing.T) {
 	t.Parallel()
 	b := startHandlerBroker(t, nil)
 	b.createTopic("gt", 1)
-	b.waitCoordinator(0, "g")
+	for _, g := range []string{"g", "other", "jg"} {
+		b.waitGroupCoordinator(g)
+	}
 	for _, v := range []int16{2, 3, 5, 7, 8, 9} {
 		resp := b.do(offsetCommitRequest(v, "g", "gt", [16]byte{}, int64(100+v))).(*kmsg.OffsetCommitResponse)
 		wantCode(t, "commit", resp.Topics[0].Partitions[0].ErrorCode, nil)
@@ -121,13 +123,13 @@ func TestGroupsHandler(t *testing.T) {
 		t.Errorf("ListGroups: %+v, want g (Empty)", lg.Groups)
 	}
 
-	ac := b.as(b.alice, offsetCommitRequest(9, "g", "gt", [16]byte{}, 1)).(*kmsg.OffsetCommitResponse)
+	ac := b.as("alice", offsetCommitRequest(9, "g", "gt", [16]byte{}, 1)).(*kmsg.OffsetCommitResponse)
 	wantCode(t, "commit as alice", ac.Topics[0].Partitions[0].ErrorCode, kerr.GroupAuthorizationFailed)
-	_, code := fetchedOffset(b.as(b.alice, offsetFetchRequest(9, "g", "gt", [16]byte{})))
+	_, code := fetchedOffset(b.as("alice", offsetFetchRequest(9, "g", "gt", [16]byte{})))
 	wantCode(t, "fetch as alice", code, kerr.GroupAuthorizationFailed)
-	adg := b.as(b.alice, describe).(*kmsg.DescribeGroupsResponse).Groups[0]
+	adg := b.as("alice", describe).(*kmsg.DescribeGroupsResponse).Groups[0]
 	wantCode(t, "describe as alice", adg.ErrorCode, kerr.GroupAuthorizationFailed)
-	if alg := b.as(b.alice, list).(*kmsg.ListGroupsResponse); len(alg.Groups) != 0 {
+	if alg := b.as("alice", list).(*kmsg.ListGroupsResponse); len(alg.Groups) != 0 {
 		t.Errorf("alice lists %+v", alg.Groups)
 	}
 	if off, _ := fetchedOffset(b.do(offsetFetchRequest(9, "g", "gt", [16]byte{}))); off != 109 {

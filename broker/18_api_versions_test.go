@@ -73,6 +73,6 @@ func TestApiVersionsHandler(t *testing.T) {
 		t.Errorf("ApiVersions v99: keys %+v, want only ApiVersions 0..%d", resp.ApiKeys, ours)
 	}
 
-	aresp := b.as(b.alice, apiVersions(0)).(*kmsg.ApiVersionsResponse)
+	aresp := b.as("alice", apiVersions(0)).(*kmsg.ApiVersionsResponse)
 	wantCode(t, "ApiVersions as alice", aresp.ErrorCode, nil)
 }

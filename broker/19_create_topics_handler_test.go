@@ -58,6 +58,6 @@ func TestCreateTopicsHandler(t *testing.T) {
 	wantCode(t, "validate only", code(validate), nil)
 	wantCode(t, "create after validate only", code(createTopicsRequest(7, "validated", 1, 1)), nil)
 
-	resp := b.as(b.alice, createTopicsRequest(7, "alices", 1, 1)).(*kmsg.CreateTopicsResponse)
+	resp := b.as("alice", createTopicsRequest(7, "alices", 1, 1)).(*kmsg.CreateTopicsResponse)
 	wantCode(t, "as alice", resp.Topics[0].ErrorCode, kerr.TopicAuthorizationFailed)
 }

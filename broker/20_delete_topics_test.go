@@ -47,6 +47,6 @@ func TestDeleteTopicsHandler(t *testing.T) {
 	wantCode(t, "unknown id", code(b.do(deleteTopicsRequest(6, "", [16]byte{9}))), kerr.UnknownTopicID)
 
 	b.createTopic("kept", 1)
-	wantCode(t, "as alice", code(b.as(b.alice, deleteTopicsRequest(6, "kept", [16]byte{}))), kerr.TopicAuthorizationFailed)
+	wantCode(t, "as alice", code(b.as("alice", deleteTopicsRequest(6, "kept", [16]byte{}))), kerr.TopicAuthorizationFailed)
 	b.waitLeaders("kept", 1)
 }

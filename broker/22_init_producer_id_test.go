@@ -2,9 +2,12 @@ package broker_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // initProducerIDRequest is an InitProducerId for txnID (nil: idempotent).
@@ -35,19 +38,37 @@ func TestInitProducerIDHandler(t *testing.T) {
 	}
 
 	tx := kmsg.StringPtr("tx")
-	b.waitCoordinator(1, "tx")
-	first := b.do(initProducerIDRequest(4, tx, 60000)).(*kmsg.InitProducerIDResponse)
-	wantCode(t, "transactional", first.ErrorCode, nil)
+	pid, epoch := b.initTxn("tx")
 	second := b.do(initProducerIDRequest(4, tx, 60000)).(*kmsg.InitProducerIDResponse)
 	wantCode(t, "transactional again", second.ErrorCode, nil)
-	if second.ProducerID != first.ProducerID || second.ProducerEpoch != first.ProducerEpoch+1 {
-		t.Errorf("again: producer %d epoch %d, want %d epoch %d", second.ProducerID, second.ProducerEpoch, first.ProducerID, first.ProducerEpoch+1)
+	if second.ProducerID != pid || second.ProducerEpoch != epoch+1 {
+		t.Errorf("again: producer %d epoch %d, want %d epoch %d", second.ProducerID, second.ProducerEpoch, pid, epoch+1)
 	}
 	long := b.do(initProducerIDRequest(4, tx, 900001)).(*kmsg.InitProducerIDResponse)
 	wantCode(t, "timeout past the max", long.ErrorCode, kerr.InvalidTransactionTimeout)
 
-	idem := b.as(b.alice, initProducerIDRequest(4, nil, 60000)).(*kmsg.InitProducerIDResponse)
+	idem := b.as("alice", initProducerIDRequest(4, nil, 60000)).(*kmsg.InitProducerIDResponse)
 	wantCode(t, "idempotent as alice", idem.ErrorCode, kerr.ClusterAuthorizationFailed)
-	txn := b.as(b.alice, initProducerIDRequest(4, tx, 60000)).(*kmsg.InitProducerIDResponse)
+	txn := b.as("alice", initProducerIDRequest(4, tx, 60000)).(*kmsg.InitProducerIDResponse)
 	wantCode(t, "transactional as alice", txn.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
+}
+
+// initTxn initializes transactional id txnID as the super user (polling
+// while its coordinator loads or a previous transaction is aborted) and
+// returns the producer id and epoch.
+func (b *handlerBroker) initTxn(txnID string) (int64, int16) {
+	b.t.Helper()
+	b.waitCoordinator(1, txnID)
+	var pid int64
+	var epoch int16
+	testutil.Eventually(b.t, 20*time.Second, func() error {
+		resp, err := b.try(initProducerIDRequest(4, kmsg.StringPtr(txnID), 60000))
+		if err != nil {
+			return err
+		}
+		r := resp.(*kmsg.InitProducerIDResponse)
+		pid, epoch = r.ProducerID, r.ProducerEpoch
+		return kerr.ErrorForCode(r.ErrorCode)
+	})
+	return pid, epoch
 }

@@ -66,6 +66,6 @@ func TestDescribeConfigsHandler(t *testing.T) {
 	}
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode }
 	wantCode(t, "unknown topic", code(b.do(describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "nope"))), kerr.UnknownTopicOrPartition)
-	wantCode(t, "topic as alice", code(b.as(b.alice, describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "dc"))), kerr.TopicAuthorizationFailed)
-	wantCode(t, "broker as alice", code(b.as(b.alice, describeConfigsRequest(4, kmsg.ConfigResourceTypeBroker, "1"))), kerr.ClusterAuthorizationFailed)
+	wantCode(t, "topic as alice", code(b.as("alice", describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "dc"))), kerr.TopicAuthorizationFailed)
+	wantCode(t, "broker as alice", code(b.as("alice", describeConfigsRequest(4, kmsg.ConfigResourceTypeBroker, "1"))), kerr.ClusterAuthorizationFailed)
 }

@@ -52,7 +52,7 @@ func TestAlterConfigsHandler(t *testing.T) {
 	wantCode(t, "unknown config", code(b.do(alterConfigsRequest(2, "ac", "no.such.config", "1"))), kerr.InvalidConfig)
 	wantCode(t, "bad value", code(b.do(alterConfigsRequest(2, "ac", "retention.ms", "soon"))), kerr.InvalidConfig)
 	wantCode(t, "unknown topic", code(b.do(alterConfigsRequest(2, "nope", "retention.ms", "1"))), kerr.UnknownTopicOrPartition)
-	wantCode(t, "as alice", code(b.as(b.alice, alterConfigsRequest(2, "ac", "retention.ms", "1"))), kerr.TopicAuthorizationFailed)
+	wantCode(t, "as alice", code(b.as("alice", alterConfigsRequest(2, "ac", "retention.ms", "1"))), kerr.TopicAuthorizationFailed)
 	if got := retention(); got != "4000" {
 		t.Errorf("after the refused changes: retention.ms %s, want 4000", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -20,16 +21,15 @@ import (
 
 // The handler tests (NN_name_test.go, one per NN_name.go) drive one
 // in-process broker with an embedded etcd over loopback: requests at exact
-// versions as the super user over a PLAINTEXT listener (raw frames, so the
-// version is the one the test names), and the same requests as alice, a
-// SASL user with no ACLs, through kgo, for the authorization errors.
+// versions as the super user over a PLAINTEXT listener (raw frames), and
+// the same requests as alice, a SASL user with no ACLs, through kgo pinned
+// to the request's version, for the authorization errors.
 
 // handlerBroker is a broker for one handler test.
 type handlerBroker struct {
-	t     *testing.T
-	addr  string // PLAINTEXT: the principal is ANONYMOUS, a super user
-	sasl  string // SASL_PLAINTEXT (PLAIN): admin (super user), alice, bob
-	alice *kgo.Client
+	t    *testing.T
+	addr string // PLAINTEXT: the principal is ANONYMOUS, a super user
+	sasl string // SASL_PLAINTEXT (PLAIN): admin (super user), alice, bob
 }
 
 // startHandlerBroker starts a broker with the StandardAuthorizer on, super
@@ -56,36 +56,33 @@ func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
 	if len(addrs) != 2 {
 		t.Fatalf("listeners bound %v, want two", addrs)
 	}
-	b := &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
-	b.alice = b.client("alice")
-	return b
+	return &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
 }
 
-// client is a kgo client authenticated as user, closed when the test ends.
-func (b *handlerBroker) client(user string) *kgo.Client {
+// as sends req at req.GetVersion() as user, through kgo over SASL, to the
+// one broker and returns the answer.
+func (b *handlerBroker) as(user string, req kmsg.Request) kmsg.Response {
 	b.t.Helper()
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(req.Key(), req.GetVersion())
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(b.sasl),
 		kgo.SASL(plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism()),
-		kgo.RetryTimeout(5*time.Second),
+		kgo.MaxVersions(versions),
 		kgo.RequestTimeoutOverhead(10*time.Second),
 	)
 	if err != nil {
 		b.t.Fatalf("kgo.NewClient: %v", err)
 	}
-	b.t.Cleanup(cl.Close)
-	return cl
-}
-
-// as sends req as cl's user to the one broker (the highest version both
-// sides support) and returns the answer.
-func (b *handlerBroker) as(cl *kgo.Client, req kmsg.Request) kmsg.Response {
-	b.t.Helper()
+	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
 	if err != nil {
-		b.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+		b.t.Fatalf("%s v%d as %s: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), user, err)
+	}
+	if resp.GetVersion() != req.GetVersion() {
+		b.t.Fatalf("%s as %s: sent at v%d, want v%d", kmsg.NameForKey(req.Key()), user, resp.GetVersion(), req.GetVersion())
 	}
 	return resp
 }
@@ -233,7 +230,9 @@ func produceRequest(version int16, topic string, partition int32, values ...stri
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
 	rp.Partition = partition
-	rp.Records = batchOf(values...)
+	if len(values) > 0 {
+		rp.Records = batchOf(values...)
+	}
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return req
