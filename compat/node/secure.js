@@ -1,5 +1,5 @@
 'use strict'
-// kafkajs over a secured listener; run by compat/clients_security_test.go.
+// kafkajs over a secured listener; run by compat/security_librdkafka_kafkajs_test.go.
 //
 // Usage: node secure.js BOOTSTRAP TOPIC CONFIG_JSON
 // CONFIG_JSON: {ssl: {ca, cert, key} | undefined, sasl: {mechanism, username, password} | undefined}

@@ -1,5 +1,5 @@
 """librdkafka (confluent-kafka) and Produce v8+ RecordErrors; run by
-compat/record_errors_test.go.
+compat/00_produce_record_errors_test.go.
 
 Usage: record_errors.py BOOTSTRAP TOPIC
 

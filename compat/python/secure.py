@@ -1,5 +1,5 @@
 """librdkafka (confluent-kafka) over a secured listener; run by
-compat/clients_security_test.go.
+compat/security_librdkafka_kafkajs_test.go.
 
 Usage: secure.py BOOTSTRAP TOPIC CONFIG_JSON
 
