@@ -3,7 +3,8 @@ package compat
 // Data-path compatibility through franz-go (kgo, kadm): produce and
 // consume with every codec, ListOffsets, DeleteRecords,
 // fetch limits, the fetch long poll and the zero-copy fetch path. Produce
-// semantics are in franz_produce_test.go, durability in franz_log_test.go.
+// semantics are in 00_produce_franz_test.go, durability in
+// log_restart_and_retention_test.go.
 
 import (
 	"bytes"

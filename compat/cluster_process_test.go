@@ -29,7 +29,7 @@ type procCluster struct {
 	nodes []*proc  // nodes[i] has node.id i+1
 	extra []string // key=value overrides after the defaults
 	// voters, when set, is controller.quorum.voters: the nodes run no
-	// etcd of the test's, but the KRaft quorum's (kraft_test.go).
+	// etcd of the test's, but the KRaft quorum's (cluster_kraft_quorum_processes_test.go).
 	voters string
 }
 
