@@ -133,7 +133,7 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 		return err
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return kerr.NotCoordinator
 	}

@@ -201,7 +201,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 // consumerHeartbeatLocked is ConsumerGroupHeartbeat under the shard's mu:
 // it fills resp and returns the group, or the error to answer.
 func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, resp *kmsg.ConsumerGroupHeartbeatResponse) (*group, error) {
-	if s.state != shardActive {
+	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[req.Group]

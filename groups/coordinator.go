@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/coordinator"
 )
 
 // Log is the __consumer_offsets topic as the coordinator uses it. The
@@ -101,14 +103,7 @@ type Config struct {
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	shards map[int32]*shard // guarded by mu; the partitions owned now
-	closed bool             // guarded by mu
+	rt  *coordinator.Runtime[*shard]
 }
 
 // New returns a coordinator that owns nothing until SetOwned.
@@ -158,10 +153,14 @@ func New(cfg Config) *Coordinator {
 	if cfg.PartitionExists == nil {
 		cfg.PartitionExists = func(string, int32) bool { return true }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: make(map[int32]*shard)}
-	c.wg.Add(1)
-	go c.expiryLoop()
+	c := &Coordinator{cfg: cfg, log: cfg.Logger}
+	c.rt = coordinator.New(coordinator.Config[*shard]{
+		Topic:         "__consumer_offsets",
+		Logger:        cfg.Logger,
+		New:           func(sh *coordinator.Shard) *shard { return newShard(c, sh) },
+		AppendTimeout: cfg.CommitTimeout,
+	})
+	c.rt.Go(c.expiryLoop)
 	return c
 }
 
@@ -175,97 +174,30 @@ func (c *Coordinator) PartitionFor(group string) int32 {
 // regained under a new epoch) is loaded from its log in the background;
 // one lost is unloaded at once, its waiting requests answered
 // NOT_COORDINATOR.
-func (c *Coordinator) SetOwned(owned map[int32]int32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	for p, s := range c.shards {
-		if epoch, ok := owned[p]; !ok || epoch != s.epoch {
-			delete(c.shards, p)
-			s.unload()
-		}
-	}
-	for p, epoch := range owned {
-		if _, ok := c.shards[p]; ok {
-			continue
-		}
-		s := newShard(c, p, epoch)
-		c.shards[p] = s
-		c.wg.Add(2)
-		go s.load()
-		go s.writeLoop()
-	}
-}
+func (c *Coordinator) SetOwned(owned map[int32]int32) { c.rt.SetOwned(owned) }
 
 // Close unloads every shard and waits for the coordinator's goroutines.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.closed = true
-	shards := c.shards
-	c.shards = map[int32]*shard{}
-	c.mu.Unlock()
-	c.cancel()
-	for _, s := range shards {
-		s.unload()
-	}
-	c.wg.Wait()
-}
+func (c *Coordinator) Close() { c.rt.Close() }
 
 // shardFor returns the active shard of a group, or the error a client gets
 // for it: NOT_COORDINATOR where this broker does not lead the partition,
 // COORDINATOR_LOAD_IN_PROGRESS while it is loading.
 func (c *Coordinator) shardFor(group string) (*shard, error) {
-	p := c.PartitionFor(group)
-	c.mu.Lock()
-	s := c.shards[p]
-	c.mu.Unlock()
-	if s == nil {
-		return nil, kerr.NotCoordinator
-	}
-	s.mu.Lock()
-	st := s.state
-	s.mu.Unlock()
-	switch st {
-	case shardLoading:
-		return nil, kerr.CoordinatorLoadInProgress
-	case shardActive:
-		return s, nil
-	default:
-		return nil, kerr.NotCoordinator
-	}
+	return c.rt.Get(c.PartitionFor(group))
 }
 
-// activeShards returns every shard, and whether one is still loading.
+// activeShards returns every active shard, and whether one is still loading.
 func (c *Coordinator) activeShards() (active []*shard, loading bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.shards {
-		s.mu.Lock()
-		switch s.state {
-		case shardActive:
-			active = append(active, s)
-		case shardLoading:
-			loading = true
-		}
-		s.mu.Unlock()
-	}
-	return active, loading
+	return c.rt.Active()
 }
 
 // expiryLoop removes expired offsets every offsets.retention.check.interval.ms.
 func (c *Coordinator) expiryLoop() {
-	defer c.wg.Done()
 	t := time.NewTicker(c.cfg.RetentionCheckInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.rt.Context().Done():
 			return
 		case now := <-t.C:
 			shards, _ := c.activeShards()
@@ -276,64 +208,45 @@ func (c *Coordinator) expiryLoop() {
 	}
 }
 
-type shardState int
-
 type earlyMarker struct {
 	pid    int64
 	commit bool
 }
 
-const (
-	shardLoading shardState = iota
-	shardActive
-	shardGone
-)
-
-// shard is one owned __consumer_offsets partition and its groups.
+// shard is one owned __consumer_offsets partition and its groups: the
+// runtime's coordinator.Machine of the partition.
 type shard struct {
 	c     *Coordinator
-	id    int32
-	epoch int32
+	sh    *coordinator.Shard
+	id    int32           // the partition
+	epoch int32           // the leader epoch it was loaded in
+	ctx   context.Context // ends when it is unloaded
 
-	ctx    context.Context // cancelled by unload
-	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	state  shardState        // guarded by mu
+	mu     sync.Mutex        // guards the shard's state (sh.State) too
 	groups map[string]*group // guarded by mu
 	// Transaction markers told while the shard loads (CompleteTxn),
 	// applied once it is loaded: the replay may have read the log before
 	// them. Guarded by mu.
 	earlyMarkers []earlyMarker
-
-	wmu    sync.Mutex
-	queue  []write       // guarded by wmu
-	wake   chan struct{} // one token: the queue has work
-	closed bool          // guarded by wmu
 }
 
-// write is one append of the shard's writer, and what to do once it is
-// committed (or failed): done runs without any lock held.
-type write struct {
-	recs []Record
-	done func(error)
-	// A TxnOffsetCommit's records go in a transactional batch of this
-	// producer; -1 otherwise.
-	pid   int64
-	epoch int16
+func newShard(c *Coordinator, sh *coordinator.Shard) *shard {
+	return &shard{c: c, sh: sh, id: sh.Partition(), epoch: sh.Epoch(), ctx: sh.Context(),
+		groups: make(map[string]*group)}
 }
 
-func newShard(c *Coordinator, id, epoch int32) *shard {
-	ctx, cancel := context.WithCancel(c.ctx)
-	return &shard{c: c, id: id, epoch: epoch, ctx: ctx, cancel: cancel,
-		groups: make(map[string]*group), wake: make(chan struct{}, 1)}
-}
+func (s *shard) Lock()   { s.mu.Lock() }
+func (s *shard) Unlock() { s.mu.Unlock() }
 
-// load replays the partition's log into groups and offsets, then makes the
-// shard active. Members of groups loaded with members must heartbeat within
-// their session timeout, as after a coordinator move in Kafka.
-func (s *shard) load() {
-	defer s.c.wg.Done()
+// active reports whether the shard is loaded and still owned; the caller
+// holds s.mu.
+func (s *shard) active() bool { return s.sh.Active() }
+
+// Load replays the partition's log into groups and offsets, which
+// install makes the shard's. Members of groups loaded with members must
+// heartbeat within their session timeout, as after a coordinator move in
+// Kafka.
+func (s *shard) Load(ctx context.Context) (install func(), err error) {
 	start := time.Now()
 	loaded := make(map[string]*group)
 	get := func(id string) *group {
@@ -345,7 +258,7 @@ func (s *shard) load() {
 		return g
 	}
 	n := 0
-	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(r LogRecord) {
+	err = s.c.cfg.Log.Replay(ctx, s.id, func(r LogRecord) {
 		n++
 		if r.Control {
 			for _, g := range loaded {
@@ -411,157 +324,62 @@ func (s *shard) load() {
 		}
 	})
 	if err != nil {
-		s.mu.Lock()
-		loading := s.state == shardLoading
-		s.mu.Unlock()
-		if loading {
-			// The partition could not be read: give it up, so that a
-			// later SetOwned retries.
-			s.c.log.Error("loading __consumer_offsets partition failed", "partition", s.id, "err", err)
-			s.c.forget(s)
-			s.unload()
+		return nil, err
+	}
+	return func() {
+		for _, m := range s.earlyMarkers {
+			for _, g := range loaded {
+				g.completeTxn(m.pid, m.commit)
+			}
 		}
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != shardLoading {
-		return // unloaded meanwhile
-	}
-	for _, m := range s.earlyMarkers {
-		for _, g := range loaded {
-			g.completeTxn(m.pid, m.commit)
+		s.earlyMarkers = nil
+		for id, g := range loaded {
+			if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" && len(g.txnOffsets) == 0 {
+				continue
+			}
+			s.groups[id] = g
+			g.afterLoad()
 		}
-	}
-	s.earlyMarkers = nil
-	for id, g := range loaded {
-		if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" && len(g.txnOffsets) == 0 {
-			continue
-		}
-		s.groups[id] = g
-		g.afterLoad()
-	}
-	s.state = shardActive
-	s.c.log.Info("loaded __consumer_offsets partition", "partition", s.id, "epoch", s.epoch,
-		"records", n, "groups", len(s.groups), "took", time.Since(start))
+		s.c.log.Info("loaded __consumer_offsets partition", "partition", s.id, "epoch", s.epoch,
+			"records", n, "groups", len(s.groups), "took", time.Since(start))
+	}, nil
 }
 
-// forget drops a shard that failed to load, if it is still the current one.
-func (c *Coordinator) forget(s *shard) {
-	c.mu.Lock()
-	if c.shards[s.id] == s {
-		delete(c.shards, s.id)
-	}
-	c.mu.Unlock()
-}
-
-// unload ends the shard: timers stop, waiting requests get NOT_COORDINATOR,
-// queued writes fail.
-func (s *shard) unload() {
-	s.cancel()
-	s.mu.Lock()
-	s.state = shardGone
+// Unloaded ends the shard's groups: timers stop, waiting requests get
+// NOT_COORDINATOR.
+func (s *shard) Unloaded() {
 	for _, g := range s.groups {
 		g.shutdown()
 	}
 	s.groups = map[string]*group{}
-	s.mu.Unlock()
-	s.wmu.Lock()
-	s.closed = true
-	s.wmu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
 }
 
-// enqueue queues recs for the writer; done runs after the append. The
-// caller holds s.mu, so the order of writes is the order of the state
+// enqueue queues recs for the shard's writer; done runs after the append.
+// The caller holds s.mu, so the order of writes is the order of the state
 // changes they record.
 func (s *shard) enqueue(recs []Record, done func(error)) {
 	s.enqueueWrite(write{recs: recs, done: done, pid: -1})
 }
 
+// write is one append of the shard's writer, and what to do once it is
+// committed (or failed): done runs without any lock held.
+type write struct {
+	recs []Record
+	done func(error)
+	// A TxnOffsetCommit's records go in a transactional batch of this
+	// producer; -1 otherwise.
+	pid   int64
+	epoch int16
+}
+
 // enqueueWrite is enqueue of a write, transactional or not.
 func (s *shard) enqueueWrite(w write) {
-	s.wmu.Lock()
-	if s.closed {
-		s.wmu.Unlock()
-		go w.done(kerr.NotCoordinator)
-		return
-	}
-	s.queue = append(s.queue, w)
-	s.wmu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// writeLoop appends queued writes one after another.
-func (s *shard) writeLoop() {
-	defer s.c.wg.Done()
-	for {
-		s.wmu.Lock()
-		q := s.queue
-		s.queue = nil
-		closed := s.closed
-		s.wmu.Unlock()
-		for _, w := range q {
-			if closed {
-				w.done(kerr.NotCoordinator)
-				continue
-			}
-			if s.ctx.Err() != nil {
-				// Unloaded since the queue was taken: a newer shard may
-				// have loaded the log already.
-				w.done(kerr.NotCoordinator)
-				continue
-			}
-			ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.CommitTimeout)
-			var err error
-			if w.pid >= 0 {
-				err = s.c.cfg.Log.AppendTxn(ctx, s.id, s.epoch, w.pid, w.epoch, w.recs)
-			} else {
-				err = s.c.cfg.Log.Append(ctx, s.id, s.epoch, w.recs)
-			}
-			cancel()
-			if err != nil {
-				err = appendError(err, s.ctx.Err() != nil)
-			}
-			w.done(err)
+	s.sh.Enqueue(coordinator.Write{Done: w.done, Append: func(ctx context.Context) error {
+		if w.pid >= 0 {
+			return s.c.cfg.Log.AppendTxn(ctx, s.id, s.epoch, w.pid, w.epoch, w.recs)
 		}
-		if closed {
-			return
-		}
-		if len(q) == 0 {
-			<-s.wake
-		}
-	}
-}
-
-// appendError maps a failed append of group state to what the client of
-// the group request gets, as Kafka's coordinator maps them.
-func appendError(err error, unloaded bool) error {
-	if unloaded {
-		return kerr.NotCoordinator
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		switch ke {
-		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-			return kerr.CoordinatorNotAvailable
-		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch:
-			return kerr.NotCoordinator
-		case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-			return kerr.UnknownServerError
-		}
-		return ke
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return kerr.CoordinatorNotAvailable
-	}
-	return kerr.NotCoordinator
+		return s.c.cfg.Log.Append(ctx, s.id, s.epoch, w.recs)
+	}})
 }
 
 // groupShard is shardFor, refusing the empty group id (INVALID_GROUP_ID).

@@ -392,7 +392,7 @@ func (g *group) scheduleHeartbeat(m *member, d time.Duration) {
 	m.hbTimer = time.AfterFunc(d, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state != shardActive || s.groups[g.id] != g || g.members[m.id] != m || m.hbSeq != seq {
+		if !s.active() || s.groups[g.id] != g || g.members[m.id] != m || m.hbSeq != seq {
 			return
 		}
 		g.expireHeartbeat(m)
@@ -488,7 +488,7 @@ func (g *group) scheduleJoin(d time.Duration, f func()) {
 	g.joinTimer = time.AfterFunc(d, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state != shardActive || s.groups[g.id] != g || g.joinSeq != seq {
+		if !s.active() || s.groups[g.id] != g || g.joinSeq != seq {
 			return
 		}
 		f()
@@ -576,7 +576,7 @@ func (g *group) schedulePendingSync() {
 	g.syncTimer = time.AfterFunc(g.rebalanceTimeout(), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state != shardActive || s.groups[g.id] != g || g.generation != gen {
+		if !s.active() || s.groups[g.id] != g || g.generation != gen {
 			return
 		}
 		if (g.state != stateCompletingRebalance && g.state != stateStable) || len(g.pendingSync) == 0 {

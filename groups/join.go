@@ -64,7 +64,7 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 	}
 
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return fail(kerr.NotCoordinator)
 	}
@@ -171,7 +171,7 @@ func (g *group) joinNewMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 		t := time.AfterFunc(j.session, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.state != shardActive || s.groups[g.id] != g || g.pending[id] == nil {
+			if !s.active() || s.groups[g.id] != g || g.pending[id] == nil {
 				return
 			}
 			delete(g.pending, id)
@@ -338,7 +338,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		return fail(err)
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return fail(kerr.NotCoordinator)
 	}

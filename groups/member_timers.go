@@ -23,7 +23,7 @@ func (t *memberTimers) arm(s *shard, session, rebalance time.Duration, revoking 
 	t.session = time.AfterFunc(session, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state == shardActive && t.seq == seq {
+		if s.active() && t.seq == seq {
 			expire("session timeout")
 		}
 	})
@@ -39,7 +39,7 @@ func (t *memberTimers) arm(s *shard, session, rebalance time.Duration, revoking 
 		rt = time.AfterFunc(max(rebalance, time.Second), func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.state == shardActive && t.rebalance == rt {
+			if s.active() && t.rebalance == rt {
 				expire("rebalance timeout")
 			}
 		})

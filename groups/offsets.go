@@ -126,7 +126,7 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	}
 
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return kerr.NotCoordinator
 	}
@@ -375,7 +375,7 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state != shardActive {
+	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[groupID]
@@ -458,7 +458,7 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return nil, kerr.NotCoordinator
 	}
@@ -547,7 +547,7 @@ func (g *group) subscribedTopics() (topics map[string]bool, known bool) {
 func (s *shard) expireOffsets(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state != shardActive {
+	if !s.active() {
 		return
 	}
 	retention := s.c.cfg.OffsetsRetention

@@ -141,7 +141,7 @@ func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) string {
 }
 
 func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) (*group, error) {
-	if s.state != shardActive {
+	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
 	g := s.groups[req.GroupID]
@@ -337,7 +337,7 @@ func (g *group) scheduleShareTimer(m *shareMember) {
 	m.sessionTimer = time.AfterFunc(s.c.cfg.ShareSessionTimeout, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state != shardActive || s.groups[g.id] != g || g.sg == nil || g.sg.members[m.id] != m || m.timerSeq != seq {
+		if !s.active() || s.groups[g.id] != g || g.sg == nil || g.sg.members[m.id] != m || m.timerSeq != seq {
 			return
 		}
 		s.c.log.Info("share group member removed", "group", g.id, "member", m.id, "reason", "session timeout")
@@ -473,7 +473,7 @@ func (c *Coordinator) CreateShareGroup(id string) error {
 		return err
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return kerr.NotCoordinator
 	}
@@ -505,7 +505,7 @@ func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
 		return nil, nil, err
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return nil, nil, kerr.NotCoordinator
 	}

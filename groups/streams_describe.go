@@ -21,7 +21,7 @@ func (c *Coordinator) describedGroup(id, kind string, is func(*group) bool) (*gr
 	s.mu.Lock()
 	g := s.groups[id]
 	switch {
-	case s.state != shardActive:
+	case !s.active():
 		err = kerr.NotCoordinator
 	case g == nil || g.state == stateDead:
 		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s not found.", id)

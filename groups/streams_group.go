@@ -224,7 +224,7 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) string {
 // fills resp and returns the group and the topics to create, or the error
 // to answer.
 func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) (*group, []StreamsTopicToCreate, error) {
-	if s.state != shardActive {
+	if !s.active() {
 		return nil, nil, kerr.NotCoordinator
 	}
 	g := s.groups[req.Group]

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/coordinator"
 )
 
 // Transactional offset commits (KIP-98, KIP-447): TxnOffsetCommit writes
@@ -111,7 +113,7 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 		}
 	}
 	s.mu.Lock()
-	if s.state != shardActive {
+	if !s.active() {
 		s.mu.Unlock()
 		return kerr.NotCoordinator
 	}
@@ -224,15 +226,13 @@ func (g *group) unstable(tp topicPartition) bool {
 // TxnOffsetCommits left pending. The broker calls it after the marker's
 // append.
 func (c *Coordinator) CompleteTxn(partition int32, pid int64, commit bool) {
-	c.mu.Lock()
-	s := c.shards[partition]
-	c.mu.Unlock()
-	if s == nil {
+	s, ok := c.rt.Lookup(partition)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state == shardLoading {
+	if s.sh.State() == coordinator.Loading {
 		s.earlyMarkers = append(s.earlyMarkers, earlyMarker{pid, commit})
 		return
 	}

@@ -20,7 +20,7 @@ func (s *shard) startCompletion(m *txnMeta) {
 // the transaction from the log) or a newer coordinator fenced it.
 func (s *shard) complete(m *txnMeta) {
 	s.mu.Lock()
-	if s.state != shardActive || s.txns[m.id] != m || (m.state != PrepareCommit && m.state != PrepareAbort) {
+	if !s.active() || s.txns[m.id] != m || (m.state != PrepareCommit && m.state != PrepareAbort) {
 		s.mu.Unlock()
 		return
 	}
@@ -62,7 +62,7 @@ func (s *shard) complete(m *txnMeta) {
 	}
 	for {
 		s.mu.Lock()
-		if s.state != shardActive || s.txns[m.id] != m || m.pending {
+		if !s.active() || s.txns[m.id] != m || m.pending {
 			s.mu.Unlock()
 			return
 		}

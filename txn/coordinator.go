@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-io/samsa/coordinator"
 	"github.com/samsa-io/samsa/protocol"
 )
 
@@ -80,19 +81,7 @@ type Config struct {
 type Coordinator struct {
 	cfg Config
 	log *slog.Logger
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	shards map[int32]*shard // guarded by mu
-	closed bool             // guarded by mu
-
-	// spawnMu guards stopping; it is taken after mu or a shard's mu, never
-	// before them, so that a goroutine can be started under either.
-	spawnMu  sync.Mutex
-	stopping bool
+	rt  *coordinator.Runtime[*shard]
 }
 
 // New returns a coordinator that owns nothing until SetOwned.
@@ -124,11 +113,15 @@ func New(cfg Config) *Coordinator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: map[int32]*shard{}}
-	c.wg.Add(2)
-	go c.every(c.cfg.AbortInterval, c.AbortTimedOut)
-	go c.every(c.cfg.RemoveInterval, c.ExpireIDs)
+	c := &Coordinator{cfg: cfg, log: cfg.Logger}
+	c.rt = coordinator.New(coordinator.Config[*shard]{
+		Topic:         "__transaction_state",
+		Logger:        cfg.Logger,
+		New:           func(sh *coordinator.Shard) *shard { return newShard(c, sh) },
+		AppendTimeout: cfg.AppendTimeout,
+	})
+	c.rt.Go(func() { c.every(c.cfg.AbortInterval, c.AbortTimedOut) })
+	c.rt.Go(func() { c.every(c.cfg.RemoveInterval, c.ExpireIDs) })
 	return c
 }
 
@@ -143,144 +136,60 @@ func (c *Coordinator) PartitionFor(id string) int32 {
 // its markers). A partition gained, or regained under a new epoch, is
 // loaded in the background and its prepared transactions completed; one
 // lost is dropped at once.
-func (c *Coordinator) SetOwned(owned map[int32]int32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	for p, s := range c.shards {
-		if epoch, ok := owned[p]; !ok || epoch != s.epoch {
-			delete(c.shards, p)
-			s.unload()
-		}
-	}
-	for p, epoch := range owned {
-		if _, ok := c.shards[p]; ok {
-			continue
-		}
-		s := newShard(c, p, epoch)
-		c.shards[p] = s
-		c.goShard(s.load)
-	}
-}
+func (c *Coordinator) SetOwned(owned map[int32]int32) { c.rt.SetOwned(owned) }
 
 // Close drops every shard and waits for the coordinator's goroutines.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.closed = true
-	shards := c.shards
-	c.shards = map[int32]*shard{}
-	c.mu.Unlock()
-	c.spawnMu.Lock()
-	c.stopping = true
-	c.spawnMu.Unlock()
-	c.cancel()
-	for _, s := range shards {
-		s.unload()
-	}
-	c.wg.Wait()
-}
+func (c *Coordinator) Close() { c.rt.Close() }
 
 // goShard runs f in a goroutine Close waits for, unless Close has begun.
-func (c *Coordinator) goShard(f func()) {
-	c.spawnMu.Lock()
-	defer c.spawnMu.Unlock()
-	if c.stopping {
-		return
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-}
+func (c *Coordinator) goShard(f func()) { c.rt.Go(f) }
 
 // shardFor returns the active shard of a transactional id, or the error a
 // client gets: NOT_COORDINATOR where this broker does not lead its
 // partition, COORDINATOR_LOAD_IN_PROGRESS while it loads.
 func (c *Coordinator) shardFor(id string) (*shard, error) {
-	c.mu.Lock()
-	s := c.shards[c.PartitionFor(id)]
-	c.mu.Unlock()
-	if s == nil {
-		return nil, kerr.NotCoordinator
-	}
-	s.mu.Lock()
-	st := s.state
-	s.mu.Unlock()
-	switch st {
-	case shardLoading:
-		return nil, kerr.CoordinatorLoadInProgress
-	case shardActive:
-		return s, nil
-	}
-	return nil, kerr.NotCoordinator
+	return c.rt.Get(c.PartitionFor(id))
 }
 
 // activeShards returns every active shard, and whether one still loads.
 func (c *Coordinator) activeShards() (active []*shard, loading bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.shards {
-		s.mu.Lock()
-		switch s.state {
-		case shardActive:
-			active = append(active, s)
-		case shardLoading:
-			loading = true
-		}
-		s.mu.Unlock()
-	}
-	return active, loading
+	return c.rt.Active()
 }
 
-type shardState int
-
-const (
-	shardLoading shardState = iota
-	shardActive
-	shardGone
-)
-
-// shard is one owned __transaction_state partition and its ids.
+// shard is one owned __transaction_state partition and its ids: the
+// runtime's coordinator.Machine of the partition.
 type shard struct {
 	c     *Coordinator
-	id    int32
-	epoch int32
+	sh    *coordinator.Shard
+	id    int32           // the partition
+	epoch int32           // the leader epoch it was loaded in
+	ctx   context.Context // ends when it is unloaded
 
-	ctx    context.Context // cancelled by unload
-	cancel context.CancelFunc
-
-	mu    sync.Mutex
-	state shardState          // guarded by mu
-	txns  map[string]*txnMeta // guarded by mu
+	mu   sync.Mutex          // guards the shard's state (sh.State) too
+	txns map[string]*txnMeta // guarded by mu
 }
 
-func newShard(c *Coordinator, id, epoch int32) *shard {
-	ctx, cancel := context.WithCancel(c.ctx)
-	return &shard{c: c, id: id, epoch: epoch, ctx: ctx, cancel: cancel, txns: map[string]*txnMeta{}}
+func newShard(c *Coordinator, sh *coordinator.Shard) *shard {
+	return &shard{c: c, sh: sh, id: sh.Partition(), epoch: sh.Epoch(), ctx: sh.Context(), txns: map[string]*txnMeta{}}
 }
 
-func (s *shard) unload() {
-	s.cancel()
-	s.mu.Lock()
-	s.state = shardGone
-	s.txns = map[string]*txnMeta{}
-	s.mu.Unlock()
-}
+func (s *shard) Lock()   { s.mu.Lock() }
+func (s *shard) Unlock() { s.mu.Unlock() }
 
-// load replays the partition into the shard, makes it active, and
-// completes every transaction left prepared by the previous coordinator.
-func (s *shard) load() {
+// active reports whether the shard is loaded and still owned; the caller
+// holds s.mu.
+func (s *shard) active() bool { return s.sh.Active() }
+
+// Unloaded drops the shard's ids.
+func (s *shard) Unloaded() { s.txns = map[string]*txnMeta{} }
+
+// Load replays the partition into ids that install makes the shard's,
+// completing every transaction left prepared by the previous coordinator.
+func (s *shard) Load(ctx context.Context) (install func(), err error) {
 	start := time.Now()
 	loaded := map[string]*txnMeta{}
 	n := 0
-	err := s.c.cfg.Log.Replay(s.ctx, s.id, func(key, value []byte) {
+	err = s.c.cfg.Log.Replay(ctx, s.id, func(key, value []byte) {
 		n++
 		id, ok, err := parseKey(key)
 		if err != nil || !ok {
@@ -301,39 +210,28 @@ func (s *shard) load() {
 		loaded[id] = m
 	})
 	if err != nil {
-		s.c.log.Error("loading __transaction_state partition failed", "partition", s.id, "err", err)
-		s.c.mu.Lock()
-		if s.c.shards[s.id] == s {
-			delete(s.c.shards, s.id) // a later SetOwned retries
-		}
-		s.c.mu.Unlock()
-		s.unload()
-		return
+		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != shardLoading {
-		return
-	}
-	var prepared []*txnMeta
-	for id, m := range loaded {
-		if m.state == Dead {
-			continue
+	return func() {
+		var prepared []*txnMeta
+		for id, m := range loaded {
+			if m.state == Dead {
+				continue
+			}
+			if m.state == PrepareEpochFence { // never written by Kafka; an abort in the making
+				m.state = PrepareAbort
+			}
+			s.txns[id] = m
+			if m.state == PrepareCommit || m.state == PrepareAbort {
+				prepared = append(prepared, m)
+			}
 		}
-		if m.state == PrepareEpochFence { // never written by Kafka; an abort in the making
-			m.state = PrepareAbort
+		s.c.log.Info("loaded __transaction_state partition", "partition", s.id, "epoch", s.epoch,
+			"records", n, "transactional_ids", len(s.txns), "prepared", len(prepared), "took", time.Since(start))
+		for _, m := range prepared {
+			s.startCompletion(m)
 		}
-		s.txns[id] = m
-		if m.state == PrepareCommit || m.state == PrepareAbort {
-			prepared = append(prepared, m)
-		}
-	}
-	s.state = shardActive
-	s.c.log.Info("loaded __transaction_state partition", "partition", s.id, "epoch", s.epoch,
-		"records", n, "transactional_ids", len(s.txns), "prepared", len(prepared), "took", time.Since(start))
-	for _, m := range prepared {
-		s.startCompletion(m)
-	}
+	}, nil
 }
 
 // write appends target, the next state of m, and applies it once
@@ -343,43 +241,19 @@ func (s *shard) load() {
 func (s *shard) write(m *txnMeta, target txnMeta) error {
 	m.pending = true
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(s.ctx, s.c.cfg.AppendTimeout)
-	err := s.c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(m.id), recordValue(&target))
-	cancel()
+	err := s.sh.Append(func(ctx context.Context) error {
+		return s.c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(m.id), recordValue(&target))
+	})
 	s.mu.Lock()
 	m.pending = false
 	if err != nil {
-		return appendError(err, s.ctx.Err() != nil)
+		return err
 	}
-	if s.state != shardActive || s.txns[m.id] != m {
+	if !s.active() || s.txns[m.id] != m {
 		return kerr.NotCoordinator
 	}
 	*m = target
 	return nil
-}
-
-// appendError maps a failed write of the state to what the client gets, as
-// Kafka's TransactionStateManager maps them.
-func appendError(err error, unloaded bool) error {
-	if unloaded {
-		return kerr.NotCoordinator
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		switch ke {
-		case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-			return kerr.CoordinatorNotAvailable
-		case kerr.NotLeaderForPartition, kerr.KafkaStorageError, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch:
-			return kerr.NotCoordinator
-		case kerr.MessageTooLarge, kerr.RecordListTooLarge:
-			return kerr.UnknownServerError
-		}
-		return ke
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return kerr.CoordinatorNotAvailable
-	}
-	return kerr.NotCoordinator
 }
 
 func (c *Coordinator) nowMs() int64 { return c.cfg.Now().UnixMilli() }

@@ -9,12 +9,11 @@ import (
 // loop (AbortTimedOut, every AbortInterval) and the expiry loop
 // (ExpireIDs, every RemoveInterval).
 func (c *Coordinator) every(interval time.Duration, fn func()) {
-	defer c.wg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.rt.Context().Done():
 			return
 		case <-t.C:
 			fn()
@@ -75,9 +74,9 @@ func (c *Coordinator) ExpireIDs() {
 			}
 			m.pending = true
 			s.mu.Unlock()
-			ctx, cancel := context.WithTimeout(s.ctx, c.cfg.AppendTimeout)
-			err := c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(id), nil)
-			cancel()
+			err := s.sh.Append(func(ctx context.Context) error {
+				return c.cfg.Log.Append(ctx, s.id, s.epoch, recordKey(id), nil)
+			})
 			s.mu.Lock()
 			m.pending = false
 			if err != nil {

@@ -39,7 +39,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 			return none, kerr.CoordinatorNotAvailable
 		}
 		s.mu.Lock()
-		if s.state != shardActive {
+		if !s.active() {
 			s.mu.Unlock()
 			return none, kerr.NotCoordinator
 		}
@@ -83,7 +83,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 		if err != nil {
 			return none, kerr.CoordinatorNotAvailable
 		}
-		if s.state != shardActive || s.txns[id] != m || m.pending {
+		if !s.active() || s.txns[id] != m || m.pending {
 			return none, kerr.ConcurrentTransactions
 		}
 		target.prevPid, target.pid, target.epoch, target.lastEpoch = m.pid, pid, 0, noEpoch
@@ -342,7 +342,7 @@ func (s *shard) endTxn(ctx context.Context, m *txnMeta, commit bool, tv int8, em
 			if err != nil {
 				return none, kerr.CoordinatorNotAvailable
 			}
-			if s.state != shardActive || s.txns[m.id] != m || m.pending {
+			if !s.active() || s.txns[m.id] != m || m.pending {
 				return none, kerr.ConcurrentTransactions
 			}
 			target.nextPid = pid

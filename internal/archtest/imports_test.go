@@ -1,7 +1,9 @@
 // Package archtest checks the direction of imports between the project's
 // packages (DESIGN.md): cmd → broker → {groups, replication, controller} →
 // {logstore, protocol}; logstore and protocol import no project package;
-// controller never sees Kafka types; nothing imports broker but the programs
+// the coordinator runtime (coordinator) imports none either, and the
+// coordinators over it (groups, txn, share) import it; controller never
+// sees Kafka types; nothing imports broker but the programs
 // (cmd/, bench/) and tests.
 package archtest
 
@@ -60,8 +62,9 @@ func TestImportDirection(t *testing.T) {
 		"internal/testcerts": {},
 		"security":           {},
 		"replication":        {"logstore", "protocol", "internal/elr"},
-		"groups":             {"logstore", "protocol"},
-		"txn":                {"logstore", "protocol"},
+		"coordinator":        {},
+		"groups":             {"logstore", "protocol", "coordinator"},
+		"txn":                {"logstore", "protocol", "coordinator"},
 		"share":              {},
 		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi"},
 		"httpapi":            {"internal/admin"},
