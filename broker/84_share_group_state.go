@@ -1,21 +1,16 @@
 package broker
 
-// Share-group state (KIP-932) in __share_group_state, as Kafka keeps it: a
-// share-partition's state lives in partition
-// abs(hash("group:topicId:partition")) % share.coordinator.state.topic.num.partitions,
-// as ShareSnapshot records, and the leader of that partition (the share
-// coordinator) serves ReadShareGroupState v0 and WriteShareGroupState v0-1
-// to the share-partition leaders. Here every write is a whole snapshot;
-// the coordinator keeps the latest of each share-partition it leads,
-// loaded by replaying its partition once per leader epoch.
+// Share-group state (KIP-932): the share coordinator (share.StateCoordinator)
+// serves the __share_group_state partitions this broker leads; shareStore
+// is the share-partition leaders' way to it, here or on another broker
+// (ReadShareGroupState v0, WriteShareGroupState v0-1), and the handlers
+// below serve those requests.
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,75 +18,51 @@ import (
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/logstore"
-	kproto "github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
 )
 
 // shareStateTopic is Kafka's share-group state topic.
-const shareStateTopic = "__share_group_state"
+const shareStateTopic = share.StateTopic
 
-// shareStore is share.Store over __share_group_state.
+// shareStore is share.Store over the share coordinators.
 type shareStore struct {
 	b *Broker
-
-	mu     sync.Mutex
-	loaded map[int32]int32              // guarded by mu; state partition -> leader epoch its snapshots were loaded at
-	snaps  map[share.Key]share.Snapshot // guarded by mu
-	// parts serialise the reads and writes of each state partition: a
-	// write's fencing check, its append and the cache's update happen
-	// as one, and a load's replay sees every write before it.
-	parts map[int32]*sync.Mutex // guarded by mu
 }
 
-func newShareStore(b *Broker) *shareStore {
-	return &shareStore{b: b, loaded: map[int32]int32{}, snaps: map[share.Key]share.Snapshot{}, parts: map[int32]*sync.Mutex{}}
-}
-
-// partLock is the lock of state partition part.
-func (s *shareStore) partLock(part int32) *sync.Mutex {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.parts[part]
-	if l == nil {
-		l = new(sync.Mutex)
-		s.parts[part] = l
-	}
-	return l
-}
+func newShareStore(b *Broker) *shareStore { return &shareStore{b: b} }
 
 // partitionFor is the __share_group_state partition of k (Kafka's
 // SharePartitionKey.asCoordinatorKey, hashed as a group id is).
 func (s *shareStore) partitionFor(k share.Key) int32 {
-	key := k.Group + ":" + base64.RawURLEncoding.EncodeToString(k.TopicID[:]) + ":" + strconv.Itoa(int(k.Partition))
-	return kproto.CoordinatorPartition(key, s.b.settings.ShareStateNumPartitions)
+	return s.b.shareCoord.PartitionFor(k)
 }
 
 // coordinator is the broker that leads k's state partition, and whether
-// that is this one (with the partition's leader epoch).
-func (s *shareStore) coordinator(ctx context.Context, k share.Key) (leader int32, local bool, epoch int32, err error) {
+// that is this one.
+func (s *shareStore) coordinator(ctx context.Context, k share.Key) (leader int32, local bool, err error) {
 	if err := s.b.ensureShareStateTopic(ctx); err != nil {
-		return -1, false, 0, err
+		return -1, false, err
 	}
 	// A new topic's leaders take a moment to be elected and known here.
 	for range 50 {
 		p := s.b.meta.partition(shareStateTopic, s.partitionFor(k))
 		if p != nil {
-			if _, e, err := s.b.replicas.Leading(p, -1); err == nil {
-				return s.b.nodeID, true, e, nil
+			if _, _, err := s.b.replicas.Leading(p, -1); err == nil {
+				return s.b.nodeID, true, nil
 			}
 			if l, _, _, _ := p.State(); l >= 0 && l != s.b.nodeID {
-				return l, false, 0, nil
+				return l, false, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return -1, false, 0, ctx.Err()
+			return -1, false, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		_, _ = s.b.syncCachedMetadata(ctx)
 	}
-	return -1, false, 0, kerr.CoordinatorNotAvailable
+	return -1, false, kerr.CoordinatorNotAvailable
 }
 
 // shareStateAttempts bounds the tries of one read or write of share state
@@ -134,12 +105,12 @@ func (s *shareStore) Read(ctx context.Context, k share.Key) (snap share.Snapshot
 }
 
 func (s *shareStore) readOnce(ctx context.Context, k share.Key) (share.Snapshot, bool, error) {
-	leader, local, epoch, err := s.coordinator(ctx, k)
+	leader, local, err := s.coordinator(ctx, k)
 	if err != nil {
 		return share.Snapshot{}, false, err
 	}
 	if local {
-		return s.readLocal(ctx, k, epoch)
+		return s.b.shareCoord.Read(k)
 	}
 	req := kmsg.NewPtrReadShareGroupStateRequest()
 	req.GroupID = k.Group
@@ -178,12 +149,12 @@ func (s *shareStore) Write(ctx context.Context, k share.Key, snap share.Snapshot
 }
 
 func (s *shareStore) writeOnce(ctx context.Context, k share.Key, snap share.Snapshot) error {
-	leader, local, epoch, err := s.coordinator(ctx, k)
+	leader, local, err := s.coordinator(ctx, k)
 	if err != nil {
 		return err
 	}
 	if local {
-		return s.writeLocal(ctx, k, epoch, snap)
+		return s.b.shareCoord.Write(k, snap)
 	}
 	req := kmsg.NewPtrWriteShareGroupStateRequest()
 	req.Version = 1
@@ -212,112 +183,47 @@ func (s *shareStore) writeOnce(ctx context.Context, k share.Key, snap share.Snap
 	return nil
 }
 
-// readLocal is the latest snapshot of k in a state partition this broker
-// leads at epoch, loading the partition first when this epoch has not.
-func (s *shareStore) readLocal(ctx context.Context, k share.Key, epoch int32) (share.Snapshot, bool, error) {
-	l := s.partLock(s.partitionFor(k))
-	l.Lock()
-	defer l.Unlock()
-	return s.readLocked(ctx, k, epoch)
+// shareStateLog is __share_group_state as the share coordinator uses it.
+type shareStateLog struct{ b *Broker }
+
+func (l shareStateLog) Append(ctx context.Context, partition, epoch int32, key, value []byte) error {
+	now := time.Now()
+	return l.b.appendInternal(ctx, shareStateTopic, partition, epoch, []logstore.Record{{Timestamp: now.UnixMilli(), Key: key, Value: value}}, now)
 }
 
-// readLocked is readLocal with k's state partition locked.
-func (s *shareStore) readLocked(ctx context.Context, k share.Key, epoch int32) (share.Snapshot, bool, error) {
-	part := s.partitionFor(k)
-	s.mu.Lock()
-	loaded, ok := s.loaded[part]
-	s.mu.Unlock()
-	if !ok || loaded != epoch {
-		if err := s.load(ctx, part, epoch); err != nil {
-			return share.Snapshot{}, false, err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	snap, ok := s.snaps[k]
-	return snap, ok, nil
-}
-
-// load replays a state partition into the cache.
-func (s *shareStore) load(ctx context.Context, part, epoch int32) error {
-	snaps := map[share.Key]share.Snapshot{}
-	err := s.b.replayInternal(ctx, shareStateTopic, part, func(h logstore.BatchHeader, r logstore.Record) {
-		if h.IsControl() {
-			return
-		}
-		k, ok, err := share.DecodeKey(r.Key)
-		if err != nil || !ok {
-			return
-		}
-		if r.Value == nil {
-			delete(snaps, k)
-			return
-		}
-		// Only snapshots are written here; an update record would be a
-		// delta of another writer's, which this store does not apply.
-		if len(r.Key) >= 2 && r.Key[1] != 0 {
-			return
-		}
-		if snap, err := share.DecodeSnapshot(r.Value, false); err == nil {
-			snaps[k] = snap
-		} else {
-			s.b.log.Warn("share state record unreadable", "partition", part, "offset", r.Offset, "err", err)
+func (l shareStateLog) Replay(ctx context.Context, partition int32, fn func(offset int64, key, value []byte)) error {
+	return l.b.replayInternal(ctx, shareStateTopic, partition, func(h logstore.BatchHeader, r logstore.Record) {
+		if !h.IsControl() {
+			fn(r.Offset, r.Key, r.Value)
 		}
 	})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.snaps {
-		if s.partitionFor(k) == part {
-			delete(s.snaps, k)
-		}
-	}
-	for k, v := range snaps {
-		s.snaps[k] = v
-	}
-	s.loaded[part] = epoch
-	return nil
 }
 
-// writeLocal appends k's snapshot to its state partition, led here at
-// epoch. Writes of one state partition go one at a time: two writers
-// checked against the same state would both pass, and the older one
-// could land last.
-func (s *shareStore) writeLocal(ctx context.Context, k share.Key, epoch int32, snap share.Snapshot) error {
-	part := s.partitionFor(k)
-	l := s.partLock(part)
-	l.Lock()
-	defer l.Unlock()
-	cur, ok, err := s.readLocked(ctx, k, epoch)
-	if err != nil {
-		return err
+// newShareCoordinator builds the share coordinator from the broker's
+// settings.
+func (b *Broker) newShareCoordinator() *share.StateCoordinator {
+	return share.NewStateCoordinator(share.StateConfig{
+		Log:        shareStateLog{b},
+		Partitions: b.settings.ShareStateNumPartitions,
+		Logger:     b.log,
+	})
+}
+
+// syncShareCoordinator tells the share coordinator which
+// __share_group_state partitions this broker leads now.
+func (b *Broker) syncShareCoordinator() {
+	if b.shareCoord == nil {
+		return
 	}
-	// As Kafka's share coordinator fences writers: a state epoch older
-	// than the state's (an admin reset or deleted it since), or an older
-	// leader epoch of the partition (a former leader).
-	switch {
-	case ok && snap.StateEpoch < cur.StateEpoch:
-		return fmt.Errorf("%w: state epoch %d, the state has %d", kerr.FencedStateEpoch, snap.StateEpoch, cur.StateEpoch)
-	case ok && snap.StateEpoch == cur.StateEpoch && snap.LeaderEpoch < cur.LeaderEpoch:
-		return fmt.Errorf("%w: leader epoch %d, the state was written at %d", kerr.FencedLeaderEpoch, snap.LeaderEpoch, cur.LeaderEpoch)
-	}
-	now := time.Now()
-	rec := logstore.Record{Timestamp: now.UnixMilli(), Key: share.EncodeKey(k), Value: share.EncodeSnapshot(snap)}
-	if err := s.b.appendInternal(ctx, shareStateTopic, part, epoch, []logstore.Record{rec}, now); err != nil {
-		if errors.Is(err, kerr.FencedLeaderEpoch) || errors.Is(err, kerr.NotLeaderForPartition) {
-			// The state partition's leadership moved since epoch: the
-			// state checked above may be stale. Not the share-partition's
-			// FENCED_LEADER_EPOCH: its leader asks the coordinator again.
-			return kerr.NotCoordinator
+	owned := make(map[int32]int32)
+	if t := b.meta.topic(shareStateTopic); t != nil {
+		for _, p := range t.parts {
+			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
+				owned[p.ID] = epoch
+			}
 		}
-		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.snaps[k] = snap
-	return nil
+	b.shareCoord.SetOwned(owned)
 }
 
 // ensureShareStateTopic creates __share_group_state on first use, as
@@ -349,6 +255,7 @@ func (b *Broker) ensureShareStateTopic(ctx context.Context) error {
 		}
 		return err
 	}
+	b.syncShareCoordinator()
 	return nil
 }
 
@@ -367,11 +274,7 @@ func (b *Broker) handleReadShareGroupState(ctx context.Context, r *request) (kms
 			var snap share.Snapshot
 			var ok bool
 			if err == nil {
-				err = b.shareStateLocal(k, func(epoch int32) error {
-					var e error
-					snap, ok, e = b.shareSt.readLocal(ctx, k, epoch)
-					return e
-				})
+				snap, ok, err = b.shareCoord.Read(k)
 			}
 			switch {
 			case err != nil:
@@ -414,9 +317,7 @@ func (b *Broker) handleWriteShareGroupState(ctx context.Context, r *request) (km
 			}
 			err := refused
 			if err == nil {
-				err = b.shareStateLocal(k, func(epoch int32) error {
-					return b.shareSt.writeLocal(ctx, k, epoch, snap)
-				})
+				err = b.shareCoord.Write(k, snap)
 			}
 			if err != nil {
 				op.ErrorCode, op.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
@@ -426,19 +327,4 @@ func (b *Broker) handleWriteShareGroupState(ctx context.Context, r *request) (km
 		resp.Topics = append(resp.Topics, ot)
 	}
 	return resp, nil
-}
-
-// shareStateLocal runs fn with the leader epoch of k's state partition
-// when this broker leads it; NOT_COORDINATOR otherwise, as Kafka's share
-// coordinator answers.
-func (b *Broker) shareStateLocal(k share.Key, fn func(epoch int32) error) error {
-	p := b.meta.partition(shareStateTopic, b.shareSt.partitionFor(k))
-	if p == nil {
-		return kerr.NotCoordinator
-	}
-	_, epoch, err := b.replicas.Leading(p, -1)
-	if err != nil {
-		return kerr.NotCoordinator
-	}
-	return fn(epoch)
 }

@@ -109,18 +109,19 @@ type Broker struct {
 
 	meta metadata // topics and partitions; see metadata.go
 
-	versions []protocol.VersionRange // advertised by ApiVersions
-	pids     producerIDs
-	sessions *fetchSessions
-	groups   *groups.Coordinator         // set by Start before metadata is first synced
-	share    *share.Manager              // share-partitions led here; see 78_share_fetch.go
-	shareSt  *shareStore                 // __share_group_state; see 84_share_group_state.go
-	txn      *txn.Coordinator            // set by Start before metadata is first synced
-	peers    peerConns                   // connections to other brokers for coordinator requests; see txn.go
-	peerDial *peerDialer                 // dials every connection to another broker; see peer_dial.go
-	fetchers *replication.Manager        // follower fetchers; see partition.go
-	replicas *replication.ReplicaManager // leads and follows the partitions; see partition.go
-	ctrlID   controllerCache             // the elected controller, for Metadata
+	versions   []protocol.VersionRange // advertised by ApiVersions
+	pids       producerIDs
+	sessions   *fetchSessions
+	groups     *groups.Coordinator         // set by Start before metadata is first synced
+	share      *share.Manager              // share-partitions led here; see 78_share_fetch.go
+	shareSt    *shareStore                 // share-group state, here or at its coordinator; see 84_share_group_state.go
+	shareCoord *share.StateCoordinator     // __share_group_state partitions led here; set by Start before metadata is first synced
+	txn        *txn.Coordinator            // set by Start before metadata is first synced
+	peers      peerConns                   // connections to other brokers for coordinator requests; see txn.go
+	peerDial   *peerDialer                 // dials every connection to another broker; see peer_dial.go
+	fetchers   *replication.Manager        // follower fetchers; see partition.go
+	replicas   *replication.ReplicaManager // leads and follows the partitions; see partition.go
+	ctrlID     controllerCache             // the elected controller, for Metadata
 	// internalCreates: internal topics FindCoordinator is creating (10_find_coordinator.go).
 	internalCreates internalCreates
 
@@ -294,6 +295,7 @@ func (b *Broker) Start() (err error) {
 		return err
 	}
 	registered = time.Since(start)
+	b.shareCoord = b.newShareCoordinator()
 	b.share = b.newShareManager()
 	b.groups = b.newCoordinator()
 	// Markers committed to __consumer_offsets settle the TxnOffsetCommits.
@@ -549,6 +551,9 @@ func (b *Broker) shutdown(clean bool) error {
 	}
 	if b.txn != nil {
 		b.txn.Close()
+	}
+	if b.shareCoord != nil {
+		b.shareCoord.Close()
 	}
 	b.peers.close()
 	if b.fetchers != nil {

@@ -1,7 +1,8 @@
 // Package coordinator is the runtime of a coordinator over an internal
 // compacted topic: the group coordinator (__consumer_offsets, package
-// groups) and the transaction coordinator (__transaction_state, package
-// txn) use it, each supplying only its record schema and state machine.
+// groups), the transaction coordinator (__transaction_state, package txn)
+// and the share coordinator (__share_group_state, package share) use it,
+// each supplying only its record schema and state machine.
 //
 // A Runtime owns the topic's partitions this broker leads, each as a Shard
 // of the leader epoch it was gained in (SetOwned). A shard gained, or

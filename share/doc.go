@@ -42,6 +42,13 @@
 // whose start is Uninitialized (-1) was deleted: the share-partition
 // starts anew under its state epoch.
 //
+// The share coordinator (StateCoordinator, state.go) keeps those states in
+// __share_group_state, on package coordinator's runtime: it serves the
+// state partitions this broker leads (fed by SetOwned, each replayed once
+// per leader epoch), answers the broker's ReadShareGroupState and
+// WriteShareGroupState handlers, and fences a writer whose state epoch,
+// or leader epoch at the same state epoch, is older than the state's.
+//
 // The records, in Kafka's share-coordinator schemas (records.go), all
 // integers big-endian:
 //

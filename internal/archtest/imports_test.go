@@ -65,7 +65,7 @@ func TestImportDirection(t *testing.T) {
 		"coordinator":        {},
 		"groups":             {"logstore", "protocol", "coordinator"},
 		"txn":                {"logstore", "protocol", "coordinator"},
-		"share":              {},
+		"share":              {"coordinator", "protocol"},
 		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi"},
 		"httpapi":            {"internal/admin"},
 		"internal/admin":     {},
