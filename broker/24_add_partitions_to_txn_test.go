@@ -53,6 +53,7 @@ func TestAddPartitionsToTxnHandler(t *testing.T) {
 		wantCode(t, fmt.Sprintf("v%d at2", v), codes["at2"], nil)
 	}
 	wantCode(t, "another producer id", addCodes(b.do(addPartitionsRequest(3, "tx", pid+1000, epoch, "at")))["at"], kerr.InvalidProducerIDMapping)
+	b.waitTxnPartition("never")
 	wantCode(t, "an id never initialized", addCodes(b.do(addPartitionsRequest(3, "never", pid, epoch, "at")))["at"], kerr.InvalidProducerIDMapping)
 	codes := addCodes(b.do(addPartitionsRequest(3, "tx", pid, epoch, "at", "nope")))
 	wantCode(t, "unknown topic", codes["nope"], kerr.UnknownTopicOrPartition)
