@@ -2,10 +2,31 @@ package broker_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
+
+// waitController polls ElectLeaders (for a topic that does not exist) until
+// the broker has won the controller's election in etcd: until then the
+// APIs the controller serves answer NOT_CONTROLLER (clients retry).
+func (b *handlerBroker) waitController() {
+	b.t.Helper()
+	testutil.Eventually(b.t, 20*time.Second, func() error {
+		resp, err := b.try(electLeadersRequest(2, "no-such-topic", 0))
+		if err != nil {
+			return err
+		}
+		r := resp.(*kmsg.ElectLeadersResponse)
+		if r.ErrorCode == kerr.NotController.Code || len(r.Topics) > 0 && r.Topics[0].Partitions[0].ErrorCode == kerr.NotController.Code {
+			return kerr.NotController
+		}
+		return nil
+	})
+}
 
 // electLeadersRequest asks for a preferred election of topic's partition.
 func electLeadersRequest(v int16, topic string, partition int32) *kmsg.ElectLeadersRequest {

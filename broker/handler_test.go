@@ -33,7 +33,8 @@ type handlerBroker struct {
 }
 
 // startHandlerBroker starts a broker with the StandardAuthorizer on, super
-// users admin and ANONYMOUS, and extra properties on top.
+// users admin and ANONYMOUS, and extra properties on top, and waits until
+// it is the controller.
 func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
 	t.Helper()
 	props := map[string]string{
@@ -56,7 +57,9 @@ func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
 	if len(addrs) != 2 {
 		t.Fatalf("listeners bound %v, want two", addrs)
 	}
-	return &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
+	b := &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
+	b.waitController()
+	return b
 }
 
 // as sends req at req.GetVersion() as user, through kgo over SASL, to the
