@@ -32,17 +32,7 @@ func internalTopicsProbe(t *testing.T, addr string) map[string]string {
 	adm, _ := admAdmin(t, addr)
 	topic := "internal-probe"
 	admCreate(t, adm, topic, 1, 1, nil)
-	var id [16]byte
-	testutil.Eventually(t, 30*time.Second, func() error {
-		td, err := adm.ListTopics(admCtx(t, admTimeout), topic)
-		if err != nil {
-			return err
-		}
-		if id = td[topic].ID; id == ([16]byte{}) {
-			return fmt.Errorf("no topic id yet")
-		}
-		return nil
-	})
+	id := topicID(t, adm, topic)
 	c := admDial(t, addr)
 
 	// Each FindCoordinator creates its topic; polled until answered.

@@ -36,35 +36,7 @@ func shareConnDrop(t *testing.T, addr string) []string {
 	}
 
 	coord := admDialCoordinator(t, addr, group)
-	join := func(member string) {
-		heartbeat := func(epoch int32) *kmsg.ShareGroupHeartbeatResponse {
-			req := kmsg.NewPtrShareGroupHeartbeatRequest()
-			req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
-			if epoch == 0 {
-				req.SubscribedTopicNames = []string{topic}
-			}
-			return coord.roundTrip(req, 1).(*kmsg.ShareGroupHeartbeatResponse)
-		}
-		var hb *kmsg.ShareGroupHeartbeatResponse
-		testutil.Eventually(t, 60*time.Second, func() error { // the coordinator may still load
-			if hb = heartbeat(0); hb.ErrorCode != 0 {
-				return fmt.Errorf("join: error %d %s", hb.ErrorCode, derefStr(hb.ErrorMessage))
-			}
-			return nil
-		})
-		epoch := hb.MemberEpoch
-		testutil.Eventually(t, 60*time.Second, func() error {
-			if hb.Assignment != nil && len(hb.Assignment.TopicPartitions) == 1 {
-				return nil
-			}
-			hb = heartbeat(epoch)
-			if hb.ErrorCode != 0 {
-				return fmt.Errorf("heartbeat: error %d", hb.ErrorCode)
-			}
-			epoch = hb.MemberEpoch
-			return fmt.Errorf("not assigned yet")
-		})
-	}
+	join := func(member string) { shareJoinAssigned(t, coord, group, member, topic) }
 	const first, second = "dropped-member", "second-member"
 	join(first)
 	join(second)

@@ -35,33 +35,7 @@ func shareLeaveThenAck(t *testing.T, addr string) []string {
 	}
 
 	coord := admDialCoordinator(t, addr, group)
-	heartbeat := func(epoch int32) *kmsg.ShareGroupHeartbeatResponse {
-		req := kmsg.NewPtrShareGroupHeartbeatRequest()
-		req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
-		if epoch == 0 {
-			req.SubscribedTopicNames = []string{topic}
-		}
-		return coord.roundTrip(req, 1).(*kmsg.ShareGroupHeartbeatResponse)
-	}
-	var hb *kmsg.ShareGroupHeartbeatResponse
-	testutil.Eventually(t, 60*time.Second, func() error { // the coordinator may still load
-		if hb = heartbeat(0); hb.ErrorCode != 0 {
-			return fmt.Errorf("join: error %d %s", hb.ErrorCode, derefStr(hb.ErrorMessage))
-		}
-		return nil
-	})
-	epoch := hb.MemberEpoch
-	testutil.Eventually(t, 60*time.Second, func() error {
-		if hb.Assignment != nil && len(hb.Assignment.TopicPartitions) == 1 {
-			return nil
-		}
-		hb = heartbeat(epoch)
-		if hb.ErrorCode != 0 {
-			return fmt.Errorf("heartbeat: error %d", hb.ErrorCode)
-		}
-		epoch = hb.MemberEpoch
-		return fmt.Errorf("not assigned yet")
-	})
+	shareJoinAssigned(t, coord, group, member, topic)
 
 	leader := admDial(t, addr)
 	var acquired []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
@@ -91,7 +65,7 @@ func shareLeaveThenAck(t *testing.T, addr string) []string {
 	})
 	note("acquired %d records", acquiredCount(acquired))
 
-	hb = heartbeat(-1)
+	hb := shareHeartbeat(coord, group, member, topic, -1)
 	note("leave: error %d, epoch %d", hb.ErrorCode, hb.MemberEpoch)
 
 	ack := kmsg.NewPtrShareAcknowledgeRequest()
@@ -171,4 +145,40 @@ func TestShareLeaveThenAcknowledgeKafkaReference(t *testing.T) {
 	if !slices.Equal(got, shareLeaveThenAckKafka) {
 		t.Errorf("Kafka 4.4 answered\n\t%s\nthe test expects\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareLeaveThenAckKafka, "\n\t"))
 	}
+}
+
+// shareHeartbeat sends one ShareGroupHeartbeat v1 of member at epoch
+// (0 joins, subscribing to topic; -1 leaves) on coord.
+func shareHeartbeat(coord *admConn, group, member, topic string, epoch int32) *kmsg.ShareGroupHeartbeatResponse {
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
+	if epoch == 0 {
+		req.SubscribedTopicNames = []string{topic}
+	}
+	return coord.roundTrip(req, 1).(*kmsg.ShareGroupHeartbeatResponse)
+}
+
+// shareJoinAssigned joins member to the share group and heartbeats until
+// it is assigned one partition (the coordinator may still be loading).
+func shareJoinAssigned(t *testing.T, coord *admConn, group, member, topic string) {
+	t.Helper()
+	var hb *kmsg.ShareGroupHeartbeatResponse
+	testutil.Eventually(t, 60*time.Second, func() error {
+		if hb = shareHeartbeat(coord, group, member, topic, 0); hb.ErrorCode != 0 {
+			return fmt.Errorf("join: error %d %s", hb.ErrorCode, derefStr(hb.ErrorMessage))
+		}
+		return nil
+	})
+	epoch := hb.MemberEpoch
+	testutil.Eventually(t, 60*time.Second, func() error {
+		if hb.Assignment != nil && len(hb.Assignment.TopicPartitions) == 1 {
+			return nil
+		}
+		hb = shareHeartbeat(coord, group, member, topic, epoch)
+		if hb.ErrorCode != 0 {
+			return fmt.Errorf("heartbeat: error %d", hb.ErrorCode)
+		}
+		epoch = hb.MemberEpoch
+		return fmt.Errorf("not assigned yet")
+	})
 }

@@ -80,7 +80,7 @@ func createTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32,
 func topicID(t testing.TB, adm *kadm.Client, topic string) [16]byte {
 	t.Helper()
 	var id [16]byte
-	testutil.Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		tds, err := adm.ListTopics(testCtx(t, 10*time.Second), topic)
 		if err != nil {
 			return err
