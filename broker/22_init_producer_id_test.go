@@ -53,6 +53,19 @@ func TestInitProducerIDHandler(t *testing.T) {
 	wantCode(t, "transactional as alice", txn.ErrorCode, kerr.TransactionalIDAuthorizationFailed)
 }
 
+// startTxnBroker starts a handler test's broker (in parallel with the
+// others) with topics of one partition each and initializes the
+// transactional id "tx", whose producer id and epoch it returns.
+func startTxnBroker(t *testing.T, topics ...string) (*handlerBroker, int64, int16) {
+	t.Parallel()
+	b := startHandlerBroker(t, nil)
+	for _, topic := range topics {
+		b.createTopic(topic, 1)
+	}
+	pid, epoch := b.initTxn("tx")
+	return b, pid, epoch
+}
+
 // initTxn initializes transactional id txnID as the super user (polling
 // while its coordinator loads or a previous transaction is aborted) and
 // returns the producer id and epoch.

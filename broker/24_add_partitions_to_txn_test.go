@@ -42,11 +42,7 @@ func addCodes(resp kmsg.Response) map[string]int16 {
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED at v3 and, since v4 is for brokers,
 // CLUSTER_AUTHORIZATION_FAILED there.
 func TestAddPartitionsToTxnHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("at", 1)
-	b.createTopic("at2", 1)
-	pid, epoch := b.initTxn("tx")
+	b, pid, epoch := startTxnBroker(t, "at", "at2")
 	for v := int16(0); v <= 3; v++ {
 		codes := addCodes(b.do(addPartitionsRequest(v, "tx", pid, epoch, "at", "at2")))
 		wantCode(t, fmt.Sprintf("v%d at", v), codes["at"], nil)

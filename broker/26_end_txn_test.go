@@ -65,10 +65,7 @@ func (b *handlerBroker) waitStable(topic string, lso, hw int64) {
 // INVALID_PRODUCER_ID_MAPPING; alice (no ACLs) gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestEndTxnHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("et", 1)
-	pid, epoch := b.initTxn("tx")
+	b, pid, epoch := startTxnBroker(t, "et")
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.EndTxnResponse).ErrorCode }
 
 	wantCode(t, "commit with no transaction", code(b.do(endTxnRequest(3, "tx", pid, epoch, true))), kerr.InvalidTxnState)

@@ -265,3 +265,58 @@ func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
 		t.Errorf("%s: %v (%d), want %v (%d)", what, kerr.ErrorForCode(got), got, want, code)
 	}
 }
+
+// grant is one ACL allowing a principal an operation on a resource named
+// literally.
+type grant struct {
+	typ  kmsg.ACLResourceType
+	name string
+	op   kmsg.ACLOperation
+}
+
+// clusterGrant allows op on the cluster.
+func clusterGrant(op kmsg.ACLOperation) grant {
+	return grant{kmsg.ACLResourceTypeCluster, "kafka-cluster", op}
+}
+
+// allow creates grants for user as the super user; CreateAcls answers
+// once this broker's authorizer has them.
+func (b *handlerBroker) allow(user string, grants ...grant) {
+	b.t.Helper()
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Version = 3
+	for _, g := range grants {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = g.typ, g.name, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = "User:"+user, "*", g.op, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, c)
+	}
+	for i, r := range b.do(req).(*kmsg.CreateACLsResponse).Results {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			b.t.Fatalf("granting %s %+v: %v", user, grants[i], err)
+		}
+	}
+}
+
+// authzStep is one step of wantAuthz: the grants added before it and the
+// code then wanted.
+type authzStep struct {
+	grants []grant
+	want   *kerr.Error
+}
+
+// wantAuthz sends req as alice (whose ACLs only these steps add) after each
+// step's grants and wants the step's code, as code reads it from the
+// answer: typically the authorization error with no ACL, another with
+// some, and the answer of an authorized request once alice has them all.
+func (b *handlerBroker) wantAuthz(req kmsg.Request, code func(kmsg.Response) int16, steps ...authzStep) {
+	b.t.Helper()
+	var have []grant
+	for _, s := range steps {
+		if len(s.grants) > 0 {
+			b.allow("alice", s.grants...)
+			have = append(have, s.grants...)
+		}
+		wantCode(b.t, fmt.Sprintf("%s as alice with %+v", kmsg.NameForKey(req.Key()), have), code(b.as("alice", req)), s.want)
+	}
+}
