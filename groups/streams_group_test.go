@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func topicInfo(name string, partitions int32) kmsg.TopicInfo {
@@ -205,10 +208,7 @@ func sgHeartbeat(t *testing.T, c *Coordinator, member string, epoch int32, owned
 	if epoch == 0 {
 		req.RebalanceTimeoutMillis = 30000
 		req.ProcessID = kmsg.StringPtr("process-" + member)
-		top := wordCountTopology()
-		top.Subtopologies = top.Subtopologies[:1]
-		top.Subtopologies[0].RepartitionSinkTopics = nil
-		req.Topology = top
+		req.Topology = sgJoinTopology()
 	}
 	if f != nil {
 		f(req)
@@ -313,5 +313,146 @@ func TestStreamsGroupReconcile(t *testing.T) {
 	req.Group = "none"
 	if r := c.StreamsGroupHeartbeat(Client{}, req).Response; r.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Errorf("unknown group: error %d, want GROUP_ID_NOT_FOUND", r.ErrorCode)
+	}
+}
+
+func newStreamsCoordinator(t *testing.T, edit func(*Config)) *Coordinator {
+	t.Helper()
+	cfg := testConfig(newMemLog())
+	cfg.Topics = func() []TopicMeta { return []TopicMeta{{Name: "in", ID: [16]byte{1}, Partitions: 4}} }
+	if edit != nil {
+		edit(&cfg)
+	}
+	return startCoordinator(t, cfg)
+}
+
+func sgTry(c *Coordinator, member string, epoch int32, f func(*kmsg.StreamsGroupHeartbeatRequest)) (*kmsg.StreamsGroupHeartbeatResponse, string) {
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Version = 1
+	req.Group, req.MemberID, req.MemberEpoch = "sg", member, epoch
+	if f != nil {
+		f(req)
+	}
+	resp := c.StreamsGroupHeartbeat(Client{ID: member}, req).Response
+	return resp, answer(resp.ErrorCode, resp.ErrorMessage)
+}
+
+func describeStreamsGroup(c *Coordinator) kmsg.StreamsGroupDescribeResponseGroup {
+	return c.StreamsGroupDescribe(&kmsg.StreamsGroupDescribeRequest{Groups: []string{"sg"}}).Groups[0]
+}
+
+func statusCodes(r *kmsg.StreamsGroupHeartbeatResponse) []int8 {
+	var out []int8
+	for _, s := range r.Status {
+		out = append(out, s.StatusCode)
+	}
+	return out
+}
+
+// TestStreamsGroupLeave is Kafka's streamsGroupLeave: epoch -1 removes the
+// member and moves the group epoch; epoch -2 keeps a static member for its
+// instance to come back to under a new member id, with its epoch and tasks
+// and no new group epoch; while it is back, another member with its
+// instance id is UNRELEASED_INSTANCE_ID with Kafka's message.
+func TestStreamsGroupLeave(t *testing.T) {
+	c := newStreamsCoordinator(t, nil)
+	static := func(id string) func(*kmsg.StreamsGroupHeartbeatRequest) {
+		return func(r *kmsg.StreamsGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr(id) }
+	}
+	s1 := sgHeartbeat(t, c, "s1", 0, nil, static("i1"))
+	if s1.MemberEpoch != 2 || len(activeOf(s1)) != 4 {
+		t.Fatalf("s1: epoch %d tasks %v", s1.MemberEpoch, activeOf(s1))
+	}
+	if r, got := sgTry(c, "s1", -2, static("i1")); got != "-" || r.MemberEpoch != -2 {
+		t.Fatalf("static leave: %s epoch %d", got, r.MemberEpoch)
+	}
+	s2 := sgHeartbeat(t, c, "s2", 0, nil, func(r *kmsg.StreamsGroupHeartbeatRequest) {
+		r.InstanceID, r.ProcessID = kmsg.StringPtr("i1"), kmsg.StringPtr("process-s1") // the same process, restarted
+	})
+	if s2.MemberEpoch != 2 || len(activeOf(s2)) != 4 {
+		t.Errorf("the instance back as s2: epoch %d tasks %v, want epoch 2 with all 4", s2.MemberEpoch, activeOf(s2))
+	}
+	if _, got := sgTry(c, "s3", 0, func(r *kmsg.StreamsGroupHeartbeatRequest) {
+		r.InstanceID, r.RebalanceTimeoutMillis, r.Topology = kmsg.StringPtr("i1"), 30000, sgJoinTopology()
+	}); got != "UNRELEASED_INSTANCE_ID: Static member s3 with instance id i1 cannot join the group because the instance id is owned by s2 member." {
+		t.Errorf("another member with the instance id: %s", got)
+	}
+	b := sgHeartbeat(t, c, "b", 0, nil, nil)
+	if d := describeStreamsGroup(c); d.Epoch != 3 || len(d.Members) != 2 {
+		t.Fatalf("with b: epoch %d, %d members", d.Epoch, len(d.Members))
+	}
+	if r, got := sgTry(c, "b", -1, nil); got != "-" || r.MemberEpoch != -1 {
+		t.Fatalf("b leaving: %s epoch %d", got, r.MemberEpoch)
+	}
+	if d := describeStreamsGroup(c); d.Epoch != 4 || len(d.Members) != 1 {
+		t.Errorf("after b left: epoch %d, %d members, want 4 and 1", d.Epoch, len(d.Members))
+	}
+	if _, got := sgTry(c, "b", b.MemberEpoch, nil); got != "UNKNOWN_MEMBER_ID: Member b is not a member of group sg." {
+		t.Errorf("b after leaving: %s", got)
+	}
+	if _, got := sgTry(c, "s2", -2, nil); got != "INVALID_REQUEST: InstanceId can't be null." {
+		t.Errorf("epoch -2 without an instance id: %s", got)
+	}
+}
+
+// sgJoinTopology is the topology sgHeartbeat joins with.
+func sgJoinTopology() *kmsg.StreamsGroupHeartbeatRequestTopology {
+	top := wordCountTopology()
+	top.Subtopologies = top.Subtopologies[:1]
+	top.Subtopologies[0].RepartitionSinkTopics = nil
+	return top
+}
+
+// TestStreamsGroupSessionTimeout: a member that stops heartbeating for
+// its group's streams.session.timeout.ms is removed and the group epoch
+// moves on.
+func TestStreamsGroupSessionTimeout(t *testing.T) {
+	c := newStreamsCoordinator(t, func(cfg *Config) {
+		cfg.GroupSettings = func(string) GroupSettings { return GroupSettings{StreamsSessionTimeout: 50 * time.Millisecond} }
+	})
+	a := sgHeartbeat(t, c, "a", 0, nil, nil)
+	poll.Eventually(t, 10*time.Second, func() error {
+		if d := describeStreamsGroup(c); d.State != "Empty" || d.Epoch != a.MemberEpoch+1 {
+			return fmt.Errorf("group %s at epoch %d, want Empty at %d", d.State, d.Epoch, a.MemberEpoch+1)
+		}
+		return nil
+	})
+}
+
+// TestStreamsGroupStatuses: the statuses KIP-1071 has a heartbeat carry:
+// ASSIGNMENT_DELAYED (no tasks) during a new group's
+// streams.initial.rebalance.delay.ms, MISSING_SOURCE_TOPICS (NotReady)
+// while a source topic does not exist, STALE_TOPOLOGY for a member whose
+// topology epoch is behind the group's, SHUTDOWN_APPLICATION once a member
+// asked for it.
+func TestStreamsGroupStatuses(t *testing.T) {
+	delayed := newStreamsCoordinator(t, func(cfg *Config) {
+		cfg.GroupSettings = func(string) GroupSettings { return GroupSettings{StreamsInitialDelay: time.Hour} }
+	})
+	if r := sgHeartbeat(t, delayed, "a", 0, nil, nil); len(activeOf(r)) != 0 || !slices.Equal(statusCodes(r), []int8{streamsStatusAssignmentDelayed}) {
+		t.Errorf("during the initial delay: tasks %v statuses %v", activeOf(r), r.Status)
+	}
+
+	missing := newStreamsCoordinator(t, func(cfg *Config) { cfg.Topics = func() []TopicMeta { return nil } })
+	r := sgHeartbeat(t, missing, "a", 0, nil, nil)
+	if len(activeOf(r)) != 0 || !slices.Equal(statusCodes(r), []int8{streamsStatusMissingSourceTopics}) {
+		t.Errorf("without its source topic: tasks %v statuses %v", activeOf(r), r.Status)
+	}
+	if d := describeStreamsGroup(missing); d.State != "NotReady" {
+		t.Errorf("group %s without its source topic, want NotReady", d.State)
+	}
+
+	c := newStreamsCoordinator(t, nil)
+	a := sgHeartbeat(t, c, "a", 0, nil, func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Topology.Epoch = 1 })
+	old := sgHeartbeat(t, c, "old", 0, nil, nil) // topology epoch 0
+	if !slices.Equal(statusCodes(old), []int8{streamsStatusStaleTopology}) {
+		t.Errorf("member with an older topology: statuses %v", old.Status)
+	}
+	a = sgHeartbeat(t, c, "a", a.MemberEpoch, activeOf(a), func(r *kmsg.StreamsGroupHeartbeatRequest) { r.ShutdownApplication = true })
+	if !slices.Equal(statusCodes(a), []int8{streamsStatusShutdownApplication}) {
+		t.Errorf("after a asked to shut down: statuses %v", a.Status)
+	}
+	if r := sgHeartbeat(t, c, "old", old.MemberEpoch, nil, nil); !slices.Contains(statusCodes(r), streamsStatusShutdownApplication) {
+		t.Errorf("another member after a asked to shut down: statuses %v", r.Status)
 	}
 }
