@@ -162,6 +162,13 @@ func (b *handlerBroker) exchange(frame []byte, resp kmsg.Response, tagged bool) 
 	return resp, nil
 }
 
+// eventually polls cond until it returns nil, failing the test after
+// the handler tests' one deadline.
+func (b *handlerBroker) eventually(cond func() error) {
+	b.t.Helper()
+	testutil.Eventually(b.t, 20*time.Second, cond)
+}
+
 // createTopic creates topic with partitions partitions as the super user
 // and waits until its partitions have a leader.
 func (b *handlerBroker) createTopic(topic string, partitions int32, configs ...string) [16]byte {
@@ -187,7 +194,7 @@ func (b *handlerBroker) createTopic(topic string, partitions int32, configs ...s
 // waitLeaders polls Metadata until every partition of topic has a leader.
 func (b *handlerBroker) waitLeaders(topic string, partitions int32) {
 	b.t.Helper()
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = 12
 		rt := kmsg.NewMetadataRequestTopic()
@@ -277,6 +284,15 @@ type grant struct {
 // clusterGrant allows op on the cluster.
 func clusterGrant(op kmsg.ACLOperation) grant {
 	return grant{kmsg.ACLResourceTypeCluster, "kafka-cluster", op}
+}
+
+// groupGrant and topicGrant allow op on a group or topic.
+func groupGrant(name string, op kmsg.ACLOperation) grant {
+	return grant{kmsg.ACLResourceTypeGroup, name, op}
+}
+
+func topicGrant(name string, op kmsg.ACLOperation) grant {
+	return grant{kmsg.ACLResourceTypeTopic, name, op}
 }
 
 // allow creates grants for user as the super user; CreateAcls answers
