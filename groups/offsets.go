@@ -544,6 +544,7 @@ func (g *group) subscribedTopics() (topics map[string]bool, known bool) {
 // offsets.retention.minutes (KIP-211): those of an empty group once it has
 // been empty that long, those of a group without membership that long
 // after their commit; an empty group left with no offset is deleted.
+// Share groups are left alone.
 func (s *shard) expireOffsets(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -552,7 +553,9 @@ func (s *shard) expireOffsets(now time.Time) {
 	}
 	retention := s.c.cfg.OffsetsRetention
 	for _, g := range s.groups {
-		if g.state != stateEmpty {
+		// A share group commits no offsets here and stays Empty in the
+		// classic state whatever its members: the check is not for it.
+		if g.state != stateEmpty || g.sg != nil {
 			continue
 		}
 		var recs []Record

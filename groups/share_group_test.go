@@ -117,3 +117,33 @@ func TestShareGroupSessionTimeout(t *testing.T) {
 		t.Errorf("members released: %v, want g/a", left)
 	}
 }
+
+// TestShareGroupOutlivesOffsetsRetention: the offsets retention check
+// leaves share groups alone (they commit no offsets here; their state is
+// the share-partitions'): a share group with a member is neither dropped
+// nor emptied by it, and its member goes on heartbeating.
+func TestShareGroupOutlivesOffsetsRetention(t *testing.T) {
+	cfg := cgTestConfig(newMemLog())
+	cfg.OffsetsRetention = time.Millisecond
+	cfg.RetentionCheckInterval = 5 * time.Millisecond
+	c := New(cfg)
+	defer c.Close()
+	ownAll(t, c)
+	a := shareHeartbeatIn(c, "g", "a", 0)
+	// Wait for two retention checks to have run since the join.
+	for range 2 {
+		before := simpleCommit(c, "tick", "t1", 0, 1)
+		if before != 0 {
+			t.Fatal(codeName(before))
+		}
+		poll.Eventually(t, 10*time.Second, func() error {
+			if off, _ := fetchOffset(c, "tick", "t1", 0); off != -1 {
+				return fmt.Errorf("offset of group tick not expired yet")
+			}
+			return nil
+		})
+	}
+	if r := shareHeartbeatIn(c, "g", "a", a.MemberEpoch); r.ErrorCode != 0 || r.MemberEpoch != a.MemberEpoch {
+		t.Errorf("member after the retention check: %s epoch %d, want epoch %d", answer(r.ErrorCode, r.ErrorMessage), r.MemberEpoch, a.MemberEpoch)
+	}
+}
