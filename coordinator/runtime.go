@@ -61,8 +61,11 @@ type Machine interface {
 
 // Config is a runtime's.
 type Config[M Machine] struct {
-	Topic  string // for logs
-	Logger *slog.Logger
+	Topic string // for logs
+	// Partitions is the topic's partition count: 50 (the default of
+	// each of Kafka's internal topics) when not set.
+	Partitions int32
+	Logger     *slog.Logger // discards when nil
 	// New makes the machine of a partition gained; sh is its shard.
 	New func(sh *Shard) M
 	// AppendTimeout bounds one append of a shard (Enqueue's or Append's).
@@ -108,12 +111,22 @@ func New[M Machine](cfg Config[M]) *Runtime[M] {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 50
+	}
 	if cfg.AppendTimeout <= 0 {
 		cfg.AppendTimeout = 5 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runtime[M]{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, shards: map[int32]*entry[M]{}}
 }
+
+// Partitions is the topic's partition count, which a coordinator hashes
+// its keys over.
+func (r *Runtime[M]) Partitions() int32 { return r.cfg.Partitions }
+
+// Logger is the runtime's logger, which its coordinator logs with too.
+func (r *Runtime[M]) Logger() *slog.Logger { return r.log }
 
 // Context ends when the runtime closes.
 func (r *Runtime[M]) Context() context.Context { return r.ctx }

@@ -62,21 +62,17 @@ type StateCoordinator struct {
 // NewStateCoordinator returns a share coordinator that owns nothing until
 // SetOwned.
 func NewStateCoordinator(cfg StateConfig) *StateCoordinator {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
-	c := &StateCoordinator{cfg: cfg, log: cfg.Logger}
+	c := &StateCoordinator{cfg: cfg}
 	c.rt = coordinator.New(coordinator.Config[*stateShard]{
-		Topic:  StateTopic,
-		Logger: cfg.Logger,
+		Topic:      StateTopic,
+		Partitions: cfg.Partitions,
+		Logger:     cfg.Logger,
 		New: func(sh *coordinator.Shard) *stateShard {
 			return &stateShard{c: c, sh: sh, snaps: map[Key]Snapshot{}}
 		},
 		AppendTimeout: cfg.AppendTimeout,
 	})
+	c.log = c.rt.Logger()
 	return c
 }
 
@@ -84,7 +80,7 @@ func NewStateCoordinator(cfg StateConfig) *StateCoordinator {
 // SharePartitionKey.asCoordinatorKey, hashed as a group id is).
 func (c *StateCoordinator) PartitionFor(k Key) int32 {
 	key := k.Group + ":" + base64.RawURLEncoding.EncodeToString(k.TopicID[:]) + ":" + strconv.Itoa(int(k.Partition))
-	return protocol.CoordinatorPartition(key, c.cfg.Partitions)
+	return protocol.CoordinatorPartition(key, c.rt.Partitions())
 }
 
 // SetOwned tells the coordinator which __share_group_state partitions this

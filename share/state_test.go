@@ -50,7 +50,7 @@ func own(t *testing.T, c *StateCoordinator, log *memStateLog, epoch int32) {
 	t.Helper()
 	owned := map[int32]int32{}
 	log.mu.Lock()
-	for p := range c.cfg.Partitions {
+	for p := range c.rt.Partitions() {
 		owned[p], log.epoch[p] = epoch, epoch
 	}
 	log.mu.Unlock()

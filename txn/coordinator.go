@@ -86,12 +86,6 @@ type Coordinator struct {
 
 // New returns a coordinator that owns nothing until SetOwned.
 func New(cfg Config) *Coordinator {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 50
-	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = 15 * time.Minute
 	}
@@ -104,22 +98,21 @@ func New(cfg Config) *Coordinator {
 	if cfg.RemoveInterval <= 0 {
 		cfg.RemoveInterval = time.Hour
 	}
-	if cfg.AppendTimeout <= 0 {
-		cfg.AppendTimeout = 5 * time.Second
-	}
 	if cfg.MarkerRetryDelay <= 0 {
 		cfg.MarkerRetryDelay = 100 * time.Millisecond
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	c := &Coordinator{cfg: cfg, log: cfg.Logger}
+	c := &Coordinator{cfg: cfg}
 	c.rt = coordinator.New(coordinator.Config[*shard]{
 		Topic:         "__transaction_state",
+		Partitions:    cfg.Partitions,
 		Logger:        cfg.Logger,
 		New:           func(sh *coordinator.Shard) *shard { return newShard(c, sh) },
 		AppendTimeout: cfg.AppendTimeout,
 	})
+	c.log = c.rt.Logger()
 	c.rt.Go(func() { c.every(c.cfg.AbortInterval, c.AbortTimedOut) })
 	c.rt.Go(func() { c.every(c.cfg.RemoveInterval, c.ExpireIDs) })
 	return c
@@ -128,7 +121,7 @@ func New(cfg Config) *Coordinator {
 // PartitionFor is the __transaction_state partition of a transactional
 // id: Kafka's abs(id.hashCode) % partitions.
 func (c *Coordinator) PartitionFor(id string) int32 {
-	return protocol.CoordinatorPartition(id, c.cfg.Partitions)
+	return protocol.CoordinatorPartition(id, c.rt.Partitions())
 }
 
 // SetOwned tells the coordinator which __transaction_state partitions this
