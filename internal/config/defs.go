@@ -309,29 +309,54 @@ const rackAwareSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelec
 var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
 var brokerIndex = func() map[string]*Def {
-	m := make(map[string]*Def, len(brokerDefs))
 	for i := range brokerDefs {
 		if brokerDefs[i].Ignored {
 			brokerDefs[i].Doc += ignoredNote
 		}
-		m[brokerDefs[i].Name] = &brokerDefs[i] // TestTablesHaveNoDuplicates guards uniqueness
 	}
-	return m
+	return indexByName(brokerDefs, func(d *Def) string { return d.Name })
 }()
 
-// BrokerDef returns the definition of a broker property.
-func BrokerDef(name string) (Def, bool) {
-	d, ok := brokerIndex[name]
+// indexByName maps the name of each of a table's definitions to it.
+// The names are unique (TestTablesAreConsistent checks the broker and
+// topic tables).
+func indexByName[D any](defs []D, name func(*D) string) map[string]*D {
+	m := make(map[string]*D, len(defs))
+	for i := range defs {
+		m[name(&defs[i])] = &defs[i]
+	}
+	return m
+}
+
+// lookup returns a copy of the definition of index named name, and
+// whether there is one.
+func lookup[D any](index map[string]*D, name string) (D, bool) {
+	d, ok := index[name]
 	if !ok {
-		return Def{}, false
+		var none D
+		return none, false
 	}
 	return *d, true
 }
+
+// BrokerDef returns the definition of a broker property.
+func BrokerDef(name string) (Def, bool) { return lookup(brokerIndex, name) }
 
 // ---- value checks ------------------------------------------------------
 
 // parseTyped checks that v (already trimmed) is a value of type t and
 // returns Kafka's canonical string form of it.
+// intWidths are the integer config types' sizes, and how Kafka's
+// messages name them.
+var intWidths = map[kmsg.ConfigType]struct {
+	bits int
+	what string
+}{
+	tShort: {16, "a short integer (16-bit)"},
+	tInt:   {32, "an integer (32-bit)"},
+	tLong:  {64, "an integer (64-bit)"},
+}
+
 func parseTyped(t kmsg.ConfigType, v string) (string, error) {
 	switch t {
 	case tBool:
@@ -342,22 +367,11 @@ func parseTyped(t kmsg.ConfigType, v string) (string, error) {
 			return "false", nil
 		}
 		return "", errors.New("expected true or false")
-	case tInt:
-		n, err := strconv.ParseInt(v, 10, 32)
+	case tShort, tInt, tLong:
+		w := intWidths[t]
+		n, err := strconv.ParseInt(v, 10, w.bits)
 		if err != nil {
-			return "", numErr(err, "an integer (32-bit)")
-		}
-		return strconv.FormatInt(n, 10), nil
-	case tShort:
-		n, err := strconv.ParseInt(v, 10, 16)
-		if err != nil {
-			return "", numErr(err, "a short integer (16-bit)")
-		}
-		return strconv.FormatInt(n, 10), nil
-	case tLong:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return "", numErr(err, "an integer (64-bit)")
+			return "", numErr(err, w.what)
 		}
 		return strconv.FormatInt(n, 10), nil
 	case tDouble:

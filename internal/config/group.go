@@ -110,13 +110,7 @@ var groupDefs = []GroupDef{
 		Doc: "Whether records written to the dead-letter topic carry the original record."},
 }
 
-var groupIndex = func() map[string]*GroupDef {
-	m := make(map[string]*GroupDef, len(groupDefs))
-	for i := range groupDefs {
-		m[groupDefs[i].Name] = &groupDefs[i]
-	}
-	return m
-}()
+var groupIndex = indexByName(groupDefs, func(d *GroupDef) string { return d.Name })
 
 // GroupConfigError is a group config Kafka refuses, with Kafka's message;
 // it is ErrInvalidConfig.

@@ -24,26 +24,14 @@ type KafkaDef struct {
 
 const tPassword = kmsg.ConfigTypePassword
 
-var kafkaIndex = func() map[string]*KafkaDef {
-	m := make(map[string]*KafkaDef, len(kafkaDefs))
-	for i := range kafkaDefs {
-		m[kafkaDefs[i].Name] = &kafkaDefs[i]
-	}
-	return m
-}()
+var kafkaIndex = indexByName(kafkaDefs, func(d *KafkaDef) string { return d.Name })
 
 // KafkaDefs returns every broker property Apache Kafka (KafkaVersion)
 // defines, sorted by name.
 func KafkaDefs() []KafkaDef { return append([]KafkaDef(nil), kafkaDefs...) }
 
 // KafkaBrokerDef returns Kafka's definition of a broker property.
-func KafkaBrokerDef(name string) (KafkaDef, bool) {
-	d, ok := kafkaIndex[name]
-	if !ok {
-		return KafkaDef{}, false
-	}
-	return *d, true
-}
+func KafkaBrokerDef(name string) (KafkaDef, bool) { return lookup(kafkaIndex, name) }
 
 // listenerPrefix is Kafka's prefix of per-listener settings:
 // listener.name.<listener>.<property>, and for SASL settings

@@ -120,22 +120,10 @@ var topicDefs = []TopicDef{
 		Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
 }
 
-var topicIndex = func() map[string]*TopicDef {
-	m := make(map[string]*TopicDef, len(topicDefs))
-	for i := range topicDefs {
-		m[topicDefs[i].Name] = &topicDefs[i]
-	}
-	return m
-}()
+var topicIndex = indexByName(topicDefs, func(d *TopicDef) string { return d.Name })
 
 // TopicConfigDef returns the definition of a topic config.
-func TopicConfigDef(name string) (TopicDef, bool) {
-	d, ok := topicIndex[name]
-	if !ok {
-		return TopicDef{}, false
-	}
-	return *d, true
-}
+func TopicConfigDef(name string) (TopicDef, bool) { return lookup(topicIndex, name) }
 
 // IsListTopicConfig reports whether name is a topic config of type LIST
 // (the only ones IncrementalAlterConfigs may APPEND to or SUBTRACT from).
