@@ -169,6 +169,23 @@ func both(m, n authzMerge) authzMerge {
 	return func(resp kmsg.Response) { m(resp); n(resp) }
 }
 
+// groupTopicsMerge filters the topics asked for of one group of a batched
+// request (OffsetFetch v8+, DescribeShareGroupOffsets), whose answer list
+// finds in the handler's response (nil when the group failed): named
+// topics that allow refuses are taken out and answered by answer; when
+// all the group's topics are asked for (*topics nil), those the principal
+// may not see (keep false) are left out of the answer.
+func groupTopicsMerge[In, Out any, R kmsg.Response](topics *[]In, allow func(In) bool, answer func(In) Out, keep func(Out) bool, list func(R) *[]Out) authzMerge {
+	if *topics != nil {
+		return filterMerge(topics, allow, answer, list)
+	}
+	return func(resp kmsg.Response) {
+		if l := list(resp.(R)); l != nil {
+			*l = keepIf(*l, keep)
+		}
+	}
+}
+
 // refusedPartitions answers each partition of a refused topic.
 func refusedPartitions[P, Out any](ps []P, answer func(P) Out) []Out {
 	out := make([]Out, 0, len(ps))
@@ -628,22 +645,7 @@ func (b *Broker) authzOffsetFetch(r *request) (kmsg.Response, authzMerge) {
 		return rg
 	}, func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroup { return &or.Groups })
 	for i := range req.Groups { // the groups kept, answered in this order before the refused
-		g := &req.Groups[i]
-		answered := func(or *kmsg.OffsetFetchResponse) *kmsg.OffsetFetchResponseGroup {
-			if i >= len(or.Groups) || or.Groups[i].ErrorCode != 0 {
-				return nil
-			}
-			return &or.Groups[i]
-		}
-		if g.Topics == nil {
-			merge = both(func(resp kmsg.Response) {
-				if rg := answered(resp.(*kmsg.OffsetFetchResponse)); rg != nil {
-					rg.Topics = keepIf(rg.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return mayTopic(t.Topic) })
-				}
-			}, merge)
-			continue
-		}
-		merge = both(filterMerge(&g.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool {
+		merge = both(groupTopicsMerge(&req.Groups[i].Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool {
 			name, known := b.byIDName(r, t.Topic, t.TopicID)
 			return !known || mayTopic(name)
 		}, func(t kmsg.OffsetFetchRequestGroupTopic) kmsg.OffsetFetchResponseGroupTopic {
@@ -651,12 +653,13 @@ func (b *Broker) authzOffsetFetch(r *request) (kmsg.Response, authzMerge) {
 			rt.Topic, _ = b.byIDName(r, t.Topic, t.TopicID)
 			rt.TopicID, rt.Partitions = t.TopicID, fetchRefusedPartitions(t.Partitions)
 			return rt
-		}, func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroupTopic {
-			if rg := answered(or); rg != nil {
-				return &rg.Topics
-			}
-			return nil
-		}), merge)
+		}, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return mayTopic(t.Topic) },
+			func(or *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroupTopic {
+				if i >= len(or.Groups) || or.Groups[i].ErrorCode != 0 {
+					return nil
+				}
+				return &or.Groups[i].Topics
+			}), merge)
 	}
 	return nil, merge
 }

@@ -190,22 +190,8 @@ func (b *Broker) authzDescribeShareGroupOffsets(r *request) (kmsg.Response, auth
 	mayTopic := b.mayOn(r, security.OpDescribe, security.ResourceTopic)
 	var merge authzMerge
 	for i := range req.Groups {
-		g := &req.Groups[i]
-		answered := func(dr *kmsg.DescribeShareGroupOffsetsResponse) *kmsg.DescribeShareGroupOffsetsResponseGroup {
-			if i >= len(dr.Groups) || dr.Groups[i].ErrorCode != 0 {
-				return nil
-			}
-			return &dr.Groups[i]
-		}
-		if g.Topics == nil {
-			merge = both(func(resp kmsg.Response) {
-				if rg := answered(resp.(*kmsg.DescribeShareGroupOffsetsResponse)); rg != nil {
-					rg.Topics = keepIf(rg.Topics, func(t kmsg.DescribeShareGroupOffsetsResponseGroupTopic) bool { return mayTopic(t.Topic) })
-				}
-			}, merge)
-			continue
-		}
-		merge = both(filterMerge(&g.Topics, func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) bool { return mayTopic(t.Topic) },
+		merge = both(groupTopicsMerge(&req.Groups[i].Topics,
+			func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) bool { return mayTopic(t.Topic) },
 			func(t kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroupTopic {
 				rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 				rt.Topic = t.Topic
@@ -218,11 +204,12 @@ func (b *Broker) authzDescribeShareGroupOffsets(r *request) (kmsg.Response, auth
 				})
 				return rt
 			},
+			func(t kmsg.DescribeShareGroupOffsetsResponseGroupTopic) bool { return mayTopic(t.Topic) },
 			func(dr *kmsg.DescribeShareGroupOffsetsResponse) *[]kmsg.DescribeShareGroupOffsetsResponseGroupTopic {
-				if rg := answered(dr); rg != nil {
-					return &rg.Topics
+				if i >= len(dr.Groups) || dr.Groups[i].ErrorCode != 0 {
+					return nil
 				}
-				return nil
+				return &dr.Groups[i].Topics
 			}), merge)
 	}
 	return nil, merge
