@@ -33,15 +33,37 @@ func coreFileBatches(t testing.TB, path string) ([]int64, []BatchHeader) {
 	return pos, hs
 }
 
-func TestCleanCloseReopenSkipsScan(t *testing.T) {
+// coreFilledLog opens a log with cfg in a new directory and appends n
+// batches of two records, timestamped 1000, 1001, ..., with values of
+// valueSize bytes.
+func coreFilledLog(t testing.TB, cfg Config, n, valueSize int) (string, *Log) {
+	t.Helper()
 	dir := t.TempDir()
+	l := coreOpen(t, dir, cfg)
+	for i := 0; i < n; i++ {
+		coreAppend(t, l, 2, 1000+int64(i), valueSize)
+	}
+	return dir, l
+}
+
+// coreFlip flips the bits of mask in the byte at of a file.
+func coreFlip(t testing.TB, path string, at int64, mask byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[at] ^= mask
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCleanCloseReopenSkipsScan(t *testing.T) {
 	cfg := coreConfig()
 	cfg.SegmentBytes = 4096
 	cfg.ProducerIDExpirationMs = -1 // the test's timestamps are in 1970
-	l := coreOpen(t, dir, cfg)
-	for i := 0; i < 30; i++ {
-		coreAppend(t, l, 2, 1000+int64(i), 100)
-	}
+	dir, l := coreFilledLog(t, cfg, 30, 100)
 	last := coreBatchP(t, 2, 5000, 10, 7, 0, 0)
 	if _, err := l.Append(bytes.Clone(last), 4, coreT0); err != nil {
 		t.Fatal(err)
@@ -135,13 +157,9 @@ func TestUncleanReopenRecovers(t *testing.T) {
 // appends continue right after it.
 func TestTornTail(t *testing.T) {
 	for _, cut := range []int64{1, 20, BatchHeaderSize - 1, BatchHeaderSize, BatchHeaderSize + 7, -1} {
-		dir := t.TempDir()
 		cfg := coreConfig()
 		cfg.SegmentBytes = 8192
-		l := coreOpen(t, dir, cfg)
-		for i := 0; i < 50; i++ {
-			coreAppend(t, l, 2, 1000+int64(i), 60)
-		}
+		dir, l := coreFilledLog(t, cfg, 50, 60)
 		path := segmentName(dir, l.active.base, logSuffix)
 		coreCrash(t, l)
 
@@ -175,21 +193,13 @@ func TestTornTail(t *testing.T) {
 func TestBitflipTruncatesAtCorruptBatch(t *testing.T) {
 	const k = 12
 	for _, where := range []string{"records", "attributes", "length", "magic", "offset"} {
-		dir := t.TempDir()
 		cfg := coreConfig()
-		l := coreOpen(t, dir, cfg)
-		for i := 0; i < 20; i++ {
-			coreAppend(t, l, 2, 1000+int64(i), 60)
-		}
+		dir, l := coreFilledLog(t, cfg, 20, 60)
 		path := segmentName(dir, l.active.base, logSuffix)
 		coreCrash(t, l)
 		pos, hs := coreFileBatches(t, path)
-		b, _ := os.ReadFile(path)
 		at := map[string]int64{"records": hs[k].Size() - 5, "attributes": 22, "length": 9, "magic": 16, "offset": 3}[where]
-		b[pos[k]+at] ^= 0x10
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		coreFlip(t, path, pos[k]+at, 0x10)
 		l = coreOpen(t, dir, cfg)
 		if l.EndOffset() != hs[k].BaseOffset {
 			t.Fatalf("flip in %s: end %d, want %d", where, l.EndOffset(), hs[k].BaseOffset)
@@ -200,13 +210,9 @@ func TestBitflipTruncatesAtCorruptBatch(t *testing.T) {
 }
 
 func TestCorruptSealedSegmentDropsLaterOnes(t *testing.T) {
-	dir := t.TempDir()
 	cfg := coreConfig()
 	cfg.SegmentBytes = 2048
-	l := coreOpen(t, dir, cfg)
-	for i := 0; i < 40; i++ {
-		coreAppend(t, l, 2, 1000+int64(i), 100)
-	}
+	dir, l := coreFilledLog(t, cfg, 40, 100)
 	bases := coreSegmentBases(l)
 	coreCrash(t, l)
 	// Without a recovery point every segment is checked.
@@ -215,11 +221,7 @@ func TestCorruptSealedSegmentDropsLaterOnes(t *testing.T) {
 	}
 	path := segmentName(dir, bases[1], logSuffix)
 	pos, hs := coreFileBatches(t, path)
-	b, _ := os.ReadFile(path)
-	b[pos[2]+BatchHeaderSize+3] ^= 0xff
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	coreFlip(t, path, pos[2]+BatchHeaderSize+3, 0xff)
 	l = coreOpen(t, dir, cfg)
 	if l.EndOffset() != hs[2].BaseOffset {
 		t.Fatalf("end %d, want %d", l.EndOffset(), hs[2].BaseOffset)
@@ -235,13 +237,9 @@ func TestCorruptSealedSegmentDropsLaterOnes(t *testing.T) {
 }
 
 func TestRecoveryPointLimitsTheScan(t *testing.T) {
-	dir := t.TempDir()
 	cfg := coreConfig()
 	cfg.SegmentBytes = 2048
-	l := coreOpen(t, dir, cfg)
-	for i := 0; i < 40; i++ {
-		coreAppend(t, l, 2, 1000+int64(i), 100)
-	}
+	dir, l := coreFilledLog(t, cfg, 40, 100)
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -435,13 +433,9 @@ func TestCleanMarkerWithTornTailStillRecovers(t *testing.T) {
 // after a clean Close (e.g. restored from an older copy); the indexes that
 // point past the end are rebuilt and nothing refers to the lost batches.
 func TestCutAtBatchBoundaryAfterClose(t *testing.T) {
-	dir := t.TempDir()
 	cfg := coreConfig()
 	cfg.IndexIntervalBytes = 100
-	l := coreOpen(t, dir, cfg)
-	for i := 0; i < 20; i++ {
-		coreAppend(t, l, 2, 1000+int64(i), 60)
-	}
+	dir, l := coreFilledLog(t, cfg, 20, 60)
 	path := segmentName(dir, l.active.base, logSuffix)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

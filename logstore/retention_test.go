@@ -131,13 +131,9 @@ func TestRetentionBySize(t *testing.T) {
 }
 
 func TestDeleteRecordsBefore(t *testing.T) {
-	dir := t.TempDir()
 	cfg := coreConfig()
 	cfg.SegmentBytes = 2048
-	l := coreOpen(t, dir, cfg)
-	for i := 0; i < 30; i++ {
-		coreAppend(t, l, 2, 1000+int64(i), 150)
-	}
+	dir, l := coreFilledLog(t, cfg, 30, 150)
 	bases := coreSegmentBases(l)
 	if _, err := l.DeleteRecordsBefore(61); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("past the end: %v", err)
