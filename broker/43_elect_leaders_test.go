@@ -48,10 +48,7 @@ func TestElectLeadersHandler(t *testing.T) {
 	b.createTopic("el", 1)
 	code := func(resp kmsg.Response) int16 {
 		r := resp.(*kmsg.ElectLeadersResponse)
-		if r.ErrorCode != 0 {
-			return r.ErrorCode
-		}
-		return r.Topics[0].Partitions[0].ErrorCode
+		return topOr(r.ErrorCode, func() int16 { return r.Topics[0].Partitions[0].ErrorCode })
 	}
 	for v := int16(0); v <= 2; v++ {
 		wantCode(t, "the preferred leader leads", code(b.do(electLeadersRequest(v, "el", 0))), kerr.ElectionNotNeeded)

@@ -31,10 +31,7 @@ func TestReassignHandler(t *testing.T) {
 	b.createTopic("ra", 1)
 	code := func(resp kmsg.Response) int16 {
 		r := resp.(*kmsg.AlterPartitionAssignmentsResponse)
-		if r.ErrorCode != 0 {
-			return r.ErrorCode
-		}
-		return r.Topics[0].Partitions[0].ErrorCode
+		return topOr(r.ErrorCode, func() int16 { return r.Topics[0].Partitions[0].ErrorCode })
 	}
 	wantCode(t, "broker 9", code(b.do(reassignRequest("ra", 0, []int32{9}))), kerr.InvalidReplicaAssignment)
 	wantCode(t, "cancel nothing", code(b.do(reassignRequest("ra", 0, nil))), kerr.NoReassignmentInProgress)

@@ -103,10 +103,48 @@ func (b *handlerBroker) do(req kmsg.Request) kmsg.Response {
 
 // try is do returning its error.
 func (b *handlerBroker) try(req kmsg.Request) (kmsg.Response, error) {
+	c, err := net.DialTimeout("tcp", b.addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return tryOn(c, req)
+}
+
+// tryOn sends req at req.GetVersion() on c and decodes the answer.
+func tryOn(c net.Conn, req kmsg.Request) (kmsg.Response, error) {
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("handler-test")).AppendRequest(nil, req, 7)
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
-	return b.exchange(frame, resp, req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16())
+	return exchangeOn(c, frame, resp, req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16())
+}
+
+// handlerConn is one connection as the super user, for requests whose
+// state lives with their connection (share sessions).
+type handlerConn struct {
+	t *testing.T
+	c net.Conn
+}
+
+// dial opens a handlerConn, closed when the test ends.
+func (b *handlerBroker) dial() *handlerConn {
+	b.t.Helper()
+	c, err := net.DialTimeout("tcp", b.addr, 5*time.Second)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { c.Close() })
+	return &handlerConn{t: b.t, c: c}
+}
+
+// do is handlerBroker.do on the connection.
+func (hc *handlerConn) do(req kmsg.Request) kmsg.Response {
+	hc.t.Helper()
+	resp, err := tryOn(hc.c, req)
+	if err != nil {
+		hc.t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	return resp
 }
 
 // raw sends a hand-made frame (correlation id 7) as the super user and
@@ -128,6 +166,11 @@ func (b *handlerBroker) exchange(frame []byte, resp kmsg.Response, tagged bool) 
 		return nil, err
 	}
 	defer c.Close()
+	return exchangeOn(c, frame, resp, tagged)
+}
+
+// exchangeOn is exchange on c.
+func exchangeOn(c net.Conn, frame []byte, resp kmsg.Response, tagged bool) (kmsg.Response, error) {
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	if _, err := c.Write(frame); err != nil {
 		return nil, err
@@ -259,6 +302,15 @@ func batchOf(values ...string) []byte {
 		panic(err) // only the test's own values reach here
 	}
 	return batch
+}
+
+// topOr is an answer's code: top, its top-level one, when that is an
+// error, else the one inner reads (a partition's, a result's).
+func topOr(top int16, inner func() int16) int16 {
+	if top != 0 {
+		return top
+	}
+	return inner()
 }
 
 // wantCode fails the test unless got is want (both Kafka error codes).
