@@ -20,10 +20,7 @@ import (
 // internal, and the Produce was appended.
 func TestInternalTopicsKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	n := admBroker(t, nil)
-	kafka, samsa := internalTopicsProbe(t, kb.Addr), internalTopicsProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, nil, internalTopicsProbe)
 }
 
 func internalTopicsProbe(t *testing.T, addr string) map[string]string {

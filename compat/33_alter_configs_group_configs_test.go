@@ -22,14 +22,21 @@ import (
 // every answer: codes, messages, values, sources and synonyms.
 func TestGroupConfigsKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	n := admBroker(t, nil)
-	kafka, samsa := groupConfigProbe(t, kb.Addr), groupConfigProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, nil, groupConfigProbe)
 }
 
 // compareProbes fails the test for every answer samsa gives that differs
 // from Kafka's to the same question (probe maps: question -> answer).
+// probeKafkaAndSamsa puts probe to Apache Kafka 4.4 and then to a samsa
+// broker, both started with props, and compares their answers.
+func probeKafkaAndSamsa(t *testing.T, props map[string]string, probe func(t *testing.T, addr string) map[string]string) {
+	t.Helper()
+	kb, _ := startKafkaRefWith(t, props)
+	n := admBroker(t, props)
+	kafka, samsa := probe(t, kb.Addr), probe(t, n.Addr())
+	compareProbes(t, kafka, samsa)
+}
+
 func compareProbes(t *testing.T, kafka, samsa map[string]string) {
 	t.Helper()
 	if len(kafka) != len(samsa) {

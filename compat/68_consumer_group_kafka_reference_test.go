@@ -17,10 +17,7 @@ import (
 // and to samsa, and compares their error codes.
 func TestConsumerGroupHeartbeatKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	n := admBroker(t, nil)
-	kafka, samsa := heartbeatProbe(t, kb.Addr), heartbeatProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, nil, heartbeatProbe)
 }
 
 func heartbeatProbe(t *testing.T, addr string) map[string]string {

@@ -21,10 +21,7 @@ import (
 // assigned anything) and matched anywhere in a name.
 func TestConsumerGroupRegexKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	n := admBroker(t, nil)
-	kafka, samsa := regexProbe(t, kb.Addr), regexProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, nil, regexProbe)
 }
 
 // regexProbe subscribes KIP-848 members by regex on the broker at addr and

@@ -8,7 +8,6 @@ package compat
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +28,7 @@ func shareConnDrop(t *testing.T, addr string) []string {
 	produceShare(t, e.cl, topic, 10, 10)
 	id := topicID(t, e.adm, topic)
 	var out []string
-	note := func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
-		t.Log(line)
-		out = append(out, line)
-	}
+	note := noter(t, &out)
 
 	coord := admDialCoordinator(t, addr, group)
 	join := func(member string) { shareJoinAssigned(t, coord, group, member, topic) }
@@ -114,16 +109,10 @@ var shareConnDropKafka = []string{
 }
 
 func TestShareConnectionDropReleases(t *testing.T) {
-	got := shareConnDrop(t, shareBrokerAddr(t))
-	if !slices.Equal(got, shareConnDropKafka) {
-		t.Errorf("samsa answered\n\t%s\nKafka 4.4 answered\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareConnDropKafka, "\n\t"))
-	}
+	sameAnswers(t, "samsa", shareConnDrop(t, shareBrokerAddr(t)), shareConnDropKafka)
 }
 
 func TestShareConnectionDropReleasesKafkaReference(t *testing.T) {
 	kb, _ := startKafkaRef(t)
-	got := shareConnDrop(t, kb.Addr)
-	if !slices.Equal(got, shareConnDropKafka) {
-		t.Errorf("Kafka 4.4 answered\n\t%s\nthe test expects\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareConnDropKafka, "\n\t"))
-	}
+	sameAnswers(t, "Kafka 4.4", shareConnDrop(t, kb.Addr), shareConnDropKafka)
 }

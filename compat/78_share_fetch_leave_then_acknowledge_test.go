@@ -28,11 +28,7 @@ func shareLeaveThenAck(t *testing.T, addr string) []string {
 	produceShare(t, e.cl, topic, 10, 10)
 	id := topicID(t, e.adm, topic)
 	var out []string
-	note := func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
-		t.Log(line)
-		out = append(out, line)
-	}
+	note := noter(t, &out)
 
 	coord := admDialCoordinator(t, addr, group)
 	shareJoinAssigned(t, coord, group, member, topic)
@@ -109,6 +105,26 @@ func shareLeaveThenAck(t *testing.T, addr string) []string {
 	return out
 }
 
+// noter returns note, which logs a line of what a step of a scenario
+// answered and keeps it in *out, to be compared with Kafka's.
+func noter(t *testing.T, out *[]string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		t.Log(line)
+		*out = append(*out, line)
+	}
+}
+
+// sameAnswers fails t unless got, what a scenario's steps answered on who
+// (samsa, or Kafka 4.4 in the test that checks the record), is kafka,
+// what Apache Kafka 4.4 answered when recorded.
+func sameAnswers(t *testing.T, who string, got, kafka []string) {
+	t.Helper()
+	if !slices.Equal(got, kafka) {
+		t.Errorf("%s answered\n\t%s\nKafka 4.4 answered when recorded\n\t%s", who, strings.Join(got, "\n\t"), strings.Join(kafka, "\n\t"))
+	}
+}
+
 func acquiredCount(as []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord) int64 {
 	var n int64
 	for _, a := range as {
@@ -127,10 +143,7 @@ var shareLeaveThenAckKafka = []string{
 }
 
 func TestShareLeaveThenAcknowledge(t *testing.T) {
-	got := shareLeaveThenAck(t, shareBrokerAddr(t))
-	if !slices.Equal(got, shareLeaveThenAckKafka) {
-		t.Errorf("samsa answered\n\t%s\nKafka 4.4 answered\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareLeaveThenAckKafka, "\n\t"))
-	}
+	sameAnswers(t, "samsa", shareLeaveThenAck(t, shareBrokerAddr(t)), shareLeaveThenAckKafka)
 }
 
 func shareBrokerAddr(t *testing.T) string {
@@ -141,10 +154,7 @@ func shareBrokerAddr(t *testing.T) string {
 
 func TestShareLeaveThenAcknowledgeKafkaReference(t *testing.T) {
 	kb, _ := startKafkaRef(t)
-	got := shareLeaveThenAck(t, kb.Addr)
-	if !slices.Equal(got, shareLeaveThenAckKafka) {
-		t.Errorf("Kafka 4.4 answered\n\t%s\nthe test expects\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareLeaveThenAckKafka, "\n\t"))
-	}
+	sameAnswers(t, "Kafka 4.4", shareLeaveThenAck(t, kb.Addr), shareLeaveThenAckKafka)
 }
 
 // shareHeartbeat sends one ShareGroupHeartbeat v1 of member at epoch

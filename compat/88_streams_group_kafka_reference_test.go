@@ -38,10 +38,7 @@ var streamsProps = map[string]string{
 // a changelog topic with a partition count, and the request checks.
 func TestStreamsGroupKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRefWith(t, streamsProps)
-	n := admBroker(t, streamsProps)
-	kafka, samsa := streamsProbe(t, kb.Addr), streamsProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, streamsProps, streamsProbe)
 }
 
 func streamsTopology(in string, changelogPartitions int32) *kmsg.StreamsGroupHeartbeatRequestTopology {

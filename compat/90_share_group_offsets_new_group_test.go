@@ -26,11 +26,7 @@ func shareOffsetsNewGroup(t *testing.T, e shareEnv) []string {
 	e.createTopic(t, topic, 2)
 	e.produce(t, topic, 2, 10, 10)
 	var out []string
-	note := func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
-		t.Log(line)
-		out = append(out, line)
-	}
+	note := noter(t, &out)
 	ctx := testCtx(t, 5*time.Minute)
 
 	alter := func(offsets map[int32]int64) {
@@ -191,12 +187,7 @@ func shareOffsetsNewGroup(t *testing.T, e shareEnv) []string {
 }
 
 func TestShareOffsetsNewGroup(t *testing.T) {
-	got := shareOffsetsNewGroup(t, newShareEnv(t, shareCluster(t).Addrs()...))
-	want := shareOffsetsNewGroupKafka
-	if !slices.Equal(got, want) {
-		t.Errorf("samsa answered\n\t%s\nKafka 4.4 answered (TestShareOffsetsNewGroupKafkaReference)\n\t%s",
-			strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
-	}
+	sameAnswers(t, "samsa", shareOffsetsNewGroup(t, newShareEnv(t, shareCluster(t).Addrs()...)), shareOffsetsNewGroupKafka)
 }
 
 // shareOffsetsNewGroupKafka is what Apache Kafka 4.4 answered
@@ -222,10 +213,7 @@ var shareOffsetsNewGroupKafka = []string{
 // Kafka 4.4 and checks shareOffsetsNewGroupKafka is what it answers.
 func TestShareOffsetsNewGroupKafkaReference(t *testing.T) {
 	kb, _ := startKafkaRef(t)
-	got := shareOffsetsNewGroup(t, newShareEnv(t, kb.Addr))
-	if !slices.Equal(got, shareOffsetsNewGroupKafka) {
-		t.Errorf("Kafka 4.4 answered\n\t%s\nthe test expects\n\t%s", strings.Join(got, "\n\t"), strings.Join(shareOffsetsNewGroupKafka, "\n\t"))
-	}
+	sameAnswers(t, "Kafka 4.4", shareOffsetsNewGroup(t, newShareEnv(t, kb.Addr)), shareOffsetsNewGroupKafka)
 }
 
 // shareKnownTopicNewPartition: offsets altered for partition 0 only of a
@@ -277,16 +265,10 @@ var shareKnownTopicNewPartitionKafka = []string{
 }
 
 func TestShareKnownTopicNewPartition(t *testing.T) {
-	got := shareKnownTopicNewPartition(t, newShareEnv(t, shareCluster(t).Addrs()...))
-	if !slices.Equal(got, shareKnownTopicNewPartitionKafka) {
-		t.Errorf("samsa: %v\nKafka 4.4: %v", got, shareKnownTopicNewPartitionKafka)
-	}
+	sameAnswers(t, "samsa", shareKnownTopicNewPartition(t, newShareEnv(t, shareCluster(t).Addrs()...)), shareKnownTopicNewPartitionKafka)
 }
 
 func TestShareKnownTopicNewPartitionKafkaReference(t *testing.T) {
 	kb, _ := startKafkaRef(t)
-	got := shareKnownTopicNewPartition(t, newShareEnv(t, kb.Addr))
-	if !slices.Equal(got, shareKnownTopicNewPartitionKafka) {
-		t.Errorf("Kafka 4.4: %v\nthe test expects %v", got, shareKnownTopicNewPartitionKafka)
-	}
+	sameAnswers(t, "Kafka 4.4", shareKnownTopicNewPartition(t, newShareEnv(t, kb.Addr)), shareKnownTopicNewPartitionKafka)
 }

@@ -19,10 +19,7 @@ import (
 // the group configs of a group DeleteGroups deleted (Kafka 4.4 keeps them).
 func TestOddsKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	n := admBroker(t, nil)
-	kafka, samsa := oddsProbe(t, kb.Addr), oddsProbe(t, n.Addr())
-	compareProbes(t, kafka, samsa)
+	probeKafkaAndSamsa(t, nil, oddsProbe)
 }
 
 func oddsProbe(t *testing.T, addr string) map[string]string {
