@@ -306,18 +306,7 @@ func (p *Partition) Acknowledge(member string, acks []AckBatch, renew bool, now 
 func (p *Partition) ReleaseMember(member string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	any := false
-	for i := range p.recs {
-		if r := &p.recs[i]; r.state == stateAcquired && r.member == member {
-			p.releaseLocked(r)
-			any = true
-		}
-	}
-	if any {
-		p.dirty = true
-		p.advanceLocked()
-		p.signalLocked()
-	}
+	p.releaseWhereLocked(func(r *rec) bool { return r.member == member })
 }
 
 // releaseLocked ends r's lock: available again, or archived once it was
@@ -333,9 +322,16 @@ func (p *Partition) releaseLocked(r *rec) {
 
 // expireLocked releases the records whose lock is past.
 func (p *Partition) expireLocked(now time.Time) bool {
+	return p.releaseWhereLocked(func(r *rec) bool { return !r.deadline.After(now) })
+}
+
+// releaseWhereLocked releases the acquired records for which match is
+// true and, if there were any, records the change and wakes the
+// fetches waiting for records; it reports whether there were any.
+func (p *Partition) releaseWhereLocked(match func(*rec) bool) bool {
 	any := false
 	for i := range p.recs {
-		if r := &p.recs[i]; r.state == stateAcquired && !r.deadline.After(now) {
+		if r := &p.recs[i]; r.state == stateAcquired && match(r) {
 			p.releaseLocked(r)
 			any = true
 		}
