@@ -164,12 +164,7 @@ func fanin(ctx context.Context, brokers, topic string, part int32, n int64, size
 	res := summary("fanin", n, n*int64(size), elapsed)
 	res.Partitions = int(parts)
 	res.BrokerCPUs = (cpu1 - cpu0).Seconds()
-	l := slices.Clone(lat[1:])
-	slices.Sort(l)
-	res.P50ms = ms(percentile(l, 0.50))
-	res.P99ms = ms(percentile(l, 0.99))
-	res.P999ms = ms(percentile(l, 0.999))
-	res.MaxMs = ms(l[len(l)-1])
+	res.setLatencies(slices.Clone(lat[1:]))
 	return res, nil
 }
 

@@ -338,11 +338,7 @@ func produce(ctx context.Context, opts []kgo.Opt, topics []string, n int64, size
 		return Result{}, err
 	}
 	res := summary("produce", n, n*int64(size), elapsed)
-	slices.Sort(lat)
-	res.P50ms = ms(percentile(lat, 0.50))
-	res.P99ms = ms(percentile(lat, 0.99))
-	res.P999ms = ms(percentile(lat, 0.999))
-	res.MaxMs = ms(lat[len(lat)-1])
+	res.setLatencies(lat)
 	return res, nil
 }
 
@@ -389,11 +385,7 @@ func produceTxn(ctx context.Context, opts []kgo.Opt, n int64, size int, txn int6
 		lat = append(lat, time.Since(t0))
 	}
 	res := summary("produce", n, n*int64(size), time.Since(start))
-	slices.Sort(lat)
-	res.P50ms = ms(percentile(lat, 0.50))
-	res.P99ms = ms(percentile(lat, 0.99))
-	res.P999ms = ms(percentile(lat, 0.999))
-	res.MaxMs = ms(lat[len(lat)-1])
+	res.setLatencies(lat)
 	return res, nil
 }
 
@@ -464,6 +456,16 @@ func summary(op string, records, bytes int64, d time.Duration) Result {
 		r.RPS = float64(records) / s
 	}
 	return r
+}
+
+// setLatencies sets r's latency percentiles and maximum from lat, which
+// it sorts in place.
+func (r *Result) setLatencies(lat []time.Duration) {
+	slices.Sort(lat)
+	r.P50ms, r.P99ms, r.P999ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.99)), ms(percentile(lat, 0.999))
+	if len(lat) > 0 {
+		r.MaxMs = ms(lat[len(lat)-1])
+	}
 }
 
 // percentile is the nearest-rank q-quantile of sorted.

@@ -164,11 +164,7 @@ func rawProduce(ctx context.Context, broker, topic string, n int64, size int, ac
 	d := time.Since(start)
 	records := requests * perRequest
 	res := summary("produce", records, records*int64(size), d)
-	slices.Sort(lat)
-	res.P50ms, res.P99ms, res.P999ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.99)), ms(percentile(lat, 0.999))
-	if len(lat) > 0 {
-		res.MaxMs = ms(lat[len(lat)-1])
-	}
+	res.setLatencies(lat)
 	return res, nil
 }
 
