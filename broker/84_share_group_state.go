@@ -259,6 +259,16 @@ func (b *Broker) ensureShareStateTopic(ctx context.Context) error {
 	return nil
 }
 
+// shareStateRefusal is why a partition of a share coordinator request is
+// refused: refused, the principal's, else a negative partition id, which
+// Kafka 4.4 answers INVALID_REQUEST.
+func shareStateRefusal(refused error, partition int32) error {
+	if refused == nil && partition < 0 {
+		return fmt.Errorf("%w: the partition id cannot be a negative number", kerr.InvalidRequest)
+	}
+	return refused
+}
+
 func (b *Broker) handleReadShareGroupState(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ReadShareGroupStateRequest)
 	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
@@ -270,7 +280,7 @@ func (b *Broker) handleReadShareGroupState(ctx context.Context, r *request) (kms
 			op := kmsg.NewReadShareGroupStateResponseTopicPartition()
 			op.Partition = rp.Partition
 			k := share.Key{Group: req.GroupID, TopicID: rt.TopicID, Partition: rp.Partition}
-			err := refused
+			err := shareStateRefusal(refused, rp.Partition)
 			var snap share.Snapshot
 			var ok bool
 			if err == nil {
@@ -315,7 +325,7 @@ func (b *Broker) handleWriteShareGroupState(ctx context.Context, r *request) (km
 			for _, b := range rp.StateBatches {
 				snap.Batches = append(snap.Batches, share.StateBatch{First: b.FirstOffset, Last: b.LastOffset, State: b.DeliveryState, Count: b.DeliveryCount})
 			}
-			err := refused
+			err := shareStateRefusal(refused, rp.Partition)
 			if err == nil {
 				err = b.shareCoord.Write(k, snap)
 			}
