@@ -33,6 +33,7 @@ func aclFilter(rt kmsg.ACLResourceType, name *string, pt kmsg.ACLResourcePattern
 // validBinding checks a binding to create as Kafka's AclControlManager
 // does; the error message is for the client.
 func validBinding(b security.Binding) error {
+	hostErr := security.ValidHost(b.Host)
 	switch {
 	case b.ResourceType.String() == "":
 		return fmt.Errorf("invalid resource type %d", b.ResourceType)
@@ -48,8 +49,8 @@ func validBinding(b security.Binding) error {
 		return fmt.Errorf("the only valid name for the CLUSTER resource is %s", clusterName)
 	case !strings.Contains(b.Principal, ":") || strings.HasPrefix(b.Principal, ":"):
 		return fmt.Errorf("could not parse principal from `%s` (no colon is found)", b.Principal)
-	case b.Host == "":
-		return fmt.Errorf("host should not be empty")
+	case hostErr != nil:
+		return hostErr
 	case !slices.Contains(security.ResourceOps[b.ResourceType], b.Operation) && b.Operation != security.OpAll:
 		return fmt.Errorf("operation %s does not apply to resource type %s", b.Operation, b.ResourceType)
 	}

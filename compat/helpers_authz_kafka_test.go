@@ -33,6 +33,13 @@ func azSamsa(t *testing.T) *azEnv {
 // users and authorizer as aclBroker, as azSetup leaves it.
 func azKafka(t *testing.T) *azEnv {
 	t.Helper()
+	return azSetup(t, aclKafka(t))
+}
+
+// aclKafka starts Apache Kafka 4.4 (internal/kafkaref) with aclBroker's
+// listener, users and authorizer and returns its SASL_PLAINTEXT address.
+func aclKafka(t *testing.T) string {
+	t.Helper()
 	ctx := testCtx(t, 5*time.Minute)
 	props := map[string]string{
 		"sasl.enabled.mechanisms":                             "PLAIN",
@@ -48,7 +55,7 @@ func azKafka(t *testing.T) *azEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kb.Stop(30 * time.Second) })
-	return azSetup(t, kb.Listeners["SASL_PLAINTEXT"])
+	return kb.Listeners["SASL_PLAINTEXT"]
 }
 
 // azSetup makes addr's topics, offsets and ACLs as azEnv describes, and

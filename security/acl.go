@@ -11,7 +11,8 @@ import (
 //
 //   - A pattern is LITERAL (the name, or "*" for every resource of the
 //     type) or PREFIXED (every name that starts with it).
-//   - A principal is "User:<name>" or "User:*"; a host an address or "*".
+//   - A principal is "User:<name>" or "User:*"; a host an address, a
+//     CIDR range of addresses (cidr.go) or "*".
 //   - DENY beats ALLOW. An ALLOW of Read, Write, Delete or Alter implies
 //     Describe; of AlterConfigs, DescribeConfigs; All allows every
 //     operation (and a DENY of All denies every one).
@@ -192,7 +193,13 @@ func patternMatches(b Binding, name string) bool {
 type Authorizer struct {
 	superUsers   map[string]bool
 	allowIfNoACL bool
-	byType       atomic.Pointer[map[ResourceType][]Binding]
+	byType       atomic.Pointer[map[ResourceType][]loaded]
+}
+
+// loaded is a binding as the authorizer holds it, with its host parsed.
+type loaded struct {
+	Binding
+	host hostMatcher
 }
 
 // NewAuthorizer makes an authorizer with super.users (a ';'-separated
@@ -210,9 +217,9 @@ func NewAuthorizer(superUsers string, allowIfNoACL bool) *Authorizer {
 
 // Load replaces the bindings.
 func (a *Authorizer) Load(bs []Binding) {
-	m := map[ResourceType][]Binding{}
+	m := map[ResourceType][]loaded{}
 	for _, b := range bs {
-		m[b.ResourceType] = append(m[b.ResourceType], b)
+		m[b.ResourceType] = append(m[b.ResourceType], loaded{b, newHostMatcher(b.Host)})
 	}
 	a.byType.Store(&m)
 }
@@ -222,8 +229,8 @@ func (a *Authorizer) Bindings(f Filter) []Binding {
 	var out []Binding
 	for _, bs := range *a.byType.Load() {
 		for _, b := range bs {
-			if f.Matches(b) {
-				out = append(out, b)
+			if f.Matches(b.Binding) {
+				out = append(out, b.Binding)
 			}
 		}
 	}
@@ -254,11 +261,11 @@ func (a *Authorizer) Authorize(principal, host string, op Operation, t ResourceT
 	}
 	found, allowed := false, false
 	for _, b := range (*a.byType.Load())[t] {
-		if !patternMatches(b, name) {
+		if !patternMatches(b.Binding, name) {
 			continue
 		}
 		found = true
-		if b.Principal != principal && b.Principal != "User:*" || b.Host != host && b.Host != "*" {
+		if b.Principal != principal && b.Principal != "User:*" || !b.host.matches(host) {
 			continue
 		}
 		if b.Permission == PermissionDeny && (b.Operation == op || b.Operation == OpAll) {
@@ -295,7 +302,7 @@ func (a *Authorizer) AnyAllowed(principal, host string, op Operation, t Resource
 	}
 	for _, b := range (*a.byType.Load())[t] {
 		if b.Permission == PermissionAllow && implies(b.Operation, op) &&
-			(b.Principal == principal || b.Principal == "User:*") && (b.Host == host || b.Host == "*") &&
+			(b.Principal == principal || b.Principal == "User:*") && b.host.matches(host) &&
 			a.Authorize(principal, host, op, t, b.ResourceName) {
 			return true
 		}

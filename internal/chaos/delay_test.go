@@ -167,6 +167,13 @@ func (s *suite) brokers() []int32 {
 // sockets f opens are ns's (they stay so on any thread).
 func inNamespace(t testing.TB, ns string, f func() error) {
 	t.Helper()
+	if err := inNamespaceErr(ns, f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inNamespaceErr is inNamespace returning the error.
+func inNamespaceErr(ns string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // unlocked only if the thread is back in its namespace
@@ -192,9 +199,7 @@ func inNamespace(t testing.TB, ns string, f func() error) {
 			return ferr
 		}()
 	}()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	return <-errc
 }
 
 // echoServer echoes every connection to addr in namespace ns until the
