@@ -14,8 +14,7 @@ import (
 // INVALID_REQUIRED_ACKS, a batch that is not one v2 batch INVALID_RECORD,
 // and alice (no ACLs) TOPIC_AUTHORIZATION_FAILED with nothing appended.
 func TestProduceHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("p", 2)
 	next := int64(0)
 	for _, v := range []int16{3, 5, 7, 8, 9, 10, 11, 12, 13} {

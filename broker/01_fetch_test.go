@@ -28,8 +28,7 @@ func fetchRequest(v int16, topic string, id [16]byte, partition int32, offset in
 // UNKNOWN_TOPIC_ID), and alice
 // (no ACLs) gets TOPIC_AUTHORIZATION_FAILED and no records.
 func TestFetchHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("f", 1)
 	b.produce("f", 0, "a", "b", "c")
 	for _, v := range []int16{4, 5, 7, 11, 12, 13, 15, 16, 17} {

@@ -25,9 +25,7 @@ func listOffsetsRequest(v int16, topic string, partition int32, timestamp int64)
 // partition UNKNOWN_TOPIC_OR_PARTITION, and alice (no ACLs)
 // TOPIC_AUTHORIZATION_FAILED.
 func TestListOffsetsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("lo", 1)
+	b := startHandlerTest(t, map[string]int32{"lo": 1})
 	b.produce("lo", 0, "a", "b", "c")
 	offset := func(resp kmsg.Response) (int64, int16) {
 		rp := resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]

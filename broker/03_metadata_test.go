@@ -12,8 +12,7 @@ import (
 // id from v2, topic ids from v10, and alice (no ACLs) sees no topic in a
 // list of all and TOPIC_AUTHORIZATION_FAILED for a named one.
 func TestMetadataHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("md", 3)
 	metadata := func(v int16, topics ...string) *kmsg.MetadataRequest {
 		req := kmsg.NewPtrMetadataRequest()

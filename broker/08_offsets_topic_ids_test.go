@@ -11,8 +11,7 @@ import (
 // by id is read back by id (with the id in the answer) and by name (v9),
 // and an id the broker does not know is UNKNOWN_TOPIC_ID.
 func TestOffsetsByTopicIDHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("byid", 1)
 	b.waitGroupCoordinator("g")
 	cr := b.do(offsetCommitRequest(10, "g", "", id, 42)).(*kmsg.OffsetCommitResponse)

@@ -50,8 +50,7 @@ func (b *handlerBroker) waitCoordinator(keyType int8, key string) {
 // version, single-key before v4 and batched from v4; alice (no ACLs) gets
 // GROUP_AUTHORIZATION_FAILED and TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestFindCoordinatorHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	b.waitCoordinator(0, "g")
 	b.waitCoordinator(1, "tx")
 	for _, v := range []int16{0, 1, 2, 3} {

@@ -68,9 +68,7 @@ func fetchedOffset(resp kmsg.Response) (int64, int16) {
 // DescribeGroups and ListGroups show the group; alice (no ACLs) gets
 // GROUP_AUTHORIZATION_FAILED and lists no group.
 func TestGroupsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("gt", 1)
+	b := startHandlerTest(t, map[string]int32{"gt": 1})
 	for _, g := range []string{"g", "other", "jg"} {
 		b.waitGroupCoordinator(g)
 	}

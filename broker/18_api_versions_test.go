@@ -14,8 +14,7 @@ import (
 // UNSUPPORTED_VERSION and ApiVersions' own range, so the client can retry
 // lower; alice, with no ACLs, may ask.
 func TestApiVersionsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	apiVersions := func(v int16) *kmsg.ApiVersionsRequest {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v

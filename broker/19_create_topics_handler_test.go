@@ -25,8 +25,7 @@ func createTopicsRequest(v int16, topic string, partitions int32, rf int16) *kms
 // validate-only creates nothing, and alice (no ACLs)
 // TOPIC_AUTHORIZATION_FAILED.
 func TestCreateTopicsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	for _, v := range []int16{2, 4, 5, 7} {
 		name := "ct" + string(rune('a'+v))
 		resp := b.do(createTopicsRequest(v, name, 2, -1)).(*kmsg.CreateTopicsResponse)

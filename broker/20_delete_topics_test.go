@@ -29,8 +29,7 @@ func deleteTopicsRequest(v int16, topic string, id [16]byte) *kmsg.DeleteTopicsR
 // UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID, and alice (no
 // ACLs) TOPIC_AUTHORIZATION_FAILED with the topic left in place.
 func TestDeleteTopicsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode }
 	for _, v := range []int16{1, 4, 5} {
 		name := "dt" + string(rune('a'+v))

@@ -27,9 +27,7 @@ func deleteRecordsRequest(v int16, topic string, partition int32, offset int64) 
 // UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs) gets
 // TOPIC_AUTHORIZATION_FAILED and deletes nothing.
 func TestDeleteRecordsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("dr", 1)
+	b := startHandlerTest(t, map[string]int32{"dr": 1})
 	b.produce("dr", 0, "a", "b", "c", "d", "e")
 	result := func(resp kmsg.Response) (int64, int16) {
 		rp := resp.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]

@@ -25,8 +25,7 @@ func initProducerIDRequest(v int16, txnID *string, timeoutMillis int32) *kmsg.In
 // CLUSTER_AUTHORIZATION_FAILED for an idempotent id and
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED for a transactional one.
 func TestInitProducerIDHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	seen := map[int64]bool{}
 	for _, v := range []int16{0, 1, 2, 3, 4, 5} {
 		resp := b.do(initProducerIDRequest(v, nil, 60000)).(*kmsg.InitProducerIDResponse)
@@ -57,8 +56,8 @@ func TestInitProducerIDHandler(t *testing.T) {
 // others) with topics of one partition each and initializes the
 // transactional id "tx", whose producer id and epoch it returns.
 func startTxnBroker(t *testing.T, topics ...string) (*handlerBroker, int64, int16) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	t.Helper()
+	b := startHandlerTest(t, nil)
 	for _, topic := range topics {
 		b.createTopic(topic, 1)
 	}

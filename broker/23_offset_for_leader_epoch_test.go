@@ -27,9 +27,7 @@ func offsetForLeaderEpochRequest(v int16, topic string, partition, currentEpoch,
 // unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs)
 // gets TOPIC_AUTHORIZATION_FAILED.
 func TestOffsetForLeaderEpochHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("ole", 1)
+	b := startHandlerTest(t, map[string]int32{"ole": 1})
 	b.produce("ole", 0, "a", "b", "c")
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12

@@ -20,8 +20,7 @@ func addOffsetsRequest(v int16, txnID string, pid int64, epoch int16, group stri
 // PRODUCER_FENCED (v2+) or INVALID_PRODUCER_EPOCH (v0-v1); alice (no ACLs)
 // gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestAddOffsetsToTxnHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	b.waitGroupCoordinator("g")
 	pid, epoch := b.initTxn("tx")
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }

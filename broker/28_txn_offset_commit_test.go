@@ -31,9 +31,7 @@ func txnOffsetCommitRequest(v int16, txnID string, pid int64, epoch int16, group
 // before, until the commit's marker makes it the group's offset; alice (no
 // ACLs) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestTxnOffsetCommitHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("to", 1)
+	b := startHandlerTest(t, map[string]int32{"to": 1})
 	b.waitGroupCoordinator("g")
 	pid, epoch := b.initTxn("tx")
 	wantCode(t, "AddOffsetsToTxn", b.do(addOffsetsRequest(3, "tx", pid, epoch, "g")).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, nil)

@@ -40,9 +40,7 @@ func (b *handlerBroker) metadataCodeAs(user, topic string) int16 {
 // INVALID_REQUEST; alice (no ACLs) may not create, list or delete them
 // (CLUSTER_AUTHORIZATION_FAILED).
 func TestACLsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("acl", 1)
+	b := startHandlerTest(t, map[string]int32{"acl": 1})
 	for v := int16(1); v <= 3; v++ {
 		create := kmsg.NewPtrCreateACLsRequest()
 		create.Version, create.Creations = v, []kmsg.CreateACLsRequestCreation{aliceDescribeACL("acl")}

@@ -25,8 +25,7 @@ func describeConfigsRequest(v int16, typ kmsg.ConfigResourceType, name string, k
 // TOPIC_AUTHORIZATION_FAILED for a topic and CLUSTER_AUTHORIZATION_FAILED
 // for the broker.
 func TestDescribeConfigsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	b.createTopic("dc", 1, "retention.ms", "12345")
 	for _, v := range []int16{1, 2, 3, 4} {
 		resp := b.do(describeConfigsRequest(v, kmsg.ConfigResourceTypeTopic, "dc", "retention.ms", "cleanup.policy")).(*kmsg.DescribeConfigsResponse)

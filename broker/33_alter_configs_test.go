@@ -28,8 +28,7 @@ func alterConfigsRequest(v int16, topic string, kv ...string) *kmsg.AlterConfigs
 // INVALID_CONFIG, an unknown topic UNKNOWN_TOPIC_OR_PARTITION, and alice (no
 // ACLs) TOPIC_AUTHORIZATION_FAILED.
 func TestAlterConfigsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	b.createTopic("ac", 1, "retention.ms", "1000")
 	retention := func() string {
 		resp := b.do(describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "ac", "retention.ms")).(*kmsg.DescribeConfigsResponse)

@@ -12,9 +12,7 @@ import (
 // none is named; alice (no ACLs) gets CLUSTER_AUTHORIZATION_FAILED (v3+,
 // top level).
 func TestDescribeLogDirsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("ld", 2)
+	b := startHandlerTest(t, map[string]int32{"ld": 2})
 	b.produce("ld", 1, "some bytes")
 	describe := func(v int16, topic string) *kmsg.DescribeLogDirsRequest {
 		req := kmsg.NewPtrDescribeLogDirsRequest()

@@ -29,9 +29,7 @@ func createPartitionsRequest(v int16, topic string, count int32, assignment ...[
 // UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs) gets
 // TOPIC_AUTHORIZATION_FAILED.
 func TestCreatePartitionsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("cp", 1)
+	b := startHandlerTest(t, map[string]int32{"cp": 1})
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode }
 	for v := int16(0); v <= 3; v++ {
 		validate := createPartitionsRequest(v, "cp", int32(v+2))

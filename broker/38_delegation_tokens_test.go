@@ -25,8 +25,7 @@ func createTokenRequest(v int16, owner string) *kmsg.CreateDelegationTokenReques
 // another user needs CreateTokens on that user
 // (DELEGATION_TOKEN_AUTHORIZATION_FAILED).
 func TestDelegationTokensHandler(t *testing.T) {
-	t.Parallel()
-	off := startHandlerBroker(t, nil)
+	off := startHandlerTest(t, nil)
 	code := func(resp kmsg.Response) int16 { return resp.(*kmsg.CreateDelegationTokenResponse).ErrorCode }
 	wantCode(t, "no secret key", code(off.as("admin", createTokenRequest(3, ""))), kerr.DelegationTokenAuthDisabled)
 

@@ -43,9 +43,7 @@ func electLeadersRequest(v int16, topic string, partition int32) *kmsg.ElectLead
 // UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs) gets
 // CLUSTER_AUTHORIZATION_FAILED.
 func TestElectLeadersHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("el", 1)
+	b := startHandlerTest(t, map[string]int32{"el": 1})
 	code := func(resp kmsg.Response) int16 {
 		r := resp.(*kmsg.ElectLeadersResponse)
 		return topOr(r.ErrorCode, func() int16 { return r.Topics[0].Partitions[0].ErrorCode })

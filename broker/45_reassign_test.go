@@ -26,9 +26,7 @@ func reassignRequest(topic string, partition int32, replicas []int32) *kmsg.Alte
 // UNKNOWN_TOPIC_OR_PARTITION, and nothing is listed in progress; alice (no
 // ACLs) gets CLUSTER_AUTHORIZATION_FAILED for both.
 func TestReassignHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("ra", 1)
+	b := startHandlerTest(t, map[string]int32{"ra": 1})
 	code := func(resp kmsg.Response) int16 {
 		r := resp.(*kmsg.AlterPartitionAssignmentsResponse)
 		return topOr(r.ErrorCode, func() int16 { return r.Topics[0].Partitions[0].ErrorCode })

@@ -36,8 +36,7 @@ func describeQuotaRequest(user string) *kmsg.DescribeClientQuotasRequest {
 // removed, gone; an unknown quota key is INVALID_REQUEST; alice (no ACLs)
 // gets CLUSTER_AUTHORIZATION_FAILED for both.
 func TestClientQuotasHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	alterCode := func(resp kmsg.Response) int16 { return resp.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode }
 	wantCode(t, "set", alterCode(b.do(alterQuotaRequest("carol", 1024, false))), nil)
 	quotas := func() map[string]float64 {

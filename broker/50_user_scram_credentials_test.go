@@ -21,8 +21,7 @@ func upsertScram(user string, iterations int32) kmsg.AlterUserSCRAMCredentialsRe
 // request DUPLICATE_RESOURCE; alice (no ACLs) gets
 // CLUSTER_AUTHORIZATION_FAILED.
 func TestUserScramCredentialsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	alter := func(ups ...kmsg.AlterUserSCRAMCredentialsRequestUpsertion) *kmsg.AlterUserSCRAMCredentialsRequest {
 		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 		req.Upsertions = ups

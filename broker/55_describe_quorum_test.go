@@ -26,8 +26,7 @@ func describeQuorumRequest(v int16, topic string, partition int32) *kmsg.Describ
 // UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs) gets
 // CLUSTER_AUTHORIZATION_FAILED.
 func TestDescribeQuorumHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	for v := int16(0); v <= 2; v++ {
 		resp := b.do(describeQuorumRequest(v, "__cluster_metadata", 0)).(*kmsg.DescribeQuorumResponse)
 		wantCode(t, "DescribeQuorum", resp.ErrorCode, nil)

@@ -33,8 +33,7 @@ func updateFeaturesCode(resp kmsg.Response) int16 {
 // without a downgrade type are INVALID_UPDATE_VERSION; alice (no ACLs) gets
 // CLUSTER_AUTHORIZATION_FAILED.
 func TestUpdateFeaturesHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	for v := int16(0); v <= 2; v++ {
 		wantCode(t, fmt.Sprintf("v%d the level in effect", v), updateFeaturesCode(b.do(updateFeaturesRequest(v, "transaction.version", 2))), nil)
 	}

@@ -16,8 +16,7 @@ import (
 // asked, are a super user's all and alice's (no ACLs) none, and alice may
 // describe the cluster.
 func TestDescribeClusterHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	host, port, _ := net.SplitHostPort(b.addr)
 	var superOps int32
 	for v := int16(0); v <= 2; v++ {

@@ -22,9 +22,7 @@ func describeProducersRequest(topic string, partition int32) *kmsg.DescribeProdu
 // sequence; an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION;
 // alice (no ACLs) gets TOPIC_AUTHORIZATION_FAILED.
 func TestDescribeProducersHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("dp", 1)
+	b := startHandlerTest(t, map[string]int32{"dp": 1})
 	ip := b.do(initProducerIDRequest(4, nil, 60000)).(*kmsg.InitProducerIDResponse)
 	wantCode(t, "InitProducerId", ip.ErrorCode, nil)
 	batch, err := logstore.EncodeBatch(logstore.BatchSpec{

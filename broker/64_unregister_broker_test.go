@@ -22,8 +22,7 @@ func unregisterCode(resp kmsg.Response) int16 { return resp.(*kmsg.UnregisterBro
 // CLUSTER_AUTHORIZATION_FAILED until she may Alter the cluster.
 // (compat's TestUnregisterBrokerTool unregisters a broker that is down.)
 func TestUnregisterBrokerHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	wantCode(t, "broker 99", unregisterCode(b.do(unregisterRequest(99))), kerr.BrokerIDNotRegistered)
 	wantCode(t, "broker 1, up", unregisterCode(b.do(unregisterRequest(1))), kerr.InvalidRequest)
 	describe := kmsg.NewPtrDescribeClusterRequest()

@@ -14,9 +14,7 @@ import (
 // partitions; an id never initialized is TRANSACTIONAL_ID_NOT_FOUND;
 // alice (no ACLs) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestDescribeTransactionsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("dt", 1)
+	b := startHandlerTest(t, map[string]int32{"dt": 1})
 	pid, epoch := b.initTxn("tx")
 	wantCode(t, "add dt", addCodes(b.do(addPartitionsRequest(3, "tx", pid, epoch, "dt")))["dt"], nil)
 	b.waitTxnPartition("never")

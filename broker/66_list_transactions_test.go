@@ -11,9 +11,7 @@ import (
 // ListTransactions v0-v2 lists the transactional ids, filtered by state,
 // producer id and (v2) a pattern; alice (no ACLs) sees none of them.
 func TestListTransactionsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("lt", 1)
+	b := startHandlerTest(t, map[string]int32{"lt": 1})
 	pid, epoch := b.initTxn("ongoing")
 	wantCode(t, "add lt", addCodes(b.do(addPartitionsRequest(3, "ongoing", pid, epoch, "lt")))["lt"], nil)
 	b.initTxn("empty")

@@ -27,9 +27,7 @@ func heartbeatRequest(v int16, group, member string, epoch int32, topics ...stri
 // ConsumerGroupDescribe shows the member; alice (no ACLs) gets
 // GROUP_AUTHORIZATION_FAILED.
 func TestConsumerGroupHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("cg", 2)
+	b := startHandlerTest(t, map[string]int32{"cg": 2})
 	b.waitGroupCoordinator("cg0")
 	b.waitGroupCoordinator("cg1")
 

@@ -11,9 +11,7 @@ import (
 // BROKER_LOGGER) when asked for every type; alice (no ACLs) gets
 // CLUSTER_AUTHORIZATION_FAILED.
 func TestListConfigResourcesHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("lcr", 1)
+	b := startHandlerTest(t, map[string]int32{"lcr": 1})
 	req := kmsg.NewPtrListConfigResourcesRequest()
 	req.Version = 1
 	resp := b.do(req).(*kmsg.ListConfigResourcesResponse)

@@ -26,10 +26,7 @@ func describeTopicPartitionsRequest(limit int32, cursor *kmsg.DescribeTopicParti
 // INVALID_REQUEST; alice (no ACLs) sees no topic and gets
 // TOPIC_AUTHORIZATION_FAILED for one she names.
 func TestDescribeTopicPartitionsHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("dtp-a", 3)
-	b.createTopic("dtp-b", 2)
+	b := startHandlerTest(t, map[string]int32{"dtp-a": 3, "dtp-b": 2})
 
 	first := b.do(describeTopicPartitionsRequest(2, nil)).(*kmsg.DescribeTopicPartitionsResponse)
 	if len(first.Topics) != 1 || *first.Topics[0].Topic != "dtp-a" || len(first.Topics[0].Partitions) != 2 {

@@ -61,10 +61,7 @@ func shareDescribeCode(resp kmsg.Response) int16 {
 // Describe on the group and on the topics its members are assigned to
 // describe it.
 func TestShareGroupHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
-	b.createTopic("sg", 2)
-	b.createTopic("sg2", 1)
+	b := startHandlerTest(t, map[string]int32{"sg": 2, "sg2": 1})
 	epoch := b.joinShare("sg", "m1", "sg")
 	for _, tc := range []struct {
 		what string

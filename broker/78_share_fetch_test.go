@@ -74,8 +74,7 @@ func shareFetched(t *testing.T, resp kmsg.Response) (int16, [][2]int64) {
 // alice needs Read on the group (GROUP_AUTHORIZATION_FAILED) and on the
 // topic (TOPIC_AUTHORIZATION_FAILED on the partition).
 func TestShareFetchHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("sf", 1)
 	b.joinShare("sf", "m1", "sf")
 	c := b.dial()

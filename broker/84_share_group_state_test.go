@@ -56,8 +56,7 @@ func writeStateCode(resp kmsg.Response) int16 {
 // ReadShareGroupStateSummary (83, 86, 87), which only Kafka's brokers
 // send, are not served: the connection closes.
 func TestShareGroupStateHandler(t *testing.T) {
-	t.Parallel()
-	b := startHandlerBroker(t, nil)
+	b := startHandlerTest(t, nil)
 	id := b.createTopic("ss", 1)
 	wantCode(t, "read before __share_group_state", readStateCode(b.do(readStateRequest("g", id, 0))), kerr.NotCoordinator)
 	wantCode(t, "write before __share_group_state", writeStateCode(b.do(writeStateRequest(0, "g", id, 0, 1, 3, 5))), kerr.NotCoordinator)

@@ -62,6 +62,19 @@ func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
 	return b
 }
 
+// startHandlerTest runs t in parallel with the other handler tests on a
+// broker of its own (startHandlerBroker's) with topics (name → partition
+// count) created.
+func startHandlerTest(t *testing.T, topics map[string]int32) *handlerBroker {
+	t.Helper()
+	t.Parallel()
+	b := startHandlerBroker(t, nil)
+	for name, partitions := range topics {
+		b.createTopic(name, partitions)
+	}
+	return b
+}
+
 // as sends req at req.GetVersion() as user, through kgo over SASL, to the
 // one broker and returns the answer.
 func (b *handlerBroker) as(user string, req kmsg.Request) kmsg.Response {
@@ -373,18 +386,16 @@ type authzStep struct {
 	want   *kerr.Error
 }
 
-// wantAuthz sends req as alice (whose ACLs only these steps add) after each
-// step's grants and wants the step's code, as code reads it from the
+// wantAuthz sends req as alice after each step's grants (added to those
+// she has) and wants the step's code, as code reads it from the
 // answer: typically the authorization error with no ACL, another with
 // some, and the answer of an authorized request once alice has them all.
 func (b *handlerBroker) wantAuthz(req kmsg.Request, code func(kmsg.Response) int16, steps ...authzStep) {
 	b.t.Helper()
-	var have []grant
 	for _, s := range steps {
 		if len(s.grants) > 0 {
 			b.allow("alice", s.grants...)
-			have = append(have, s.grants...)
 		}
-		wantCode(b.t, fmt.Sprintf("%s as alice with %+v", kmsg.NameForKey(req.Key()), have), code(b.as("alice", req)), s.want)
+		wantCode(b.t, fmt.Sprintf("%s as alice, granted %+v", kmsg.NameForKey(req.Key()), s.grants), code(b.as("alice", req)), s.want)
 	}
 }
