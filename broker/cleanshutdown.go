@@ -75,6 +75,11 @@ func (b *Broker) markCleanShutdown(epoch int64) error {
 		path := filepath.Join(dir, cleanShutdownName)
 		tmp := path + ".tmp"
 		err := func() error {
+			// The partition directories created in it since the last
+			// fsync must be durable before the file that vouches for them.
+			if err := logstore.OS.SyncDir(dir); err != nil {
+				return err
+			}
 			f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 			if err != nil {
 				return err

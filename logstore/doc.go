@@ -70,8 +70,13 @@
 //
 // # Recovery
 //
-// Close fsyncs everything, writes the index files, a producer snapshot and
-// the checkpoints, and finally the .clean-shutdown marker. Open trusts a
+// Close writes the index files, a producer snapshot and the checkpoints,
+// fsyncs every file written since its last fsync (each file and the
+// directory keep a dirty flag; an idle log costs no fsync), fsyncs the
+// directory once if its entries changed, and creates the .clean-shutdown
+// marker last, itself not fsynced: everything it vouches for is durable
+// before it exists, and a marker lost to a power failure only costs a
+// recovery scan. Open trusts a
 // directory with the marker (it only reads the index files and the batch
 // headers after the active segment's last index entry) and removes the
 // marker. Without it, Open scans every segment from the one holding the

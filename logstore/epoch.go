@@ -93,8 +93,20 @@ func parseEpochCheckpoint(b []byte) ([]epochEntry, error) {
 
 // persist writes the checkpoint atomically and durably. Caller holds the
 // append lock.
-func (c *epochCache) persist() error {
-	if err := writeFileAtomic(c.fs, c.path, c.encode()); err != nil {
+func (c *epochCache) persist() error { return c.save(true) }
+
+// save writes the checkpoint with its content fsynced before the rename,
+// and the directory fsynced after it when syncDir is set (a clean
+// shutdown fsyncs the directory once for all its files). Until one
+// succeeds the cache stays dirty: a failed write is made again at the
+// next flush or clean shutdown. Caller holds the append lock.
+func (c *epochCache) save(syncDir bool) error {
+	c.dirty = true
+	err := renameSynced(c.fs, c.path, c.encode())
+	if err == nil && syncDir {
+		err = c.fs.SyncDir(filepath.Dir(c.path))
+	}
+	if err != nil {
 		return err
 	}
 	c.dirty = false
@@ -109,20 +121,18 @@ func (c *epochCache) persist() error {
 // what a power failure loses past the recovery point, recovery rebuilds
 // from the batches it scans. Caller holds the append lock.
 func (c *epochCache) persistLazy() error {
-	if err := replaceFile(c.fs, c.path, c.encode()); err != nil {
-		return err
-	}
 	c.dirty = true
-	return nil
+	return replaceFile(c.fs, c.path, c.encode())
 }
 
-// syncIfDirty makes a lazily written checkpoint durable. Caller holds the
-// append lock.
-func (c *epochCache) syncIfDirty() error {
+// syncIfDirty makes a checkpoint that may not be durable (written lazily,
+// or a write failed) durable, fsyncing the directory too when syncDir is
+// set. Caller holds the append lock.
+func (c *epochCache) syncIfDirty(syncDir bool) error {
 	if !c.dirty {
 		return nil
 	}
-	return c.persist()
+	return c.save(syncDir)
 }
 
 func (c *epochCache) encode() []byte {

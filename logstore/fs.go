@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -158,6 +159,18 @@ func replaceFile(fs FS, path string, data []byte) error {
 // dir. On an error the old file is still there (or none, as before), and
 // so is the old content.
 func writeFileAtomic(fs FS, path string, data []byte) error {
+	if err := renameSynced(fs, path, data); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(path))
+}
+
+// renameSynced is writeFileAtomic without the directory's fsync: the new
+// content is durable before it replaces the old, so that a crash leaves
+// one whole or the other; which one survives a power failure depends on
+// the next fsync of the directory (a clean shutdown makes one for all
+// its files).
+func renameSynced(fs FS, path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := writeFileSynced(fs, tmp, data); err != nil {
 		return err
@@ -166,5 +179,62 @@ func writeFileAtomic(fs FS, path string, data []byte) error {
 		_ = fs.Remove(tmp)
 		return err
 	}
-	return fs.SyncDir(filepath.Dir(path))
+	return nil
+}
+
+// dirTracker is the FS of one Log: it passes every operation on, and
+// notes in dirty that the entries of the log's directory changed (a
+// creation, rename or removal) since its last SyncDir, so that a clean
+// shutdown fsyncs the directory only then. Like the files' dirty flags,
+// dirty is set after the change and cleared before the fsync.
+type dirTracker struct {
+	FS
+	dir   string
+	dirty *atomic.Bool
+}
+
+func (t dirTracker) touched() {
+	if !t.dirty.Load() {
+		t.dirty.Store(true)
+	}
+}
+
+func (t dirTracker) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := t.FS.OpenFile(name, flag, perm)
+	if flag&os.O_CREATE != 0 {
+		t.touched()
+	}
+	return f, err
+}
+
+func (t dirTracker) Remove(name string) error {
+	defer t.touched()
+	return t.FS.Remove(name)
+}
+
+func (t dirTracker) RemoveAll(name string) error {
+	defer t.touched()
+	return t.FS.RemoveAll(name)
+}
+
+func (t dirTracker) Rename(oldname, newname string) error {
+	defer t.touched()
+	return t.FS.Rename(oldname, newname)
+}
+
+func (t dirTracker) MkdirAll(dir string, perm os.FileMode) error {
+	defer t.touched()
+	return t.FS.MkdirAll(dir, perm)
+}
+
+func (t dirTracker) SyncDir(dir string) error {
+	if filepath.Clean(dir) != t.dir {
+		return t.FS.SyncDir(dir)
+	}
+	t.dirty.Store(false)
+	err := t.FS.SyncDir(dir)
+	if err != nil {
+		t.dirty.Store(true)
+	}
+	return err
 }

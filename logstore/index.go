@@ -95,17 +95,25 @@ func loadOffsetIndex(fs FS, path string, base int64) (*offsetIndex, error) {
 }
 
 // writeTo brings the file at path up to date with the entries in memory:
-// only the unwritten tail is written, then the file is cut to size.
-func (ix *offsetIndex) writeTo(fs FS, path string) error {
+// only the unwritten tail is written, then the file is cut to size. It
+// reports whether it changed the file.
+func (ix *offsetIndex) writeTo(fs FS, path string) (bool, error) {
 	return writeIndexFile(fs, path, ix.buf, &ix.persisted)
 }
 
 // writeIndexFile writes buf[*persisted:] at *persisted and truncates the
-// file to len(buf), creating it when needed.
-func writeIndexFile(fs FS, path string, buf []byte, persisted *int) error {
-	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// file to len(buf), creating it when needed. A file already up to date is
+// left untouched (not even truncated to its own size, which would dirty
+// its inode and cost a clean shutdown an fsync). It reports whether it
+// created or changed the file (wrote may be true with an error).
+func writeIndexFile(fs FS, path string, buf []byte, persisted *int) (wrote bool, err error) {
+	f, err := fs.OpenFile(path, os.O_RDWR, 0o644)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		wrote = err == nil
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if *persisted > len(buf) {
 		*persisted = 0
@@ -115,17 +123,19 @@ func writeIndexFile(fs FS, path string, buf []byte, persisted *int) error {
 		*persisted = 0 // the file lost data behind our back: rewrite it
 	}
 	if err == nil && len(buf) > *persisted {
+		wrote = true
 		_, err = f.WriteAt(buf[*persisted:], int64(*persisted))
 	}
-	if err == nil {
+	if err == nil && st.Size() != int64(len(buf)) {
+		wrote = true
 		err = f.Truncate(int64(len(buf)))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return wrote, err
 	}
 	*persisted = len(buf)
-	return nil
+	return wrote, nil
 }

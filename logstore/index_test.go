@@ -32,11 +32,11 @@ func TestOffsetIndexLookup(t *testing.T) {
 		t.Fatal("entry at the end of the log accepted")
 	}
 	path := filepath.Join(t.TempDir(), "x.index")
-	if err := ix.writeTo(OS, path); err != nil {
+	if _, err := ix.writeTo(OS, path); err != nil {
 		t.Fatal(err)
 	}
 	ix.add(160, 6000)
-	if err := ix.writeTo(OS, path); err != nil { // appends the tail only
+	if _, err := ix.writeTo(OS, path); err != nil { // appends the tail only
 		t.Fatal(err)
 	}
 	got, err := loadOffsetIndex(OS, path, 100)

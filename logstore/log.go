@@ -180,6 +180,12 @@ type Log struct {
 
 	ckptMu        sync.Mutex // serialises checkpoint and snapshot files
 	recoveryPoint int64      // guarded by ckptMu
+	// startSaved is the log start offset checkpoint on disk, -1 when
+	// there is none. Guarded by ckptMu.
+	startSaved int64
+	// dirDirty: entries of the directory changed since its last fsync
+	// (see dirTracker); set at Open until the first one.
+	dirDirty atomic.Bool
 
 	failMu sync.Mutex
 	failed error // guarded by failMu: a write failed; appends refused
@@ -483,7 +489,9 @@ func (l *Log) writeLocked(cfg *Config, records []byte, hdrs []BatchHeader, total
 	}
 	seg := l.active
 	pos := seg.size.Load()
-	if _, err := seg.f.WriteAt(records, pos); err != nil {
+	_, err := seg.f.WriteAt(records, pos)
+	seg.wroteLog()
+	if err != nil {
 		return l.unwriteLocked(seg, pos, fmt.Errorf("segment %d: write: %w", seg.base, err))
 	}
 
@@ -534,6 +542,7 @@ func (l *Log) unwriteLocked(seg *segment, pos int64, err error) error {
 	if terr := seg.f.Truncate(pos); terr != nil {
 		err = errors.Join(err, terr)
 	}
+	seg.wroteLog()
 	return l.fail(err)
 }
 
@@ -626,7 +635,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	}
 	// The background sync moves the recovery point past the sealed
 	// segment: the epochs it starts must be durable first.
-	if err := l.epochs.syncIfDirty(); err != nil {
+	if err := l.epochs.syncIfDirty(true); err != nil {
 		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
 	if err := l.syncMetadataLocked(); err != nil {
@@ -726,7 +735,7 @@ func (l *Log) flushLocked(now time.Time) error {
 		}
 		s.synced.Store(true)
 	}
-	if err := l.active.f.Sync(); err != nil {
+	if err := l.active.syncLog(); err != nil {
 		return l.fail(fmt.Errorf("segment %d: fsync: %w", l.active.base, err))
 	}
 	took := time.Since(start)
@@ -738,7 +747,7 @@ func (l *Log) flushLocked(now time.Time) error {
 	}
 	// The epochs of what is now durable, before the recovery point says
 	// so.
-	if err := l.epochs.syncIfDirty(); err != nil {
+	if err := l.epochs.syncIfDirty(true); err != nil {
 		return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
 	}
 	if err := l.syncMetadataLocked(); err != nil {
@@ -803,15 +812,17 @@ func (l *Log) close(clean bool) error {
 }
 
 // shutdownCleanLocked writes everything the next Open needs to skip the
-// recovery scan, then the marker.
+// recovery scan, then the marker. Only what changed since it was last made
+// durable is written and fsynced (an idle partition costs no fsync), the
+// directory is fsynced once for all its new and renamed files, and the
+// marker is created last. The marker itself is not fsynced: everything it
+// vouches for is durable before it exists, so whichever way a power
+// failure goes the next Open either trusts durable state or recovers.
 func (l *Log) shutdownCleanLocked() error {
 	if err := l.active.sealIndexes(); err != nil {
 		return err
 	}
 	for _, s := range l.segments() {
-		if s.synced.Load() {
-			continue
-		}
 		if err := s.syncFiles(); err != nil {
 			return err
 		}
@@ -822,24 +833,40 @@ func (l *Log) shutdownCleanLocked() error {
 	if err := l.pstate.writeSnapshot(&snap, end); err != nil {
 		return err
 	}
-	if err := l.epochs.persist(); err != nil {
+	if err := l.epochs.syncIfDirty(false); err != nil {
 		return err
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	if err := l.writeSnapshotFileLocked(end, snap.Bytes()); err != nil {
-		return err
+	path := segmentName(l.dir, end, snapshotSuffix)
+	if old, err := readFile(l.fs, path); err != nil || !bytes.Equal(old, snap.Bytes()) {
+		// (Snapshots are only ever written fsynced, so an equal one is
+		// durable already.)
+		if err := renameSynced(l.fs, path, snap.Bytes()); err != nil {
+			return err
+		}
+		l.pruneSnapshotsLocked()
 	}
-	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, l.start.Load()); err != nil {
-		return err
+	start := l.start.Load()
+	if l.startSaved >= 0 && l.startSaved != start || l.startSaved < 0 && start != l.segments()[0].base {
+		if err := renameSynced(l.fs, pathJoin(l.dir, startOffsetName), offsetCheckpoint(start)); err != nil {
+			return err
+		}
+		l.startSaved = start
 	}
-	if err := l.updateRecoveryPointLocked(end); err != nil {
-		return err
-	}
+	// The recovery point is not written: a log with the marker is not
+	// scanned, and without it the checkpoint already names the active
+	// segment (syncSealed moved it there), which is where a scan from
+	// the log end offset would begin too.
 	if err := l.syncMetadataLocked(); err != nil {
 		return err
 	}
-	return writeFileAtomic(l.fs, pathJoin(l.dir, cleanShutdownName), nil)
+	if l.dirDirty.Load() {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return err
+		}
+	}
+	return writeNewFile(l.fs, pathJoin(l.dir, cleanShutdownName), nil, false)
 }
 
 // syncMetadataLocked makes a partition.metadata written without fsync

@@ -46,7 +46,9 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, fs: fs, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
+	l.dirDirty.Store(true)
+	l.fs = dirTracker{FS: fs, dir: filepath.Clean(dir), dirty: &l.dirDirty}
 	c := cfg.normalized()
 	l.cfg.Store(&c)
 	l.setSegments(nil)
@@ -197,6 +199,12 @@ func (l *Log) load() error {
 			break
 		}
 	}
+	for _, s := range segs[min(recoverFrom, len(segs)):] {
+		// What recovery kept may be bytes a killed process left in the
+		// page cache, never fsynced: no clean shutdown vouches for them
+		// before they are.
+		s.logDirty.Store(true)
+	}
 	// An empty sealed segment left at the end (its data lost) still ends the log.
 	l.active = segs[last]
 	end := l.active.next.Load()
@@ -211,6 +219,10 @@ func (l *Log) load() error {
 	}
 	start = min(start, end)
 	l.start.Store(start)
+	l.startSaved = -1
+	if hasStart {
+		l.startSaved = startCkpt
+	}
 
 	changed := l.epochs.truncateFromEnd(end)
 	changed = l.epochs.truncateFromStart(start) || changed
@@ -372,7 +384,9 @@ func (l *Log) recoverSegment(s *segment, interval int32, lower, upper int64) (bo
 	if pos < size {
 		l.logger.Warn("truncating corrupt or torn segment tail", "log", l.dir, "segment", s.base,
 			"position", pos, "bytes", size-pos, "reason", bad)
-		if err := s.f.Truncate(pos); err != nil {
+		err := s.f.Truncate(pos)
+		s.wroteLog()
+		if err != nil {
 			return false, err
 		}
 		s.size.Store(pos)
@@ -494,14 +508,20 @@ func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
 	if err := writeFileAtomic(l.fs, segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
 		return err
 	}
+	l.pruneSnapshotsLocked()
+	return nil
+}
+
+// pruneSnapshotsLocked removes all but the newest keepSnapshots producer
+// snapshots. Caller holds ckptMu.
+func (l *Log) pruneSnapshotsLocked() {
 	offs, err := l.listSnapshots()
 	if err != nil {
-		return err
+		return
 	}
 	for i := 0; i+keepSnapshots < len(offs); i++ {
 		_ = l.fs.Remove(segmentName(l.dir, offs[i], snapshotSuffix))
 	}
-	return nil
 }
 
 // updateRecoveryPointLocked sets the recovery point to rp, or when rp < 0
@@ -533,7 +553,12 @@ func (l *Log) updateRecoveryPointLocked(rp int64) error {
 
 // writeOffsetCheckpoint writes "0\n<offset>\n" atomically.
 func writeOffsetCheckpoint(fs FS, dir, name string, off int64) error {
-	return writeFileAtomic(fs, pathJoin(dir, name), []byte("0\n"+strconv.FormatInt(off, 10)+"\n"))
+	return writeFileAtomic(fs, pathJoin(dir, name), offsetCheckpoint(off))
+}
+
+// offsetCheckpoint is the content of an offset checkpoint file.
+func offsetCheckpoint(off int64) []byte {
+	return []byte("0\n" + strconv.FormatInt(off, 10) + "\n")
 }
 
 // readOffsetCheckpoint reads a checkpoint; ok is false when it is missing

@@ -161,6 +161,7 @@ func (l *Log) setStartLocked(start int64) error {
 	if err := writeOffsetCheckpoint(l.fs, l.dir, startOffsetName, start); err != nil {
 		return l.fail(fmt.Errorf("log start offset checkpoint: %w", err))
 	}
+	l.startSaved = start
 	return nil
 }
 
@@ -231,7 +232,9 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		pos += h.Size()
 	}
 	r.free()
-	if err := s.f.Truncate(pos); err != nil {
+	err = s.f.Truncate(pos)
+	s.wroteLog()
+	if err != nil {
 		return -1, l.fail(fmt.Errorf("segment %d: truncate: %w", s.base, err))
 	}
 	s.mu.Lock()

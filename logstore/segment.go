@@ -56,6 +56,13 @@ type segment struct {
 	next   atomic.Int64 // offset after the last batch
 	refs   atomic.Int32
 	synced atomic.Bool // .log and index files fsynced (sealed segments)
+	// logDirty and idxDirty: the .log, or an index file, was written or
+	// cut since its last fsync (or may hold bytes never fsynced, as after
+	// a crash). Set after the write, cleared before the fsync (and set
+	// again when it fails), so a write racing a sync is never lost; a
+	// clean shutdown fsyncs only what is dirty.
+	logDirty atomic.Bool
+	idxDirty atomic.Bool
 
 	mu     sync.RWMutex
 	idx    *offsetIndex // guarded by mu; nil until loaded
@@ -96,6 +103,9 @@ func createSegment(fs FS, dir string, base int64) (*segment, error) {
 	s := newSegmentStruct(fs, dir, base, f)
 	s.idx = &offsetIndex{base: base}
 	s.tidx = &timeIndex{base: base}
+	// Empty now, but O_TRUNC may have cut a stale file whose bytes are
+	// still what the disk holds.
+	s.logDirty.Store(true)
 	return s, nil
 }
 
@@ -247,24 +257,47 @@ func (s *segment) sealIndexes() error {
 	return s.writeIndexesLocked()
 }
 
-// syncFiles fsyncs the .log and the index files.
+// wroteLog notes that the .log was written or cut (after the write).
+func (s *segment) wroteLog() {
+	if !s.logDirty.Load() {
+		s.logDirty.Store(true)
+	}
+}
+
+// syncLog fsyncs the .log when it was written since its last fsync.
+func (s *segment) syncLog() error {
+	if !s.logDirty.Swap(false) {
+		return nil
+	}
+	err := s.f.Sync()
+	if err != nil {
+		s.logDirty.Store(true)
+	}
+	return err
+}
+
+// syncFiles fsyncs the .log and the index files, each only when written
+// since its last fsync.
 func (s *segment) syncFiles() error {
-	if err := s.f.Sync(); err != nil {
+	if err := s.syncLog(); err != nil {
 		return err
+	}
+	if !s.idxDirty.Swap(false) {
+		return nil
 	}
 	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		f, err := s.fs.OpenFile(segmentName(s.dir, s.base, suf), os.O_RDONLY, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return err
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
+			s.idxDirty.Store(true)
 			return err
 		}
 	}
@@ -363,10 +396,16 @@ func (s *segment) rebuildIndexesLocked(interval int32) error {
 }
 
 func (s *segment) writeIndexesLocked() error {
-	if err := s.idx.writeTo(s.fs, segmentName(s.dir, s.base, indexSuffix)); err != nil {
-		return err
+	wrote, err := s.idx.writeTo(s.fs, segmentName(s.dir, s.base, indexSuffix))
+	if err == nil {
+		var w bool
+		w, err = s.tidx.writeTo(s.fs, segmentName(s.dir, s.base, timeIndexSuffix))
+		wrote = wrote || w
 	}
-	return s.tidx.writeTo(s.fs, segmentName(s.dir, s.base, timeIndexSuffix))
+	if wrote || err != nil {
+		s.idxDirty.Store(true)
+	}
+	return err
 }
 
 // repairIndexes replaces indexes a reader found pointing off batch

@@ -84,6 +84,6 @@ func loadTimeIndex(fs FS, path string, base int64) (*timeIndex, error) {
 	return &timeIndex{base: base, buf: b, persisted: len(b)}, nil
 }
 
-func (ti *timeIndex) writeTo(fs FS, path string) error {
+func (ti *timeIndex) writeTo(fs FS, path string) (bool, error) {
 	return writeIndexFile(fs, path, ti.buf, &ti.persisted)
 }

@@ -111,6 +111,7 @@ func (s *segment) addAborted(e AbortedTxn) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	s.idxDirty.Store(true)
 	if err != nil {
 		return fmt.Errorf("segment %d: transaction index: %w", s.base, err)
 	}
