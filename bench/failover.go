@@ -45,6 +45,10 @@ type failoverCluster struct {
 	// restart stops every broker (SIGTERM) and starts them again on their
 	// data, returning when the processes were started.
 	restart func() (time.Time, error)
+	// bounce stops broker i (0-based) with SIGTERM, returning how long
+	// its clean shutdown took (to the process's exit), and starts it
+	// again on its data.
+	bounce func(i int) (time.Duration, error)
 }
 
 type failoverResult struct {
@@ -112,6 +116,14 @@ func startKafkaCluster(ctx context.Context, libs, dir string) (*failoverCluster,
 			}
 		}
 		return t0, nil
+	}
+	c.bounce = func(i int) (time.Duration, error) {
+		t0 := time.Now()
+		if err := nodes[i].Stop(10 * time.Minute); err != nil {
+			return 0, err
+		}
+		took := time.Since(t0)
+		return took, nodes[i].Relaunch(libs, o)
 	}
 	for _, n := range nodes {
 		c.addrs = append(c.addrs, n.Addr)
@@ -208,6 +220,19 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 			}
 		}
 		return t0, nil
+	}
+	c.bounce = func(i int) (time.Duration, error) {
+		mu.Lock()
+		cmd := cmds[i]
+		cmds[i] = nil
+		mu.Unlock()
+		t0 := time.Now()
+		if cmd != nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+		took := time.Since(t0)
+		return took, launch(i)
 	}
 	for i := range 3 {
 		c.addrs = append(c.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))

@@ -31,7 +31,12 @@ package main
 //     all of them after a restart of all three, and the failover: the
 //     leader of partition 0 killed with SIGKILL, time until every
 //     partition it led has a new leader in Metadata and until each has
-//     taken an acks=all write.
+//     taken an acks=all write; then a rolling restart of the three under
+//     acks=all load (each broker in turn stopped with SIGTERM, started
+//     again, and every partition back to three in sync before the next):
+//     the total, each clean shutdown (SIGTERM to exit), and the longest
+//     window in which one of the producers (one per partition of six,
+//     each writing one record after the other) saw no acknowledgement.
 
 import (
 	"bufio"
@@ -779,7 +784,83 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 	}
 	res.set(sec, pre+"start to serving all (restart of all 3)", "s", true, b, time.Since(t0).Seconds())
 	progress("  serving %.1fs after the restart", time.Since(t0).Seconds())
+	if err := awaitServing(ctx, adm, topics, per, true, 10*time.Minute); err != nil {
+		return fmt.Errorf("before the rolling restart: %w", err)
+	}
+	total, slowest, gap, err := rollingRestart(ctx, c, adm, topics, per)
+	if err != nil {
+		return fmt.Errorf("rolling restart: %w", err)
+	}
+	res.set(sec, pre+"rolling restart under acks=all: total", "s", true, b, total.Seconds())
+	res.set(sec, pre+"rolling restart: slowest clean shutdown", "s", true, b, slowest.Seconds())
+	res.set(sec, pre+"rolling restart: longest no-ack window", "s", true, b, gap.Seconds())
 	return nil
+}
+
+// rollingRestart bounces the brokers of c one after the other while six
+// producers (one per partition 0-5 of the first topic) write acks=all
+// records one at a time; before the next broker goes, every partition of
+// topics (per each) is back to three replicas in sync. It returns the
+// total time, the slowest clean shutdown and the longest time a producer
+// waited for an acknowledgement.
+func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, topics []string, per int32) (total, slowest, gap time.Duration, err error) {
+	const producers = 6
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	last := make([]time.Time, producers)
+	var wg sync.WaitGroup
+	for p := range int32(producers) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.ProducerLinger(0), kgo.MetadataMinAge(100*time.Millisecond), kgo.RecordRetries(1<<30),
+			kgo.RetryTimeout(10*time.Minute))
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		defer cl.Close()
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topics[0], Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
+			return 0, 0, 0, fmt.Errorf("before the rolling restart: %w", err)
+		}
+		last[p] = time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pctx.Err() == nil {
+				if cl.ProduceSync(pctx, &kgo.Record{Topic: topics[0], Partition: p, Value: []byte("x")}).FirstErr() != nil {
+					continue
+				}
+				now := time.Now()
+				mu.Lock()
+				gap = max(gap, now.Sub(last[p]))
+				last[p] = now
+				mu.Unlock()
+			}
+		}()
+	}
+	t0 := time.Now()
+	for i := range c.addrs {
+		took, err := c.bounce(i)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("broker %d: %w", i+1, err)
+		}
+		slowest = max(slowest, took)
+		progress("  rolling restart: broker %d stopped in %.1fs", i+1, took.Seconds())
+		if err := awaitServing(ctx, adm, topics, per, true, 10*time.Minute); err != nil {
+			return 0, 0, 0, fmt.Errorf("after restarting broker %d: %w", i+1, err)
+		}
+		progress("  rolling restart: broker %d back in sync %.1fs after its stop began", i+1, time.Since(t0).Seconds())
+	}
+	total = time.Since(t0)
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, t := range last {
+		if t.Before(t0) {
+			return 0, 0, 0, errors.New("a producer took no write during the rolling restart")
+		}
+	}
+	return total, slowest, gap, nil
 }
 
 // profileCluster starts fetching a CPU profile of d from each samsa broker
