@@ -45,10 +45,6 @@ func nextSerial() *big.Int { return big.NewInt(time.Now().UnixNano() + serial.Ad
 // NewCA makes a certificate authority named cn.
 func NewCA(tb testing.TB, cn string) *CA {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          nextSerial(),
 		Subject:               pkix.Name{CommonName: cn, Organization: []string{"samsa tests"}},
@@ -58,14 +54,7 @@ func NewCA(tb testing.TB, cn string) *CA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	cert, key := sign(tb, tmpl, nil, nil)
 	return &CA{Cert: cert, key: key}
 }
 
@@ -74,10 +63,6 @@ func NewCA(tb testing.TB, cn string) *CA {
 // the template first (validity, names).
 func (ca *CA) Issue(tb testing.TB, subject pkix.Name, edit func(*x509.Certificate)) *Leaf {
 	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: nextSerial(),
 		Subject:      subject,
@@ -91,7 +76,22 @@ func (ca *CA) Issue(tb testing.TB, subject pkix.Name, edit func(*x509.Certificat
 	if edit != nil {
 		edit(tmpl)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
+	cert, key := sign(tb, tmpl, ca.Cert, ca.key)
+	return &Leaf{Cert: cert, Key: key, CA: ca}
+}
+
+// sign makes a P-256 key and the certificate of tmpl for it, signed by
+// parent's key, or by the new key itself when parent is nil.
+func sign(tb testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
+	tb.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func (ca *CA) Issue(tb testing.TB, subject pkix.Name, edit func(*x509.Certificat
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Leaf{Cert: cert, Key: key, CA: ca}
+	return cert, key
 }
 
 // CertPEM is the CA's certificate in PEM.
