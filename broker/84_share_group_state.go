@@ -215,15 +215,7 @@ func (b *Broker) syncShareCoordinator() {
 	if b.shareCoord == nil {
 		return
 	}
-	owned := make(map[int32]int32)
-	if t := b.meta.topic(shareStateTopic); t != nil {
-		for _, p := range t.parts {
-			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
-				owned[p.ID] = epoch
-			}
-		}
-	}
-	b.shareCoord.SetOwned(owned)
+	b.shareCoord.SetOwned(b.ledPartitions(shareStateTopic))
 }
 
 // ensureShareStateTopic creates __share_group_state on first use, as

@@ -58,15 +58,22 @@ func (b *Broker) syncCoordinator() {
 	if b.groups == nil {
 		return
 	}
+	b.groups.SetOwned(b.ledPartitions(offsetsTopic))
+}
+
+// ledPartitions are the partitions of an internal topic this broker
+// leads now, each with its leader epoch: what a coordinator over the
+// topic owns.
+func (b *Broker) ledPartitions(topic string) map[int32]int32 {
 	owned := make(map[int32]int32)
-	if t := b.meta.topic(offsetsTopic); t != nil {
+	if t := b.meta.topic(topic); t != nil {
 		for _, p := range t.parts {
 			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
 				owned[p.ID] = epoch
 			}
 		}
 	}
-	b.groups.SetOwned(owned)
+	return owned
 }
 
 // ensureOffsetsTopic creates __consumer_offsets on first use, with

@@ -45,15 +45,7 @@ func (b *Broker) syncTxnCoordinator() {
 	if b.txn == nil {
 		return
 	}
-	owned := make(map[int32]int32)
-	if t := b.meta.topic(txnTopic); t != nil {
-		for _, p := range t.parts {
-			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
-				owned[p.ID] = epoch
-			}
-		}
-	}
-	b.txn.SetOwned(owned)
+	b.txn.SetOwned(b.ledPartitions(txnTopic))
 }
 
 // ensureTxnTopic creates __transaction_state on first use, with
