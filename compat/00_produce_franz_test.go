@@ -16,7 +16,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -106,20 +105,8 @@ func TestFranzIdempotentProducer(t *testing.T) {
 
 	// Raw InitProducerId.
 	cl := newKgo(t, n.Addr())
-	initPID := func() (int64, int16) {
-		t.Helper()
-		req := kmsg.NewPtrInitProducerIDRequest()
-		req.TransactionTimeoutMillis = 60000
-		req.ProducerID, req.ProducerEpoch = -1, -1
-		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
-		if err != nil {
-			t.Fatalf("InitProducerId: %v", err)
-		}
-		wantCode(t, "InitProducerId", resp.ErrorCode, nil)
-		return resp.ProducerID, resp.ProducerEpoch
-	}
-	pid, epoch := initPID()
-	pid2, _ := initPID()
+	pid, epoch := initProducerID(t, cl)
+	pid2, _ := initProducerID(t, cl)
 	if pid < 0 || epoch != 0 || pid2 < 0 || pid2 == pid || pid2 == got[0].ProducerID || pid2 == got[1].ProducerID || pid == got[0].ProducerID || pid == got[1].ProducerID {
 		t.Fatalf("InitProducerId: ids %d (epoch %d) and %d, kgo producers %d and %d; want distinct ids, epoch 0",
 			pid, epoch, pid2, got[0].ProducerID, got[1].ProducerID)

@@ -23,12 +23,7 @@ func TestIdempotentProducerSequences(t *testing.T) {
 	createTopic(t, adm, topic, 1, nil)
 	id := topicID(t, adm, topic)
 
-	init := kmsg.NewPtrInitProducerIDRequest()
-	initResp, err := init.RequestWith(testCtx(t, 10*time.Second), cl)
-	if err != nil || initResp.ErrorCode != 0 {
-		t.Fatalf("InitProducerID: %v, code %d", err, initResp.ErrorCode)
-	}
-	pid, epoch := initResp.ProducerID, initResp.ProducerEpoch
+	pid, epoch := initProducerID(t, cl)
 	if pid < 0 || epoch != 0 {
 		t.Fatalf("InitProducerID gave id %d epoch %d", pid, epoch)
 	}

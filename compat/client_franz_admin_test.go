@@ -174,12 +174,26 @@ func admTestCreateTopics(t *testing.T, addr string) {
 	}
 }
 
+// admCreateOne sends a raw CreateTopics of rt alone and returns its answer.
+func admCreateOne(t *testing.T, cl *kgo.Client, rt kmsg.CreateTopicsRequestTopic) kmsg.CreateTopicsResponseTopic {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(admCtx(t, admTimeout), cl)
+	if err != nil {
+		t.Fatalf("CreateTopics %q: %v", rt.Topic, err)
+	}
+	if len(resp.Topics) != 1 {
+		t.Fatalf("CreateTopics %q: %d topics in the response", rt.Topic, len(resp.Topics))
+	}
+	return resp.Topics[0]
+}
+
 func admTestCreateTopicsErrors(t *testing.T, addr string) {
 	_, cl := admAdmin(t, addr)
 	create := func(name string, partitions int32, rf int16, configs map[string]string) kmsg.CreateTopicsResponseTopic {
 		t.Helper()
-		req := kmsg.NewPtrCreateTopicsRequest()
-		req.TimeoutMillis = 10000
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
 		for k, v := range configs {
@@ -187,15 +201,7 @@ func admTestCreateTopicsErrors(t *testing.T, addr string) {
 			c.Name, c.Value = k, kmsg.StringPtr(v)
 			rt.Configs = append(rt.Configs, c)
 		}
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(admCtx(t, admTimeout), cl)
-		if err != nil {
-			t.Fatalf("CreateTopics %q: %v", name, err)
-		}
-		if len(resp.Topics) != 1 {
-			t.Fatalf("CreateTopics %q: %d topics in the response", name, len(resp.Topics))
-		}
-		return resp.Topics[0]
+		return admCreateOne(t, cl, rt)
 	}
 	for _, name := range []string{"bad name!", "..", ".", strings.Repeat("x", 250), "slash/topic", "ünïcode"} {
 		st := create(name, 1, 1, nil)
@@ -244,8 +250,6 @@ func admTestCreateTopicsAssignment(t *testing.T, addr string) {
 	_, cl := admAdmin(t, addr)
 	create := func(name string, partitions int32, rf int16, assignment [][]int32) kmsg.CreateTopicsResponseTopic {
 		t.Helper()
-		req := kmsg.NewPtrCreateTopicsRequest()
-		req.TimeoutMillis = 10000
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
 		for p, rs := range assignment {
@@ -253,15 +257,7 @@ func admTestCreateTopicsAssignment(t *testing.T, addr string) {
 			a.Partition, a.Replicas = int32(p), rs
 			rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
 		}
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(admCtx(t, admTimeout), cl)
-		if err != nil {
-			t.Fatalf("CreateTopics %q: %v", name, err)
-		}
-		if len(resp.Topics) != 1 {
-			t.Fatalf("CreateTopics %q: %d topics in the response", name, len(resp.Topics))
-		}
-		return resp.Topics[0]
+		return admCreateOne(t, cl, rt)
 	}
 
 	topic := admTopic("adm-assign")

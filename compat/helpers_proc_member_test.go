@@ -31,18 +31,24 @@ type procMember struct {
 
 func startJavaMember(t *testing.T, addr, group, topic, name, protocol string, l *grpLedger, props ...string) *procMember {
 	t.Helper()
+	return startProcMember(t, name, l, javaMemberCmd(t, "GroupMember", append([]string{addr, group, topic, name, protocol}, props...)...))
+}
+
+// javaMemberCmd runs compat/java's class samsa.compat.<class> (a group or
+// share member, built by make java-deps) with args, in a small JVM.
+func javaMemberCmd(t *testing.T, class string, args ...string) *exec.Cmd {
+	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "compat", "java", "kafka4", "target")
-	if _, err := os.Stat(filepath.Join(dir, "classes", "samsa", "compat", "GroupMember.class")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "classes", "samsa", "compat", class+".class")); err != nil {
 		t.Fatalf("compat/java is not built (make java-deps): %v", err)
 	}
 	cp := filepath.Join(dir, "classes") + string(os.PathListSeparator) + filepath.Join(dir, "lib", "*")
-	args := append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
-		"samsa.compat.GroupMember", addr, group, topic, name, protocol}, props...)
-	return startProcMember(t, name, l, exec.Command("java", args...))
+	return exec.Command("java", append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
+		"samsa.compat." + class}, args...)...)
 }
 
 // startPythonMember is compat/python/group_member.py (librdkafka) as a

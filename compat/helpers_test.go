@@ -291,6 +291,20 @@ func removeCleanShutdownMarkers(t testing.TB, dir string) int {
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
+// initProducerID is a raw InitProducerId of an idempotent producer: the
+// producer id and epoch it is given.
+func initProducerID(t testing.TB, cl *kgo.Client) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatalf("InitProducerId: %v", err)
+	}
+	wantCode(t, "InitProducerId", resp.ErrorCode, nil)
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
 // rawBatch encodes an uncompressed v2 record batch with the given producer
 // fields and values (offset deltas 0..n-1, timestamp ts for every record).
 func rawBatch(producerID int64, epoch int16, baseSeq int32, ts int64, values ...[]byte) []byte {

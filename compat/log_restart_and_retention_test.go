@@ -15,7 +15,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -415,14 +414,7 @@ func TestFranzTornTailProducerState(t *testing.T) {
 	createTopic(t, adm, topic, 1, nil)
 	id := topicID(t, adm, topic)
 	cl := newKgo(t, n.Addr())
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.ProducerID, req.ProducerEpoch = -1, -1
-	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "InitProducerId", resp.ErrorCode, nil)
-	pid, epoch := resp.ProducerID, resp.ProducerEpoch
+	pid, epoch := initProducerID(t, cl)
 	ts := time.Now().UnixMilli()
 	batch := func(seq int32) []byte {
 		return rawBatch(pid, epoch, seq, ts, bytes.Repeat([]byte{byte('a' + seq)}, 200))
@@ -483,14 +475,7 @@ func TestFranzCrashLikeRestart(t *testing.T) {
 	createTopic(t, adm, topic, 1, map[string]*string{"segment.bytes": strp("700")})
 	id := topicID(t, adm, topic)
 	cl := newKgo(t, n.Addr())
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.ProducerID, req.ProducerEpoch = -1, -1
-	resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "InitProducerId", resp.ErrorCode, nil)
-	pid, epoch := resp.ProducerID, resp.ProducerEpoch
+	pid, epoch := initProducerID(t, cl)
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond).UnixMilli()
 	tsOf := func(i int32) int64 {
 		if i == 7 {

@@ -6,9 +6,6 @@ package compat
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -50,18 +46,8 @@ func newShareLedger() *shareLedger {
 // release, reject, hold) in a JVM of its own.
 func startShareMember(t *testing.T, addr, group, topic, name, mode string, l *shareLedger, props ...string) *procMember {
 	t.Helper()
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "compat", "java", "kafka4", "target")
-	if _, err := os.Stat(filepath.Join(dir, "classes", "samsa", "compat", "ShareMember.class")); err != nil {
-		t.Fatalf("compat/java is not built (make java-deps): %v", err)
-	}
-	cp := filepath.Join(dir, "classes") + string(os.PathListSeparator) + filepath.Join(dir, "lib", "*")
-	args := append([]string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
-		"samsa.compat.ShareMember", addr, group, topic, name, mode}, props...)
-	m := startProcLines(t, name, exec.Command("java", args...), func(f []string) {
+	cmd := javaMemberCmd(t, "ShareMember", append([]string{addr, group, topic, name, mode}, props...)...)
+	m := startProcLines(t, name, cmd, func(f []string) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		switch {
@@ -130,6 +116,22 @@ func shareStartOffset(t *testing.T, cl *kgo.Client, group, topic string) (int64,
 		return -1, fmt.Errorf("partition error %d", p.ErrorCode)
 	}
 	return p.StartOffset, nil
+}
+
+// awaitShareStart waits, up to within, until group's share-partition of
+// topic-0 starts at want.
+func awaitShareStart(t *testing.T, cl *kgo.Client, group, topic string, want int64, within time.Duration) {
+	t.Helper()
+	testutil.Eventually(t, within, func() error {
+		start, err := shareStartOffset(t, cl, group, topic)
+		if err != nil {
+			return err
+		}
+		if start != want {
+			return fmt.Errorf("start offset %d, want %d", start, want)
+		}
+		return nil
+	})
 }
 
 // awaitShareInit waits until group's share-partition of topic-0 has
@@ -317,16 +319,7 @@ func TestShareGroupJavaDeliveryLimit(t *testing.T) {
 	startShareMember(t, addr, group, topic, "releaser", "release", l)
 	awaitShareInit(t, cl, group, topic)
 	produceShare(t, cl, topic, total, 5)
-	testutil.Eventually(t, 60*time.Second, func() error {
-		start, err := shareStartOffset(t, cl, group, topic)
-		if err != nil {
-			return err
-		}
-		if start != total {
-			return fmt.Errorf("start offset %d, want %d", start, total)
-		}
-		return nil
-	})
+	awaitShareStart(t, cl, group, topic, total, 60*time.Second)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for o := range int64(total) {
@@ -389,16 +382,7 @@ func TestShareGroupJavaBrokerRestart(t *testing.T) {
 	produceShare(t, cl, topic, 60, 10) // before any member: earliest reads them
 	l := newShareLedger()
 	acc := startShareMember(t, n.Addr(), group, topic, "acc", "accept", l)
-	testutil.Eventually(t, 90*time.Second, func() error {
-		start, err := shareStartOffset(t, cl, group, topic)
-		if err != nil {
-			return err
-		}
-		if start != 60 {
-			return fmt.Errorf("start offset %d, want 60", start)
-		}
-		return nil
-	})
+	awaitShareStart(t, cl, group, topic, 60, 90*time.Second)
 	acc.leave()
 	produceShare(t, cl, topic, 40, 10) // offsets 60-99
 	holder := startShareMember(t, n.Addr(), group, topic, "holder", "hold", l)
@@ -428,16 +412,7 @@ func TestShareGroupJavaBrokerRestart(t *testing.T) {
 	n.Restart()
 	cl2 := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	startShareMember(t, n.Addr(), group, topic, "after", "accept", l)
-	testutil.Eventually(t, 120*time.Second, func() error {
-		start, err := shareStartOffset(t, cl2, group, topic)
-		if err != nil {
-			return err
-		}
-		if start != 100 {
-			return fmt.Errorf("start offset %d, want 100", start)
-		}
-		return nil
-	})
+	awaitShareStart(t, cl2, group, topic, 100, 120*time.Second)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for o := range int64(100) {

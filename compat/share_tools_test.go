@@ -22,12 +22,7 @@ func TestShareGroupsTool(t *testing.T) {
 	m := startShareMember(t, addr, group, topic, "tm", "accept", l)
 	awaitShareInit(t, cl, group, topic)
 	produceShare(t, cl, topic, total, 10)
-	testutil.Eventually(t, 60*time.Second, func() error {
-		if start, err := shareStartOffset(t, cl, group, topic); err != nil || start != total {
-			return fmt.Errorf("start offset %d (%v), want %d", start, err, total)
-		}
-		return nil
-	})
+	awaitShareStart(t, cl, group, topic, total, 60*time.Second)
 	tool := kafkaToolIn(t, testCtx(t, 4*time.Minute), addr, t.TempDir())
 	const cmd = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 	run := func(args ...string) string {
