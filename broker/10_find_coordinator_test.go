@@ -3,12 +3,9 @@ package broker_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // findCoordinatorRequest asks for the coordinator of keys of keyType (v4+
@@ -29,7 +26,7 @@ func findCoordinatorRequest(v int16, keyType int8, keys ...string) *kmsg.FindCoo
 // in is created on first use, COORDINATOR_NOT_AVAILABLE until then.
 func (b *handlerBroker) waitCoordinator(keyType int8, key string) {
 	b.t.Helper()
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		resp, err := b.try(findCoordinatorRequest(4, keyType, key))
 		if err != nil {
 			return err
@@ -90,7 +87,7 @@ func TestFindCoordinatorHandler(t *testing.T) {
 func (b *handlerBroker) waitGroupCoordinator(group string) {
 	b.t.Helper()
 	b.waitCoordinator(0, group)
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Version = 9
 		g := kmsg.NewOffsetFetchRequestGroup()

@@ -2,12 +2,9 @@ package broker_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // initProducerIDRequest is an InitProducerId for txnID (nil: idempotent).
@@ -73,7 +70,7 @@ func (b *handlerBroker) initTxn(txnID string) (int64, int16) {
 	b.waitCoordinator(1, txnID)
 	var pid int64
 	var epoch int16
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		resp, err := b.try(initProducerIDRequest(4, kmsg.StringPtr(txnID), 60000))
 		if err != nil {
 			return err

@@ -21,6 +21,21 @@ func addPartitionsRequest(v int16, txnID string, pid int64, epoch int16, topics 
 	return req
 }
 
+// addToTxn adds partition 0 of topic to txnID's transaction.
+func (b *handlerBroker) addToTxn(txnID string, pid int64, epoch int16, topic string) {
+	b.t.Helper()
+	wantCode(b.t, "adding "+topic+" to "+txnID, addCodes(b.do(addPartitionsRequest(3, txnID, pid, epoch, topic)))[topic], nil)
+}
+
+// beginTxn initializes txnID and adds partition 0 of topic to its
+// transaction; it returns the producer id and epoch.
+func (b *handlerBroker) beginTxn(txnID, topic string) (int64, int16) {
+	b.t.Helper()
+	pid, epoch := b.initTxn(txnID)
+	b.addToTxn(txnID, pid, epoch, topic)
+	return pid, epoch
+}
+
 // addCodes is each topic's partition 0 code in an AddPartitionsToTxn
 // answer, by topic.
 func addCodes(resp kmsg.Response) map[string]int16 {

@@ -70,7 +70,7 @@ func TestEndTxnHandler(t *testing.T) {
 
 	wantCode(t, "commit with no transaction", code(b.do(endTxnRequest(3, "tx", pid, epoch, true))), kerr.InvalidTxnState)
 
-	wantCode(t, "add et", addCodes(b.do(addPartitionsRequest(3, "tx", pid, epoch, "et")))["et"], nil)
+	b.addToTxn("tx", pid, epoch, "et")
 	if off := b.produceTxn("et", pid, epoch, 0, "committed"); off != 0 {
 		t.Fatalf("transactional record at %d", off)
 	}

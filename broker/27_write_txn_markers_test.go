@@ -42,7 +42,7 @@ func markerCode(resp kmsg.Response) int16 {
 // may ClusterAction the cluster.
 func TestWriteTxnMarkersHandler(t *testing.T) {
 	b, pid, epoch := startTxnBroker(t, "wm", "wm2")
-	wantCode(t, "add wm", addCodes(b.do(addPartitionsRequest(3, "tx", pid, epoch, "wm")))["wm"], nil)
+	b.addToTxn("tx", pid, epoch, "wm")
 	b.produceTxn("wm", pid, epoch, 0, "open")
 
 	wantCode(t, "v2 at the transaction's epoch", markerCode(b.do(writeTxnMarkersRequest(2, txnMarker(pid, epoch, 5, 2, "wm")))), kerr.InvalidProducerEpoch)

@@ -3,12 +3,9 @@ package broker_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // txnOffsetCommitRequest commits offset of topic's partition 0 for group
@@ -53,7 +50,7 @@ func TestTxnOffsetCommitHandler(t *testing.T) {
 	}
 
 	wantCode(t, "EndTxn commit", b.do(endTxnRequest(3, "tx", pid, epoch, true)).(*kmsg.EndTxnResponse).ErrorCode, nil)
-	testutil.Eventually(t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		off, c := fetchedOffset(b.do(stable))
 		if c != 0 || off != 5 {
 			return fmt.Errorf("offset %d, %v; want 5", off, kerr.ErrorForCode(c))

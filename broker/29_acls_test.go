@@ -3,12 +3,9 @@ package broker_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // aliceDescribeACL is the binding that lets alice describe topic.
@@ -45,7 +42,7 @@ func TestACLsHandler(t *testing.T) {
 		create := kmsg.NewPtrCreateACLsRequest()
 		create.Version, create.Creations = v, []kmsg.CreateACLsRequestCreation{aliceDescribeACL("acl")}
 		wantCode(t, fmt.Sprintf("v%d create", v), b.do(create).(*kmsg.CreateACLsResponse).Results[0].ErrorCode, nil)
-		testutil.Eventually(t, 10*time.Second, func() error {
+		b.eventually(func() error {
 			return kerr.ErrorForCode(b.metadataCodeAs("alice", "acl"))
 		})
 
@@ -70,7 +67,7 @@ func TestACLsHandler(t *testing.T) {
 		if len(res.MatchingACLs) != 1 {
 			t.Errorf("v%d delete: matched %+v, want alice's one binding", v, res.MatchingACLs)
 		}
-		testutil.Eventually(t, 10*time.Second, func() error {
+		b.eventually(func() error {
 			if code := b.metadataCodeAs("alice", "acl"); code != kerr.TopicAuthorizationFailed.Code {
 				return fmt.Errorf("alice after the delete: %v", kerr.ErrorForCode(code))
 			}

@@ -2,12 +2,9 @@ package broker_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // waitController polls ElectLeaders (for a topic that does not exist) until
@@ -15,7 +12,7 @@ import (
 // APIs the controller serves answer NOT_CONTROLLER (clients retry).
 func (b *handlerBroker) waitController() {
 	b.t.Helper()
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		resp, err := b.try(electLeadersRequest(2, "no-such-topic", 0))
 		if err != nil {
 			return err

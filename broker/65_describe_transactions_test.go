@@ -2,12 +2,9 @@ package broker_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // DescribeTransactions v0: an ongoing transaction's state, producer and
@@ -15,8 +12,7 @@ import (
 // alice (no ACLs) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func TestDescribeTransactionsHandler(t *testing.T) {
 	b := startHandlerTest(t, map[string]int32{"dt": 1})
-	pid, epoch := b.initTxn("tx")
-	wantCode(t, "add dt", addCodes(b.do(addPartitionsRequest(3, "tx", pid, epoch, "dt")))["dt"], nil)
+	pid, epoch := b.beginTxn("tx", "dt")
 	b.waitTxnPartition("never")
 
 	req := kmsg.NewPtrDescribeTransactionsRequest()
@@ -46,7 +42,7 @@ func TestDescribeTransactionsHandler(t *testing.T) {
 func (b *handlerBroker) waitTxnPartition(txnID string) {
 	b.t.Helper()
 	b.waitCoordinator(1, txnID)
-	testutil.Eventually(b.t, 20*time.Second, func() error {
+	b.eventually(func() error {
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{txnID}
 		resp, err := b.try(req)

@@ -12,8 +12,7 @@ import (
 // producer id and (v2) a pattern; alice (no ACLs) sees none of them.
 func TestListTransactionsHandler(t *testing.T) {
 	b := startHandlerTest(t, map[string]int32{"lt": 1})
-	pid, epoch := b.initTxn("ongoing")
-	wantCode(t, "add lt", addCodes(b.do(addPartitionsRequest(3, "ongoing", pid, epoch, "lt")))["lt"], nil)
+	pid, _ := b.beginTxn("ongoing", "lt")
 	b.initTxn("empty")
 	ids := func(resp kmsg.Response) []string {
 		r := resp.(*kmsg.ListTransactionsResponse)
