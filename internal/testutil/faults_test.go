@@ -56,6 +56,17 @@ func echoServer(t *testing.T) (string, <-chan error) {
 }
 
 // roundTrip writes msg and reads it back within d.
+// dialT connects to addr; the connection closes when the test ends.
+func dialT(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 func roundTrip(c net.Conn, msg string, d time.Duration) error {
 	c.SetDeadline(time.Now().Add(d))
 	if _, err := c.Write([]byte(msg)); err != nil {
@@ -165,11 +176,7 @@ func TestProxyModesAndUpstreamMove(t *testing.T) {
 	up := addr1
 	p := StartProxy(t, func() string { mu.Lock(); defer mu.Unlock(); return up })
 
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialT(t, p.Addr())
 	if err := roundTrip(c, "one", 10*time.Second); err != nil {
 		t.Fatalf("pass: %v", err)
 	}
@@ -177,11 +184,7 @@ func TestProxyModesAndUpstreamMove(t *testing.T) {
 	// A connection accepted while blackholed reaches the upstream only
 	// once healed.
 	p.Set(Blackhole)
-	c2, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2 := dialT(t, p.Addr())
 	if err := roundTrip(c2, "two", 200*time.Millisecond); !os.IsTimeout(err) {
 		t.Fatalf("blackhole: round trip gave %v, want a timeout", err)
 	}
@@ -209,22 +212,14 @@ func TestProxyModesAndUpstreamMove(t *testing.T) {
 			t.Fatal("the old upstream's connections stayed open")
 		}
 	}
-	c3, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c3.Close()
+	c3 := dialT(t, p.Addr())
 	if err := roundTrip(c3, "three", 10*time.Second); err != nil {
 		t.Fatalf("new upstream: %v", err)
 	}
 
 	// Reset: accepted connections are closed at once.
 	p.Set(Reset)
-	c4, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c4.Close()
+	c4 := dialT(t, p.Addr())
 	c4.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c4.Read(buf); err == nil || os.IsTimeout(err) {
 		t.Fatalf("reset: read gave %v, want the connection closed", err)
