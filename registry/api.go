@@ -1,0 +1,212 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// contentType is Confluent's media type, on every answer.
+const contentType = "application/vnd.schemaregistry.v1+json"
+
+// apiError is an answer of Confluent's: an HTTP status, an error code and
+// a message.
+type apiError struct {
+	status, code int
+	msg          string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errf(status, code int, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func errSubjectNotFound(s string) *apiError {
+	return errf(404, 40401, "Subject '%s' not found.", s)
+}
+func errVersionNotFound(v int) *apiError   { return errf(404, 40402, "Version %d not found.", v) }
+func errSchemaNotFound() *apiError         { return errf(404, 40403, "Schema not found") }
+func errSchemaIDNotFound(id int) *apiError { return errf(404, 40403, "Schema %d not found", id) }
+func errInvalid(err error) *apiError {
+	return errf(422, 42201, "Invalid schema: %s", strings.TrimPrefix(err.Error(), errInvalidSchema.Error()+": "))
+}
+func errNotPermitted(format string, args ...any) *apiError {
+	return errf(422, 42205, format, args...)
+}
+
+// handlerFunc answers one request with a value to encode, or an error.
+type handlerFunc func(w http.ResponseWriter, req *http.Request) (any, error)
+
+// rawBody is an answer written as it is (a schema's text).
+type rawBody string
+
+// route is one path's handlers by method.
+type route map[string]handlerFunc
+
+func (r *Registry) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	add := func(pattern string, rt route) {
+		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			h := rt[req.Method]
+			if h == nil && req.Method == http.MethodHead {
+				h = rt[http.MethodGet]
+			}
+			if h == nil {
+				writeError(w, errf(405, 405, "HTTP 405 Method Not Allowed"))
+				return
+			}
+			v, err := h(w, req)
+			if err != nil {
+				writeError(w, r.apiErr(err))
+				return
+			}
+			writeValue(w, 200, v)
+		}))
+	}
+	add("/{$}", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return struct{}{}, nil }})
+	add("/subjects", route{"GET": r.listSubjects})
+	add("/subjects/{subject}", route{"POST": r.lookupSchema, "DELETE": r.deleteSubject})
+	add("/subjects/{subject}/versions", route{"GET": r.listVersions, "POST": r.register})
+	add("/subjects/{subject}/versions/{version}", route{"GET": r.getVersion, "DELETE": r.deleteVersion})
+	add("/subjects/{subject}/versions/{version}/schema", route{"GET": r.getVersionSchema})
+	add("/subjects/{subject}/versions/{version}/referencedby", route{"GET": r.referencedBy})
+	add("/schemas", route{"GET": r.listSchemas})
+	add("/schemas/types", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return supportedTypes, nil }})
+	add("/schemas/ids/{id}", route{"GET": r.getSchemaByID})
+	add("/schemas/ids/{id}/schema", route{"GET": r.getSchemaByIDText})
+	add("/schemas/ids/{id}/versions", route{"GET": r.getIDVersions})
+	add("/schemas/ids/{id}/subjects", route{"GET": r.getIDSubjects})
+	add("/config", route{"GET": r.getConfig, "PUT": r.putConfig, "DELETE": r.deleteConfig})
+	add("/config/{subject}", route{"GET": r.getConfig, "PUT": r.putConfig, "DELETE": r.deleteConfig})
+	add("/mode", route{"GET": r.getMode, "PUT": r.putMode})
+	add("/mode/{subject}", route{"GET": r.getMode, "PUT": r.putMode, "DELETE": r.deleteMode})
+	add("/compatibility/subjects/{subject}/versions/{version}", route{"POST": r.checkCompatibility})
+	add("/compatibility/subjects/{subject}/versions", route{"POST": r.checkCompatibility})
+	add("/contexts", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return []string{"."}, nil }})
+	return mux
+}
+
+// ServeHTTP answers the REST API: bodies bounded, unknown paths Confluent's
+// 404, every answer in Confluent's media type.
+func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Body != nil {
+		req.Body = http.MaxBytesReader(w, req.Body, r.cfg.MaxBodyBytes)
+	}
+	if _, pattern := r.mux.Handler(req); pattern == "" {
+		writeError(w, errf(404, 404, "HTTP 404 Not Found"))
+		return
+	}
+	r.mux.ServeHTTP(w, req)
+}
+
+// apiErr maps an error to Confluent's answer.
+func (r *Registry) apiErr(err error) *apiError {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, errNotWriter):
+		return errf(500, 50003, "Error while forwarding the request to the leader: %v", err)
+	case errors.Is(err, errStoreTimeout):
+		return errf(500, 50002, "%v", err)
+	case errors.Is(err, errInvalidSchema):
+		return errInvalid(err)
+	}
+	r.log.Debug("schema registry: store error", "err", err)
+	return errf(500, 50001, "Error in the backend data store: %v", err)
+}
+
+func writeValue(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	if s, ok := v.(rawBody); ok {
+		io.WriteString(w, string(s))
+		return
+	}
+	w.Write(marshal(v))
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	writeValue(w, e.status, struct {
+		Code int    `json:"error_code"`
+		Msg  string `json:"message"`
+	}{e.code, e.msg})
+}
+
+// decodeBody reads a JSON body into v; an empty body leaves v as it is.
+func decodeBody(req *http.Request, v any) error {
+	dec := json.NewDecoder(req.Body)
+	err := dec.Decode(v)
+	var tooLarge *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &tooLarge):
+		return errf(413, 413, "Request body is larger than %d bytes", tooLarge.Limit)
+	case errors.As(err, &typeErr):
+		return errf(422, 422, "Unrecognized value for field %q: %v", typeErr.Field, err)
+	}
+	return errf(400, 400, "Malformed JSON: %v", err)
+}
+
+// queryBool reads a boolean query parameter in any case (normalize=False).
+func queryBool(req *http.Request, name string) bool {
+	return strings.EqualFold(strings.TrimSpace(req.URL.Query().Get(name)), "true")
+}
+
+// latestVersion is how "latest" (and -1) is kept once parsed.
+const latestVersion = -1
+
+// parseVersion reads a version path segment: 1 to 2^31-1, "latest" or -1.
+func parseVersion(s string) (int, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "latest") {
+		return latestVersion, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || (n < 1 && n != latestVersion) {
+		return 0, errf(422, 42202, "The specified version '%s' is not a valid version id. Allowed values are between [1, 2^31-1] and the string \"latest\"", s)
+	}
+	return int(n), nil
+}
+
+// pathSubject returns the subject of the path, checked as Confluent
+// checks it.
+func pathSubject(req *http.Request) (string, error) {
+	s := req.PathValue("subject")
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", errf(422, 42208, "The specified subject '%s' is not a valid.", s)
+	}
+	return s, nil
+}
+
+// pathID reads the id of /schemas/ids/{id}.
+func pathID(req *http.Request) (int, error) {
+	n, err := strconv.ParseInt(req.PathValue("id"), 10, 32)
+	if err != nil {
+		return 0, errf(404, 40403, "Schema %s not found", req.PathValue("id"))
+	}
+	return int(n), nil
+}
+
+// rawJSON drops a JSON null.
+func rawJSON(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 || string(m) == "null" {
+		return nil
+	}
+	return m
+}
+
+// queryInt reads an integer query parameter, or def.
+func queryInt(req *http.Request, name string, def int) int {
+	n, err := strconv.Atoi(req.URL.Query().Get(name))
+	if err != nil {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,408 @@
+package registry
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Modes, as Confluent names them.
+const (
+	modeReadWrite        = "READWRITE"
+	modeReadOnly         = "READONLY"
+	modeReadOnlyOverride = "READONLY_OVERRIDE"
+	modeImport           = "IMPORT"
+)
+
+var modes = []string{modeReadWrite, modeReadOnly, modeReadOnlyOverride, modeImport}
+
+// mode is the subject's mode, else the global one, else READWRITE; the
+// caller holds s.mu.
+func (s *State) mode(subject string) string {
+	if m, ok := s.modes[subject]; ok && m != "" {
+		return m
+	}
+	if m, ok := s.modes[""]; ok && m != "" {
+		return m
+	}
+	return modeReadWrite
+}
+
+// compatibility is the subject's level, else the global one, else
+// defaultLevel; the caller holds s.mu.
+func (s *State) compatibility(subject, defaultLevel string) string {
+	if c, ok := s.configs[subject]; ok && c.CompatibilityLevel != "" {
+		return c.CompatibilityLevel
+	}
+	if c, ok := s.configs[""]; ok && c.CompatibilityLevel != "" {
+		return c.CompatibilityLevel
+	}
+	return defaultLevel
+}
+
+// normalize is the subject's normalize setting, else the global one; the
+// caller holds s.mu.
+func (s *State) normalize(subject string) bool {
+	if c, ok := s.configs[subject]; ok && c.Normalize != nil {
+		return *c.Normalize
+	}
+	if c, ok := s.configs[""]; ok && c.Normalize != nil {
+		return *c.Normalize
+	}
+	return false
+}
+
+// configRequest is the body of PUT /config.
+type configRequest struct {
+	Compatibility      string          `json:"compatibility"`
+	Normalize          *bool           `json:"normalize"`
+	ValidateFields     *bool           `json:"validateFields"`
+	Alias              string          `json:"alias"`
+	CompatibilityGroup string          `json:"compatibilityGroup"`
+	DefaultMetadata    json.RawMessage `json:"defaultMetadata"`
+	OverrideMetadata   json.RawMessage `json:"overrideMetadata"`
+	DefaultRuleSet     json.RawMessage `json:"defaultRuleSet"`
+	OverrideRuleSet    json.RawMessage `json:"overrideRuleSet"`
+}
+
+// configSubject is the path's subject, or "" for /config and /mode.
+func configSubject(req *http.Request) (string, error) {
+	if req.PathValue("subject") == "" && !strings.Contains(req.URL.Path[1:], "/") {
+		return "", nil
+	}
+	return pathSubject(req)
+}
+
+// ownOrGlobal returns a subject's own setting, or the global one when the
+// subject has none and the request says defaultToGlobal; else Confluent's
+// 404 with code.
+func ownOrGlobal[T any](req *http.Request, settings map[string]T, subject string, code int, what string) (T, error) {
+	v, ok := settings[subject]
+	if !ok && subject != "" && !queryBool(req, "defaultToGlobal") {
+		return v, errf(404, code, "Subject '%s' does not have subject-level %s configured", subject, what)
+	}
+	if !ok {
+		v = settings[""]
+	}
+	return v, nil
+}
+
+func (r *Registry) getConfig(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := configSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	s := r.state
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, err := ownOrGlobal(req, s.configs, subject, 40408, "compatibility")
+	if err != nil {
+		return nil, err
+	}
+	if c.CompatibilityLevel == "" {
+		c.CompatibilityLevel = s.compatibility("", r.cfg.Compatibility)
+	}
+	return c, nil
+}
+
+func (r *Registry) putConfig(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := configSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	var cr configRequest
+	if err := decodeBody(req, &cr); err != nil {
+		return nil, err
+	}
+	if cr.Compatibility != "" {
+		level, ok := ValidLevel(cr.Compatibility)
+		if !ok {
+			return nil, errf(422, 42203, "Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive")
+		}
+		cr.Compatibility = level
+	}
+	err = r.write(req.Context(), func() ([]Record, error) {
+		s := r.state
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		c := s.configs[subject]
+		merge := func(dst *json.RawMessage, src json.RawMessage) {
+			if src = rawJSON(src); src != nil {
+				*dst = src
+			}
+		}
+		if cr.Compatibility != "" {
+			c.CompatibilityLevel = cr.Compatibility
+		}
+		if cr.Normalize != nil {
+			c.Normalize = cr.Normalize
+		}
+		if cr.ValidateFields != nil {
+			c.ValidateFields = cr.ValidateFields
+		}
+		if cr.Alias != "" {
+			c.Alias = cr.Alias
+		}
+		if cr.CompatibilityGroup != "" {
+			c.CompatibilityGroup = cr.CompatibilityGroup
+		}
+		merge(&c.DefaultMetadata, cr.DefaultMetadata)
+		merge(&c.OverrideMetadata, cr.OverrideMetadata)
+		merge(&c.DefaultRuleSet, cr.DefaultRuleSet)
+		merge(&c.OverrideRuleSet, cr.OverrideRuleSet)
+		c.Subject = subject
+		return []Record{configRecord(subject, &c)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cr.DefaultMetadata, cr.OverrideMetadata = rawJSON(cr.DefaultMetadata), rawJSON(cr.OverrideMetadata)
+	cr.DefaultRuleSet, cr.OverrideRuleSet = rawJSON(cr.DefaultRuleSet), rawJSON(cr.OverrideRuleSet)
+	return struct {
+		Compatibility      string          `json:"compatibility,omitempty"`
+		Normalize          *bool           `json:"normalize,omitempty"`
+		ValidateFields     *bool           `json:"validateFields,omitempty"`
+		Alias              string          `json:"alias,omitempty"`
+		CompatibilityGroup string          `json:"compatibilityGroup,omitempty"`
+		DefaultMetadata    json.RawMessage `json:"defaultMetadata,omitempty"`
+		OverrideMetadata   json.RawMessage `json:"overrideMetadata,omitempty"`
+		DefaultRuleSet     json.RawMessage `json:"defaultRuleSet,omitempty"`
+		OverrideRuleSet    json.RawMessage `json:"overrideRuleSet,omitempty"`
+	}(cr), nil
+}
+
+func (r *Registry) deleteConfig(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := configSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	var old configValue
+	err = r.write(req.Context(), func() ([]Record, error) {
+		s := r.state
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		c, ok := s.configs[subject]
+		if !ok {
+			if subject != "" {
+				return nil, errf(404, 40408, "Subject '%s' does not have subject-level compatibility configured", subject)
+			}
+			c.CompatibilityLevel = r.cfg.Compatibility
+			old = c
+			return nil, nil
+		}
+		old = c
+		return []Record{configRecord(subject, nil)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return old, nil
+}
+
+type modeBody struct {
+	Mode string `json:"mode"`
+}
+
+func (r *Registry) getMode(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := configSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	s := r.state
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, err := ownOrGlobal(req, s.modes, subject, 40409, "mode")
+	if err != nil {
+		return nil, err
+	}
+	if m == "" {
+		m = modeReadWrite
+	}
+	return modeBody{m}, nil
+}
+
+func (r *Registry) putMode(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := configSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	var mb modeBody
+	if err := decodeBody(req, &mb); err != nil {
+		return nil, err
+	}
+	mb.Mode = strings.ToUpper(strings.TrimSpace(mb.Mode))
+	if !slices.Contains(modes, mb.Mode) {
+		return nil, errf(422, 42204, "Invalid mode. Valid values are READWRITE, READONLY, IMPORT and FORWARD.")
+	}
+	force := queryBool(req, "force")
+	err = r.write(req.Context(), func() ([]Record, error) {
+		s := r.state
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if mb.Mode == modeImport && s.mode(subject) != modeImport && !force {
+			has := len(s.subjectNames("", false)) > 0
+			if subject != "" {
+				has = len(s.versions(subject, false)) > 0
+			}
+			if has {
+				return nil, errNotPermitted("Cannot import since found existing subjects")
+			}
+		}
+		return []Record{modeRecord(subject, mb.Mode)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mb, nil
+}
+
+func (r *Registry) deleteMode(_ http.ResponseWriter, req *http.Request) (any, error) {
+	subject, err := pathSubject(req)
+	if err != nil {
+		return nil, err
+	}
+	var old string
+	err = r.write(req.Context(), func() ([]Record, error) {
+		s := r.state
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		m, ok := s.modes[subject]
+		if !ok {
+			return nil, errf(404, 40409, "Subject '%s' does not have subject-level mode configured", subject)
+		}
+		old = m
+		return []Record{modeRecord(subject, "")}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return modeBody{old}, nil
+}
+
+// idVersion is an entry of /schemas/ids/{id}/versions.
+type idVersion struct {
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+// idVersions returns the versions registered with id, by subject and
+// version; the caller holds s.mu.
+func (s *State) idVersions(id int, deleted bool) []*version {
+	var out []*version
+	for _, v := range s.byID[id] {
+		if deleted || !v.Deleted {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Subject != out[j].Subject {
+			return out[i].Subject < out[j].Subject
+		}
+		return out[i].Version < out[j].Version
+	})
+	return out
+}
+
+// byIDPath returns a version registered with the path's id, of the
+// subject the query names when it names one.
+func (r *Registry) byIDPath(req *http.Request) (*version, error) {
+	id, err := pathID(req)
+	if err != nil {
+		return nil, err
+	}
+	s := r.state
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	vs := s.idVersions(id, true)
+	if subject := req.URL.Query().Get("subject"); subject != "" {
+		vs = slices.DeleteFunc(vs, func(v *version) bool { return v.Subject != subject })
+	}
+	if len(vs) == 0 {
+		return nil, errSchemaIDNotFound(id)
+	}
+	return vs[0], nil
+}
+
+func (r *Registry) getSchemaByID(_ http.ResponseWriter, req *http.Request) (any, error) {
+	v, err := r.byIDPath(req)
+	if err != nil {
+		return nil, err
+	}
+	out := responseOf(v)
+	out.Subject, out.Version, out.ID = "", 0, 0
+	return out, nil
+}
+
+func (r *Registry) getSchemaByIDText(_ http.ResponseWriter, req *http.Request) (any, error) {
+	v, err := r.byIDPath(req)
+	if err != nil {
+		return nil, err
+	}
+	return rawBody(v.Schema), nil
+}
+
+func (r *Registry) getIDVersions(_ http.ResponseWriter, req *http.Request) (any, error) {
+	return r.idUsage(req)
+}
+
+func (r *Registry) getIDSubjects(_ http.ResponseWriter, req *http.Request) (any, error) {
+	usage, err := r.idUsage(req)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, u := range usage {
+		if !slices.Contains(out, u.Subject) {
+			out = append(out, u.Subject)
+		}
+	}
+	return out, nil
+}
+
+// idUsage returns the subjects and versions registered with the path's
+// id.
+func (r *Registry) idUsage(req *http.Request) ([]idVersion, error) {
+	id, err := pathID(req)
+	if err != nil {
+		return nil, err
+	}
+	s := r.state
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.byID[id]) == 0 {
+		return nil, errSchemaIDNotFound(id)
+	}
+	out := []idVersion{}
+	for _, v := range s.idVersions(id, queryBool(req, "deleted")) {
+		out = append(out, idVersion{v.Subject, v.Version})
+	}
+	return out, nil
+}
+
+func (r *Registry) listSchemas(_ http.ResponseWriter, req *http.Request) (any, error) {
+	s := r.state
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	q := req.URL.Query()
+	deleted, latestOnly := queryBool(req, "deleted"), queryBool(req, "latestOnly")
+	out := []schemaResponse{}
+	for _, subject := range s.subjectNames(q.Get("subjectPrefix"), deleted) {
+		vs := s.versions(subject, deleted)
+		if latestOnly {
+			vs = vs[len(vs)-1:]
+		}
+		for _, v := range vs {
+			out = append(out, responseOf(v))
+		}
+	}
+	offset, limit := queryInt(req, "offset", 0), queryInt(req, "limit", -1)
+	if offset > 0 {
+		out = out[min(offset, len(out)):]
+	}
+	if limit >= 0 {
+		out = out[:min(limit, len(out))]
+	}
+	return out, nil
+}
