@@ -44,10 +44,12 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/samsa ./cmd/samsa
 
 ## run: a single broker on 127.0.0.1:9092 with an embedded etcd, data in $(DATA);
-## metrics and the console on http://127.0.0.1:9644
+## metrics and the console on http://127.0.0.1:9644, the schema registry on
+## http://127.0.0.1:8081
 run: build
 	mkdir -p $(DATA)
-	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) --override samsa.http.listener=127.0.0.1:9644 $(SERVEFLAGS)
+	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) --override samsa.http.listener=127.0.0.1:9644 \
+		--override samsa.schema.registry.listener=127.0.0.1:8081 $(SERVEFLAGS)
 
 ## check: lint, then every test that needs only Go and no cluster of brokers
 ## (unit and handler-level tests; no race detector; under three minutes, and

@@ -214,14 +214,21 @@ func (b *Broker) appendInternal(ctx context.Context, topic string, partition, ep
 // taken for committed (a follower's high watermark can pass an offset the
 // follower truncated).
 func (b *Broker) appendBatch(ctx context.Context, p *partition, epoch int32, batch []byte, now time.Time) error {
+	_, err := b.appendBatchAt(ctx, p, epoch, batch, now)
+	return err
+}
+
+// appendBatchAt is appendBatch, returning the offset of the batch's last
+// record.
+func (b *Broker) appendBatchAt(ctx context.Context, p *partition, epoch int32, batch []byte, now time.Time) (int64, error) {
 	// As a produce does: an append never lands while the partition
 	// changes role (a follower truncating, say).
 	res, err := b.replicas.AppendInEpoch(p, batch, now, epoch)
 	if errors.Is(err, errNotLeader) {
-		return kerr.NotLeaderForPartition
+		return 0, kerr.NotLeaderForPartition
 	}
 	if err != nil {
-		return kerr.ErrorForCode(produceErrCode(err))
+		return 0, kerr.ErrorForCode(produceErrCode(err))
 	}
 	err = b.replicas.AwaitHW(ctx, p, res.LastOffset+1)
 	if err == nil {
@@ -229,13 +236,13 @@ func (b *Broker) appendBatch(ctx context.Context, p *partition, epoch int32, bat
 	}
 	switch {
 	case err == nil:
-		return nil
+		return res.LastOffset, nil
 	case errors.Is(err, errNotLeader):
-		return kerr.NotLeaderForPartition
+		return 0, kerr.NotLeaderForPartition
 	case errors.Is(err, errFencedLeaderEpoch):
-		return kerr.FencedLeaderEpoch
+		return 0, kerr.FencedLeaderEpoch
 	default:
-		return kerr.RequestTimedOut
+		return 0, kerr.RequestTimedOut
 	}
 }
 

@@ -361,6 +361,7 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 	m.mu.Unlock()
 	b.syncCoordinator() // leadership of __consumer_offsets partitions may have moved
 	b.syncTxnCoordinator()
+	b.syncRegistry()
 	b.syncShareCoordinator()
 	b.retainSharePartitions() // 78_share_fetch.go
 	return rev, errors.Join(errs...)

@@ -21,6 +21,7 @@ import (
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
+	"github.com/samsa-io/samsa/registry"
 	"github.com/samsa-io/samsa/replication"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
@@ -129,7 +130,10 @@ type Broker struct {
 	stats   protocol.Stats
 	metrics *metrics        // see metrics.go
 	http    *httpapi.Server // samsa.http.listener; nil when unset
-	panics  atomic.Int64    // handler panics recovered by dispatch
+
+	registry      *registry.Registry // samsa.schema.registry.listener; nil when unset; set by Start before metadata is first synced
+	registryPeers *peerConns         // the registry's reader's connections
+	panics        atomic.Int64       // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
 	// txnVerifiedHook: SetTxnVerifiedHook; see txn_verify.go.
@@ -305,6 +309,7 @@ func (b *Broker) Start() (err error) {
 	}
 	b.peers.b = b
 	b.txn = b.newTxnCoordinator()
+	b.newRegistry()
 	b.fetchers = b.newFetchers()
 	b.replicas = b.newReplicaManager()
 	cfgRev, err := b.reloadDynamicConfigs(ctx)
@@ -355,6 +360,9 @@ func (b *Broker) Start() (err error) {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}
 		b.log.Info("serving metrics and the console", "url", "http://"+b.http.Addr()+"/")
+	}
+	if err := b.serveRegistry(); err != nil {
+		return err
 	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
 		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
@@ -549,6 +557,7 @@ func (b *Broker) shutdown(clean bool) error {
 	if b.share != nil {
 		b.share.Close()
 	}
+	b.closeRegistry()
 	if b.txn != nil {
 		b.txn.Close()
 	}

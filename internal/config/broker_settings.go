@@ -34,6 +34,10 @@ type BrokerSettings struct {
 	FaultFile     string   `prop:"samsa.test.fault.file"`
 	HTTPPprof     bool     `prop:"samsa.http.pprof"`
 
+	SchemaRegistryListener string `prop:"samsa.schema.registry.listener"` // "": no registry
+	SchemaRegistryTopic    string `prop:"kafkastore.topic"`
+	SchemaCompatibility    string `prop:"schema.compatibility.level"`
+
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
 	SocketReceiveBufferBytes int32         `prop:"socket.receive.buffer.bytes"` // -1: the OS default

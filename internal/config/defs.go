@@ -301,6 +301,9 @@ var brokerDefs = []Def{
 	{Name: "samsa.test.fault.file", Type: tString, Default: str(""), Doc: "samsa, for fault tests only: a file `samsa serve` reads every 100 ms; each line makes the log directories' file system fail operations, as `ops [sticky] [eio|enospc] [path=SUBSTRING]` with ops a comma-separated subset of write, fsync, fsyncdir, rename, create, remove, truncate, read; a missing or empty file clears the faults. Empty (the default): the logs use the OS file system directly."},
 	{Name: "samsa.http.pprof", Type: tBool, Default: str("false"), Doc: "samsa: the HTTP listener (samsa.http.listener) also serves Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines, mutex and block), for `go tool pprof`. Anyone who reaches the listener can read them: keep it on loopback or a trusted network."},
 	{Name: "samsa.http.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving Prometheus metrics at /metrics and the web console at /. Empty (the default) serves no HTTP.", check: checkHTTPListener},
+	{Name: "samsa.schema.registry.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving the Confluent-compatible Schema Registry REST API (Confluent's port is 8081), its state kept in kafkastore.topic. Empty (the default) serves no registry.", check: checkHTTPListener},
+	{Name: "kafkastore.topic", Type: tString, Default: str("_schemas"), Doc: "samsa, Confluent Schema Registry's property: the compacted topic (one partition) the schema registry keeps its schemas, configs and modes in, in Confluent's record format.", check: checkTopicName},
+	{Name: "schema.compatibility.level", Type: tString, Default: str("backward"), Doc: "samsa, Confluent Schema Registry's property: the schema registry's global compatibility level until PUT /config sets one: none, backward, backward_transitive, forward, forward_transitive, full or full_transitive.", check: oneOfFold("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")},
 }
 
 // rackAwareSelector is Kafka's rack-aware replica.selector.class.
@@ -487,6 +490,19 @@ func checkEndpoints(v string) error {
 	for _, e := range splitList(v) {
 		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
 			return fmt.Errorf("endpoint %q: expected http://host:port", e)
+		}
+	}
+	return nil
+}
+
+// checkTopicName accepts a topic name Kafka would.
+func checkTopicName(v string) error {
+	if v == "" || len(v) > 249 || v == "." || v == ".." {
+		return fmt.Errorf("%q is not a valid topic name", v)
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%q is not a valid topic name: only ASCII alphanumerics, '.', '_' and '-'", v)
 		}
 	}
 	return nil

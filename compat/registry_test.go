@@ -1,0 +1,225 @@
+package compat
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/kafkaref"
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// startRegistryBroker starts a broker serving the schema registry, and
+// returns it with a franz-go registry client of it, once the registry
+// takes writes.
+func startRegistryBroker(t *testing.T, overrides map[string]string) (*testutil.Node, *sr.Client) {
+	t.Helper()
+	props := map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"}
+	for k, v := range overrides {
+		props[k] = v
+	}
+	b := testutil.StartBroker(t, props)
+	return b, registryClient(t, b)
+}
+
+func registryClient(t *testing.T, b *testutil.Node) *sr.Client {
+	t.Helper()
+	cl, err := sr.NewClient(sr.URLs("http://" + b.RegistryAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// waitWriter waits until the registry of cl registers schemas.
+func waitWriter(t *testing.T, cl *sr.Client) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		_, err := cl.CreateSchema(testCtx(t, 10*time.Second), "ready-value", sr.Schema{Schema: `"string"`})
+		return err
+	})
+}
+
+// TestSchemaRegistryStoresAsConfluent: records produced to _schemas in
+// Confluent's documented format (as Confluent's registry writes them)
+// are served by samsa's registry, and what samsa's registry writes is
+// consumed from _schemas in that format.
+func TestSchemaRegistryStoresAsConfluent(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	ctx := testCtx(t, time.Minute)
+	kc := newKgo(t, b.Addr(), kgo.ConsumeTopics("_schemas"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	schema := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
+	confluent := [][2]string{
+		{`{"keytype":"SCHEMA","subject":"orders-value","version":1,"magic":1}`,
+			`{"subject":"orders-value","version":1,"id":100,"schemaType":"AVRO","schema":"` + strings.ReplaceAll(schema, `"`, `\"`) + `","deleted":false}`},
+		{`{"keytype":"CONFIG","subject":"orders-value","magic":0}`, `{"subject":"orders-value","compatibilityLevel":"FULL_TRANSITIVE"}`},
+	}
+	for _, kv := range confluent {
+		if err := kc.ProduceSync(ctx, &kgo.Record{Topic: "_schemas", Key: []byte(kv[0]), Value: []byte(kv[1])}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, 20*time.Second, func() error {
+		s, err := cl.SchemaByID(ctx, 100)
+		if err != nil {
+			return err
+		}
+		if s.Schema != schema {
+			return errors.New("id 100 is " + s.Schema)
+		}
+		return nil
+	})
+	if c := cl.Compatibility(ctx, "orders-value"); c[0].Err != nil || c[0].Level != sr.CompatFullTransitive {
+		t.Fatalf("orders-value compatibility %+v", c)
+	}
+	got, err := cl.CreateSchema(ctx, "payments-value", sr.Schema{Schema: `{"type":"record","name":"P","fields":[]}`})
+	if err != nil || got.ID != 101 {
+		t.Fatalf("registered %+v, %v; want id 101, after the highest id produced", got, err)
+	}
+	wantKey := `{"keytype":"SCHEMA","subject":"payments-value","version":1,"magic":1}`
+	wantValue := `{"subject":"payments-value","version":1,"id":101,"schemaType":"AVRO","schema":"{\"type\":\"record\",\"name\":\"P\",\"fields\":[]}","deleted":false}`
+	for {
+		fs := kc.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consuming _schemas: %v", err)
+		}
+		found := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Key) == wantKey {
+				found = true
+				if string(r.Value) != wantValue {
+					t.Errorf("value %s, want %s", r.Value, wantValue)
+				}
+			}
+		})
+		if found {
+			break
+		}
+	}
+}
+
+// TestSchemaRegistryEveryBrokerServes: every broker serves reads from its
+// replay of _schemas, one writes (the leader of its partition; the other
+// answers 50003 until forwarding comes), and ids stay unique after the
+// writer stops and the other broker takes over.
+func TestSchemaRegistryEveryBrokerServes(t *testing.T) {
+	etcd, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { etcd.Close() })
+	ep := etcd.Endpoints()[0]
+	// Broker 2 is up before broker 1's registry creates _schemas, so that
+	// the topic gets both as replicas; then it serves the registry too.
+	n2 := testutil.StartBroker(t, map[string]string{"node.id": "2", "etcd.endpoints": ep})
+	n1 := testutil.StartBroker(t, map[string]string{"node.id": "1", "etcd.endpoints": ep, "samsa.schema.registry.listener": "127.0.0.1:0"})
+	ctx := testCtx(t, 2*time.Minute)
+	bothInSync := func(adm *kadm.Client) {
+		t.Helper()
+		testutil.Eventually(t, 20*time.Second, func() error {
+			td, err := adm.ListTopics(ctx, "_schemas")
+			if err != nil {
+				return err
+			}
+			if p := td["_schemas"].Partitions[0]; len(p.ISR) != 2 {
+				return fmt.Errorf("_schemas partition 0: %+v", p)
+			}
+			return nil
+		})
+	}
+	bothInSync(newAdmin(t, n1.Addr()))
+	n2.Overrides["samsa.schema.registry.listener"] = "127.0.0.1:0"
+	n2.Restart()
+	nodes := []*testutil.Node{n1, n2}
+	cls := []*sr.Client{registryClient(t, n1), registryClient(t, n2)}
+	// register tries each broker's registry: one writes.
+	register := func(subject, schema string) (int, int) {
+		t.Helper()
+		var id, writer int
+		testutil.Eventually(t, 30*time.Second, func() error {
+			var errs []error
+			for i, cl := range cls {
+				if nodes[i] == nil {
+					continue
+				}
+				s, err := cl.CreateSchema(testCtx(t, 10*time.Second), subject, sr.Schema{Schema: schema})
+				if err == nil {
+					id, writer = s.ID, i
+					return nil
+				}
+				var re *sr.ResponseError
+				if errors.As(err, &re) && re.ErrorCode != 50003 {
+					t.Fatalf("broker %d: %v", i+1, err)
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		})
+		return id, writer
+	}
+	id1, writer := register("a-value", `"string"`)
+	for i, cl := range cls {
+		testutil.Eventually(t, 20*time.Second, func() error {
+			s, err := cl.SchemaByID(ctx, id1)
+			if err == nil && s.Schema != `"string"` {
+				err = errors.New("wrong schema " + s.Schema)
+			}
+			return err
+		})
+		if i != writer {
+			_, err := cl.CreateSchema(ctx, "b-value", sr.Schema{Schema: `"long"`})
+			var re *sr.ResponseError
+			if !errors.As(err, &re) || re.ErrorCode != 50003 {
+				t.Fatalf("broker %d (not the writer) answered %v, want 50003", i+1, err)
+			}
+		}
+	}
+	// The writer goes; the other broker leads _schemas and writes, with
+	// the next id.
+	// Asked of the restarted broker, whose metadata is newer than its
+	// leaving the ISR when it stopped.
+	bothInSync(newAdmin(t, n2.Addr()))
+	nodes[writer].Stop()
+	nodes[writer] = nil
+	id2, _ := register("b-value", `"long"`)
+	if id2 != id1+1 {
+		t.Fatalf("id after failover %d, want %d", id2, id1+1)
+	}
+}
+
+// TestSchemaRegistryPythonAvro: confluent-kafka's SchemaRegistryClient,
+// AvroSerializer and AvroDeserializer, producing and consuming through
+// samsa with the registry in samsa.
+func TestSchemaRegistryPythonAvro(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), filepath.Join(root, "compat", "python", "schema_registry.py"),
+		b.Addr(), "http://"+b.RegistryAddr(), "py-avro")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("schema_registry.py: %v\n%s", err, out)
+	}
+	got := strings.TrimSpace(string(out))
+	if !strings.HasSuffix(got, "ok") {
+		t.Fatalf("schema_registry.py printed:\n%s", got)
+	}
+	t.Logf("%s", got)
+	s, err := cl.SchemaByVersion(testCtx(t, 10*time.Second), "py-avro-value", 2)
+	if err != nil || !strings.Contains(s.Schema.Schema, "email") {
+		t.Fatalf("py-avro-value v2: %+v, %v", s, err)
+	}
+}
