@@ -41,8 +41,8 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.groups[id]
-	if g == nil || g.state == stateDead || g.cg != nil || g.sg != nil || g.stg != nil {
+	g, ok := s.groups[id].(*classicGroup)
+	if !ok || g.state == stateDead {
 		d.State = stateDead.String()
 		if version >= 6 {
 			return fail(kerr.GroupIDNotFound)
@@ -91,21 +91,13 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	}
 	for _, s := range shards {
 		s.mu.Lock()
-		for _, g := range s.groups {
-			state, typ := g.state.String(), "classic"
-			switch {
-			case g.cg != nil:
-				state, typ = g.cg.stateName(), "consumer"
-			case g.sg != nil:
-				state, typ = g.sg.stateName(), "share"
-			case g.stg != nil:
-				state, typ = g.stg.stateName(), "streams"
-			}
-			if g.state == stateDead || !wantState(state) || !wantType(typ) {
+		for id, g := range s.groups {
+			typ, protocolType, state, dead := g.listing()
+			if dead || !wantState(state) || !wantType(typ) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.id, g.protocolType, state, typ
+			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, protocolType, state, typ
 			resp.Groups = append(resp.Groups, lg)
 		}
 		s.mu.Unlock()
@@ -139,20 +131,18 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	}
 	g := s.groups[id]
 	switch {
-	case g == nil || g.state == stateDead:
+	case !live(g):
 		s.mu.Unlock()
 		return kerr.GroupIDNotFound
-	case g.state != stateEmpty, g.sg != nil && len(g.sg.members) > 0, g.stg != nil && len(g.stg.members) > 0:
+	case !g.empty():
 		s.mu.Unlock()
 		return kerr.NonEmptyGroup
 	}
 	var recs []Record
-	for tp := range g.offsets {
+	for tp := range g.core().offsets {
 		recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
 	}
-	recs = append(recs, g.consumerTombstones()...)
-	recs = append(recs, g.shareTombstones()...)
-	recs = append(recs, g.streamsTombstones()...)
+	recs = append(recs, g.stateTombstones()...)
 	recs = append(recs, Record{Key: groupKey(id)})
 	g.shutdown()
 	delete(s.groups, id)

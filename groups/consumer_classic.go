@@ -26,6 +26,7 @@ package groups
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,20 +56,21 @@ func (c *Coordinator) migration() (upgrade, downgrade bool) {
 }
 
 // upgradeToConsumer turns the non-empty classic group g into a consumer
-// group, or says why it cannot (GROUP_ID_NOT_FOUND, as Kafka answers).
-func (g *group) upgradeToConsumer() error {
+// group, which takes its place, or says why it cannot (GROUP_ID_NOT_FOUND,
+// as Kafka answers).
+func (g *classicGroup) upgradeToConsumer() (*consumerGroup, error) {
 	c := g.s.c
 	notConsumer := fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, g.id)
 	if up, _ := c.migration(); !up {
 		c.log.Info("cannot upgrade classic group to consumer group: the online upgrade is disabled", "group", g.id)
-		return notConsumer
+		return nil, notConsumer
 	}
 	if g.protocolType != "consumer" {
 		c.log.Info("cannot upgrade classic group to consumer group: it does not use the consumer embedded protocol", "group", g.id)
-		return notConsumer
+		return nil, notConsumer
 	}
 	if len(g.members) > c.cfg.ConsumerMaxSize {
-		return notConsumer
+		return nil, notConsumer
 	}
 	type classic struct {
 		m   *member
@@ -83,7 +85,7 @@ func (g *group) upgradeToConsumer() error {
 			err = cm.asg.ReadFrom(m.assignment)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed", kerr.GroupIDNotFound, g.id)
+			return nil, fmt.Errorf("%w: cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed", kerr.GroupIDNotFound, g.id)
 		}
 		ms = append(ms, cm)
 	}
@@ -103,7 +105,7 @@ func (g *group) upgradeToConsumer() error {
 	g.s.enqueue([]Record{{Key: groupKey(g.id)}}, func(error) {})
 
 	gen := g.generation
-	cg := newConsumerGroup()
+	cg := newConsumerGroup(g.groupCore, g.stateTime)
 	cg.epoch, cg.assignmentEpoch = gen, gen
 	for _, x := range ms {
 		topics := slices.Clone(x.sub.Topics)
@@ -126,25 +128,23 @@ func (g *group) upgradeToConsumer() error {
 			cg.static[m.instanceID] = m.id
 		}
 	}
-	g.members, g.static = map[string]*member{}, map[string]string{}
-	g.pending, g.pendingSync = map[string]*time.Timer{}, map[string]bool{}
-	g.leader, g.protocolName = "", ""
-	g.cg = cg
-	cg.metaHash = metaHash(g.subscribedTopicMeta())
-	g.setConsumerState()
+	g.s.groups[g.id] = cg
+	cg.metaHash = metaHash(cg.subscribedTopicMeta())
+	cg.setConsumerState()
 	for _, m := range cg.members {
-		g.scheduleConsumerTimers(m)
+		cg.scheduleConsumerTimers(m)
 	}
 	c.log.Info("upgraded classic group to consumer group", "group", g.id, "epoch", gen, "members", len(cg.members))
-	return nil
+	return cg, nil
 }
 
 // maybeDowngrade turns a consumer group whose members all speak the
-// classic protocol back into a classic group (the policy allowing), after
-// a member left or was fenced; it rebalances at once.
-func (g *group) maybeDowngrade() {
-	cg, c := g.cg, g.s.c
-	if cg == nil || len(cg.members) == 0 {
+// classic protocol back into a classic group (the policy allowing), which
+// takes its place, after a member left or was fenced; it rebalances at
+// once.
+func (cg *consumerGroup) maybeDowngrade() {
+	c := cg.s.c
+	if len(cg.members) == 0 {
 		return
 	}
 	for _, m := range cg.members {
@@ -153,37 +153,30 @@ func (g *group) maybeDowngrade() {
 		}
 	}
 	if _, down := c.migration(); !down {
-		c.log.Info("cannot downgrade consumer group to classic group: the online downgrade is disabled", "group", g.id)
+		c.log.Info("cannot downgrade consumer group to classic group: the online downgrade is disabled", "group", cg.id)
 		return
 	}
 	if len(cg.members) > c.cfg.MaxSize {
 		return
 	}
-	recs := g.consumerTombstones()
-	g.shutdownConsumer()
-	cms := make([]*consumerMember, 0, len(cg.members))
-	for _, m := range cg.members {
-		cms = append(cms, m)
-	}
-	slices.SortFunc(cms, func(a, b *consumerMember) int { return strings.Compare(a.id, b.id) })
-	g.cg = nil
-	g.members, g.static = map[string]*member{}, map[string]string{}
-	g.pending, g.pendingSync = map[string]*time.Timer{}, map[string]bool{}
-	g.leader, g.generation, g.protocolType = "", cg.epoch, "consumer"
+	recs := cg.stateTombstones()
+	cg.shutdown()
+	g := newClassicGroup(cg.groupCore, time.Now())
+	g.generation, g.protocolType = cg.epoch, "consumer"
+	cms := slices.SortedFunc(maps.Values(cg.members), func(a, b *consumerMember) int { return strings.Compare(a.id, b.id) })
 	for _, cm := range cms {
 		g.add(&member{id: cm.id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
 			protocolType: "consumer", protocols: cm.classic.protocols,
 			sessionTimeout: cm.classic.session, rebalanceTimeout: cm.rebalanceTimeout})
 	}
 	g.protocolName = g.selectProtocol()
+	cg.s.groups[cg.id] = g
 	for _, cm := range cms {
 		m := g.members[cm.id]
 		m.assignment = classicAssignment(cg.target[cm.id], m.metadataFor(g.protocolName))
 		g.scheduleHeartbeat(m, m.sessionTimeout)
 	}
-	if g.state != stateStable {
-		g.transition(stateStable)
-	}
+	g.transition(stateStable)
 	recs = append(recs, Record{groupKey(g.id), groupValue(g)})
 	g.s.enqueue(recs, func(err error) {
 		if err != nil {
@@ -242,8 +235,8 @@ func (cg *consumerGroup) supportsClassic(protocolType string, ps []protocol) boo
 // classicJoinToConsumer is a JoinGroup to a consumer group (Kafka's
 // classicGroupJoinToConsumerGroup); the answer goes to ch once the
 // group's new state is in the log.
-func (g *group) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
-	cg, c := g.cg, g.s.c
+func (cg *consumerGroup) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
+	c := cg.s.c
 	fail := func(err error) { ch <- failedJoin(j.memberID, err) }
 	if !cg.supportsClassic(j.protocolType, j.protocols) {
 		fail(kerr.InconsistentGroupProtocol)
@@ -270,7 +263,7 @@ func (g *group) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGroupRespons
 				return
 			}
 			// A new incarnation of the static member takes its place.
-			g.stopConsumerTimers(old)
+			cg.stopConsumerTimers(old)
 			delete(cg.members, old.id)
 			for tp, o := range cg.owner {
 				if o == old.id {
@@ -312,20 +305,20 @@ func (g *group) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGroupRespons
 	m.rebalanceTimeout = j.rebalance
 	m.clientID, m.clientHost = j.client.ID, j.client.Host
 	m.classic = &classicInfo{session: j.session, protocols: j.protocols}
-	g.setConsumerState()
-	g.refreshTarget()
+	cg.setConsumerState()
+	cg.refreshTarget()
 	m.owned = m.owned[:0]
 	for _, op := range sub.OwnedPartitions {
 		for _, p := range op.Partitions {
 			m.owned = append(m.owned, topicPartition{op.Topic, p})
 		}
 	}
-	g.reconcile(m)
-	g.scheduleConsumerTimers(m)
+	cg.reconcile(m)
+	cg.scheduleConsumerTimers(m)
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.MemberID, resp.Generation = m.id, m.epoch
 	resp.ProtocolType, resp.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr(j.protocols[0].name)
-	g.persistConsumer(func(err error) {
+	cg.persistConsumer(func(err error) {
 		if err != nil {
 			ch <- failedJoin(m.id, err)
 			return
@@ -337,8 +330,7 @@ func (g *group) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGroupRespons
 // classicMember finds the classic member a SyncGroup, Heartbeat or
 // LeaveGroup to a consumer group names (Kafka's validateConsumerGroupMember
 // and throwIfMemberDoesNotUseClassicProtocol).
-func (g *group) classicMember(memberID, instanceID string) (*consumerMember, error) {
-	cg := g.cg
+func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, error) {
 	if instanceID != "" {
 		id, ok := cg.static[instanceID]
 		if !ok {
@@ -357,8 +349,8 @@ func (g *group) classicMember(memberID, instanceID string) (*consumerMember, err
 
 // classicSyncToConsumer is a SyncGroup to a consumer group: the member's
 // current assignment.
-func (g *group) classicSyncToConsumer(req *kmsg.SyncGroupRequest) syncResult {
-	m, err := g.classicMember(req.MemberID, instanceOf(req.InstanceID))
+func (cg *consumerGroup) classicSyncToConsumer(req *kmsg.SyncGroupRequest) syncResult {
+	m, err := cg.classicMember(req.MemberID, instanceOf(req.InstanceID))
 	switch {
 	case err != nil:
 		return syncResult{err: err}
@@ -366,10 +358,10 @@ func (g *group) classicSyncToConsumer(req *kmsg.SyncGroupRequest) syncResult {
 		return syncResult{err: kerr.IllegalGeneration}
 	case inconsistent(req.ProtocolType, "consumer") || inconsistent(req.Protocol, m.classic.protocols[0].name):
 		return syncResult{err: kerr.InconsistentGroupProtocol}
-	case g.cg.epoch > m.epoch && m.state != memberUnrevokedPartitions:
+	case cg.epoch > m.epoch && m.state != memberUnrevokedPartitions:
 		return syncResult{err: kerr.RebalanceInProgress}
 	}
-	g.scheduleConsumerTimers(m)
+	cg.scheduleConsumerTimers(m)
 	name := m.classic.protocols[0].name
 	return syncResult{assignment: classicAssignment(m.assigned.sorted(), m.classic.protocols[0].metadata), protocol: name}
 }
@@ -377,17 +369,17 @@ func (g *group) classicSyncToConsumer(req *kmsg.SyncGroupRequest) syncResult {
 // classicHeartbeatToConsumer is a Heartbeat to a consumer group: it keeps
 // the session, and asks the member to rejoin when there is something to
 // reconcile.
-func (g *group) classicHeartbeatToConsumer(req *kmsg.HeartbeatRequest) error {
-	m, err := g.classicMember(req.MemberID, instanceOf(req.InstanceID))
+func (cg *consumerGroup) classicHeartbeatToConsumer(req *kmsg.HeartbeatRequest) error {
+	m, err := cg.classicMember(req.MemberID, instanceOf(req.InstanceID))
 	if err != nil {
 		return err
 	}
 	if req.Generation != m.epoch {
 		return kerr.IllegalGeneration
 	}
-	g.scheduleConsumerTimers(m)
-	if m.epoch < g.cg.epoch || m.state == memberUnrevokedPartitions ||
-		(m.state == memberUnreleasedPartitions && !g.waitingOnUnreleased(m)) {
+	cg.scheduleConsumerTimers(m)
+	if m.epoch < cg.epoch || m.state == memberUnrevokedPartitions ||
+		(m.state == memberUnreleasedPartitions && !cg.waitingOnUnreleased(m)) {
 		return kerr.RebalanceInProgress
 	}
 	return nil
@@ -395,12 +387,12 @@ func (g *group) classicHeartbeatToConsumer(req *kmsg.HeartbeatRequest) error {
 
 // waitingOnUnreleased reports whether a partition of the member's target
 // is still held by another member.
-func (g *group) waitingOnUnreleased(m *consumerMember) bool {
-	for _, tp := range g.cg.target[m.id] {
+func (cg *consumerGroup) waitingOnUnreleased(m *consumerMember) bool {
+	for _, tp := range cg.target[m.id] {
 		if _, ok := m.assigned[tp]; ok {
 			continue
 		}
-		if o, held := g.cg.owner[tp]; held && o != m.id {
+		if o, held := cg.owner[tp]; held && o != m.id {
 			return true
 		}
 	}
@@ -408,8 +400,7 @@ func (g *group) waitingOnUnreleased(m *consumerMember) bool {
 }
 
 // classicLeaveFromConsumer is a LeaveGroup to a consumer group.
-func (g *group) classicLeaveFromConsumer(members []kmsg.LeaveGroupRequestMember, answer func(kmsg.LeaveGroupRequestMember, error)) {
-	cg := g.cg
+func (cg *consumerGroup) classicLeaveFromConsumer(members []kmsg.LeaveGroupRequestMember, answer func(kmsg.LeaveGroupRequestMember, error)) {
 	left := false
 	for _, lm := range members {
 		instance := instanceOf(lm.InstanceID)
@@ -417,18 +408,18 @@ func (g *group) classicLeaveFromConsumer(members []kmsg.LeaveGroupRequestMember,
 		if id == "" {
 			id = cg.static[instance]
 		}
-		m, err := g.classicMember(id, instance)
+		m, err := cg.classicMember(id, instance)
 		if err != nil {
 			answer(lm, err)
 			continue
 		}
-		g.s.c.log.Debug("classic member left consumer group", "group", g.id, "member", m.id)
-		g.removeConsumerMember(m)
+		cg.s.c.log.Debug("classic member left consumer group", "group", cg.id, "member", m.id)
+		cg.removeConsumerMember(m)
 		left = true
 		answer(lm, nil)
 	}
 	if left {
-		g.persistConsumer(nil)
-		g.maybeDowngrade()
+		cg.persistConsumer(nil)
+		cg.maybeDowngrade()
 	}
 }

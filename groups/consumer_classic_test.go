@@ -62,7 +62,8 @@ func listedKind(c *Coordinator, group string) string {
 // Heartbeat, and when the last member of the new protocol leaves the
 // group is classic again and rebalances, its offsets kept throughout.
 func TestClassicGroupUpgradeAndDowngrade(t *testing.T) {
-	c := New(cgTestConfig(newMemLog()))
+	l := newMemLog()
+	c := New(cgTestConfig(l))
 	defer c.Close()
 	ownAll(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -106,6 +107,22 @@ func TestClassicGroupUpgradeAndDowngrade(t *testing.T) {
 	if off, code := fetchOffset(c, "g", "t1", 0); off != 7 || code != 0 {
 		t.Errorf("offset after the migrations: %d %s, want 7", off, codeName(code))
 	}
+	sr.Generation = a2.Generation
+	if s := c.SyncGroup(ctx, sr); s.ErrorCode != 0 {
+		t.Fatalf("sync after the downgrade: %s", codeName(s.ErrorCode))
+	}
+
+	// A coordinator that loads the log has the downgraded group as a
+	// classic group with its member (the consumer group's tombstones come
+	// before the classic group's record).
+	c.Close()
+	c2 := New(cgTestConfig(l))
+	defer c2.Close()
+	ownAll(t, c2)
+	if k := listedKind(c2, "g"); k != "classic Stable" {
+		t.Errorf("downgraded group reloaded as %s, want classic Stable", k)
+	}
+	wantCode(t, "a's heartbeat after the reload", classicHeartbeat(c2, "g", a.MemberID, a2.Generation), nil)
 }
 
 // simpleCommitAs commits offset 7 of t1-0 in group g as member at

@@ -47,13 +47,13 @@ func (c *Coordinator) describeConsumer(id string, ops bool) kmsg.ConsumerGroupDe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[id]
+	cg, ok := g.(*consumerGroup)
 	switch {
-	case g == nil || g.state == stateDead:
+	case !live(g):
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
-	case g.cg == nil:
+	case !ok:
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id))
 	}
-	cg := g.cg
 	d.State, d.Epoch, d.AssignmentEpoch, d.AssignorName = cg.stateName(), cg.epoch, cg.assignmentEpoch, cg.assignorName
 	if d.AssignorName == "" {
 		d.AssignorName = c.chooseAssignor(cg)

@@ -113,8 +113,11 @@ type consumerMember struct {
 	timers memberTimers
 }
 
-// consumerGroup is the KIP-848 state of a group. Guarded by the shard's mu.
+// consumerGroup is a KIP-848 consumer group. Guarded by the shard's mu.
 type consumerGroup struct {
+	*groupCore
+	emptySince // for the offsets retention
+
 	epoch           int32 // group epoch
 	assignmentEpoch int32 // epoch of target
 	assignorName    string
@@ -130,8 +133,9 @@ type consumerGroup struct {
 	written stateRecords
 }
 
-func newConsumerGroup() *consumerGroup {
-	return &consumerGroup{members: map[string]*consumerMember{}, static: map[string]string{},
+// newConsumerGroup is an empty consumer group over core, empty since.
+func newConsumerGroup(core *groupCore, since time.Time) *consumerGroup {
+	return &consumerGroup{groupCore: core, emptySince: emptySince{since: since}, members: map[string]*consumerMember{}, static: map[string]string{},
 		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, written: stateRecords{}}
 }
 
@@ -200,33 +204,13 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 
 // consumerHeartbeatLocked is ConsumerGroupHeartbeat under the shard's mu:
 // it fills resp and returns the group, or the error to answer.
-func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, resp *kmsg.ConsumerGroupHeartbeatResponse) (*group, error) {
+func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, resp *kmsg.ConsumerGroupHeartbeatResponse) (*consumerGroup, error) {
 	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
-	g := s.groups[req.Group]
-	if g == nil {
-		if req.MemberEpoch != epochJoin {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, req.Group)
-		}
-		g = newGroup(s, req.Group, time.Now())
-		s.groups[req.Group] = g
-	}
-	if g.cg == nil {
-		if g.sg != nil || g.stg != nil {
-			return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
-		}
-		if len(g.members) > 0 || g.state != stateEmpty {
-			if req.MemberEpoch != epochJoin {
-				return nil, fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
-			}
-			if err := g.upgradeToConsumer(); err != nil {
-				return nil, err
-			}
-		} else {
-			// An empty classic group (offsets only) becomes a consumer group.
-			g.cg, g.protocolType = newConsumerGroup(), "consumer"
-		}
+	g, err := c.consumerGroupFor(s, req)
+	if err != nil {
+		return nil, err
 	}
 	m, err := g.consumerMemberFor(cl, req, re)
 	if err != nil {
@@ -256,6 +240,35 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 		m.sent = true
 	}
 	return g, nil
+}
+
+// consumerGroupFor is the consumer group a ConsumerGroupHeartbeat names:
+// one joined creates it, an empty classic group (offsets only) becomes
+// one, a classic group in use is upgraded (consumer_classic.go).
+func (c *Coordinator) consumerGroupFor(s *shard, req *kmsg.ConsumerGroupHeartbeatRequest) (*consumerGroup, error) {
+	notConsumer := fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
+	switch g := s.groups[req.Group].(type) {
+	case nil:
+		if req.MemberEpoch != epochJoin {
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, req.Group)
+		}
+		cg := newConsumerGroup(newCore(s, req.Group), time.Now())
+		s.groups[req.Group] = cg
+		return cg, nil
+	case *consumerGroup:
+		return g, nil
+	case *classicGroup:
+		if len(g.members) > 0 || g.state != stateEmpty {
+			if req.MemberEpoch != epochJoin {
+				return nil, notConsumer
+			}
+			return g.upgradeToConsumer()
+		}
+		cg := newConsumerGroup(g.groupCore, g.stateTime)
+		s.groups[req.Group] = cg
+		return cg, nil
+	}
+	return nil, notConsumer
 }
 
 // validateConsumerHeartbeat is Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid:
@@ -292,9 +305,8 @@ func validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) string {
 
 // consumerMemberFor applies the request's membership change and returns
 // the member, or nil when it left.
-func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) (*consumerMember, error) {
-	cg := g.cg
-	c := g.s.c
+func (cg *consumerGroup) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) (*consumerMember, error) {
+	c := cg.s.c
 	instance := instanceOf(req.InstanceID)
 	m := cg.members[req.MemberID]
 	switch req.MemberEpoch {
@@ -303,16 +315,16 @@ func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatReq
 			m = cg.members[cg.static[instance]]
 		}
 		if m == nil {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, g.id)
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, cg.id)
 		}
 		if req.MemberEpoch == epochStaticLeave {
 			// The instance may come back under a new member id and take
 			// the assignment over; until its session ends it stays.
 			m.leftStatic, m.leftEpoch, m.epoch = true, m.epoch, epochStaticLeave
-			g.scheduleConsumerTimers(m)
+			cg.scheduleConsumerTimers(m)
 			return nil, nil
 		}
-		g.removeConsumerMember(m)
+		cg.removeConsumerMember(m)
 		return nil, nil
 	case epochJoin:
 		if instance != "" {
@@ -323,7 +335,7 @@ func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatReq
 				// The new incarnation takes the old one's place, its
 				// assignment and its epoch, without a rebalance.
 				m = old
-				g.stopConsumerTimers(m)
+				cg.stopConsumerTimers(m)
 				delete(cg.members, m.id)
 				m.id = req.MemberID
 				if m.id == "" {
@@ -338,13 +350,13 @@ func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatReq
 				m.epoch = m.leftEpoch
 				cg.members[m.id] = m
 				cg.static[instance] = m.id
-				g.updateConsumerMember(m, cl, req, re)
+				cg.updateConsumerMember(m, cl, req, re)
 				return m, nil
 			}
 		}
 		if m != nil {
 			// A member rejoining owns nothing: what it had is free.
-			g.releaseAll(m)
+			cg.releaseAll(m)
 			m.epoch, m.prevEpoch, m.state = 0, 0, memberStable
 		} else {
 			if len(cg.members) >= c.cfg.ConsumerMaxSize {
@@ -361,12 +373,12 @@ func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatReq
 			}
 		}
 		cg.changed = true
-		g.updateConsumerMember(m, cl, req, re)
-		g.setConsumerState()
+		cg.updateConsumerMember(m, cl, req, re)
+		cg.setConsumerState()
 		return m, nil
 	default:
 		if m == nil {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, g.id)
+			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, cg.id)
 		}
 		if req.MemberEpoch != m.epoch {
 			// A lost response: the member may still be one epoch behind
@@ -376,7 +388,7 @@ func (g *group) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHeartbeatReq
 				return nil, fmt.Errorf("%w: the consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d)", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
 			}
 		}
-		g.updateConsumerMember(m, cl, req, re)
+		cg.updateConsumerMember(m, cl, req, re)
 		return m, nil
 	}
 }
@@ -392,7 +404,7 @@ func (ps partitionSet) containsAll(tps []topicPartition) bool {
 
 // updateConsumerMember takes the request's member fields; a change of
 // subscription bumps the group epoch.
-func (g *group) updateConsumerMember(m *consumerMember, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) {
+func (cg *consumerGroup) updateConsumerMember(m *consumerMember, cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp) {
 	m.clientID, m.clientHost, m.mayDescribe = cl.ID, cl.Host, cl.MayDescribe
 	if req.RackID != nil {
 		m.rack = *req.RackID
@@ -416,59 +428,49 @@ func (g *group) updateConsumerMember(m *consumerMember, cl Client, req *kmsg.Con
 		m.regex, m.re, changed = *req.SubscribedTopicRegex, re, true
 	}
 	if changed {
-		g.cg.changed = true
+		cg.changed = true
 	}
 }
 
 // removeConsumerMember drops a member that left or failed: its partitions
 // are free at once (it is gone), and the group rebalances.
-func (g *group) removeConsumerMember(m *consumerMember) {
-	cg := g.cg
-	g.stopConsumerTimers(m)
-	g.releaseAll(m)
+func (cg *consumerGroup) removeConsumerMember(m *consumerMember) {
+	cg.stopConsumerTimers(m)
+	cg.releaseAll(m)
 	delete(cg.members, m.id)
 	if m.instanceID != "" && cg.static[m.instanceID] == m.id {
 		delete(cg.static, m.instanceID)
 	}
 	cg.changed = true
-	g.setConsumerState()
-	g.refreshTarget()
+	cg.setConsumerState()
+	cg.refreshTarget()
 }
 
 // releaseAll frees every partition the member holds.
-func (g *group) releaseAll(m *consumerMember) {
+func (cg *consumerGroup) releaseAll(m *consumerMember) {
 	for tp := range m.assigned {
-		if g.cg.owner[tp] == m.id {
-			delete(g.cg.owner, tp)
+		if cg.owner[tp] == m.id {
+			delete(cg.owner, tp)
 		}
 	}
 	for tp := range m.revoking {
-		if g.cg.owner[tp] == m.id {
-			delete(g.cg.owner, tp)
+		if cg.owner[tp] == m.id {
+			delete(cg.owner, tp)
 		}
 	}
 	m.assigned, m.revoking = partitionSet{}, partitionSet{}
 }
 
-// setConsumerState keeps the classic state in step for what the
-// coordinator shares with classic groups (deletion, offset expiry): Empty
-// without members, Stable otherwise.
-func (g *group) setConsumerState() {
-	want := stateStable
-	if len(g.cg.members) == 0 {
-		want = stateEmpty
-	}
-	if g.state != want {
-		g.transition(want)
-	}
-}
+// setConsumerState notes whether the group has members, for the offsets
+// retention.
+func (cg *consumerGroup) setConsumerState() { cg.set(len(cg.members)) }
 
 // subscribedTopics returns the topics the group's members subscribe to
 // (by name or by regex) that exist, sorted by name.
-func (g *group) subscribedTopicMeta() map[string]TopicMeta {
-	all := g.s.c.cfg.Topics()
+func (cg *consumerGroup) subscribedTopicMeta() map[string]TopicMeta {
+	all := cg.s.c.cfg.Topics()
 	out := map[string]TopicMeta{}
-	for _, m := range g.cg.members {
+	for _, m := range cg.members {
 		for _, t := range all {
 			if m.subscribes(t.Name) {
 				out[t.Name] = t
@@ -501,9 +503,8 @@ func metaHash(meta map[string]TopicMeta) string {
 // a subscription, or the subscribed topics' metadata: a topic created,
 // deleted or grown, as Kafka's metadata refresh sees), and recomputes the
 // target assignment for it.
-func (g *group) refreshTarget() {
-	cg := g.cg
-	meta := g.subscribedTopicMeta()
+func (cg *consumerGroup) refreshTarget() {
+	meta := cg.subscribedTopicMeta()
 	if h := metaHash(meta); h != cg.metaHash {
 		cg.metaHash, cg.changed = h, true
 	}
@@ -515,15 +516,14 @@ func (g *group) refreshTarget() {
 	if cg.assignmentEpoch >= cg.epoch {
 		return
 	}
-	cg.assignorName = g.s.c.chooseAssignor(cg)
+	cg.assignorName = cg.s.c.chooseAssignor(cg)
 	cg.target = assign(cg.assignorName, cg, meta)
 	cg.assignmentEpoch = cg.epoch
 }
 
 // reconcile moves the member towards its target assignment, as Kafka's
 // CurrentAssignmentBuilder does.
-func (g *group) reconcile(m *consumerMember) {
-	cg := g.cg
+func (cg *consumerGroup) reconcile(m *consumerMember) {
 	switch m.state {
 	case memberUnrevokedPartitions:
 		for _, tp := range m.owned {
@@ -538,19 +538,18 @@ func (g *group) reconcile(m *consumerMember) {
 			}
 		}
 		m.revoking = partitionSet{}
-		g.nextAssignment(m)
+		cg.nextAssignment(m)
 	case memberUnreleasedPartitions:
-		g.nextAssignment(m)
+		cg.nextAssignment(m)
 	case memberStable:
 		if m.epoch != cg.assignmentEpoch {
-			g.nextAssignment(m)
+			cg.nextAssignment(m)
 		}
 	}
 }
 
 // nextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
-func (g *group) nextAssignment(m *consumerMember) {
-	cg := g.cg
+func (cg *consumerGroup) nextAssignment(m *consumerMember) {
 	target := map[topicPartition]bool{}
 	for _, tp := range cg.target[m.id] {
 		target[tp] = true
@@ -637,32 +636,30 @@ func (c *Coordinator) assignmentOf(ps partitionSet) *kmsg.ConsumerGroupHeartbeat
 // scheduleConsumerTimers restarts the member's session timer and, while
 // it has partitions to revoke, keeps its rebalance timer: a member that
 // does not revoke within its rebalance timeout is removed, as in Kafka.
-func (g *group) scheduleConsumerTimers(m *consumerMember) {
-	s := g.s
-	session := s.c.settings(g.id).ConsumerSessionTimeout
+func (cg *consumerGroup) scheduleConsumerTimers(m *consumerMember) {
+	s := cg.s
+	session := s.c.settings(cg.id).ConsumerSessionTimeout
 	if m.classic != nil {
 		session = m.classic.session
 	}
 	m.timers.arm(s, session, m.rebalanceTimeout, m.state == memberUnrevokedPartitions, func(why string) {
-		if s.groups[g.id] != g || g.cg == nil || g.cg.members[m.id] != m {
+		if s.groups[cg.id] != group(cg) || cg.members[m.id] != m {
 			return
 		}
-		s.c.log.Info("consumer group member removed", "group", g.id, "member", m.id, "reason", why)
-		g.removeConsumerMember(m)
-		g.persistConsumer(nil)
-		g.maybeDowngrade()
+		s.c.log.Info("consumer group member removed", "group", cg.id, "member", m.id, "reason", why)
+		cg.removeConsumerMember(m)
+		cg.persistConsumer(nil)
+		cg.maybeDowngrade()
 	})
 }
 
-func (g *group) stopConsumerTimers(m *consumerMember) { m.timers.stop() }
+func (cg *consumerGroup) stopConsumerTimers(m *consumerMember) { m.timers.stop() }
 
-// shutdownConsumer stops the timers of a consumer group being unloaded.
-func (g *group) shutdownConsumer() {
-	if g.cg == nil {
-		return
-	}
-	for _, m := range g.cg.members {
-		g.stopConsumerTimers(m)
+// shutdown stops the timers of a consumer group being unloaded or
+// deleted.
+func (cg *consumerGroup) shutdown() {
+	for _, m := range cg.members {
+		cg.stopConsumerTimers(m)
 	}
 }
 
@@ -672,8 +669,7 @@ func (g *group) shutdownConsumer() {
 // is an admin's, allowed only while the group is empty. A member one or
 // more epochs behind may still commit the partitions it had at that epoch
 // (KIP-1251); anything else older is STALE_MEMBER_EPOCH.
-func (g *group) validateConsumerCommit(memberID string, epoch int32, tps []topicPartition, fetch bool) error {
-	cg := g.cg
+func (cg *consumerGroup) validateConsumerCommit(memberID string, epoch int32, tps []topicPartition, fetch bool) error {
 	if epoch < 0 && memberID == "" {
 		if !fetch && len(cg.members) > 0 {
 			return kerr.UnknownMemberID
@@ -718,4 +714,32 @@ func newMemberUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (cg *consumerGroup) listing() (typ, protocolType, state string, dead bool) {
+	return "consumer", "consumer", cg.stateName(), false
+}
+
+func (cg *consumerGroup) empty() bool                               { return len(cg.members) == 0 }
+func (cg *consumerGroup) expiry() (time.Time, bool)                 { return cg.since, cg.empty() }
+func (cg *consumerGroup) memberCount() int                          { return len(cg.members) }
+func (cg *consumerGroup) isMember(id string) bool                   { return cg.members[id] != nil }
+func (cg *consumerGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
+
+func (cg *consumerGroup) validateCommit(memberID, _ string, epoch int32, tps []topicPartition, txn bool) error {
+	return epochCommit(cg.validateConsumerCommit, memberID, epoch, tps, txn)
+}
+
+func (cg *consumerGroup) validateFetch(memberID string, epoch int32) error {
+	return cg.validateConsumerCommit(memberID, epoch, nil, true)
+}
+
+// epochCommit is validateCommit of a group whose members commit at their
+// member epoch (consumer and streams groups), validate the kind's check:
+// a transactional commit that names no member is let through.
+func epochCommit(validate func(string, int32, []topicPartition, bool) error, memberID string, epoch int32, tps []topicPartition, txn bool) error {
+	if txn && epoch < 0 && memberID == "" {
+		return nil
+	}
+	return validate(memberID, epoch, tps, false)
 }

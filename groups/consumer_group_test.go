@@ -117,7 +117,7 @@ func TestConsumerAssignorsRackAware(t *testing.T) {
 	meta := map[string]TopicMeta{"t": {Name: "t", ID: [16]byte{9}, Partitions: 6,
 		Racks: [][]string{{"r2"}, {"r2"}, {"r1"}, {"r0"}, {"r1"}, {"r0"}}}}
 	for _, assignor := range []string{assignorUniform, assignorRange} {
-		cg := newConsumerGroup()
+		cg := newConsumerGroup(nil, time.Time{})
 		for i, id := range []string{"m0", "m1", "m2"} {
 			cg.members[id] = &consumerMember{id: id, rack: fmt.Sprintf("r%d", i), topics: []string{"t"}}
 		}

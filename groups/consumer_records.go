@@ -24,7 +24,6 @@ package groups
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -93,19 +92,18 @@ func appendTopicPartitions(b []byte, ps []topicPartition, epochs partitionSet, i
 
 // consumerRecordsNow encodes the group's consumer state as records: key
 // (as a string, for the written map) -> value.
-func (g *group) consumerRecordsNow() stateRecords {
-	cg := g.cg
+func (cg *consumerGroup) consumerRecordsNow() stateRecords {
 	ids := map[string][16]byte{}
-	for _, t := range g.s.c.cfg.Topics() {
+	for _, t := range cg.s.c.cfg.Topics() {
 		ids[t.Name] = t.ID
 	}
 	out := stateRecords{}
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, cg.epoch)
-	out[string(consumerKey(recConsumerGroupMetadata, g.id, ""))] = appendNoTags(v)
+	out[string(consumerKey(recConsumerGroupMetadata, cg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, cg.assignmentEpoch)
-	out[string(consumerKey(recConsumerTargetMetadata, g.id, ""))] = appendNoTags(v)
+	out[string(consumerKey(recConsumerTargetMetadata, cg.id, ""))] = appendNoTags(v)
 	for id, m := range cg.members {
 		v := kbin.AppendInt16(nil, 0)
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.instanceID))
@@ -119,11 +117,11 @@ func (g *group) consumerRecordsNow() stateRecords {
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.regex))
 		v = kbin.AppendInt32(v, int32(m.rebalanceTimeout.Milliseconds()))
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.assignor))
-		out[string(consumerKey(recConsumerMemberMetadata, g.id, id))] = appendClassicTag(v, m.classic)
+		out[string(consumerKey(recConsumerMemberMetadata, cg.id, id))] = appendClassicTag(v, m.classic)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTopicPartitions(v, cg.target[id], nil, ids)
-		out[string(consumerKey(recConsumerTargetMember, g.id, id))] = appendNoTags(v)
+		out[string(consumerKey(recConsumerTargetMember, cg.id, id))] = appendNoTags(v)
 
 		epoch := m.epoch
 		if m.leftStatic {
@@ -135,7 +133,7 @@ func (g *group) consumerRecordsNow() stateRecords {
 		v = kbin.AppendInt8(v, int8(m.state))
 		v = appendTopicPartitions(v, m.assigned.sorted(), m.assigned, ids)
 		v = appendTopicPartitions(v, m.revoking.sorted(), m.revoking, ids)
-		out[string(consumerKey(recConsumerCurrentAssigment, g.id, id))] = appendNoTags(v)
+		out[string(consumerKey(recConsumerCurrentAssigment, cg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
@@ -197,28 +195,21 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// consumerTombstones deletes every record of the group's consumer state.
-func (g *group) consumerTombstones() []Record {
-	if g.cg == nil {
-		return nil
-	}
-	return g.cg.written.tombstones()
-}
+// stateTombstones deletes every record of the group's consumer state.
+func (cg *consumerGroup) stateTombstones() []Record { return cg.written.tombstones() }
 
 // persistConsumer writes what changed since the last write (removed
 // members as tombstones, before the group's epoch record); done (may be
 // nil) gets the result. The caller holds the shard's mu.
-func (g *group) persistConsumer(done func(error)) {
-	g.persistState(g.cg.written.changed(g.consumerRecordsNow()), "consumer group", done)
+func (cg *consumerGroup) persistConsumer(done func(error)) {
+	cg.persistState(cg.written.changed(cg.consumerRecordsNow()), "consumer group", done)
 }
 
-var errNotConsumerRecord = errors.New("not a consumer group record")
-
 // loadConsumerRecord applies one record of a consumer group read from the
-// log; errNotConsumerRecord for any other record.
-func loadConsumerRecord(get func(string) *group, key, value []byte) error {
+// log; errNotKindRecord for any other record.
+func loadConsumerRecord(l *loader, key, value []byte) error {
 	if len(key) < 2 {
-		return errNotConsumerRecord
+		return errNotKindRecord
 	}
 	kr := kbin.Reader{Src: key}
 	typ := kr.Int16()
@@ -227,7 +218,7 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 	case 4: // ConsumerGroupPartitionMetadata, deprecated since Kafka 4.1
 		return nil
 	default:
-		return errNotConsumerRecord
+		return errNotKindRecord
 	}
 	group := kr.String()
 	member := ""
@@ -237,11 +228,7 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 	if err := kr.Complete(); err != nil {
 		return fmt.Errorf("consumer group record key %d: %w", typ, err)
 	}
-	g := get(group)
-	if g.cg == nil {
-		g.cg, g.protocolType = newConsumerGroup(), "consumer"
-	}
-	cg := g.cg
+	cg := loadAs(l, group, func(c *groupCore) *consumerGroup { return newConsumerGroup(c, l.start) })
 	if value == nil {
 		delete(cg.written, string(key))
 		switch typ {
@@ -250,7 +237,7 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 		case recConsumerTargetMember:
 			delete(cg.target, member)
 		case recConsumerGroupMetadata:
-			g.cg, g.protocolType = nil, ""
+			l.reset(group)
 		}
 		return nil
 	}
@@ -291,12 +278,12 @@ func loadConsumerRecord(get func(string) *group, key, value []byte) error {
 			cg.static[m.instanceID] = member
 		}
 	case recConsumerTargetMember:
-		cg.target[member] = readTopicPartitions(&r, g.s.c.topicNames(), nil)
+		cg.target[member] = readTopicPartitions(&r, cg.s.c.topicNames(), nil)
 	case recConsumerCurrentAssigment:
 		m.epoch, m.prevEpoch = r.Int32(), r.Int32()
 		m.state = reconcileState(r.Int8())
 		m.assigned, m.revoking = partitionSet{}, partitionSet{}
-		names := g.s.c.topicNames()
+		names := cg.s.c.topicNames()
 		readTopicPartitions(&r, names, m.assigned)
 		readTopicPartitions(&r, names, m.revoking)
 	}
@@ -362,12 +349,11 @@ func (c *Coordinator) topicNames() map[[16]byte]string {
 	return names
 }
 
-// afterConsumerLoad resumes a consumer group read from the log: who owns
-// which partition, the members' session timers (they must heartbeat again
+// afterLoad resumes a consumer group read from the log: who owns which
+// partition, the members' session timers (they must heartbeat again
 // within their session timeout, as after a coordinator move in Kafka),
-// and the classic state.
-func (g *group) afterConsumerLoad() {
-	cg := g.cg
+// and whether it has members.
+func (cg *consumerGroup) afterLoad() {
 	for id, m := range cg.members {
 		for tp := range m.assigned {
 			cg.owner[tp] = id
@@ -375,8 +361,8 @@ func (g *group) afterConsumerLoad() {
 		for tp := range m.revoking {
 			cg.owner[tp] = id
 		}
-		g.scheduleConsumerTimers(m)
+		cg.scheduleConsumerTimers(m)
 	}
-	cg.metaHash = metaHash(g.subscribedTopicMeta())
-	g.setConsumerState()
+	cg.metaHash = metaHash(cg.subscribedTopicMeta())
+	cg.setConsumerState()
 }

@@ -2,7 +2,6 @@ package groups
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -222,8 +221,8 @@ type shard struct {
 	epoch int32           // the leader epoch it was loaded in
 	ctx   context.Context // ends when it is unloaded
 
-	mu     sync.Mutex        // guards the shard's state (sh.State) too
-	groups map[string]*group // guarded by mu
+	mu     sync.Mutex       // guards the shard's state (sh.State) too
+	groups map[string]group // guarded by mu
 	// Transaction markers told while the shard loads (CompleteTxn),
 	// applied once it is loaded: the replay may have read the log before
 	// them. Guarded by mu.
@@ -232,7 +231,7 @@ type shard struct {
 
 func newShard(c *Coordinator, sh *coordinator.Shard) *shard {
 	return &shard{c: c, sh: sh, id: sh.Partition(), epoch: sh.Epoch(), ctx: sh.Context(),
-		groups: make(map[string]*group)}
+		groups: make(map[string]group)}
 }
 
 func (s *shard) Lock()   { s.mu.Lock() }
@@ -248,93 +247,24 @@ func (s *shard) active() bool { return s.sh.Active() }
 // Kafka.
 func (s *shard) Load(ctx context.Context) (install func(), err error) {
 	start := time.Now()
-	loaded := make(map[string]*group)
-	get := func(id string) *group {
-		g := loaded[id]
-		if g == nil {
-			g = newGroup(s, id, start)
-			loaded[id] = g
-		}
-		return g
-	}
+	l := newLoader(s, start)
 	n := 0
 	err = s.c.cfg.Log.Replay(ctx, s.id, func(r LogRecord) {
 		n++
-		if r.Control {
-			for _, g := range loaded {
-				g.completeTxn(r.ProducerID, r.Commit)
-			}
-			return
-		}
-		key, value := r.Key, r.Value
-		if err := loadConsumerRecord(get, key, value); !errors.Is(err, errNotConsumerRecord) {
-			if err != nil {
-				s.c.log.Warn("skipping unreadable consumer group record", "partition", s.id, "err", err)
-			}
-			return
-		}
-		if err := loadShareRecord(get, key, value); !errors.Is(err, errNotShareRecord) {
-			if err != nil {
-				s.c.log.Warn("skipping unreadable share group record", "partition", s.id, "err", err)
-			}
-			return
-		}
-		if err := loadStreamsRecord(get, key, value); !errors.Is(err, errNotStreamsRecord) {
-			if err != nil {
-				s.c.log.Warn("skipping unreadable streams group record", "partition", s.id, "err", err)
-			}
-			return
-		}
-		k, err := parseKey(key)
-		if err != nil {
-			if !errors.Is(err, errSkipRecord) {
-				s.c.log.Warn("skipping unreadable __consumer_offsets record", "partition", s.id, "err", err)
-			}
-			return
-		}
-		if k.isOffset {
-			g := get(k.group)
-			tp := topicPartition{k.topic, k.partition}
-			if r.ProducerID >= 0 && value != nil {
-				if o, err := parseOffsetValue(value); err == nil {
-					g.addPendingTxn(r.ProducerID, map[topicPartition]offset{tp: o})
-				}
-				return
-			}
-			if value == nil {
-				delete(g.offsets, tp)
-				return
-			}
-			o, err := parseOffsetValue(value)
-			if err != nil {
-				s.c.log.Warn("skipping unreadable offset commit", "group", k.group, "err", err)
-				return
-			}
-			g.offsets[tp] = o
-			return
-		}
-		if value == nil {
-			// Group deleted: its offsets were tombstoned before it.
-			delete(loaded, k.group)
-			return
-		}
-		g := get(k.group)
-		if err := g.restore(value); err != nil {
-			s.c.log.Warn("skipping unreadable group metadata", "group", k.group, "err", err)
-		}
+		l.apply(r)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return func() {
 		for _, m := range s.earlyMarkers {
-			for _, g := range loaded {
-				g.completeTxn(m.pid, m.commit)
+			for _, g := range l.groups {
+				g.core().completeTxn(m.pid, m.commit)
 			}
 		}
 		s.earlyMarkers = nil
-		for id, g := range loaded {
-			if len(g.members) == 0 && len(g.offsets) == 0 && g.protocolType == "" && len(g.txnOffsets) == 0 {
+		for id, g := range l.groups {
+			if g, ok := g.(*classicGroup); ok && g.unused() {
 				continue
 			}
 			s.groups[id] = g
@@ -351,7 +281,7 @@ func (s *shard) Unloaded() {
 	for _, g := range s.groups {
 		g.shutdown()
 	}
-	s.groups = map[string]*group{}
+	s.groups = map[string]group{}
 }
 
 // enqueue queues recs for the shard's writer; done runs after the append.

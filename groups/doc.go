@@ -12,6 +12,12 @@
 // and classic group metadata are records in the compacted
 // __consumer_offsets topic, in Kafka's own key and value schemas.
 //
+// Each kind of group is its own type over a shared core (group.go): the
+// core has the group's id and committed offsets, the kind its members
+// and state machine; the coordinator dispatches each request by the kind
+// of the group it names, and a group changes kind by being replaced over
+// the same core.
+//
 // A Coordinator owns the groups of the __consumer_offsets partitions its
 // broker leads (SetOwned). Each such partition is a shard: its state is
 // rebuilt by replaying the partition's log, and every change is appended to

@@ -68,30 +68,10 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 		s.mu.Unlock()
 		return fail(kerr.NotCoordinator)
 	}
-	g := s.groups[req.Group]
-	if g == nil {
-		if req.MemberID != "" {
-			s.mu.Unlock()
-			return fail(kerr.UnknownMemberID)
-		}
-		g = newGroup(s, req.Group, time.Now())
-		s.groups[req.Group] = g
-	}
-	if g.sg != nil || g.stg != nil {
-		s.mu.Unlock()
-		return fail(kerr.InconsistentGroupProtocol)
-	}
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	switch {
-	case g.cg != nil && len(g.cg.members) > 0:
-		g.classicJoinToConsumer(j, ch) // consumer_classic.go
-	case g.cg != nil:
-		// An empty consumer group becomes classic.
-		s.enqueue(g.consumerTombstones(), func(error) {})
-		g.cg, g.protocolType = nil, ""
-		fallthrough
-	default:
-		g.join(j, ch)
+	if err := c.joinLocked(s, req.Group, j, ch); err != nil {
+		s.mu.Unlock()
+		return fail(err)
 	}
 	s.mu.Unlock()
 
@@ -110,6 +90,35 @@ func (c *Coordinator) JoinGroup(ctx context.Context, cl Client, req *kmsg.JoinGr
 	return r
 }
 
+// joinLocked dispatches a JoinGroup by the kind of its group, under the
+// shard's mu: the answer goes to ch, or the error is returned.
+func (c *Coordinator) joinLocked(s *shard, id string, j joinArgs, ch chan *kmsg.JoinGroupResponse) error {
+	var g *classicGroup
+	switch found := s.groups[id].(type) {
+	case nil:
+		if j.memberID != "" {
+			return kerr.UnknownMemberID
+		}
+		g = newClassicGroup(newCore(s, id), time.Now())
+		s.groups[id] = g
+	case *classicGroup:
+		g = found
+	case *consumerGroup:
+		if len(found.members) > 0 {
+			found.classicJoinToConsumer(j, ch) // consumer_classic.go
+			return nil
+		}
+		// An empty consumer group becomes classic.
+		s.enqueue(found.stateTombstones(), func(error) {})
+		g = newClassicGroup(found.groupCore, time.Now())
+		s.groups[id] = g
+	default:
+		return kerr.InconsistentGroupProtocol
+	}
+	g.join(j, ch)
+	return nil
+}
+
 type joinArgs struct {
 	memberID, instanceID string
 	client               Client
@@ -121,7 +130,7 @@ type joinArgs struct {
 
 // join runs Kafka's classicGroupJoin; the answer goes to ch, now or when
 // the join phase completes.
-func (g *group) join(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
+func (g *classicGroup) join(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 	if !g.acceptJoiningMember(j.memberID) {
 		ch <- failedJoin(j.memberID, kerr.GroupMaxSizeReached)
 		return
@@ -141,7 +150,7 @@ func (g *group) join(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 	g.joinExistingMember(j, ch)
 }
 
-func (g *group) acceptJoiningMember(id string) bool {
+func (g *classicGroup) acceptJoiningMember(id string) bool {
 	max := g.s.c.cfg.MaxSize
 	switch g.state {
 	case statePreparingRebalance:
@@ -153,7 +162,7 @@ func (g *group) acceptJoiningMember(id string) bool {
 	return true
 }
 
-func (g *group) joinNewMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
+func (g *classicGroup) joinNewMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 	if j.instanceID != "" {
 		id := newMemberID(j.instanceID)
 		if old, ok := g.static[j.instanceID]; ok {
@@ -184,7 +193,7 @@ func (g *group) joinNewMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 	g.addMemberAndRebalance(j, id, ch)
 }
 
-func (g *group) addMemberAndRebalance(j joinArgs, id string, ch chan *kmsg.JoinGroupResponse) {
+func (g *classicGroup) addMemberAndRebalance(j joinArgs, id string, ch chan *kmsg.JoinGroupResponse) {
 	m := &member{
 		id: id, instanceID: j.instanceID, clientID: j.client.ID, clientHost: j.client.Host,
 		protocolType: j.protocolType, protocols: j.protocols,
@@ -204,7 +213,7 @@ func (g *group) addMemberAndRebalance(j joinArgs, id string, ch chan *kmsg.JoinG
 // updateStaticMember handles a static member that rejoins with no member
 // id (a restart): it takes over its old member id's place. In a Stable
 // group whose protocol stays the same, that causes no rebalance (KIP-345).
-func (g *group) updateStaticMember(j joinArgs, oldID, newID string, ch chan *kmsg.JoinGroupResponse) {
+func (g *classicGroup) updateStaticMember(j joinArgs, oldID, newID string, ch chan *kmsg.JoinGroupResponse) {
 	currentLeader := g.leader
 	m := g.members[oldID]
 	// Fence whatever the old member id still has waiting.
@@ -283,7 +292,7 @@ func (g *group) updateStaticMember(j joinArgs, oldID, newID string, ch chan *kms
 	}
 }
 
-func (g *group) joinExistingMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
+func (g *classicGroup) joinExistingMember(j joinArgs, ch chan *kmsg.JoinGroupResponse) {
 	if _, ok := g.pending[j.memberID]; ok {
 		g.addMemberAndRebalance(j, j.memberID, ch)
 		return
@@ -343,12 +352,15 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		return fail(kerr.NotCoordinator)
 	}
 	g := s.groups[req.Group]
-	if g == nil {
-		s.mu.Unlock()
-		return fail(kerr.UnknownMemberID)
-	}
 	ch := make(chan syncResult, 1)
-	g.sync(req, ch)
+	switch g := g.(type) {
+	case *classicGroup:
+		g.sync(req, ch)
+	case *consumerGroup:
+		ch <- g.classicSyncToConsumer(req) // consumer_classic.go
+	default:
+		ch <- syncResult{err: kerr.UnknownMemberID}
+	}
 	s.mu.Unlock()
 	var r syncResult
 	start := time.Now()
@@ -362,13 +374,17 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 		return fail(r.err)
 	}
 	s.mu.Lock()
-	if g.protocolType != "" {
-		resp.ProtocolType = kmsg.StringPtr(g.protocolType)
-	}
-	if g.protocolName != "" {
-		resp.Protocol = kmsg.StringPtr(g.protocolName)
+	protocolType, protocolName := "consumer", ""
+	if g, ok := g.(*classicGroup); ok {
+		protocolType, protocolName = g.protocolType, g.protocolName
 	}
 	s.mu.Unlock()
+	if protocolType != "" {
+		resp.ProtocolType = kmsg.StringPtr(protocolType)
+	}
+	if protocolName != "" {
+		resp.Protocol = kmsg.StringPtr(protocolName)
+	}
 	if r.protocol != "" {
 		resp.Protocol = kmsg.StringPtr(r.protocol)
 	}
@@ -379,13 +395,9 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	return resp
 }
 
-func (g *group) sync(req *kmsg.SyncGroupRequest, ch chan syncResult) {
+func (g *classicGroup) sync(req *kmsg.SyncGroupRequest, ch chan syncResult) {
 	if g.state == stateDead {
 		ch <- syncResult{err: kerr.CoordinatorNotAvailable}
-		return
-	}
-	if g.cg != nil {
-		ch <- g.classicSyncToConsumer(req)
 		return
 	}
 	if err := g.validateMember(req.MemberID, instanceOf(req.InstanceID)); err != nil {
@@ -480,15 +492,19 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.groups[req.Group]
-	if g == nil {
-		return kerr.UnknownMemberID
+	switch g := s.groups[req.Group].(type) {
+	case *classicGroup:
+		return g.heartbeat(req)
+	case *consumerGroup:
+		return g.classicHeartbeatToConsumer(req) // consumer_classic.go
 	}
+	return kerr.UnknownMemberID
+}
+
+// heartbeat is a Heartbeat of a member of the classic group.
+func (g *classicGroup) heartbeat(req *kmsg.HeartbeatRequest) error {
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable
-	}
-	if g.cg != nil {
-		return g.classicHeartbeatToConsumer(req)
 	}
 	if err := g.validateMember(req.MemberID, instanceOf(req.InstanceID)); err != nil {
 		return err
@@ -535,24 +551,28 @@ func (c *Coordinator) leave(groupID string, members []kmsg.LeaveGroupRequestMemb
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.groups[groupID]
 	answer := func(lm kmsg.LeaveGroupRequestMember, err error) {
 		rm := kmsg.NewLeaveGroupResponseMember()
 		rm.MemberID, rm.InstanceID, rm.ErrorCode = lm.MemberID, lm.InstanceID, errorCode(err)
 		resp.Members = append(resp.Members, rm)
 	}
-	if g == nil {
-		for _, lm := range members {
-			answer(lm, kerr.UnknownMemberID)
-		}
+	switch g := s.groups[groupID].(type) {
+	case *classicGroup:
+		return g.leave(members, answer)
+	case *consumerGroup:
+		g.classicLeaveFromConsumer(members, answer) // consumer_classic.go
 		return nil
 	}
+	for _, lm := range members {
+		answer(lm, kerr.UnknownMemberID)
+	}
+	return nil
+}
+
+// leave removes the leaving members of the classic group, each answered.
+func (g *classicGroup) leave(members []kmsg.LeaveGroupRequestMember, answer func(kmsg.LeaveGroupRequestMember, error)) error {
 	if g.state == stateDead {
 		return kerr.CoordinatorNotAvailable
-	}
-	if g.cg != nil {
-		g.classicLeaveFromConsumer(members, answer)
-		return nil
 	}
 	left := 0
 	for _, lm := range members {
@@ -588,7 +608,7 @@ func (c *Coordinator) leave(groupID string, members []kmsg.LeaveGroupRequestMemb
 	return nil
 }
 
-func (g *group) removeLeaving(m *member) {
+func (g *classicGroup) removeLeaving(m *member) {
 	g.s.c.log.Debug("member left group", "group", g.id, "member", m.id)
 	g.completeJoin(m, failedJoin("", kerr.UnknownMemberID))
 	g.remove(m.id)

@@ -259,7 +259,7 @@ func TestClassicPendingMemberExpires(t *testing.T) {
 		s, _ := c.shardFor("g")
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if g := s.groups["g"]; g != nil && len(g.pending) > 0 {
+		if g, ok := s.groups["g"].(*classicGroup); ok && len(g.pending) > 0 {
 			return fmt.Errorf("%d member ids pending", len(g.pending))
 		}
 		return nil

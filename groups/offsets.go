@@ -140,19 +140,19 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 			return kerr.IllegalGeneration
 		}
 		// A group that only stores offsets in Kafka (no membership).
-		g = newGroup(s, req.Group, now)
+		g = newClassicGroup(newCore(s, req.Group), now)
 		s.groups[req.Group] = g
 	}
-	if err := g.validateAnyCommit(req, tps); err != nil {
+	if err := g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, tps, false); err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	if !g.commitConnection(req.MemberID, conn) {
+	if !commitConnection(g, req.MemberID, conn) {
 		s.mu.Unlock()
 		return errGivenUp
 	}
-	if m := g.members[req.MemberID]; m != nil && req.Generation >= 0 {
-		g.scheduleHeartbeat(m, m.sessionTimeout)
+	if g, ok := g.(*classicGroup); ok {
+		g.committed(req.MemberID, req.Generation)
 	}
 	if len(recs) == 0 {
 		s.mu.Unlock()
@@ -162,9 +162,9 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	s.enqueue(recs, func(err error) {
 		if err == nil {
 			s.mu.Lock()
-			if s.groups[g.id] == g {
+			if s.groups[req.Group] == g {
 				for _, p := range ps {
-					g.offsets[p.tp] = p.o
+					g.core().offsets[p.tp] = p.o
 				}
 			}
 			s.mu.Unlock()
@@ -187,11 +187,11 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 // conn, and reports false if one of its commits has come on a newer
 // connection already (OffsetCommitOn). Caller holds s.mu, and enqueues the
 // commit under it, so that the log's order is the order of these checks.
-func (g *group) commitConnection(member string, conn uint64) bool {
+func commitConnection(g group, member string, conn uint64) bool {
 	if member == "" {
 		return true
 	}
-	return newestConn(&g.commitConns, member, conn, 2*g.memberCount()+16, g.isMember)
+	return newestConn(&g.core().commitConns, member, conn, 2*g.memberCount()+16, g.isMember)
 }
 
 // newestConn records in *conns that a request of key came on connection
@@ -217,60 +217,6 @@ func newestConn[K comparable](conns *map[K]uint64, key K, conn uint64, limit int
 	}
 	(*conns)[key] = conn
 	return true
-}
-
-// memberCount is how many members the group has, of either protocol.
-func (g *group) memberCount() int {
-	if g.cg != nil {
-		return len(g.cg.members)
-	}
-	return len(g.members)
-}
-
-// isMember reports whether id is a member of the group, of either protocol.
-func (g *group) isMember(id string) bool {
-	if g.cg != nil {
-		return g.cg.members[id] != nil
-	}
-	return g.members[id] != nil
-}
-
-// validateAnyCommit checks a commit against the group's protocol: member
-// epochs for a consumer group, generations for a classic one.
-func (g *group) validateAnyCommit(req *kmsg.OffsetCommitRequest, tps []topicPartition) error {
-	if g.cg != nil {
-		return g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
-	}
-	if g.stg != nil {
-		return g.validateStreamsCommit(req.MemberID, req.Generation, tps, false)
-	}
-	return g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, false)
-}
-
-// validateCommit is Kafka's ClassicGroup.validateOffsetCommit; a
-// transactional commit (TxnOffsetCommit) from a member that does not name
-// itself, or during a rebalance, is let through as Kafka lets it.
-func (g *group) validateCommit(memberID, instanceID string, generation int32, isTxn bool) error {
-	if g.state == stateDead {
-		return kerr.CoordinatorNotAvailable
-	}
-	if generation < 0 && g.state == stateEmpty {
-		return nil // a simple commit: the admin client, or a consumer without a group
-	}
-	if generation >= 0 || memberID != "" || instanceID != "" {
-		if err := g.validateMember(memberID, instanceID); err != nil {
-			return err
-		}
-		if generation != g.generation {
-			return kerr.IllegalGeneration
-		}
-	} else if !isTxn && g.state != stateEmpty {
-		return kerr.UnknownMemberID
-	}
-	if !isTxn && g.state == stateCompletingRebalance {
-		return kerr.RebalanceInProgress
-	}
-	return nil
 }
 
 // OffsetFetch serves OffsetFetch v1-v9 (v8+ asks for several groups).
@@ -378,16 +324,12 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
-	g := s.groups[groupID]
-	if g != nil && g.cg != nil {
-		if err := g.validateConsumerCommit(memberID, epoch, nil, true); err != nil {
+	var g *groupCore
+	if found := s.groups[groupID]; found != nil {
+		if err := found.validateFetch(memberID, epoch); err != nil {
 			return nil, err
 		}
-	}
-	if g != nil && g.stg != nil {
-		if err := g.validateStreamsCommit(memberID, epoch, nil, true); err != nil {
-			return nil, err
-		}
+		g = found.core()
 	}
 	var out []fetchedTopic
 	if topics == nil {
@@ -462,13 +404,14 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 		s.mu.Unlock()
 		return nil, kerr.NotCoordinator
 	}
-	g := s.groups[req.Group]
-	if g == nil || g.state == stateDead {
+	kind := s.groups[req.Group]
+	if !live(kind) {
 		s.mu.Unlock()
 		return nil, kerr.GroupIDNotFound
 	}
-	subscribed, known := g.subscribedTopics()
-	if !known && g.state != stateEmpty {
+	g := kind.core()
+	subscribed, known := kind.subscribedTopics()
+	if !known && !kind.empty() {
 		s.mu.Unlock()
 		return nil, kerr.NonEmptyGroup
 	}
@@ -516,35 +459,11 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 	return codes, nil
 }
 
-// subscribedTopics is the union of the members' subscriptions for a
-// consumer-protocol group; known is false for another protocol type,
-// whose metadata the coordinator cannot read.
-func (g *group) subscribedTopics() (topics map[string]bool, known bool) {
-	topics = make(map[string]bool)
-	if g.protocolType != "consumer" {
-		return topics, len(g.members) == 0
-	}
-	for _, m := range g.members {
-		md := m.metadataFor(g.protocolName)
-		if md == nil && len(m.protocols) > 0 {
-			md = m.protocols[0].metadata
-		}
-		var cm kmsg.ConsumerMemberMetadata
-		if err := cm.ReadFrom(md); err != nil {
-			return topics, false
-		}
-		for _, t := range cm.Topics {
-			topics[t] = true
-		}
-	}
-	return topics, true
-}
-
 // expireOffsets tombstones the offsets that outlived
 // offsets.retention.minutes (KIP-211): those of an empty group once it has
 // been empty that long, those of a group without membership that long
 // after their commit; an empty group left with no offset is deleted.
-// Share groups are left alone.
+// Share groups are left alone (shareGroup.expiry).
 func (s *shard) expireOffsets(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -552,37 +471,34 @@ func (s *shard) expireOffsets(now time.Time) {
 		return
 	}
 	retention := s.c.cfg.OffsetsRetention
-	for _, g := range s.groups {
-		// A share group commits no offsets here and stays Empty in the
-		// classic state whatever its members: the check is not for it.
-		if g.state != stateEmpty || g.sg != nil {
+	for id, kind := range s.groups {
+		since, applies := kind.expiry()
+		if !applies {
 			continue
 		}
+		g := kind.core()
 		var recs []Record
 		var expired []topicPartition
 		for tp, o := range g.offsets {
-			base := time.UnixMilli(o.commitMs)
-			if g.protocolType != "" {
-				base = g.stateTime
+			base := since
+			if base.IsZero() {
+				base = time.UnixMilli(o.commitMs)
 			}
 			if now.Sub(base) >= retention {
-				recs = append(recs, Record{Key: offsetKey(g.id, tp.topic, tp.partition)})
+				recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
 				expired = append(expired, tp)
 			}
 		}
 		for _, tp := range expired {
 			delete(g.offsets, tp)
 		}
-		dead := len(g.offsets) == 0 && len(g.members) == 0
-		if dead {
-			recs = append(recs, g.consumerTombstones()...)
-			recs = append(recs, g.streamsTombstones()...)
-			recs = append(recs, Record{Key: groupKey(g.id)})
-			g.transition(stateDead)
-			delete(s.groups, g.id)
+		if len(g.offsets) == 0 {
+			recs = append(recs, kind.stateTombstones()...)
+			recs = append(recs, Record{Key: groupKey(id)})
+			kind.shutdown()
+			delete(s.groups, id)
 		}
 		if len(recs) > 0 {
-			id := g.id
 			s.enqueue(recs, func(err error) {
 				if err != nil {
 					s.c.log.Warn("writing expired offsets failed", "group", id, "err", err)
@@ -590,4 +506,13 @@ func (s *shard) expireOffsets(now time.Time) {
 			})
 		}
 	}
+}
+
+// live reports whether g is a group (not nil, not dead).
+func live(g group) bool {
+	if g == nil {
+		return false
+	}
+	_, _, _, dead := g.listing()
+	return !dead
 }

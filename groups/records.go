@@ -49,7 +49,7 @@ func groupKey(group string) []byte {
 
 // groupValue is the group metadata record of g: its generation, protocol,
 // leader and every member with its subscription and assignment.
-func groupValue(g *group) []byte {
+func groupValue(g *classicGroup) []byte {
 	v := kmsg.GroupMetadataValue{
 		Version:               groupValueVersion,
 		ProtocolType:          g.protocolType,
@@ -147,7 +147,7 @@ func (w *stateRecords) tombstones() []Record { return w.changed(stateRecords{}) 
 // persistState enqueues recs, the records of a change of g's state; done
 // (may be nil: failures are logged) gets the result. The caller holds the
 // shard's mu.
-func (g *group) persistState(recs []Record, what string, done func(error)) {
+func (g *groupCore) persistState(recs []Record, what string, done func(error)) {
 	if done == nil {
 		id := g.id
 		done = func(err error) {

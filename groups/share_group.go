@@ -30,8 +30,10 @@ type shareMember struct {
 	timerSeq             uint64
 }
 
-// shareGroup is the share-group state of a group. Guarded by the shard's mu.
+// shareGroup is a KIP-932 share group. Guarded by the shard's mu.
 type shareGroup struct {
+	*groupCore
+
 	epoch           int32 // group epoch
 	assignmentEpoch int32
 	members         map[string]*shareMember
@@ -43,13 +45,14 @@ type shareGroup struct {
 	// startAtZero are partitions newly initialized on topics the group
 	// had partitions with state of, for Config.ShareInitialize.
 	startAtZero []topicPartition
-	written     map[string][]byte // the records last written: key -> value
-	loadedHash  int64             // the metadata hash of the group read from the log
+	written     stateRecords // what the log holds of the group (share_records.go)
+	loadedHash  int64        // the metadata hash of the group read from the log
 }
 
-func newShareGroup() *shareGroup {
-	return &shareGroup{members: map[string]*shareMember{}, target: map[string][]topicPartition{},
-		initialized: map[topicPartition]bool{}, written: map[string][]byte{}}
+// newShareGroup is an empty share group over core.
+func newShareGroup(core *groupCore) *shareGroup {
+	return &shareGroup{groupCore: core, members: map[string]*shareMember{}, target: map[string][]topicPartition{},
+		initialized: map[topicPartition]bool{}, written: stateRecords{}}
 }
 
 // stateName is the state ShareGroupDescribe and ListGroups show.
@@ -83,10 +86,8 @@ func (c *Coordinator) ShareGroupHeartbeat(cl Client, req *kmsg.ShareGroupHeartbe
 		s.mu.Unlock()
 		return fail(err, err.Error())
 	}
-	var atZero []topicPartition
-	if g.sg != nil {
-		atZero, g.sg.startAtZero = g.sg.startAtZero, nil
-	}
+	atZero := g.startAtZero
+	g.startAtZero = nil
 	// The answer waits until the group's new state is in the log.
 	done := make(chan error, 1)
 	g.persistShare(func(err error) { done <- err })
@@ -140,25 +141,17 @@ func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) string {
 	return ""
 }
 
-func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) (*group, error) {
+func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareGroupHeartbeatRequest, resp *kmsg.ShareGroupHeartbeatResponse) (*shareGroup, error) {
 	if !s.active() {
 		return nil, kerr.NotCoordinator
 	}
-	g := s.groups[req.GroupID]
-	if g == nil {
-		if req.MemberEpoch != epochJoin {
-			return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
-		}
-		g = newGroup(s, req.GroupID, time.Now())
-		s.groups[req.GroupID] = g
+	if s.groups[req.GroupID] == nil && req.MemberEpoch != epochJoin {
+		return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
 	}
-	if g.sg == nil {
-		if g.cg != nil || g.stg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
-			return nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
-		}
-		g.sg, g.protocolType = newShareGroup(), "share"
+	sg, ok := asShareGroup(s, req.GroupID)
+	if !ok {
+		return nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
 	}
-	sg := g.sg
 	m := sg.members[req.MemberID]
 	switch {
 	case req.MemberEpoch == epochLeave:
@@ -167,10 +160,10 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 			// last acknowledgements after it left (librdkafka sends both
 			// at once), and the leaders answer them as Kafka's do. The
 			// session's end releases what it still holds.
-			g.removeShareMember(m, false)
+			sg.removeShareMember(m, false)
 		}
 		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), epochLeave
-		return g, nil
+		return sg, nil
 	case m == nil && req.MemberEpoch != epochJoin:
 		return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
 	case m == nil:
@@ -202,14 +195,35 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		m.previousEpoch, m.epoch = m.epoch, sg.assignmentEpoch
 		m.assigned = sg.target[m.id]
 	}
-	g.scheduleShareTimer(m)
+	sg.scheduleShareTimer(m)
 	resp.MemberID = kmsg.StringPtr(m.id)
 	resp.MemberEpoch = m.epoch
 	resp.HeartbeatIntervalMillis = int32(c.cfg.ShareHeartbeatInterval.Milliseconds())
 	if req.MemberEpoch == epochJoin || !slices.Equal(before, m.assigned) {
 		resp.Assignment = c.shareAssignmentOf(m.assigned)
 	}
-	return g, nil
+	return sg, nil
+}
+
+// asShareGroup returns group id as a share group: a new one where no
+// group has the id, as a classic group with no members and no offsets
+// does; false for a group of another kind.
+func asShareGroup(s *shard, id string) (*shareGroup, bool) {
+	switch g := s.groups[id].(type) {
+	case nil:
+		sg := newShareGroup(newCore(s, id))
+		s.groups[id] = sg
+		return sg, true
+	case *shareGroup:
+		return g, true
+	case *classicGroup:
+		if len(g.members) == 0 && g.state == stateEmpty && len(g.offsets) == 0 {
+			sg := newShareGroup(g.groupCore)
+			s.groups[id] = sg
+			return sg, true
+		}
+	}
+	return nil, false
 }
 
 // refreshShareTarget recomputes the target assignment when the group
@@ -320,33 +334,33 @@ func (c *Coordinator) shareAssignmentOf(tps []topicPartition) *kmsg.ShareGroupHe
 // removeShareMember takes m out of the group: the others' target changes,
 // and with release (m stopped heartbeating) the partition leaders release
 // what m still holds.
-func (g *group) removeShareMember(m *shareMember, release bool) {
-	g.stopShareTimer(m)
-	delete(g.sg.members, m.id)
-	delete(g.sg.target, m.id)
-	g.sg.epoch++
-	if f := g.s.c.cfg.ShareMemberLeft; f != nil && release {
-		f(g.id, m.id)
+func (sg *shareGroup) removeShareMember(m *shareMember, release bool) {
+	sg.stopShareTimer(m)
+	delete(sg.members, m.id)
+	delete(sg.target, m.id)
+	sg.epoch++
+	if f := sg.s.c.cfg.ShareMemberLeft; f != nil && release {
+		f(sg.id, m.id)
 	}
 }
 
-func (g *group) scheduleShareTimer(m *shareMember) {
-	s := g.s
-	g.stopShareTimer(m)
+func (sg *shareGroup) scheduleShareTimer(m *shareMember) {
+	s := sg.s
+	sg.stopShareTimer(m)
 	seq := m.timerSeq
 	m.sessionTimer = time.AfterFunc(s.c.cfg.ShareSessionTimeout, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.active() || s.groups[g.id] != g || g.sg == nil || g.sg.members[m.id] != m || m.timerSeq != seq {
+		if !s.active() || s.groups[sg.id] != group(sg) || sg.members[m.id] != m || m.timerSeq != seq {
 			return
 		}
-		s.c.log.Info("share group member removed", "group", g.id, "member", m.id, "reason", "session timeout")
-		g.removeShareMember(m, true)
-		g.persistShare(nil)
+		s.c.log.Info("share group member removed", "group", sg.id, "member", m.id, "reason", "session timeout")
+		sg.removeShareMember(m, true)
+		sg.persistShare(nil)
 	})
 }
 
-func (g *group) stopShareTimer(m *shareMember) {
+func (sg *shareGroup) stopShareTimer(m *shareMember) {
 	m.timerSeq++
 	if m.sessionTimer != nil {
 		m.sessionTimer.Stop()
@@ -354,13 +368,10 @@ func (g *group) stopShareTimer(m *shareMember) {
 	}
 }
 
-// shutdownShare stops the timers of a share group being unloaded.
-func (g *group) shutdownShare() {
-	if g.sg == nil {
-		return
-	}
-	for _, m := range g.sg.members {
-		g.stopShareTimer(m)
+// shutdown stops the timers of a share group being unloaded or deleted.
+func (sg *shareGroup) shutdown() {
+	for _, m := range sg.members {
+		sg.stopShareTimer(m)
 	}
 }
 
@@ -391,13 +402,13 @@ func (c *Coordinator) describeShare(id string, ops bool) kmsg.ShareGroupDescribe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.groups[id]
+	sg, ok := g.(*shareGroup)
 	switch {
-	case g == nil || g.state == stateDead:
+	case !live(g):
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
-	case g.sg == nil:
+	case !ok:
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", id))
 	}
-	sg := g.sg
 	d.GroupState, d.GroupEpoch, d.AssignmentEpoch, d.Assignor = sg.stateName(), sg.epoch, sg.assignmentEpoch, "simple"
 	if ops {
 		d.AuthorizedOperations = groupAuthorizedOps
@@ -445,21 +456,21 @@ type ShareGroup struct {
 // NOT_COORDINATOR, GROUP_ID_NOT_FOUND (ErrGroupNotFound when no group has
 // the id, plain for a group of another type).
 func (c *Coordinator) ShareGroupInfo(id string) (ShareGroup, error) {
-	s, g, err := c.lockedShareGroup(id)
+	s, sg, err := c.lockedShareGroup(id)
 	if err != nil {
 		return ShareGroup{}, err
 	}
 	defer s.mu.Unlock()
 	var topics []string
-	for _, m := range g.sg.members {
+	for _, m := range sg.members {
 		topics = append(topics, m.topics...)
 	}
 	slices.Sort(topics)
 	init := map[string][]int32{}
-	for _, tp := range slices.SortedFunc(maps.Keys(g.sg.initialized), compareTP) {
+	for _, tp := range slices.SortedFunc(maps.Keys(sg.initialized), compareTP) {
 		init[tp.topic] = append(init[tp.topic], tp.partition)
 	}
-	return ShareGroup{Members: len(g.sg.members), Topics: slices.Compact(topics), Initialized: init}, nil
+	return ShareGroup{Members: len(sg.members), Topics: slices.Compact(topics), Initialized: init}, nil
 }
 
 // CreateShareGroup makes id an empty share group when no group has that
@@ -477,20 +488,15 @@ func (c *Coordinator) CreateShareGroup(id string) error {
 		s.mu.Unlock()
 		return kerr.NotCoordinator
 	}
-	g := s.groups[id]
-	if g != nil && g.sg != nil && g.state != stateDead {
+	if _, ok := s.groups[id].(*shareGroup); ok {
 		s.mu.Unlock()
 		return nil
 	}
-	if g == nil || g.state == stateDead {
-		g = newGroup(s, id, time.Now())
-		s.groups[id] = g
-	}
-	if g.cg != nil || g.stg != nil || len(g.members) > 0 || g.state != stateEmpty || len(g.offsets) > 0 {
+	g, ok := asShareGroup(s, id)
+	if !ok {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
 	}
-	g.sg, g.protocolType = newShareGroup(), "share"
 	done := make(chan error, 1)
 	g.persistShare(func(err error) { done <- err })
 	s.mu.Unlock()
@@ -499,7 +505,7 @@ func (c *Coordinator) CreateShareGroup(id string) error {
 
 // lockedShareGroup returns the share group id with its shard's mu held,
 // or the error ShareGroupInfo answers (with mu released).
-func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
+func (c *Coordinator) lockedShareGroup(id string) (*shard, *shareGroup, error) {
 	s, err := c.groupShard(id)
 	if err != nil {
 		return nil, nil, err
@@ -510,15 +516,16 @@ func (c *Coordinator) lockedShareGroup(id string) (*shard, *group, error) {
 		return nil, nil, kerr.NotCoordinator
 	}
 	g := s.groups[id]
+	sg, ok := g.(*shareGroup)
 	switch {
-	case g == nil || g.state == stateDead:
+	case !live(g):
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("group %s: %w", id, ErrGroupNotFound)
-	case g.sg == nil:
+	case !ok:
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
 	}
-	return s, g, nil
+	return s, sg, nil
 }
 
 // SetShareInitialized records that the share-partitions of group on
@@ -532,13 +539,38 @@ func (c *Coordinator) SetShareInitialized(group, topic string, partitions []int3
 	}
 	for _, p := range partitions {
 		if initialized {
-			g.sg.initialized[topicPartition{topic, p}] = true
+			g.initialized[topicPartition{topic, p}] = true
 		} else {
-			delete(g.sg.initialized, topicPartition{topic, p})
+			delete(g.initialized, topicPartition{topic, p})
 		}
 	}
 	done := make(chan error, 1)
 	g.persistShare(func(err error) { done <- err })
 	s.mu.Unlock()
 	return <-done
+}
+
+func (sg *shareGroup) listing() (typ, protocolType, state string, dead bool) {
+	return "share", "share", sg.stateName(), false
+}
+
+func (sg *shareGroup) empty() bool { return len(sg.members) == 0 }
+
+// expiry: the offsets retention is not for share groups.
+func (sg *shareGroup) expiry() (time.Time, bool) { return time.Time{}, false }
+
+// memberCount and isMember are none: share members commit no offsets
+// (and a commit naming one is refused before, UNKNOWN_MEMBER_ID).
+func (sg *shareGroup) memberCount() int                          { return 0 }
+func (sg *shareGroup) isMember(string) bool                      { return false }
+func (sg *shareGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
+func (sg *shareGroup) validateFetch(string, int32) error         { return nil }
+
+// validateCommit lets an admin's commit (no generation) through, as to an
+// empty classic group; a member's is UNKNOWN_MEMBER_ID.
+func (sg *shareGroup) validateCommit(_, _ string, generation int32, _ []topicPartition, _ bool) error {
+	if generation < 0 {
+		return nil
+	}
+	return kerr.UnknownMemberID
 }

@@ -23,7 +23,6 @@ package groups
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -64,25 +63,24 @@ func metaHash64(h string) int64 {
 
 // shareRecordsNow encodes the group's share state as records: key (as a
 // string) -> value.
-func (g *group) shareRecordsNow() map[string][]byte {
-	sg := g.sg
+func (sg *shareGroup) shareRecordsNow() map[string][]byte {
 	ids := map[string][16]byte{}
-	for _, t := range g.s.c.cfg.Topics() {
+	for _, t := range sg.s.c.cfg.Topics() {
 		ids[t.Name] = t.ID
 	}
 	out := map[string][]byte{}
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.epoch)
 	v = kbin.AppendInt64(v, metaHash64(sg.metaHash))
-	out[string(shareKey(recShareGroupMetadata, g.id, ""))] = appendNoTags(v)
+	out[string(shareKey(recShareGroupMetadata, sg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.assignmentEpoch)
-	out[string(shareKey(recShareTargetMetadata, g.id, ""))] = appendNoTags(v)
+	out[string(shareKey(recShareTargetMetadata, sg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = appendTopicPartitionsInfo(v, nil, ids)
 	v = appendTopicPartitionsInfo(v, slices.SortedFunc(maps.Keys(sg.initialized), compareTP), ids)
 	v = kbin.AppendCompactArrayLen(v, 0) // deleting topics
-	out[string(shareKey(recShareStatePartitions, g.id, ""))] = appendNoTags(v)
+	out[string(shareKey(recShareStatePartitions, sg.id, ""))] = appendNoTags(v)
 	for id, m := range sg.members {
 		v := kbin.AppendInt16(nil, 0)
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.rack))
@@ -92,18 +90,18 @@ func (g *group) shareRecordsNow() map[string][]byte {
 		for _, t := range m.topics {
 			v = kbin.AppendCompactString(v, t)
 		}
-		out[string(shareKey(recShareMemberMetadata, g.id, id))] = appendNoTags(v)
+		out[string(shareKey(recShareMemberMetadata, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTopicPartitions(v, sg.target[id], nil, ids)
-		out[string(shareKey(recShareTargetMember, g.id, id))] = appendNoTags(v)
+		out[string(shareKey(recShareTargetMember, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = kbin.AppendInt32(v, m.epoch)
 		v = kbin.AppendInt32(v, m.previousEpoch)
 		v = kbin.AppendInt8(v, int8(memberStable))
 		v = appendTopicPartitions(v, m.assigned, nil, ids)
-		out[string(shareKey(recShareCurrentAssigment, g.id, id))] = appendNoTags(v)
+		out[string(shareKey(recShareCurrentAssigment, sg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
@@ -165,50 +163,23 @@ func skipTags(r *kbin.Reader) {
 
 // persistShare writes what changed of the group's share state; done (may
 // be nil) gets the result. The caller holds the shard's mu.
-func (g *group) persistShare(done func(error)) {
-	now := g.shareRecordsNow()
-	recs := recordsChanged(g.sg.written, now)
-	g.sg.written = now
-	if done == nil {
-		id := g.id
-		done = func(err error) {
-			if err != nil {
-				g.s.c.log.Warn("writing share group state failed", "group", id, "err", err)
-			}
-		}
-	}
-	if len(recs) == 0 {
-		go done(nil)
-		return
-	}
-	g.s.enqueue(recs, done)
+func (sg *shareGroup) persistShare(done func(error)) {
+	sg.persistState(sg.written.changed(sg.shareRecordsNow()), "share group", done)
 }
 
-// shareTombstones deletes every record of the group's share state.
-func (g *group) shareTombstones() []Record {
-	if g.sg == nil {
-		return nil
-	}
-	var recs []Record
-	for _, k := range slices.Sorted(maps.Keys(g.sg.written)) {
-		recs = append(recs, Record{Key: []byte(k)})
-	}
-	g.sg.written = map[string][]byte{}
-	return recs
-}
-
-var errNotShareRecord = errors.New("not a share group record")
+// stateTombstones deletes every record of the group's share state.
+func (sg *shareGroup) stateTombstones() []Record { return sg.written.tombstones() }
 
 // loadShareRecord applies one record of a share group read from the log;
-// errNotShareRecord for any other record.
-func loadShareRecord(get func(string) *group, key, value []byte) error {
+// errNotKindRecord for any other record.
+func loadShareRecord(l *loader, key, value []byte) error {
 	if len(key) < 2 {
-		return errNotShareRecord
+		return errNotKindRecord
 	}
 	kr := kbin.Reader{Src: key}
 	typ := kr.Int16()
 	if typ < recShareMemberMetadata || typ > recShareStatePartitions {
-		return errNotShareRecord
+		return errNotKindRecord
 	}
 	group := kr.String()
 	member := ""
@@ -218,14 +189,10 @@ func loadShareRecord(get func(string) *group, key, value []byte) error {
 	if err := kr.Complete(); err != nil {
 		return fmt.Errorf("share group record key %d: %w", typ, err)
 	}
-	g := get(group)
-	if g.sg == nil {
-		if value == nil {
-			return nil // a tombstone of a group deleted before
-		}
-		g.sg, g.protocolType = newShareGroup(), "share"
+	if _, ok := l.get(group).(*shareGroup); !ok && value == nil {
+		return nil // a tombstone of a group deleted before
 	}
-	sg := g.sg
+	sg := loadAs(l, group, newShareGroup)
 	if value == nil {
 		delete(sg.written, string(key))
 		switch typ {
@@ -234,7 +201,7 @@ func loadShareRecord(get func(string) *group, key, value []byte) error {
 		case recShareTargetMember:
 			delete(sg.target, member)
 		case recShareGroupMetadata:
-			g.sg, g.protocolType = nil, ""
+			l.reset(group)
 		}
 		return nil
 	}
@@ -248,7 +215,7 @@ func loadShareRecord(get func(string) *group, key, value []byte) error {
 		m = &shareMember{id: member}
 		sg.members[member] = m
 	}
-	names := g.s.c.topicNames()
+	names := sg.s.c.topicNames()
 	switch typ {
 	case recShareGroupMetadata:
 		sg.epoch = r.Int32()
@@ -283,15 +250,14 @@ func loadShareRecord(get func(string) *group, key, value []byte) error {
 	return r.Complete()
 }
 
-// afterShareLoad resumes a share group read from the log: its members
+// afterLoad resumes a share group read from the log: its members
 // must heartbeat within the session timeout, and a topic metadata change
 // made while the group had no coordinator gives it a new target.
-func (g *group) afterShareLoad() {
-	sg := g.sg
+func (sg *shareGroup) afterLoad() {
 	for _, m := range sg.members {
-		g.scheduleShareTimer(m)
+		sg.scheduleShareTimer(m)
 	}
-	if h := metaHash(g.s.c.shareSubscribed(sg)); metaHash64(h) == sg.loadedHash {
+	if h := metaHash(sg.s.c.shareSubscribed(sg)); metaHash64(h) == sg.loadedHash {
 		sg.metaHash = h
 	}
 }

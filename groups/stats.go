@@ -9,13 +9,13 @@ func (c *Coordinator) CommittedOffsets(fn func(group, topic string, partition in
 	n := 0
 	for _, s := range shards {
 		s.mu.Lock()
-		for _, g := range s.groups {
-			if g.state == stateDead {
+		for id, g := range s.groups {
+			if !live(g) {
 				continue
 			}
 			n++
-			for tp, o := range g.offsets {
-				fn(g.id, tp.topic, tp.partition, o.offset)
+			for tp, o := range g.core().offsets {
+				fn(id, tp.topic, tp.partition, o.offset)
 			}
 		}
 		s.mu.Unlock()

@@ -9,30 +9,32 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// describedGroup locks the shard of group id and returns the group, with
-// the shard's unlock, or the error a describe answers: NOT_COORDINATOR,
-// GROUP_ID_NOT_FOUND "Group %s not found.", or "Group %s is not a %s
-// group." when is reports it is of another kind.
-func (c *Coordinator) describedGroup(id, kind string, is func(*group) bool) (*group, func(), error) {
+// describedGroup locks the shard of group id and returns the group, of
+// kind T, with the shard's unlock, or the error a describe answers:
+// NOT_COORDINATOR, GROUP_ID_NOT_FOUND "Group %s not found.", or "Group %s
+// is not a %s group." for a group of another kind.
+func describedGroup[T group](c *Coordinator, id, kind string) (T, func(), error) {
+	var none T
 	s, err := c.groupShard(id)
 	if err != nil {
-		return nil, nil, err
+		return none, nil, err
 	}
 	s.mu.Lock()
 	g := s.groups[id]
+	t, ok := g.(T)
 	switch {
 	case !s.active():
 		err = kerr.NotCoordinator
-	case g == nil || g.state == stateDead:
+	case !live(g):
 		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s not found.", id)
-	case !is(g):
+	case !ok:
 		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a %s group.", id, kind)
 	}
 	if err != nil {
 		s.mu.Unlock()
-		return nil, nil, err
+		return none, nil, err
 	}
-	return g, s.mu.Unlock, nil
+	return t, s.mu.Unlock, nil
 }
 
 // The topology description statuses of StreamsGroupDescribe v1 samsa
@@ -55,7 +57,7 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 func (c *Coordinator) describeStreams(id string, ops, withDescription bool) kmsg.StreamsGroupDescribeResponseGroup {
 	d := kmsg.NewStreamsGroupDescribeResponseGroup()
 	d.Group = id
-	g, unlock, err := c.describedGroup(id, "streams", func(g *group) bool { return g.stg != nil })
+	sg, unlock, err := describedGroup[*streamsGroup](c, id, "streams")
 	if err != nil {
 		d.ErrorCode = errorCode(err)
 		if msg := errorMessage(err); errors.As(err, new(*kafkaError)) {
@@ -64,7 +66,6 @@ func (c *Coordinator) describeStreams(id string, ops, withDescription bool) kmsg
 		return d
 	}
 	defer unlock()
-	sg := g.stg
 	d.State, d.Epoch, d.AssignmentEpoch = sg.stateName(), sg.epoch, sg.assignmentEpoch
 	d.AssignorName = kmsg.StringPtr("sticky")
 	if ops {

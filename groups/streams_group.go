@@ -89,8 +89,11 @@ type streamsMember struct {
 	timers memberTimers
 }
 
-// streamsGroup is the KIP-1071 state of a group. Guarded by the shard's mu.
+// streamsGroup is a KIP-1071 streams group. Guarded by the shard's mu.
 type streamsGroup struct {
+	*groupCore
+	emptySince // for the offsets retention
+
 	epoch           int32 // group epoch
 	assignmentEpoch int32 // epoch of target
 	topology        *streamsTopology
@@ -115,8 +118,9 @@ type streamsGroup struct {
 	delayed    bool
 }
 
-func newStreamsGroup() *streamsGroup {
-	return &streamsGroup{members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTasks{},
+// newStreamsGroup is an empty streams group over core, empty since.
+func newStreamsGroup(core *groupCore, since time.Time) *streamsGroup {
+	return &streamsGroup{groupCore: core, emptySince: emptySince{since: since}, members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTasks{},
 		activeOwner: map[taskID]string{}, validatedEpoch: -1, written: stateRecords{}}
 }
 
@@ -223,18 +227,20 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) string {
 // streamsHeartbeatLocked is StreamsGroupHeartbeat under the shard's mu: it
 // fills resp and returns the group and the topics to create, or the error
 // to answer.
-func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) (*group, []StreamsTopicToCreate, error) {
+func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) (*streamsGroup, []StreamsTopicToCreate, error) {
 	if !s.active() {
 		return nil, nil, kerr.NotCoordinator
 	}
-	g := s.groups[req.Group]
+	found := s.groups[req.Group]
+	sg, isStreams := found.(*streamsGroup)
 	// Only an empty classic group (offsets at most) becomes a streams
 	// group, keeping its offsets.
-	convertible := g == nil || g.stg == nil && g.cg == nil && g.sg == nil && len(g.members) == 0 && g.state == stateEmpty
+	classic, isClassic := found.(*classicGroup)
+	convertible := found == nil || isClassic && len(classic.members) == 0 && classic.state == stateEmpty
 	switch {
-	case g == nil && req.MemberEpoch != epochJoin:
+	case found == nil && req.MemberEpoch != epochJoin:
 		return nil, nil, kafkaErrorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
-	case g != nil && g.stg == nil && (!convertible || req.MemberEpoch != epochJoin):
+	case !isStreams && (!convertible || req.MemberEpoch != epochJoin):
 		return nil, nil, kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a streams group.", req.Group)
 	}
 	// The topology is checked before anything changes.
@@ -242,9 +248,9 @@ func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.Stre
 	if req.Topology != nil {
 		t = topologyFromRequest(req.Topology)
 		switch {
-		case g != nil && g.stg != nil && g.stg.topology != nil:
+		case isStreams && sg.topology != nil:
 			// A member with an older topology may join; it is told so below.
-			if old := g.stg.topology; old.epoch <= t.epoch && !old.equal(t) {
+			if old := sg.topology; old.epoch <= t.epoch && !old.equal(t) {
 				return nil, nil, kafkaErrorf(kerr.InvalidRequest, "Topology updates are not supported yet.")
 			}
 		default:
@@ -253,15 +259,16 @@ func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.Stre
 			}
 		}
 	}
-	if g == nil {
-		g = newGroup(s, req.Group, time.Now())
-		s.groups[req.Group] = g
+	if !isStreams {
+		core, since := newCore(s, req.Group), time.Now()
+		if isClassic {
+			core, since = classic.groupCore, classic.stateTime
+		}
+		sg = newStreamsGroup(core, since)
+		sg.delayed, sg.delayUntil = true, time.Now().Add(c.settings(req.Group).StreamsInitialDelay)
+		s.groups[req.Group] = sg
 	}
-	if g.stg == nil {
-		g.stg, g.protocolType = newStreamsGroup(), "streams"
-		g.stg.delayed, g.stg.delayUntil = true, time.Now().Add(c.settings(g.id).StreamsInitialDelay)
-	}
-	sg := g.stg
+	g := sg
 	m, bump, err := g.streamsMemberFor(req)
 	if err != nil {
 		return nil, nil, err
@@ -348,8 +355,7 @@ func (c *Coordinator) streamsHeartbeatLocked(s *shard, cl Client, req *kmsg.Stre
 
 // streamsMemberFor applies the request's membership change: it returns
 // the member (nil when it left) and whether the group epoch must move.
-func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*streamsMember, bool, error) {
-	sg := g.stg
+func (sg *streamsGroup) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*streamsMember, bool, error) {
 	m := sg.members[req.MemberID]
 	instance := instanceOf(req.InstanceID)
 	switch req.MemberEpoch {
@@ -358,16 +364,16 @@ func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*strea
 			m = sg.members[sg.static[instance]]
 		}
 		if m == nil {
-			return nil, false, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.id)
+			return nil, false, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, sg.id)
 		}
 		if req.MemberEpoch == epochStaticLeave {
 			// The instance may come back under a new member id and take
 			// the assignment over; until its session ends it stays.
 			m.leftStatic, m.leftEpoch, m.epoch = true, m.epoch, epochStaticLeave
-			g.scheduleStreamsTimers(m)
+			sg.scheduleStreamsTimers(m)
 			return nil, false, nil
 		}
-		g.removeStreamsMember(m)
+		sg.removeStreamsMember(m)
 		return nil, false, nil
 	case epochJoin:
 		if old := sg.members[sg.static[instance]]; instance != "" && old != nil && old.id != req.MemberID {
@@ -376,7 +382,7 @@ func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*strea
 			}
 			// The new incarnation takes the old one's place, its tasks
 			// and its epoch, without a rebalance.
-			g.stopStreamsTimers(old)
+			sg.stopStreamsTimers(old)
 			delete(sg.members, old.id)
 			for t, id := range sg.activeOwner {
 				if id == old.id {
@@ -394,12 +400,12 @@ func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*strea
 		}
 		if m != nil {
 			// A member rejoining owns nothing: what it had is free.
-			g.releaseStreams(m)
+			sg.releaseStreams(m)
 			m.epoch, m.prevEpoch, m.state = 0, 0, memberStable
 			return m, true, nil
 		}
-		if len(sg.members) >= g.s.c.cfg.StreamsMaxSize {
-			return nil, false, kafkaErrorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", g.s.c.cfg.StreamsMaxSize)
+		if len(sg.members) >= sg.s.c.cfg.StreamsMaxSize {
+			return nil, false, kafkaErrorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", sg.s.c.cfg.StreamsMaxSize)
 		}
 		m = &streamsMember{id: req.MemberID, instanceID: instance, assigned: newStreamsTasks(), revoking: newStreamsTasks(), owned: newStreamsTasks()}
 		sg.members[m.id] = m
@@ -409,7 +415,7 @@ func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*strea
 		return m, true, nil
 	}
 	if m == nil {
-		return nil, false, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.id)
+		return nil, false, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, sg.id)
 	}
 	switch {
 	case req.MemberEpoch > m.epoch:
@@ -440,7 +446,7 @@ func (g *group) streamsMemberFor(req *kmsg.StreamsGroupHeartbeatRequest) (*strea
 
 // updateStreamsMember takes the request's member fields; it reports a
 // change that moves the group epoch.
-func (g *group) updateStreamsMember(m *streamsMember, cl Client, req *kmsg.StreamsGroupHeartbeatRequest) bool {
+func (sg *streamsGroup) updateStreamsMember(m *streamsMember, cl Client, req *kmsg.StreamsGroupHeartbeatRequest) bool {
 	m.clientID, m.clientHost = cl.ID, cl.Host
 	changed := false
 	if req.RackID != nil && *req.RackID != m.rack {
@@ -568,8 +574,7 @@ func taskIDsOf(tasks []taskID) []kmsg.TaskIDs {
 
 // reconcileStreams moves the member towards its target, as Kafka's
 // streams CurrentAssignmentBuilder does.
-func (g *group) reconcileStreams(m *streamsMember) {
-	sg := g.stg
+func (sg *streamsGroup) reconcileStreams(m *streamsMember) {
 	switch m.state {
 	case memberUnrevokedPartitions:
 		for t := range m.revoking.active {
@@ -593,20 +598,19 @@ func (g *group) reconcileStreams(m *streamsMember) {
 			}
 		}
 		m.revoking = newStreamsTasks()
-		g.nextStreamsAssignment(m)
+		sg.nextStreamsAssignment(m)
 	case memberUnreleasedPartitions:
-		g.nextStreamsAssignment(m)
+		sg.nextStreamsAssignment(m)
 	case memberStable:
 		if m.epoch != sg.assignmentEpoch {
-			g.nextStreamsAssignment(m)
+			sg.nextStreamsAssignment(m)
 		}
 	}
 }
 
 // nextStreamsAssignment is the streams CurrentAssignmentBuilder's
 // computeNextAssignment.
-func (g *group) nextStreamsAssignment(m *streamsMember) {
-	sg := g.stg
+func (sg *streamsGroup) nextStreamsAssignment(m *streamsMember) {
 	target := sg.target[m.id]
 	if target.active == nil {
 		target = newStreamsTasks()
@@ -674,10 +678,10 @@ func (g *group) nextStreamsAssignment(m *streamsMember) {
 }
 
 // releaseStreams frees every active task the member holds.
-func (g *group) releaseStreams(m *streamsMember) {
-	for t, id := range g.stg.activeOwner {
+func (sg *streamsGroup) releaseStreams(m *streamsMember) {
+	for t, id := range sg.activeOwner {
 		if id == m.id {
-			delete(g.stg.activeOwner, t)
+			delete(sg.activeOwner, t)
 		}
 	}
 	m.assigned, m.revoking, m.owned = newStreamsTasks(), newStreamsTasks(), newStreamsTasks()
@@ -685,10 +689,9 @@ func (g *group) releaseStreams(m *streamsMember) {
 
 // removeStreamsMember drops a member that left or failed: its tasks are
 // free at once, and the group epoch moves.
-func (g *group) removeStreamsMember(m *streamsMember) {
-	sg := g.stg
-	g.stopStreamsTimers(m)
-	g.releaseStreams(m)
+func (sg *streamsGroup) removeStreamsMember(m *streamsMember) {
+	sg.stopStreamsTimers(m)
+	sg.releaseStreams(m)
 	delete(sg.members, m.id)
 	delete(sg.target, m.id)
 	if m.instanceID != "" && sg.static[m.instanceID] == m.id {
@@ -698,45 +701,35 @@ func (g *group) removeStreamsMember(m *streamsMember) {
 	if len(sg.members) == 0 {
 		sg.shutdownBy = ""
 	}
-	g.setStreamsState()
+	sg.setStreamsState()
 }
 
-// setStreamsState keeps the classic state in step for what the
-// coordinator shares with classic groups (deletion, offset expiry).
-func (g *group) setStreamsState() {
-	want := stateStable
-	if len(g.stg.members) == 0 {
-		want = stateEmpty
-	}
-	if g.state != want {
-		g.transition(want)
-	}
-}
+// setStreamsState notes whether the group has members, for the offsets
+// retention.
+func (sg *streamsGroup) setStreamsState() { sg.set(len(sg.members)) }
 
 // scheduleStreamsTimers restarts the member's session timer and, while
 // it has tasks to revoke, keeps its rebalance timer: a member that does
 // not revoke within its rebalance timeout is removed, as in Kafka.
-func (g *group) scheduleStreamsTimers(m *streamsMember) {
-	s := g.s
-	m.timers.arm(s, s.c.settings(g.id).StreamsSessionTimeout, m.rebalanceTimeout, m.state == memberUnrevokedPartitions, func(why string) {
-		if s.groups[g.id] != g || g.stg == nil || g.stg.members[m.id] != m {
+func (sg *streamsGroup) scheduleStreamsTimers(m *streamsMember) {
+	s := sg.s
+	m.timers.arm(s, s.c.settings(sg.id).StreamsSessionTimeout, m.rebalanceTimeout, m.state == memberUnrevokedPartitions, func(why string) {
+		if s.groups[sg.id] != group(sg) || sg.members[m.id] != m {
 			return
 		}
-		s.c.log.Info("streams group member removed", "group", g.id, "member", m.id, "reason", why)
-		g.removeStreamsMember(m)
-		g.persistStreams(nil)
+		s.c.log.Info("streams group member removed", "group", sg.id, "member", m.id, "reason", why)
+		sg.removeStreamsMember(m)
+		sg.persistStreams(nil)
 	})
 }
 
-func (g *group) stopStreamsTimers(m *streamsMember) { m.timers.stop() }
+func (sg *streamsGroup) stopStreamsTimers(m *streamsMember) { m.timers.stop() }
 
-// shutdownStreams stops the timers of a streams group being unloaded.
-func (g *group) shutdownStreams() {
-	if g.stg == nil {
-		return
-	}
-	for _, m := range g.stg.members {
-		g.stopStreamsTimers(m)
+// shutdown stops the timers of a streams group being unloaded or
+// deleted.
+func (sg *streamsGroup) shutdown() {
+	for _, m := range sg.members {
+		sg.stopStreamsTimers(m)
 	}
 }
 
@@ -790,8 +783,7 @@ func (c *Coordinator) streamsEndpoints(sg *streamsGroup, self *streamsMember) []
 // committed offsets) against the member epochs, as for consumer groups
 // (validateConsumerCommit): a member behind may still commit the
 // partitions of active tasks it had at that epoch.
-func (g *group) validateStreamsCommit(memberID string, epoch int32, tps []topicPartition, fetch bool) error {
-	sg := g.stg
+func (sg *streamsGroup) validateStreamsCommit(memberID string, epoch int32, tps []topicPartition, fetch bool) error {
 	if epoch < 0 && memberID == "" {
 		if !fetch && len(sg.members) > 0 {
 			return kerr.UnknownMemberID
@@ -831,4 +823,26 @@ func (g *group) validateStreamsCommit(memberID string, epoch int32, tps []topicP
 		}
 	}
 	return nil
+}
+
+func (sg *streamsGroup) listing() (typ, protocolType, state string, dead bool) {
+	return "streams", "streams", sg.stateName(), false
+}
+
+func (sg *streamsGroup) empty() bool                               { return len(sg.members) == 0 }
+func (sg *streamsGroup) expiry() (time.Time, bool)                 { return sg.since, sg.empty() }
+func (sg *streamsGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
+
+// memberCount and isMember are none, as before groups had a type each:
+// commitConnection keeps at most 16 members' connections of a streams
+// group, and forgets them all past that.
+func (sg *streamsGroup) memberCount() int     { return 0 }
+func (sg *streamsGroup) isMember(string) bool { return false }
+
+func (sg *streamsGroup) validateCommit(memberID, _ string, epoch int32, tps []topicPartition, txn bool) error {
+	return epochCommit(sg.validateStreamsCommit, memberID, epoch, tps, txn)
+}
+
+func (sg *streamsGroup) validateFetch(memberID string, epoch int32) error {
+	return sg.validateStreamsCommit(memberID, epoch, nil, true)
 }

@@ -26,7 +26,6 @@ package groups
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -231,8 +230,7 @@ func (sg *streamsGroup) metadataHash() int64 {
 
 // streamsRecordsNow encodes the group's streams state as records: key (as
 // a string, for the written map) -> value.
-func (g *group) streamsRecordsNow() stateRecords {
-	sg := g.stg
+func (sg *streamsGroup) streamsRecordsNow() stateRecords {
 	out := stateRecords{}
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.epoch)
@@ -242,12 +240,12 @@ func (g *group) streamsRecordsNow() stateRecords {
 	} else {
 		v = appendNoTags(v)
 	}
-	out[string(streamsKey(recStreamsGroupMetadata, g.id, ""))] = v
+	out[string(streamsKey(recStreamsGroupMetadata, sg.id, ""))] = v
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.assignmentEpoch)
-	out[string(streamsKey(recStreamsTargetMetadata, g.id, ""))] = appendNoTags(v)
+	out[string(streamsKey(recStreamsTargetMetadata, sg.id, ""))] = appendNoTags(v)
 	if sg.topology != nil {
-		out[string(streamsKey(recStreamsTopology, g.id, ""))] = appendTopology(kbin.AppendInt16(nil, 0), sg.topology)
+		out[string(streamsKey(recStreamsTopology, sg.id, ""))] = appendTopology(kbin.AppendInt16(nil, 0), sg.topology)
 	}
 	for id, m := range sg.members {
 		v := kbin.AppendInt16(nil, 0)
@@ -272,14 +270,14 @@ func (g *group) streamsRecordsNow() stateRecords {
 			v = kbin.AppendCompactString(v, m.clientTags[k])
 			v = appendNoTags(v)
 		}
-		out[string(streamsKey(recStreamsMemberMetadata, g.id, id))] = appendNoTags(v)
+		out[string(streamsKey(recStreamsMemberMetadata, sg.id, id))] = appendNoTags(v)
 
 		target := sg.target[id]
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTaskIDs(v, sortedTasks(target.active), nil)
 		v = appendTaskIDs(v, sortedTasks(target.standby), nil)
 		v = appendTaskIDs(v, sortedTasks(target.warmup), nil)
-		out[string(streamsKey(recStreamsTargetMember, g.id, id))] = appendNoTags(v)
+		out[string(streamsKey(recStreamsTargetMember, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = kbin.AppendInt32(v, m.epoch)
@@ -295,33 +293,26 @@ func (g *group) streamsRecordsNow() stateRecords {
 		v = appendTaskIDs(v, sortedTasks(m.revoking.active), m.revoking.active)
 		v = appendTaskIDs(v, sortedTasks(m.revoking.standby), nil)
 		v = appendTaskIDs(v, sortedTasks(m.revoking.warmup), nil)
-		out[string(streamsKey(recStreamsCurrentAssignment, g.id, id))] = appendNoTags(v)
+		out[string(streamsKey(recStreamsCurrentAssignment, sg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
 
-// streamsTombstones deletes every record of the group's streams state.
-func (g *group) streamsTombstones() []Record {
-	if g.stg == nil {
-		return nil
-	}
-	return g.stg.written.tombstones()
-}
+// stateTombstones deletes every record of the group's streams state.
+func (sg *streamsGroup) stateTombstones() []Record { return sg.written.tombstones() }
 
 // persistStreams writes what changed since the last write (removed
 // members as tombstones first); done (may be nil) gets the result. The
 // caller holds the shard's mu.
-func (g *group) persistStreams(done func(error)) {
-	g.persistState(g.stg.written.changed(g.streamsRecordsNow()), "streams group", done)
+func (sg *streamsGroup) persistStreams(done func(error)) {
+	sg.persistState(sg.written.changed(sg.streamsRecordsNow()), "streams group", done)
 }
 
-var errNotStreamsRecord = errors.New("not a streams group record")
-
 // loadStreamsRecord applies one record of a streams group read from the
-// log; errNotStreamsRecord for any other record.
-func loadStreamsRecord(get func(string) *group, key, value []byte) error {
+// log; errNotKindRecord for any other record.
+func loadStreamsRecord(l *loader, key, value []byte) error {
 	if len(key) < 2 {
-		return errNotStreamsRecord
+		return errNotKindRecord
 	}
 	kr := kbin.Reader{Src: key}
 	typ := kr.Int16()
@@ -331,7 +322,7 @@ func loadStreamsRecord(get func(string) *group, key, value []byte) error {
 	case 18: // StreamsGroupPartitionMetadata, which Kafka 4.4 no longer writes
 		return nil
 	default:
-		return errNotStreamsRecord
+		return errNotKindRecord
 	}
 	group := kr.String()
 	member := ""
@@ -341,11 +332,7 @@ func loadStreamsRecord(get func(string) *group, key, value []byte) error {
 	if err := kr.Complete(); err != nil {
 		return fmt.Errorf("streams group record key %d: %w", typ, err)
 	}
-	g := get(group)
-	if g.stg == nil {
-		g.stg, g.protocolType = newStreamsGroup(), "streams"
-	}
-	sg := g.stg
+	sg := loadAs(l, group, func(c *groupCore) *streamsGroup { return newStreamsGroup(c, l.start) })
 	if value == nil {
 		delete(sg.written, string(key))
 		switch typ {
@@ -354,7 +341,7 @@ func loadStreamsRecord(get func(string) *group, key, value []byte) error {
 		case recStreamsTargetMember:
 			delete(sg.target, member)
 		case recStreamsGroupMetadata:
-			g.stg, g.protocolType = nil, ""
+			l.reset(group)
 		}
 		return nil
 	}
@@ -438,12 +425,11 @@ func loadStreamsRecord(get func(string) *group, key, value []byte) error {
 	return r.Complete()
 }
 
-// afterStreamsLoad resumes a streams group read from the log: who owns
+// afterLoad resumes a streams group read from the log: who owns
 // which active task, the topology configured against the topics now (the
 // group epoch moves at the next heartbeat only if they changed), the
-// members' session timers and the classic state.
-func (g *group) afterStreamsLoad() {
-	sg := g.stg
+// members' session timers and whether it has members.
+func (sg *streamsGroup) afterLoad() {
 	for id, m := range sg.members {
 		for t := range m.assigned.active {
 			sg.activeOwner[t] = id
@@ -455,13 +441,13 @@ func (g *group) afterStreamsLoad() {
 		for t, e := range m.revoking.active {
 			m.owned.active[t] = e
 		}
-		g.scheduleStreamsTimers(m)
+		sg.scheduleStreamsTimers(m)
 	}
 	if sg.topology != nil {
-		meta := g.s.c.topicMeta()
+		meta := sg.s.c.topicMeta()
 		if ct, err := configureTopology(sg.topology, meta); err == nil {
 			sg.configured, sg.topicsHash = ct, sg.topology.topicsHash(meta)
 		}
 	}
-	g.setStreamsState()
+	sg.setStreamsState()
 }

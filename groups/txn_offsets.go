@@ -123,26 +123,14 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 			s.mu.Unlock()
 			return kerr.IllegalGeneration
 		}
-		g = newGroup(s, req.Group, now)
+		g = newClassicGroup(newCore(s, req.Group), now)
 		s.groups[req.Group] = g
 	}
-	var verr error
-	switch {
-	case g.stg != nil:
-		if req.Generation >= 0 || req.MemberID != "" {
-			verr = g.validateStreamsCommit(req.MemberID, req.Generation, tps, false)
-		}
-	case g.cg == nil:
-		verr = g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, true)
-	case req.Generation >= 0 || req.MemberID != "":
-		// A KIP-848 group: the generation is the member's epoch.
-		verr = g.validateConsumerCommit(req.MemberID, req.Generation, tps, false)
-	}
-	if verr != nil {
+	if err := g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, tps, true); err != nil {
 		s.mu.Unlock()
-		return verr
+		return err
 	}
-	if !g.txnCommitConnection(req.ProducerID, conn) {
+	if !g.core().txnCommitConnection(req.ProducerID, conn) {
 		s.mu.Unlock()
 		return errGivenUp
 	}
@@ -154,8 +142,8 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	s.enqueueWrite(write{recs: recs, pid: req.ProducerID, epoch: req.ProducerEpoch, done: func(err error) {
 		if err == nil {
 			s.mu.Lock()
-			if s.groups[g.id] == g {
-				g.addPendingTxn(req.ProducerID, pending)
+			if s.groups[req.Group] == g {
+				g.core().addPendingTxn(req.ProducerID, pending)
 			}
 			s.mu.Unlock()
 		}
@@ -173,7 +161,7 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 // txnCommitConnection is commitConnection for the TxnOffsetCommits of
 // producer pid (TxnOffsetCommitOn). Past a bound, the producers without
 // offsets pending are forgotten first.
-func (g *group) txnCommitConnection(pid int64, conn uint64) bool {
+func (g *groupCore) txnCommitConnection(pid int64, conn uint64) bool {
 	return newestConn(&g.txnCommitConns, pid, conn, 2*len(g.txnOffsets)+64, func(pid int64) bool {
 		_, ok := g.txnOffsets[pid]
 		return ok
@@ -181,7 +169,7 @@ func (g *group) txnCommitConnection(pid int64, conn uint64) bool {
 }
 
 // addPendingTxn holds offsets of producer pid until its marker.
-func (g *group) addPendingTxn(pid int64, offsets map[topicPartition]offset) {
+func (g *groupCore) addPendingTxn(pid int64, offsets map[topicPartition]offset) {
 	if g.txnOffsets == nil {
 		g.txnOffsets = map[int64]map[topicPartition]offset{}
 	}
@@ -197,7 +185,7 @@ func (g *group) addPendingTxn(pid int64, offsets map[topicPartition]offset) {
 
 // completeTxn applies (commit) or drops the offsets producer pid left
 // pending.
-func (g *group) completeTxn(pid int64, commit bool) {
+func (g *groupCore) completeTxn(pid int64, commit bool) {
 	p, ok := g.txnOffsets[pid]
 	if !ok {
 		return
@@ -211,7 +199,7 @@ func (g *group) completeTxn(pid int64, commit bool) {
 }
 
 // unstable reports whether a transaction has an offset of tp pending.
-func (g *group) unstable(tp topicPartition) bool {
+func (g *groupCore) unstable(tp topicPartition) bool {
 	for _, p := range g.txnOffsets {
 		if _, ok := p[tp]; ok {
 			return true
@@ -237,6 +225,6 @@ func (c *Coordinator) CompleteTxn(partition int32, pid int64, commit bool) {
 		return
 	}
 	for _, g := range s.groups {
-		g.completeTxn(pid, commit)
+		g.core().completeTxn(pid, commit)
 	}
 }
