@@ -128,15 +128,14 @@ type consumerGroup struct {
 	changed         bool   // membership or a subscription changed: bump the epoch
 	// owner is the member that holds each partition now (assigned or
 	// still revoking), the "current partition epoch" of Kafka.
-	owner map[topicPartition]string
-	// written is what the log holds of the group (consumer_records.go).
-	written stateRecords
+	owner    map[topicPartition]string
+	stateLog // what the log holds of the group (consumer_records.go)
 }
 
 // newConsumerGroup is an empty consumer group over core, empty since.
 func newConsumerGroup(core *groupCore, since time.Time) *consumerGroup {
 	return &consumerGroup{groupCore: core, emptySince: emptySince{since: since}, members: map[string]*consumerMember{}, static: map[string]string{},
-		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, written: stateRecords{}}
+		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, stateLog: newStateLog()}
 }
 
 // stateName is the group state ConsumerGroupDescribe and ListGroups show.

@@ -24,7 +24,6 @@ package groups
 
 import (
 	"bytes"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 )
@@ -37,13 +36,13 @@ const (
 	recConsumerCurrentAssigment = 8
 )
 
-func consumerKey(typ int16, group, member string) []byte {
-	k := kbin.AppendInt16(nil, typ)
-	k = kbin.AppendString(k, group)
-	if typ == recConsumerMemberMetadata || typ == recConsumerTargetMember || typ == recConsumerCurrentAssigment {
-		k = kbin.AppendString(k, member)
-	}
-	return k
+var consumerSchema = stateSchema{what: "consumer group",
+	types: []int16{recConsumerGroupMetadata, recConsumerMemberMetadata, recConsumerTargetMetadata,
+		recConsumerTargetMember, recConsumerCurrentAssigment},
+	memberTypes: []int16{recConsumerMemberMetadata, recConsumerTargetMember, recConsumerCurrentAssigment},
+	ignored:     4, // ConsumerGroupPartitionMetadata, deprecated since Kafka 4.1
+	groupMeta:   recConsumerGroupMetadata,
+	memberMeta:  recConsumerMemberMetadata, targetMember: recConsumerTargetMember,
 }
 
 func appendNoTags(b []byte) []byte { return kbin.AppendUvarint(b, 0) }
@@ -100,10 +99,10 @@ func (cg *consumerGroup) consumerRecordsNow() stateRecords {
 	out := stateRecords{}
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, cg.epoch)
-	out[string(consumerKey(recConsumerGroupMetadata, cg.id, ""))] = appendNoTags(v)
+	out[string(consumerSchema.key(recConsumerGroupMetadata, cg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, cg.assignmentEpoch)
-	out[string(consumerKey(recConsumerTargetMetadata, cg.id, ""))] = appendNoTags(v)
+	out[string(consumerSchema.key(recConsumerTargetMetadata, cg.id, ""))] = appendNoTags(v)
 	for id, m := range cg.members {
 		v := kbin.AppendInt16(nil, 0)
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.instanceID))
@@ -117,11 +116,11 @@ func (cg *consumerGroup) consumerRecordsNow() stateRecords {
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.regex))
 		v = kbin.AppendInt32(v, int32(m.rebalanceTimeout.Milliseconds()))
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.assignor))
-		out[string(consumerKey(recConsumerMemberMetadata, cg.id, id))] = appendClassicTag(v, m.classic)
+		out[string(consumerSchema.key(recConsumerMemberMetadata, cg.id, id))] = appendClassicTag(v, m.classic)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTopicPartitions(v, cg.target[id], nil, ids)
-		out[string(consumerKey(recConsumerTargetMember, cg.id, id))] = appendNoTags(v)
+		out[string(consumerSchema.key(recConsumerTargetMember, cg.id, id))] = appendNoTags(v)
 
 		epoch := m.epoch
 		if m.leftStatic {
@@ -133,7 +132,7 @@ func (cg *consumerGroup) consumerRecordsNow() stateRecords {
 		v = kbin.AppendInt8(v, int8(m.state))
 		v = appendTopicPartitions(v, m.assigned.sorted(), m.assigned, ids)
 		v = appendTopicPartitions(v, m.revoking.sorted(), m.revoking, ids)
-		out[string(consumerKey(recConsumerCurrentAssigment, cg.id, id))] = appendNoTags(v)
+		out[string(consumerSchema.key(recConsumerCurrentAssigment, cg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
@@ -195,9 +194,6 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// stateTombstones deletes every record of the group's consumer state.
-func (cg *consumerGroup) stateTombstones() []Record { return cg.written.tombstones() }
-
 // persistConsumer writes what changed since the last write (removed
 // members as tombstones, before the group's epoch record); done (may be
 // nil) gets the result. The caller holds the shard's mu.
@@ -208,50 +204,20 @@ func (cg *consumerGroup) persistConsumer(done func(error)) {
 // loadConsumerRecord applies one record of a consumer group read from the
 // log; errNotKindRecord for any other record.
 func loadConsumerRecord(l *loader, key, value []byte) error {
-	if len(key) < 2 {
-		return errNotKindRecord
+	mk := func(c *groupCore) *consumerGroup { return newConsumerGroup(c, l.start) }
+	return loadState(l, &consumerSchema, key, value, mk, (*consumerGroup).apply)
+}
+
+func (cg *consumerGroup) forget(k stateKey) { forgetMember(&consumerSchema, k, cg.members, cg.target) }
+
+// apply reads the value of a consumer group record of key k into cg.
+func (cg *consumerGroup) apply(k stateKey, r *kbin.Reader) error {
+	m := cg.members[k.member]
+	if k.member != "" && m == nil {
+		m = &consumerMember{id: k.member, assigned: partitionSet{}, revoking: partitionSet{}}
+		cg.members[k.member] = m
 	}
-	kr := kbin.Reader{Src: key}
-	typ := kr.Int16()
-	switch typ {
-	case recConsumerGroupMetadata, recConsumerTargetMetadata, recConsumerMemberMetadata, recConsumerTargetMember, recConsumerCurrentAssigment:
-	case 4: // ConsumerGroupPartitionMetadata, deprecated since Kafka 4.1
-		return nil
-	default:
-		return errNotKindRecord
-	}
-	group := kr.String()
-	member := ""
-	if typ == recConsumerMemberMetadata || typ == recConsumerTargetMember || typ == recConsumerCurrentAssigment {
-		member = kr.String()
-	}
-	if err := kr.Complete(); err != nil {
-		return fmt.Errorf("consumer group record key %d: %w", typ, err)
-	}
-	cg := loadAs(l, group, func(c *groupCore) *consumerGroup { return newConsumerGroup(c, l.start) })
-	if value == nil {
-		delete(cg.written, string(key))
-		switch typ {
-		case recConsumerMemberMetadata:
-			delete(cg.members, member)
-		case recConsumerTargetMember:
-			delete(cg.target, member)
-		case recConsumerGroupMetadata:
-			l.reset(group)
-		}
-		return nil
-	}
-	cg.written[string(key)] = bytes.Clone(value)
-	r := kbin.Reader{Src: value}
-	if r.Int16() != 0 {
-		return fmt.Errorf("consumer group record %d: unknown value version", typ)
-	}
-	m := cg.members[member]
-	if member != "" && m == nil {
-		m = &consumerMember{id: member, assigned: partitionSet{}, revoking: partitionSet{}}
-		cg.members[member] = m
-	}
-	switch typ {
+	switch k.typ {
 	case recConsumerGroupMetadata:
 		cg.epoch = r.Int32()
 	case recConsumerTargetMetadata:
@@ -273,19 +239,19 @@ func loadConsumerRecord(l *loader, key, value []byte) error {
 		}
 		m.rebalanceTimeout = ms(r.Int32())
 		m.assignor = deref(r.CompactNullableString())
-		m.classic = readClassicTag(&r)
+		m.classic = readClassicTag(r)
 		if m.instanceID != "" {
-			cg.static[m.instanceID] = member
+			cg.static[m.instanceID] = k.member
 		}
 	case recConsumerTargetMember:
-		cg.target[member] = readTopicPartitions(&r, cg.s.c.topicNames(), nil)
+		cg.target[k.member] = readTopicPartitions(r, cg.s.c.topicNames(), nil)
 	case recConsumerCurrentAssigment:
 		m.epoch, m.prevEpoch = r.Int32(), r.Int32()
 		m.state = reconcileState(r.Int8())
 		m.assigned, m.revoking = partitionSet{}, partitionSet{}
 		names := cg.s.c.topicNames()
-		readTopicPartitions(&r, names, m.assigned)
-		readTopicPartitions(&r, names, m.revoking)
+		readTopicPartitions(r, names, m.assigned)
+		readTopicPartitions(r, names, m.revoking)
 	}
 	return r.Complete()
 }

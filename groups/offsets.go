@@ -50,24 +50,13 @@ var errGivenUp = errors.New("groups: commit from a connection its member has lef
 // one. Commits without a member id (an admin's) are not tracked.
 func (c *Coordinator) OffsetCommitOn(ctx context.Context, req *kmsg.OffsetCommitRequest, conn uint64) (resp *kmsg.OffsetCommitResponse, givenUp bool) {
 	resp = req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	codes := make([][]int16, len(req.Topics))
+	counts := make([]int, len(req.Topics))
 	for i, t := range req.Topics {
-		codes[i] = make([]int16, len(t.Partitions))
+		counts[i] = len(t.Partitions)
 	}
-	all := func(err error) {
-		for i := range codes {
-			for j := range codes[i] {
-				if codes[i][j] == 0 {
-					codes[i][j] = errorCode(err)
-				}
-			}
-		}
-	}
-	if err := c.commit(ctx, req, conn, codes); err != nil {
-		if errors.Is(err, errGivenUp) {
-			return nil, true
-		}
-		all(err)
+	codes, givenUp := commitCodes(counts, func(codes [][]int16) error { return c.commit(ctx, req, conn, codes) })
+	if givenUp {
+		return nil, true
 	}
 	for i, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
@@ -81,6 +70,28 @@ func (c *Coordinator) OffsetCommitOn(ctx context.Context, req *kmsg.OffsetCommit
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, false
+}
+
+// commitCodes runs commit, of partitions counts[i] of each topic i, and
+// returns the error code of each partition: commit's own, or the failure
+// of the whole commit; givenUp when commit answers errGivenUp.
+func commitCodes(counts []int, commit func(codes [][]int16) error) (codes [][]int16, givenUp bool) {
+	codes = make([][]int16, len(counts))
+	for i, n := range counts {
+		codes[i] = make([]int16, n)
+	}
+	err := commit(codes)
+	if errors.Is(err, errGivenUp) {
+		return nil, true
+	}
+	for i := range codes {
+		for j := range codes[i] {
+			if codes[i][j] == 0 {
+				codes[i][j] = errorCode(err)
+			}
+		}
+	}
+	return codes, false
 }
 
 // commit validates and writes the commit that came on connection conn (0:
@@ -102,26 +113,19 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	var recs []Record
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			md := ""
-			if p.Metadata != nil {
-				md = *p.Metadata
+			epoch := int32(-1)
+			if req.Version >= 6 {
+				epoch = p.LeaderEpoch
 			}
-			switch {
-			case !c.cfg.PartitionExists(t.Topic, p.Partition):
-				codes[i][j] = kerr.UnknownTopicOrPartition.Code
-			case c.cfg.MaxMetadataBytes > 0 && len(md) > c.cfg.MaxMetadataBytes:
-				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
-			default:
-				epoch := int32(-1)
-				if req.Version >= 6 {
-					epoch = p.LeaderEpoch
-				}
-				o := offset{offset: p.Offset, leaderEpoch: epoch, metadata: md, commitMs: now.UnixMilli()}
-				tp := topicPartition{t.Topic, p.Partition}
-				ps = append(ps, pending{i, j, tp, o})
-				tps = append(tps, tp)
-				recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
+			tp := topicPartition{t.Topic, p.Partition}
+			o, code := c.checkCommit(tp, p.Offset, epoch, p.Metadata, now)
+			if code != 0 {
+				codes[i][j] = code
+				continue
 			}
+			ps = append(ps, pending{i, j, tp, o})
+			tps = append(tps, tp)
+			recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
 		}
 	}
 
@@ -181,6 +185,22 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		return kerr.RequestTimedOut
 	}
 	return nil
+}
+
+// checkCommit checks the commit of one partition: the offset to write,
+// or the error code the partition gets.
+func (c *Coordinator) checkCommit(tp topicPartition, off int64, leaderEpoch int32, metadata *string, now time.Time) (offset, int16) {
+	md := ""
+	if metadata != nil {
+		md = *metadata
+	}
+	switch {
+	case !c.cfg.PartitionExists(tp.topic, tp.partition):
+		return offset{}, kerr.UnknownTopicOrPartition.Code
+	case c.cfg.MaxMetadataBytes > 0 && len(md) > c.cfg.MaxMetadataBytes:
+		return offset{}, kerr.OffsetMetadataTooLarge.Code
+	}
+	return offset{offset: off, leaderEpoch: leaderEpoch, metadata: md, commitMs: now.UnixMilli()}, 0
 }
 
 // commitConnection records that a commit of member came on connection

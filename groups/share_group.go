@@ -45,14 +45,14 @@ type shareGroup struct {
 	// startAtZero are partitions newly initialized on topics the group
 	// had partitions with state of, for Config.ShareInitialize.
 	startAtZero []topicPartition
-	written     stateRecords // what the log holds of the group (share_records.go)
-	loadedHash  int64        // the metadata hash of the group read from the log
+	stateLog          // what the log holds of the group (share_records.go)
+	loadedHash  int64 // the metadata hash of the group read from the log
 }
 
 // newShareGroup is an empty share group over core.
 func newShareGroup(core *groupCore) *shareGroup {
 	return &shareGroup{groupCore: core, members: map[string]*shareMember{}, target: map[string][]topicPartition{},
-		initialized: map[topicPartition]bool{}, written: stateRecords{}}
+		initialized: map[topicPartition]bool{}, stateLog: newStateLog()}
 }
 
 // stateName is the state ShareGroupDescribe and ListGroups show.

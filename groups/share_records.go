@@ -22,8 +22,6 @@ package groups
 // list and DeleteGroups deletes.
 
 import (
-	"bytes"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -40,17 +38,12 @@ const (
 	recShareStatePartitions  = 15
 )
 
-func shareKey(typ int16, group, member string) []byte {
-	k := kbin.AppendInt16(nil, typ)
-	k = kbin.AppendString(k, group)
-	if shareMemberRecord(typ) {
-		k = kbin.AppendString(k, member)
-	}
-	return k
-}
-
-func shareMemberRecord(typ int16) bool {
-	return typ == recShareMemberMetadata || typ == recShareTargetMember || typ == recShareCurrentAssigment
+var shareSchema = stateSchema{what: "share group",
+	types: []int16{recShareMemberMetadata, recShareGroupMetadata, recShareTargetMetadata,
+		recShareTargetMember, recShareCurrentAssigment, recShareStatePartitions},
+	memberTypes: []int16{recShareMemberMetadata, recShareTargetMember, recShareCurrentAssigment},
+	groupMeta:   recShareGroupMetadata,
+	memberMeta:  recShareMemberMetadata, targetMember: recShareTargetMember,
 }
 
 // metaHash64 is the int64 ShareGroupMetadata keeps of the group's topic
@@ -72,15 +65,15 @@ func (sg *shareGroup) shareRecordsNow() map[string][]byte {
 	v := kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.epoch)
 	v = kbin.AppendInt64(v, metaHash64(sg.metaHash))
-	out[string(shareKey(recShareGroupMetadata, sg.id, ""))] = appendNoTags(v)
+	out[string(shareSchema.key(recShareGroupMetadata, sg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.assignmentEpoch)
-	out[string(shareKey(recShareTargetMetadata, sg.id, ""))] = appendNoTags(v)
+	out[string(shareSchema.key(recShareTargetMetadata, sg.id, ""))] = appendNoTags(v)
 	v = kbin.AppendInt16(nil, 0)
 	v = appendTopicPartitionsInfo(v, nil, ids)
 	v = appendTopicPartitionsInfo(v, slices.SortedFunc(maps.Keys(sg.initialized), compareTP), ids)
 	v = kbin.AppendCompactArrayLen(v, 0) // deleting topics
-	out[string(shareKey(recShareStatePartitions, sg.id, ""))] = appendNoTags(v)
+	out[string(shareSchema.key(recShareStatePartitions, sg.id, ""))] = appendNoTags(v)
 	for id, m := range sg.members {
 		v := kbin.AppendInt16(nil, 0)
 		v = kbin.AppendCompactNullableString(v, nonEmpty(m.rack))
@@ -90,18 +83,18 @@ func (sg *shareGroup) shareRecordsNow() map[string][]byte {
 		for _, t := range m.topics {
 			v = kbin.AppendCompactString(v, t)
 		}
-		out[string(shareKey(recShareMemberMetadata, sg.id, id))] = appendNoTags(v)
+		out[string(shareSchema.key(recShareMemberMetadata, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTopicPartitions(v, sg.target[id], nil, ids)
-		out[string(shareKey(recShareTargetMember, sg.id, id))] = appendNoTags(v)
+		out[string(shareSchema.key(recShareTargetMember, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = kbin.AppendInt32(v, m.epoch)
 		v = kbin.AppendInt32(v, m.previousEpoch)
 		v = kbin.AppendInt8(v, int8(memberStable))
 		v = appendTopicPartitions(v, m.assigned, nil, ids)
-		out[string(shareKey(recShareCurrentAssigment, sg.id, id))] = appendNoTags(v)
+		out[string(shareSchema.key(recShareCurrentAssigment, sg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
@@ -167,69 +160,36 @@ func (sg *shareGroup) persistShare(done func(error)) {
 	sg.persistState(sg.written.changed(sg.shareRecordsNow()), "share group", done)
 }
 
-// stateTombstones deletes every record of the group's share state.
-func (sg *shareGroup) stateTombstones() []Record { return sg.written.tombstones() }
-
 // loadShareRecord applies one record of a share group read from the log;
 // errNotKindRecord for any other record.
 func loadShareRecord(l *loader, key, value []byte) error {
-	if len(key) < 2 {
-		return errNotKindRecord
-	}
-	kr := kbin.Reader{Src: key}
-	typ := kr.Int16()
-	if typ < recShareMemberMetadata || typ > recShareStatePartitions {
-		return errNotKindRecord
-	}
-	group := kr.String()
-	member := ""
-	if shareMemberRecord(typ) {
-		member = kr.String()
-	}
-	if err := kr.Complete(); err != nil {
-		return fmt.Errorf("share group record key %d: %w", typ, err)
-	}
-	if _, ok := l.get(group).(*shareGroup); !ok && value == nil {
-		return nil // a tombstone of a group deleted before
-	}
-	sg := loadAs(l, group, newShareGroup)
-	if value == nil {
-		delete(sg.written, string(key))
-		switch typ {
-		case recShareMemberMetadata:
-			delete(sg.members, member)
-		case recShareTargetMember:
-			delete(sg.target, member)
-		case recShareGroupMetadata:
-			l.reset(group)
-		}
-		return nil
-	}
-	sg.written[string(key)] = bytes.Clone(value)
-	r := kbin.Reader{Src: value}
-	if r.Int16() != 0 {
-		return fmt.Errorf("share group record %d: unknown value version", typ)
-	}
-	m := sg.members[member]
-	if member != "" && m == nil {
-		m = &shareMember{id: member}
-		sg.members[member] = m
+	return loadState(l, &shareSchema, key, value, newShareGroup, (*shareGroup).apply)
+}
+
+func (sg *shareGroup) forget(k stateKey) { forgetMember(&shareSchema, k, sg.members, sg.target) }
+
+// apply reads the value of a share group record of key k into sg.
+func (sg *shareGroup) apply(k stateKey, r *kbin.Reader) error {
+	m := sg.members[k.member]
+	if k.member != "" && m == nil {
+		m = &shareMember{id: k.member}
+		sg.members[k.member] = m
 	}
 	names := sg.s.c.topicNames()
-	switch typ {
+	switch k.typ {
 	case recShareGroupMetadata:
 		sg.epoch = r.Int32()
 		sg.loadedHash = r.Int64()
 	case recShareTargetMetadata:
 		sg.assignmentEpoch = r.Int32()
 	case recShareStatePartitions:
-		readTopicPartitionsInfo(&r, names, nil) // initializing: none are written
+		readTopicPartitionsInfo(r, names, nil) // initializing: none are written
 		sg.initialized = map[topicPartition]bool{}
-		readTopicPartitionsInfo(&r, names, sg.initialized)
+		readTopicPartitionsInfo(r, names, sg.initialized)
 		for n := r.CompactArrayLen(); n > 0 && r.Ok(); n-- { // deleting
 			r.Uuid()
 			r.CompactString()
-			skipTags(&r)
+			skipTags(r)
 		}
 	case recShareMemberMetadata:
 		m.rack = deref(r.CompactNullableString())
@@ -240,13 +200,13 @@ func loadShareRecord(l *loader, key, value []byte) error {
 			m.topics = append(m.topics, r.CompactString())
 		}
 	case recShareTargetMember:
-		sg.target[member] = readTopicPartitions(&r, names, nil)
+		sg.target[k.member] = readTopicPartitions(r, names, nil)
 	case recShareCurrentAssigment:
 		m.epoch, m.previousEpoch = r.Int32(), r.Int32()
 		r.Int8() // state: always stable
-		m.assigned = readTopicPartitions(&r, names, nil)
+		m.assigned = readTopicPartitions(r, names, nil)
 	}
-	skipTags(&r)
+	skipTags(r)
 	return r.Complete()
 }
 

@@ -109,8 +109,7 @@ type streamsGroup struct {
 	activeOwner   map[taskID]string
 	endpointEpoch int32
 	shutdownBy    string // the member that asked the application to shut down
-	// written is what the log holds of the group (streams_records.go).
-	written stateRecords
+	stateLog             // what the log holds of the group (streams_records.go)
 	// delayUntil ends the initial rebalance delay of a new group
 	// (streams.initial.rebalance.delay.ms): until then its target
 	// assignment is empty; delayed is cleared when it ends.
@@ -121,7 +120,7 @@ type streamsGroup struct {
 // newStreamsGroup is an empty streams group over core, empty since.
 func newStreamsGroup(core *groupCore, since time.Time) *streamsGroup {
 	return &streamsGroup{groupCore: core, emptySince: emptySince{since: since}, members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTasks{},
-		activeOwner: map[taskID]string{}, validatedEpoch: -1, written: stateRecords{}}
+		activeOwner: map[taskID]string{}, validatedEpoch: -1, stateLog: newStateLog()}
 }
 
 // stateName is the group state StreamsGroupDescribe and ListGroups show,

@@ -25,8 +25,6 @@ package groups
 // so a coordinator that loads the partition knows the group again.
 
 import (
-	"bytes"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -44,17 +42,13 @@ const (
 	recStreamsTopology          = 23
 )
 
-func streamsKeyHasMember(typ int16) bool {
-	return typ == recStreamsMemberMetadata || typ == recStreamsTargetMember || typ == recStreamsCurrentAssignment
-}
-
-func streamsKey(typ int16, group, member string) []byte {
-	k := kbin.AppendInt16(nil, typ)
-	k = kbin.AppendString(k, group)
-	if streamsKeyHasMember(typ) {
-		k = kbin.AppendString(k, member)
-	}
-	return k
+var streamsSchema = stateSchema{what: "streams group",
+	types: []int16{recStreamsGroupMetadata, recStreamsMemberMetadata, recStreamsTargetMetadata,
+		recStreamsTargetMember, recStreamsCurrentAssignment, recStreamsTopology},
+	memberTypes: []int16{recStreamsMemberMetadata, recStreamsTargetMember, recStreamsCurrentAssignment},
+	ignored:     18, // StreamsGroupPartitionMetadata, which Kafka 4.4 no longer writes
+	groupMeta:   recStreamsGroupMetadata,
+	memberMeta:  recStreamsMemberMetadata, targetMember: recStreamsTargetMember,
 }
 
 // appendTaggedInt appends a tagged-field section of one field, tag, whose
@@ -240,12 +234,12 @@ func (sg *streamsGroup) streamsRecordsNow() stateRecords {
 	} else {
 		v = appendNoTags(v)
 	}
-	out[string(streamsKey(recStreamsGroupMetadata, sg.id, ""))] = v
+	out[string(streamsSchema.key(recStreamsGroupMetadata, sg.id, ""))] = v
 	v = kbin.AppendInt16(nil, 0)
 	v = kbin.AppendInt32(v, sg.assignmentEpoch)
-	out[string(streamsKey(recStreamsTargetMetadata, sg.id, ""))] = appendNoTags(v)
+	out[string(streamsSchema.key(recStreamsTargetMetadata, sg.id, ""))] = appendNoTags(v)
 	if sg.topology != nil {
-		out[string(streamsKey(recStreamsTopology, sg.id, ""))] = appendTopology(kbin.AppendInt16(nil, 0), sg.topology)
+		out[string(streamsSchema.key(recStreamsTopology, sg.id, ""))] = appendTopology(kbin.AppendInt16(nil, 0), sg.topology)
 	}
 	for id, m := range sg.members {
 		v := kbin.AppendInt16(nil, 0)
@@ -270,14 +264,14 @@ func (sg *streamsGroup) streamsRecordsNow() stateRecords {
 			v = kbin.AppendCompactString(v, m.clientTags[k])
 			v = appendNoTags(v)
 		}
-		out[string(streamsKey(recStreamsMemberMetadata, sg.id, id))] = appendNoTags(v)
+		out[string(streamsSchema.key(recStreamsMemberMetadata, sg.id, id))] = appendNoTags(v)
 
 		target := sg.target[id]
 		v = kbin.AppendInt16(nil, 0)
 		v = appendTaskIDs(v, sortedTasks(target.active), nil)
 		v = appendTaskIDs(v, sortedTasks(target.standby), nil)
 		v = appendTaskIDs(v, sortedTasks(target.warmup), nil)
-		out[string(streamsKey(recStreamsTargetMember, sg.id, id))] = appendNoTags(v)
+		out[string(streamsSchema.key(recStreamsTargetMember, sg.id, id))] = appendNoTags(v)
 
 		v = kbin.AppendInt16(nil, 0)
 		v = kbin.AppendInt32(v, m.epoch)
@@ -293,13 +287,10 @@ func (sg *streamsGroup) streamsRecordsNow() stateRecords {
 		v = appendTaskIDs(v, sortedTasks(m.revoking.active), m.revoking.active)
 		v = appendTaskIDs(v, sortedTasks(m.revoking.standby), nil)
 		v = appendTaskIDs(v, sortedTasks(m.revoking.warmup), nil)
-		out[string(streamsKey(recStreamsCurrentAssignment, sg.id, id))] = appendNoTags(v)
+		out[string(streamsSchema.key(recStreamsCurrentAssignment, sg.id, id))] = appendNoTags(v)
 	}
 	return out
 }
-
-// stateTombstones deletes every record of the group's streams state.
-func (sg *streamsGroup) stateTombstones() []Record { return sg.written.tombstones() }
 
 // persistStreams writes what changed since the last write (removed
 // members as tombstones first); done (may be nil) gets the result. The
@@ -311,51 +302,20 @@ func (sg *streamsGroup) persistStreams(done func(error)) {
 // loadStreamsRecord applies one record of a streams group read from the
 // log; errNotKindRecord for any other record.
 func loadStreamsRecord(l *loader, key, value []byte) error {
-	if len(key) < 2 {
-		return errNotKindRecord
+	mk := func(c *groupCore) *streamsGroup { return newStreamsGroup(c, l.start) }
+	return loadState(l, &streamsSchema, key, value, mk, (*streamsGroup).apply)
+}
+
+func (sg *streamsGroup) forget(k stateKey) { forgetMember(&streamsSchema, k, sg.members, sg.target) }
+
+// apply reads the value of a streams group record of key k into sg.
+func (sg *streamsGroup) apply(k stateKey, r *kbin.Reader) error {
+	m := sg.members[k.member]
+	if k.member != "" && m == nil {
+		m = &streamsMember{id: k.member, assigned: newStreamsTasks(), revoking: newStreamsTasks(), owned: newStreamsTasks()}
+		sg.members[k.member] = m
 	}
-	kr := kbin.Reader{Src: key}
-	typ := kr.Int16()
-	switch typ {
-	case recStreamsGroupMetadata, recStreamsMemberMetadata, recStreamsTargetMetadata, recStreamsTargetMember,
-		recStreamsCurrentAssignment, recStreamsTopology:
-	case 18: // StreamsGroupPartitionMetadata, which Kafka 4.4 no longer writes
-		return nil
-	default:
-		return errNotKindRecord
-	}
-	group := kr.String()
-	member := ""
-	if streamsKeyHasMember(typ) {
-		member = kr.String()
-	}
-	if err := kr.Complete(); err != nil {
-		return fmt.Errorf("streams group record key %d: %w", typ, err)
-	}
-	sg := loadAs(l, group, func(c *groupCore) *streamsGroup { return newStreamsGroup(c, l.start) })
-	if value == nil {
-		delete(sg.written, string(key))
-		switch typ {
-		case recStreamsMemberMetadata:
-			delete(sg.members, member)
-		case recStreamsTargetMember:
-			delete(sg.target, member)
-		case recStreamsGroupMetadata:
-			l.reset(group)
-		}
-		return nil
-	}
-	sg.written[string(key)] = bytes.Clone(value)
-	r := kbin.Reader{Src: value}
-	if r.Int16() != 0 {
-		return fmt.Errorf("streams group record %d: unknown value version", typ)
-	}
-	m := sg.members[member]
-	if member != "" && m == nil {
-		m = &streamsMember{id: member, assigned: newStreamsTasks(), revoking: newStreamsTasks(), owned: newStreamsTasks()}
-		sg.members[member] = m
-	}
-	switch typ {
+	switch k.typ {
 	case recStreamsGroupMetadata:
 		sg.epoch = r.Int32()
 		r.Int64() // the metadata hash: the topology is configured again after the load
@@ -369,13 +329,13 @@ func loadStreamsRecord(l *loader, key, value []byte) error {
 		}
 	case recStreamsTargetMetadata:
 		sg.assignmentEpoch = r.Int32()
-		skipTags(&r)
+		skipTags(r)
 	case recStreamsTopology:
-		sg.topology = readTopology(&r)
+		sg.topology = readTopology(r)
 	case recStreamsMemberMetadata:
 		m.instanceID = deref(r.CompactNullableString())
 		if m.instanceID != "" {
-			sg.static[m.instanceID] = member
+			sg.static[m.instanceID] = k.member
 		}
 		m.rack = deref(r.CompactNullableString())
 		m.clientID, m.clientHost = r.CompactString(), r.CompactString()
@@ -386,7 +346,7 @@ func loadStreamsRecord(l *loader, key, value []byte) error {
 		if r.Int8() >= 0 {
 			e := kmsgEndpoint(r.CompactString(), r.Uint16())
 			m.endpoint = &e
-			skipTags(&r)
+			skipTags(r)
 		}
 		m.clientTags = nil
 		if n := r.CompactArrayLen(); n > 0 {
@@ -394,17 +354,17 @@ func loadStreamsRecord(l *loader, key, value []byte) error {
 			for ; n > 0 && r.Ok(); n-- {
 				k, v := r.CompactString(), r.CompactString()
 				m.clientTags[k] = v
-				skipTags(&r)
+				skipTags(r)
 			}
 		}
-		skipTags(&r)
+		skipTags(r)
 	case recStreamsTargetMember:
 		t := newStreamsTasks()
-		readTaskIDs(&r, t.active, func(int32) int32 { return 0 })
-		readTaskIDs(&r, t.standby, func(int32) bool { return true })
-		readTaskIDs(&r, t.warmup, func(int32) bool { return true })
-		skipTags(&r)
-		sg.target[member] = t
+		readTaskIDs(r, t.active, func(int32) int32 { return 0 })
+		readTaskIDs(r, t.standby, func(int32) bool { return true })
+		readTaskIDs(r, t.warmup, func(int32) bool { return true })
+		skipTags(r)
+		sg.target[k.member] = t
 	case recStreamsCurrentAssignment:
 		m.epoch, m.prevEpoch = r.Int32(), r.Int32()
 		if m.leftStatic = m.epoch == epochStaticLeave; m.leftStatic {
@@ -414,13 +374,13 @@ func loadStreamsRecord(l *loader, key, value []byte) error {
 		m.assigned, m.revoking = newStreamsTasks(), newStreamsTasks()
 		keep := func(e int32) int32 { return e }
 		yes := func(int32) bool { return true }
-		readTaskIDs(&r, m.assigned.active, keep)
-		readTaskIDs(&r, m.assigned.standby, yes)
-		readTaskIDs(&r, m.assigned.warmup, yes)
-		readTaskIDs(&r, m.revoking.active, keep)
-		readTaskIDs(&r, m.revoking.standby, yes)
-		readTaskIDs(&r, m.revoking.warmup, yes)
-		skipTags(&r)
+		readTaskIDs(r, m.assigned.active, keep)
+		readTaskIDs(r, m.assigned.standby, yes)
+		readTaskIDs(r, m.assigned.warmup, yes)
+		readTaskIDs(r, m.revoking.active, keep)
+		readTaskIDs(r, m.revoking.standby, yes)
+		readTaskIDs(r, m.revoking.warmup, yes)
+		skipTags(r)
 	}
 	return r.Complete()
 }

@@ -2,7 +2,6 @@ package groups
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,21 +39,13 @@ func (c *Coordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCo
 // each transaction is new, and such a request is fenced anyway.
 func (c *Coordinator) TxnOffsetCommitOn(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, conn uint64) (resp *kmsg.TxnOffsetCommitResponse, givenUp bool) {
 	resp = req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	codes := make([][]int16, len(req.Topics))
+	counts := make([]int, len(req.Topics))
 	for i, t := range req.Topics {
-		codes[i] = make([]int16, len(t.Partitions))
+		counts[i] = len(t.Partitions)
 	}
-	if err := c.txnCommit(ctx, req, conn, codes); err != nil {
-		if errors.Is(err, errGivenUp) {
-			return nil, true
-		}
-		for i := range codes {
-			for j := range codes[i] {
-				if codes[i][j] == 0 {
-					codes[i][j] = errorCode(err)
-				}
-			}
-		}
+	codes, givenUp := commitCodes(counts, func(codes [][]int16) error { return c.txnCommit(ctx, req, conn, codes) })
+	if givenUp {
+		return nil, true
 	}
 	for i, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -90,26 +81,19 @@ func (c *Coordinator) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	var recs []Record
 	for i, t := range req.Topics {
 		for j, p := range t.Partitions {
-			md := ""
-			if p.Metadata != nil {
-				md = *p.Metadata
+			epoch := int32(-1)
+			if req.Version >= 2 {
+				epoch = p.LeaderEpoch
 			}
-			switch {
-			case !c.cfg.PartitionExists(t.Topic, p.Partition):
-				codes[i][j] = kerr.UnknownTopicOrPartition.Code
-			case c.cfg.MaxMetadataBytes > 0 && len(md) > c.cfg.MaxMetadataBytes:
-				codes[i][j] = kerr.OffsetMetadataTooLarge.Code
-			default:
-				epoch := int32(-1)
-				if req.Version >= 2 {
-					epoch = p.LeaderEpoch
-				}
-				o := offset{offset: p.Offset, leaderEpoch: epoch, metadata: md, commitMs: now.UnixMilli()}
-				tp := topicPartition{t.Topic, p.Partition}
-				pending[tp] = o
-				tps = append(tps, tp)
-				recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
+			tp := topicPartition{t.Topic, p.Partition}
+			o, code := c.checkCommit(tp, p.Offset, epoch, p.Metadata, now)
+			if code != 0 {
+				codes[i][j] = code
+				continue
 			}
+			pending[tp] = o
+			tps = append(tps, tp)
+			recs = append(recs, Record{offsetKey(req.Group, t.Topic, p.Partition), offsetValue(o)})
 		}
 	}
 	s.mu.Lock()
