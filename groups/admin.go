@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -155,4 +156,41 @@ func (c *Coordinator) deleteGroup(ctx context.Context, id string) error {
 	case <-ctx.Done():
 		return kerr.RequestTimedOut
 	}
+}
+
+// describedGroup locks the shard of group id and returns the group, of
+// kind T, with the shard's unlock, or the error a describe answers:
+// NOT_COORDINATOR, GROUP_ID_NOT_FOUND "Group %s not found.", or "Group %s
+// is not a %s group." for a group of another kind.
+func describedGroup[T group](c *Coordinator, id, kind string) (T, func(), error) {
+	var none T
+	s, err := c.groupShard(id)
+	if err != nil {
+		return none, nil, err
+	}
+	s.mu.Lock()
+	g := s.groups[id]
+	t, ok := g.(T)
+	switch {
+	case !s.active():
+		err = kerr.NotCoordinator
+	case !live(g):
+		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s not found.", id)
+	case !ok:
+		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a %s group.", id, kind)
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return none, nil, err
+	}
+	return t, s.mu.Unlock, nil
+}
+
+// describeError is the error code and message a describe answers for
+// describedGroup's error: the message Kafka sends with it, if any.
+func describeError(err error) (int16, *string) {
+	if !errors.As(err, new(*kafkaError)) {
+		return errorCode(err), nil
+	}
+	return errorCode(err), kmsg.StringPtr(errorMessage(err))
 }

@@ -5,11 +5,9 @@ package groups
 // answers that it is not a classic group, as Kafka 4 does).
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -33,27 +31,12 @@ var groupAuthorizedOps = int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDe
 func (c *Coordinator) describeConsumer(id string, ops bool) kmsg.ConsumerGroupDescribeResponseGroup {
 	d := kmsg.NewConsumerGroupDescribeResponseGroup()
 	d.Group = id
-	fail := func(err error, msg string) kmsg.ConsumerGroupDescribeResponseGroup {
-		d.ErrorCode = errorCode(err)
-		if msg != "" {
-			d.ErrorMessage = kmsg.StringPtr(msg)
-		}
+	cg, unlock, err := describedGroup[*consumerGroup](c, id, "consumer")
+	if err != nil {
+		d.ErrorCode, d.ErrorMessage = describeError(err)
 		return d
 	}
-	s, err := c.groupShard(id)
-	if err != nil {
-		return fail(err, "")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.groups[id]
-	cg, ok := g.(*consumerGroup)
-	switch {
-	case !live(g):
-		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
-	case !ok:
-		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id))
-	}
+	defer unlock()
 	d.State, d.Epoch, d.AssignmentEpoch, d.AssignorName = cg.stateName(), cg.epoch, cg.assignmentEpoch, cg.assignorName
 	if d.AssignorName == "" {
 		d.AssignorName = c.chooseAssignor(cg)

@@ -388,27 +388,12 @@ func (c *Coordinator) describeShare(id string, ops bool) kmsg.ShareGroupDescribe
 	d := kmsg.NewShareGroupDescribeResponseGroup()
 	d.GroupID = id
 	d.AuthorizedOperations = -2147483648
-	fail := func(err error, msg string) kmsg.ShareGroupDescribeResponseGroup {
-		d.ErrorCode = errorCode(err)
-		if msg != "" {
-			d.ErrorMessage = kmsg.StringPtr(msg)
-		}
+	sg, unlock, err := describedGroup[*shareGroup](c, id, "share")
+	if err != nil {
+		d.ErrorCode, d.ErrorMessage = describeError(err)
 		return d
 	}
-	s, err := c.groupShard(id)
-	if err != nil {
-		return fail(err, "")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.groups[id]
-	sg, ok := g.(*shareGroup)
-	switch {
-	case !live(g):
-		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
-	case !ok:
-		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", id))
-	}
+	defer unlock()
 	d.GroupState, d.GroupEpoch, d.AssignmentEpoch, d.Assignor = sg.stateName(), sg.epoch, sg.assignmentEpoch, "simple"
 	if ops {
 		d.AuthorizedOperations = groupAuthorizedOps

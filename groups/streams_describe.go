@@ -1,41 +1,11 @@
 package groups
 
 import (
-	"errors"
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// describedGroup locks the shard of group id and returns the group, of
-// kind T, with the shard's unlock, or the error a describe answers:
-// NOT_COORDINATOR, GROUP_ID_NOT_FOUND "Group %s not found.", or "Group %s
-// is not a %s group." for a group of another kind.
-func describedGroup[T group](c *Coordinator, id, kind string) (T, func(), error) {
-	var none T
-	s, err := c.groupShard(id)
-	if err != nil {
-		return none, nil, err
-	}
-	s.mu.Lock()
-	g := s.groups[id]
-	t, ok := g.(T)
-	switch {
-	case !s.active():
-		err = kerr.NotCoordinator
-	case !live(g):
-		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s not found.", id)
-	case !ok:
-		err = kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a %s group.", id, kind)
-	}
-	if err != nil {
-		s.mu.Unlock()
-		return none, nil, err
-	}
-	return t, s.mu.Unlock, nil
-}
 
 // The topology description statuses of StreamsGroupDescribe v1 samsa
 // answers: it stores no description (KIP-1331), as Kafka 4.4 at
@@ -59,10 +29,7 @@ func (c *Coordinator) describeStreams(id string, ops, withDescription bool) kmsg
 	d.Group = id
 	sg, unlock, err := describedGroup[*streamsGroup](c, id, "streams")
 	if err != nil {
-		d.ErrorCode = errorCode(err)
-		if msg := errorMessage(err); errors.As(err, new(*kafkaError)) {
-			d.ErrorMessage = kmsg.StringPtr(msg)
-		}
+		d.ErrorCode, d.ErrorMessage = describeError(err)
 		return d
 	}
 	defer unlock()
