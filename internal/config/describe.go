@@ -49,10 +49,19 @@ var (
 //     Kafka's quirk that broker synonyms ranked before the first one that
 //     is present are dropped, so retention.ms with only log.retention.hours
 //     set reports no broker synonym and source DEFAULT_CONFIG;
-//   - the source is that of the first synonym, or DEFAULT_CONFIG.
+//   - the source is that of the first synonym, or DEFAULT_CONFIG;
+//   - an internal config (internal.segment.bytes) is described only when
+//     the topic sets it.
 func (p *Props) DescribeTopic(overrides map[string]string, includeSynonyms, includeDocs bool) []Entry {
-	out := make([]Entry, 0, len(topicDefs))
-	for _, name := range TopicConfigNames() {
+	names := TopicConfigNames()
+	for _, d := range topicDefs {
+		if _, ok := overrides[d.Name]; ok && d.internal {
+			names = append(names, d.Name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]Entry, 0, len(names))
+	for _, name := range names {
 		d := topicIndex[name]
 		value := p.topicValue(d, overrides)
 		var chain []Synonym

@@ -47,7 +47,7 @@ func TestDescribeTopic(t *testing.T) {
 		"log.roll.hours":      "3",
 	})
 	es := p.DescribeTopic(map[string]string{"retention.ms": "2000", "cleanup.policy": "compact"}, true, true)
-	if len(es) != len(topicDefs) {
+	if len(es) != len(TopicConfigNames()) {
 		t.Fatalf("%d entries", len(es))
 	}
 	for i := 1; i < len(es); i++ {

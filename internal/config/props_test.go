@@ -390,7 +390,7 @@ func TestTablesAreConsistent(t *testing.T) {
 			t.Errorf("topic config %s defined twice", d.Name)
 		}
 		seen[d.Name] = true
-		if _, err := checkValue(d.Type, d.check, d.Default); err != nil {
+		if _, err := checkValue(d.Type, d.check, d.Default); err != nil && !d.internal {
 			t.Errorf("default %q of %s does not validate: %v", d.Default, d.Name, err)
 		}
 		for i, s := range d.Synonyms {

@@ -115,7 +115,7 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		Preallocate:                 m["preallocate"] == "true",
 		RetentionBytes:              i64("retention.bytes"),
 		RetentionMs:                 i64("retention.ms"),
-		SegmentBytes:                i32("segment.bytes"),
+		SegmentBytes:                segmentBytes(m, i32),
 		SegmentIndexBytes:           i32("segment.index.bytes"),
 		SegmentJitterMs:             i64("segment.jitter.ms"),
 		SegmentMs:                   i64("segment.ms"),
@@ -124,4 +124,13 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		FollowerThrottled:           parseThrottled(m["follower.replication.throttled.replicas"]),
 	}
 	return s, firstErr
+}
+
+// segmentBytes is internal.segment.bytes when set (Kafka's LogConfig
+// segmentSize, for tests), else segment.bytes.
+func segmentBytes(m map[string]string, i32 func(string) int32) int32 {
+	if m["internal.segment.bytes"] != "" {
+		return i32("internal.segment.bytes")
+	}
+	return i32("segment.bytes")
 }

@@ -34,6 +34,7 @@ type TopicDef struct {
 	Synonyms []Synonym // broker properties, highest precedence first; Value unset
 	scale    []int64   // per synonym: multiply the broker value by this (hours/minutes to ms)
 	check    func(string) error
+	internal bool // Kafka's internal config: accepted, described only where set
 }
 
 const (
@@ -49,8 +50,8 @@ func syn(names ...string) []Synonym {
 	return out
 }
 
-// topicDefs lists every topic config Kafka 4.x serves in DescribeConfigs
-// (LogConfig without the internal ones).
+// topicDefs lists every topic config Kafka 4.x serves in DescribeConfigs,
+// and LogConfig's internal one: internal.segment.bytes.
 var topicDefs = []TopicDef{
 	{Name: "cleanup.policy", Type: tList, Default: "delete", Synonyms: syn("log.cleanup.policy"), check: listIn("compact", "delete"),
 		Doc: "The retention policy of old segments: delete (the default) removes them past the retention limits; compact keeps the latest record of each key; both may be given."},
@@ -74,6 +75,8 @@ var topicDefs = []TopicDef{
 		Doc: "Replicas throttled on the follower side: [partition]:[broker],... or *: a broker listed here fetches the partition within its follower.replication.throttled.rate until its replica has caught up."},
 	{Name: "index.interval.bytes", Type: tInt, Default: "4096", Synonyms: syn("log.index.interval.bytes"), check: atLeast(0),
 		Doc: "How often, in bytes of log, an entry is added to the offset index."},
+	{Name: "internal.segment.bytes", Type: tInt, Default: "", internal: true,
+		Doc: "For tests only, as in Kafka: the maximum size of one segment file, overriding segment.bytes without its minimum."},
 	{Name: "leader.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
 		Doc: "Replicas throttled on the leader side: [partition]:[broker],... or *: a leader listed here answers follower fetches of the partition with no records while its leader.replication.throttled.rate is spent."},
 	{Name: "local.retention.bytes", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.bytes"), check: atLeast(-2),
@@ -133,10 +136,13 @@ func IsListTopicConfig(name string) bool {
 }
 
 // TopicConfigNames returns the names of all topic configs, sorted.
+// (internal.segment.bytes, internal, is not one of them).
 func TopicConfigNames() []string {
-	out := make([]string, len(topicDefs))
-	for i, d := range topicDefs {
-		out[i] = d.Name
+	out := make([]string, 0, len(topicDefs))
+	for _, d := range topicDefs {
+		if !d.internal {
+			out = append(out, d.Name)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,32 @@ func TestTopicSettings(t *testing.T) {
 	}
 	if _, err := p.TopicSettings(map[string]string{"segment.ms": "0"}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// internal.segment.bytes, Kafka's test-only config, overrides segment.bytes
+// and is described only where a topic sets it, as Kafka describes it.
+func TestInternalSegmentBytes(t *testing.T) {
+	p := mustNew(t, map[string]string{"log.segment.bytes": "2097152"})
+	for _, tt := range []struct {
+		overrides map[string]string
+		want      int32
+	}{
+		{nil, 2097152},
+		{map[string]string{"segment.bytes": "1048576"}, 1048576},
+		{map[string]string{"segment.bytes": "1048576", "internal.segment.bytes": "1024"}, 1024},
+		{map[string]string{"internal.segment.bytes": "700"}, 700},
+	} {
+		s, err := p.TopicSettings(tt.overrides)
+		if err != nil || s.SegmentBytes != tt.want {
+			t.Errorf("%v: segment bytes %d (%v), want %d", tt.overrides, s.SegmentBytes, err, tt.want)
+		}
+		described := slices.ContainsFunc(p.DescribeTopic(tt.overrides, true, false), func(e Entry) bool { return e.Name == "internal.segment.bytes" })
+		if _, set := tt.overrides["internal.segment.bytes"]; described != set {
+			t.Errorf("%v: internal.segment.bytes described %v", tt.overrides, described)
+		}
+	}
+	if slices.Contains(TopicConfigNames(), "internal.segment.bytes") {
+		t.Error("internal.segment.bytes is among the described topic configs")
 	}
 }
