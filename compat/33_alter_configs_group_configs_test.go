@@ -303,18 +303,25 @@ func TestGroupConfigsApplied(t *testing.T) {
 // takes it.
 func alterGroup(t *testing.T, cl *kgo.Client, group, name, value string) {
 	t.Helper()
+	alterConfig(t, cl, kmsg.ConfigResourceTypeGroupConfig, group, name, value)
+}
+
+// alterConfig sets name=value on a resource with IncrementalAlterConfigs
+// and fails the test unless it succeeds.
+func alterConfig(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceType, resource, name, value string) {
+	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	rr.ResourceType, rr.ResourceName = typ, resource
 	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
 	c.Name, c.Value = name, kmsg.StringPtr(value)
 	rr.Configs = append(rr.Configs, c)
 	req.Resources = append(req.Resources, rr)
 	resp, err := req.RequestWith(admCtx(t, admTimeout), cl)
 	if err != nil {
-		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v", group, name, value, err)
+		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v", resource, name, value, err)
 	}
 	if r := resp.Resources[0]; r.ErrorCode != 0 {
-		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v (%s)", group, name, value, kerr.ErrorForCode(r.ErrorCode), derefStr(r.ErrorMessage))
+		t.Fatalf("IncrementalAlterConfigs %s %s=%s: %v (%s)", resource, name, value, kerr.ErrorForCode(r.ErrorCode), derefStr(r.ErrorMessage))
 	}
 }

@@ -810,10 +810,10 @@ func TestFranzFetchLimits(t *testing.T) {
 }
 
 func TestFranzConsumeWhileProducing(t *testing.T) {
-	n := testutil.StartBroker(t, map[string]string{"log.segment.bytes": "65536"})
+	n := testutil.StartBroker(t, nil)
 	adm := newAdmin(t, n.Addr())
 	const topic, parts, producers, per = "concurrent", 2, 3, 4000
-	createTopic(t, adm, topic, parts, nil)
+	createTopic(t, adm, topic, parts, map[string]*string{"internal.segment.bytes": strp("65536")})
 
 	// A consumer follows the log from the start while three producers
 	// append to both partitions (segments roll underneath it).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/internal/testutil"
@@ -25,7 +26,7 @@ func TestFranzCompaction(t *testing.T) {
 	adm := newAdmin(t, n.Addr())
 	const topic = "compacted"
 	createTopic(t, adm, topic, 1, map[string]*string{
-		"cleanup.policy": strp("compact"), "segment.bytes": strp("2048"),
+		"cleanup.policy": strp("compact"), "internal.segment.bytes": strp("2048"),
 		"min.cleanable.dirty.ratio": strp("0.01"), "delete.retention.ms": strp("0"),
 	})
 
@@ -136,15 +137,20 @@ func TestFranzCompaction(t *testing.T) {
 // TestGroupOffsetsCompacted: __consumer_offsets is compacted like any
 // compact topic; a group's offsets, committed many times over, shrink to
 // about one record per partition, and a broker restart (the coordinator
-// replays the compacted log) still returns the last commit.
+// replays the compacted log) still returns the last commit. Its segments
+// are made small as Kafka's tests make them: internal.segment.bytes, set
+// on the topic once the first commit has created it
+// (offsets.topic.segment.bytes, like segment.bytes, is at least 1 MiB).
 func TestGroupOffsetsCompacted(t *testing.T) {
-	n := grpBroker(t, "log.cleaner.backoff.ms", "50", "offsets.topic.segment.bytes", "4096",
-		"offsets.topic.num.partitions", "4")
-	adm := newAdmin(t, n.Addr())
+	n := grpBroker(t, "log.cleaner.backoff.ms", "50", "offsets.topic.num.partitions", "4")
+	adm, cl := admAdmin(t, n.Addr())
 	const topic, group = "committed", "compacted-group"
 	createTopic(t, adm, topic, 2, nil)
 	var last kadm.Offsets
 	for i := 0; i < 300; i++ {
+		if i == 1 {
+			alterConfig(t, cl, kmsg.ConfigResourceTypeTopic, "__consumer_offsets", "internal.segment.bytes", "4096")
+		}
 		last = kadm.Offsets{}
 		last.Add(kadm.Offset{Topic: topic, Partition: 0, At: int64(i), LeaderEpoch: -1, Metadata: "m" + strconv.Itoa(i)})
 		last.Add(kadm.Offset{Topic: topic, Partition: 1, At: int64(2 * i), LeaderEpoch: -1})

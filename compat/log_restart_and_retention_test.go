@@ -128,7 +128,7 @@ func readSegments(t *testing.T, dir string) []byte {
 func TestFranzTornTail(t *testing.T) {
 	cases := []struct {
 		name         string
-		segmentBytes string // topic segment.bytes; "" for the default
+		segmentBytes string // topic internal.segment.bytes; "" for segment.bytes's default
 		// damage changes the active (last) segment, given its bytes and
 		// batches, and returns its new content.
 		damage  func(data []byte, bs []batchSpan) []byte
@@ -170,7 +170,7 @@ func TestFranzTornTail(t *testing.T) {
 			const topic = "torn"
 			var cfg map[string]*string
 			if c.segmentBytes != "" {
-				cfg = map[string]*string{"segment.bytes": strp(c.segmentBytes)}
+				cfg = map[string]*string{"internal.segment.bytes": strp(c.segmentBytes)}
 			}
 			createTopic(t, adm, topic, 1, cfg)
 			vals := produceSingles(t, n.Addr(), topic, 10)
@@ -272,7 +272,7 @@ func TestFranzRetention(t *testing.T) {
 	t.Run("time", func(t *testing.T) {
 		const topic = "retention-ms"
 		createTopic(t, adm, topic, 1, map[string]*string{
-			"retention.ms": strp("3000"), "segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+			"retention.ms": strp("3000"), "internal.segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
 		})
 		id := topicID(t, adm, topic)
 		vals := produceSingles(t, n.Addr(), topic, 20)
@@ -313,7 +313,7 @@ func TestFranzRetention(t *testing.T) {
 		for _, c := range []struct{ name, policy string }{{topic, "compact"}, {ref, "delete"}} {
 			createTopic(t, adm, c.name, 1, map[string]*string{
 				"cleanup.policy": strp(c.policy), "retention.ms": strp("500"), "retention.bytes": strp("100"),
-				"segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+				"internal.segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
 			})
 		}
 		vals := produceSingles(t, n.Addr(), topic, 20)
@@ -339,7 +339,7 @@ func TestFranzRetention(t *testing.T) {
 		const topic, limit = "retention-bytes", 1500
 		createTopic(t, adm, topic, 1, map[string]*string{
 			"retention.bytes": strp(strconv.Itoa(limit)), "retention.ms": strp("-1"),
-			"segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
+			"internal.segment.bytes": strp("1024"), "file.delete.delay.ms": strp("0"),
 		})
 		id := topicID(t, adm, topic)
 		produceSingles(t, n.Addr(), topic, 30)
@@ -472,7 +472,7 @@ func TestFranzCrashLikeRestart(t *testing.T) {
 	n := testutil.StartBroker(t, nil)
 	adm := newAdmin(t, n.Addr())
 	const topic = "crash"
-	createTopic(t, adm, topic, 1, map[string]*string{"segment.bytes": strp("700")})
+	createTopic(t, adm, topic, 1, map[string]*string{"internal.segment.bytes": strp("700")})
 	id := topicID(t, adm, topic)
 	cl := newKgo(t, n.Addr())
 	pid, epoch := initProducerID(t, cl)

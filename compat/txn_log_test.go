@@ -448,7 +448,7 @@ func TestTxnCompactionRemovesAborted(t *testing.T) {
 	adm := newAdmin(t, n.Addr())
 	const topic = "txncompact"
 	createTopic(t, adm, topic, 1, map[string]*string{
-		"cleanup.policy": strp("compact"), "segment.bytes": strp("2048"),
+		"cleanup.policy": strp("compact"), "internal.segment.bytes": strp("2048"),
 		"min.cleanable.dirty.ratio": strp("0.01"), "delete.retention.ms": strp("0"),
 	})
 	id := topicID(t, adm, topic)
