@@ -109,9 +109,14 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		}
 		return toStore, nil
 	})
+	var ce *config.ConfigError
 	switch {
 	case errors.Is(err, errValidateOnly):
 		return nil
+	case errors.As(err, &ce):
+		// Kafka refuses a dynamic broker config's value with
+		// INVALID_REQUEST and its ConfigException's message.
+		return &codedError{kerr.InvalidRequest, ce.Msg}
 	case errors.Is(err, config.ErrNotDynamic), errors.Is(err, errNoPasswordEncoder):
 		return fmt.Errorf("%w: %v", kerr.InvalidRequest, err)
 	case err != nil:

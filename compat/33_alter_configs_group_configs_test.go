@@ -49,45 +49,71 @@ func compareProbes(t *testing.T, kafka, samsa map[string]string) {
 	}
 }
 
+// probeIncremental sends one IncrementalAlterConfigs of a resource and
+// returns its answer: the code, and the code and message as a probe
+// records them. kv are name, value pairs: a value "-" deletes the name,
+// "+v" appends v, any other sets it.
+func probeIncremental(c *admConn, typ kmsg.ConfigResourceType, name string, validateOnly bool, kv ...string) (int16, string) {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.ValidateOnly = validateOnly
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = typ, name
+	eachPair(kv, func(k, v string) {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name = k
+		switch {
+		case v == "-":
+			cfg.Op = kmsg.IncrementalAlterConfigOpDelete
+		case strings.HasPrefix(v, "+"):
+			cfg.Op, cfg.Value = kmsg.IncrementalAlterConfigOpAppend, kmsg.StringPtr(v[1:])
+		default:
+			cfg.Value = kmsg.StringPtr(v)
+		}
+		rr.Configs = append(rr.Configs, cfg)
+	})
+	req.Resources = append(req.Resources, rr)
+	r := c.roundTrip(req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+	return r.ErrorCode, probeAnswer(r.ErrorCode, r.ErrorMessage)
+}
+
+// probeAlter sends one AlterConfigs of a resource (kv: name, value
+// pairs) and returns its answer as a probe records it.
+func probeAlter(c *admConn, typ kmsg.ConfigResourceType, name string, kv ...string) string {
+	req := kmsg.NewPtrAlterConfigsRequest()
+	rr := kmsg.NewAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = typ, name
+	eachPair(kv, func(k, v string) {
+		cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value = k, kmsg.StringPtr(v)
+		rr.Configs = append(rr.Configs, cfg)
+	})
+	req.Resources = append(req.Resources, rr)
+	r := c.roundTrip(req, 2).(*kmsg.AlterConfigsResponse).Resources[0]
+	return probeAnswer(r.ErrorCode, r.ErrorMessage)
+}
+
+// eachPair calls f with each name, value pair of kv.
+func eachPair(kv []string, f func(k, v string)) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		f(kv[i], kv[i+1])
+	}
+}
+
+// probeAnswer is an error code and message as a probe records them.
+func probeAnswer(code int16, msg *string) string {
+	return fmt.Sprintf("error %d %q", code, derefStr(msg))
+}
+
 func groupConfigProbe(t *testing.T, addr string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	c := admDial(t, addr)
 	group := "gcfg-probe"
 	incr := func(what, name string, validateOnly bool, kv ...string) {
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		req.ValidateOnly = validateOnly
-		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
-		for i := 0; i < len(kv); i += 2 {
-			cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-			cfg.Name = kv[i]
-			switch v := kv[i+1]; {
-			case v == "-":
-				cfg.Op = kmsg.IncrementalAlterConfigOpDelete
-			case strings.HasPrefix(v, "+"):
-				cfg.Op, cfg.Value = kmsg.IncrementalAlterConfigOpAppend, kmsg.StringPtr(v[1:])
-			default:
-				cfg.Value = kmsg.StringPtr(v)
-			}
-			rr.Configs = append(rr.Configs, cfg)
-		}
-		req.Resources = append(req.Resources, rr)
-		r := c.roundTrip(req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
-		out["incremental: "+what] = fmt.Sprintf("error %d %q", r.ErrorCode, derefStr(r.ErrorMessage))
+		_, out["incremental: "+what] = probeIncremental(c, kmsg.ConfigResourceTypeGroupConfig, name, validateOnly, kv...)
 	}
 	alter := func(what, name string, kv ...string) {
-		req := kmsg.NewPtrAlterConfigsRequest()
-		rr := kmsg.NewAlterConfigsRequestResource()
-		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
-		for i := 0; i < len(kv); i += 2 {
-			cfg := kmsg.NewAlterConfigsRequestResourceConfig()
-			cfg.Name, cfg.Value = kv[i], kmsg.StringPtr(kv[i+1])
-			rr.Configs = append(rr.Configs, cfg)
-		}
-		req.Resources = append(req.Resources, rr)
-		r := c.roundTrip(req, 2).(*kmsg.AlterConfigsResponse).Resources[0]
-		out["alter: "+what] = fmt.Sprintf("error %d %q", r.ErrorCode, derefStr(r.ErrorMessage))
+		out["alter: "+what] = probeAlter(c, kmsg.ConfigResourceTypeGroupConfig, name, kv...)
 	}
 	// describe records a DescribeConfigs answer once it shows want (Kafka
 	// applies a change to its metadata cache after answering the alter).

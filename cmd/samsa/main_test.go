@@ -125,6 +125,8 @@ func TestRun(t *testing.T) {
 		{args: []string{"frobnicate"}, code: 2, err: `samsa: unknown command "frobnicate"`},
 		{args: []string{"serve", "--override", "foo.bar=1"}, code: 2, err: `samsa: config: unknown property "foo.bar" (--override)`},
 		{args: []string{"serve", "--override", "foo.bar=1", "--override", "num.partitions=x"}, code: 2, err: "\nsamsa: config: invalid value \"x\" for property \"num.partitions\""},
+		// Below Kafka 4.4's minimum, which refuses to start with it too.
+		{args: []string{"serve", "--override", "log.segment.bytes=1048575"}, code: 2, err: `samsa: config: invalid value "1048575" for property "log.segment.bytes" (--override): Value must be at least 1048576`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -347,19 +347,20 @@ func BrokerDef(name string) (Def, bool) { return lookup(brokerIndex, name) }
 
 // ---- value checks ------------------------------------------------------
 
-// parseTyped checks that v (already trimmed) is a value of type t and
-// returns Kafka's canonical string form of it.
 // intWidths are the integer config types' sizes, and how Kafka's
 // messages name them.
 var intWidths = map[kmsg.ConfigType]struct {
 	bits int
 	what string
 }{
-	tShort: {16, "a short integer (16-bit)"},
-	tInt:   {32, "an integer (32-bit)"},
-	tLong:  {64, "an integer (64-bit)"},
+	tShort: {16, "SHORT"},
+	tInt:   {32, "INT"},
+	tLong:  {64, "LONG"},
 }
 
+// parseTyped checks that v (already trimmed) is a value of type t and
+// returns Kafka's canonical string form of it. Its errors are
+// invalidValues with the reason Kafka's ConfigDef gives.
 func parseTyped(t kmsg.ConfigType, v string) (string, error) {
 	switch t {
 	case tBool:
@@ -369,18 +370,18 @@ func parseTyped(t kmsg.ConfigType, v string) (string, error) {
 		case "false":
 			return "false", nil
 		}
-		return "", errors.New("expected true or false")
+		return "", &invalidValue{v, "Expected value to be either true or false"}
 	case tShort, tInt, tLong:
 		w := intWidths[t]
 		n, err := strconv.ParseInt(v, 10, w.bits)
 		if err != nil {
-			return "", numErr(err, w.what)
+			return "", &invalidValue{v, "Not a number of type " + w.what}
 		}
 		return strconv.FormatInt(n, 10), nil
 	case tDouble:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return "", errors.New("not a number")
+		f, err := parseJavaDouble(v)
+		if err != nil {
+			return "", &invalidValue{v, "Not a number of type DOUBLE"}
 		}
 		return formatDouble(f), nil
 	case tList:
@@ -390,16 +391,17 @@ func parseTyped(t kmsg.ConfigType, v string) (string, error) {
 	}
 }
 
-func numErr(err error, what string) error {
-	if errors.Is(err, strconv.ErrRange) {
-		return fmt.Errorf("out of range for %s", what)
-	}
-	return fmt.Errorf("not %s", what)
-}
-
 // formatDouble formats like Java's Double.toString for the values configs
-// use: 0.5 -> "0.5", 1 -> "1.0".
+// use: 0.5 -> "0.5", 1 -> "1.0", NaN, Infinity.
 func formatDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".eE") {
 		s += ".0"

@@ -228,6 +228,8 @@ func (p *Props) brokerChainFrom(name string, synonyms []string, perBroker bool) 
 	for _, s := range synonyms {
 		if d := brokerIndex[s]; d != nil && d.Default != nil {
 			chain = append(chain, Synonym{Name: s, Value: str(*d.Default), Source: srcDefault})
+		} else if k := kafkaIndex[s]; d == nil && k != nil && k.Default != nil {
+			chain = append(chain, Synonym{Name: s, Value: str(*k.Default), Source: srcDefault})
 		}
 	}
 	for len(chain) > 0 && chain[0].Name != name {

@@ -22,9 +22,13 @@
 // kafkagen). A property only Kafka defines, or its per-listener form
 // listener.name.<listener>.<property>, is accepted after a check of its
 // type and reported by Props.Ignored, which the broker names in one
-// warning line at start. A name neither table knows (ErrUnknownConfig) or
-// a value that does not parse (ErrInvalidConfig) is an error that names
-// the key, the value and where it came from; so is a setting samsa cannot
+// warning line at start. Every value, of samsa's properties and of the
+// ones only Kafka defines, is checked by Kafka's own validator (KafkaDef.
+// Valid: "[1048576,...]", "[compact, delete]") before samsa's checks. A
+// name neither table knows (ErrUnknownConfig) or a value that does not
+// parse or that a validator refuses (ErrInvalidConfig, wrapping a
+// *ConfigError with Kafka's message) is an error that names the key, the
+// value and where it came from; so is a setting samsa cannot
 // honour safely ("not supported by samsa"): an authorizer or a policy class.
 // The ssl.* and sasl.* settings samsa acts on may be set per listener
 // (listener.name.<listener>.ssl.*, listener.name.<listener>.sasl.*, and
@@ -44,6 +48,9 @@
 // KRaft (process.roles, controller.quorum.*) name the etcd cluster (Quorum);
 // listeners named in controller.listener.names are not Kafka listeners.
 //
+// Topic configs are Kafka's LogConfig's (kafkaTopicDefs, generated too),
+// checked by its validators, internal.segment.bytes included (Kafka's
+// test-only override of segment.bytes, without its 1 MiB minimum).
 // Topic configs (TopicConfigDef, ValidateTopicConfigs, Props.TopicConfigs,
 // Props.TopicSettings, Props.DescribeTopic) take their defaults from the
 // broker properties through Kafka's synonyms (retention.ms ←

@@ -112,19 +112,6 @@ var groupDefs = []GroupDef{
 
 var groupIndex = indexByName(groupDefs, func(d *GroupDef) string { return d.Name })
 
-// GroupConfigError is a group config Kafka refuses, with Kafka's message;
-// it is ErrInvalidConfig.
-type GroupConfigError struct{ Msg string }
-
-func (e *GroupConfigError) Error() string { return e.Msg }
-
-// Is makes a GroupConfigError match ErrInvalidConfig.
-func (e *GroupConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-func groupErr(format string, args ...any) error {
-	return &GroupConfigError{Msg: fmt.Sprintf(format, args...)}
-}
-
 // anyValue is the value of a broker property samsa or Kafka defines: as
 // set, else the default ("" for null), with its source.
 func (p *Props) anyValue(name string) (string, kmsg.ConfigSource) {
@@ -169,24 +156,24 @@ func parseGroupValue(d *GroupDef, v string) (string, error) {
 	if err != nil {
 		kind := map[kmsg.ConfigType]string{tInt: "INT", tLong: "LONG", tBool: "BOOLEAN"}[d.Type]
 		if d.Type == tBool {
-			return "", groupErr("Invalid value %s for configuration %s: Expected value to be either true or false", v, d.Name)
+			return "", configErr("Invalid value %s for configuration %s: Expected value to be either true or false", v, d.Name)
 		}
-		return "", groupErr("Invalid value %s for configuration %s: Not a number of type %s", v, d.Name, kind)
+		return "", configErr("Invalid value %s for configuration %s: Not a number of type %s", v, d.Name, kind)
 	}
 	if d.HasMin {
 		if n, _ := strconv.ParseInt(norm, 10, 64); n < d.Min {
-			return "", groupErr("Invalid value %s for configuration %s: Value must be at least %d", v, d.Name, d.Min)
+			return "", configErr("Invalid value %s for configuration %s: Value must be at least %d", v, d.Name, d.Min)
 		}
 	}
 	switch d.Name {
 	case "share.auto.offset.reset":
 		dur, ok := strings.CutPrefix(norm, "by_duration:")
 		if !(norm == "latest" || norm == "earliest" || ok && isoDuration.MatchString(dur) && !strings.HasPrefix(dur, "-") && dur != "P" && !strings.HasSuffix(dur, "T")) {
-			return "", groupErr("Invalid value %s for configuration %s: Invalid value `%s` for configuration %s. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.", v, d.Name, v, d.Name)
+			return "", configErr("Invalid value %s for configuration %s: Invalid value `%s` for configuration %s. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.", v, d.Name, v, d.Name)
 		}
 	case "share.isolation.level":
 		if norm != "read_committed" && norm != "read_uncommitted" {
-			return "", groupErr("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", v, d.Name)
+			return "", configErr("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", v, d.Name)
 		}
 	}
 	return norm, nil
@@ -194,13 +181,13 @@ func parseGroupValue(d *GroupDef, v string) (string, error) {
 
 // ValidateGroupConfigs checks a group's whole set of overrides as Kafka's
 // GroupConfig.validate does, against the broker properties of p. The
-// error is a *GroupConfigError with Kafka's message.
+// error is a *ConfigError with Kafka's message.
 func (p *Props) ValidateGroupConfigs(m map[string]string) error {
 	norm := make(map[string]string, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		d := groupIndex[k]
 		if d == nil {
-			return groupErr("Unknown group config name: %s", k)
+			return configErr("Unknown group config name: %s", k)
 		}
 		v, err := parseGroupValue(d, m[k])
 		if err != nil {
@@ -212,7 +199,7 @@ func (p *Props) ValidateGroupConfigs(m map[string]string) error {
 		list := splitList(tags)
 		slices.Sort(list)
 		if len(slices.Compact(list)) != len(splitList(tags)) {
-			return groupErr("streams.rack.aware.assignment.tags must not contain duplicate tag keys.")
+			return configErr("streams.rack.aware.assignment.tags must not contain duplicate tag keys.")
 		}
 	}
 	for _, d := range groupDefs {
@@ -225,22 +212,22 @@ func (p *Props) ValidateGroupConfigs(m map[string]string) error {
 		case d.MinProp != "" && d.MaxProp != "":
 			lo, hi := p.anyInt(d.MinProp), p.anyInt(d.MaxProp)
 			if n < lo || n > hi {
-				return groupErr("%s must be in the range %d to %d inclusive.", d.Name, lo, hi)
+				return configErr("%s must be in the range %d to %d inclusive.", d.Name, lo, hi)
 			}
 		case d.MaxProp != "":
 			if hi := p.anyInt(d.MaxProp); n > hi {
-				return groupErr("%s must be less than or equal to %d", d.Name, hi)
+				return configErr("%s must be less than or equal to %d", d.Name, hi)
 			}
 		default:
 			if lo := p.anyInt(d.MinProp); n < lo {
-				return groupErr("%s must be greater than or equal to %d", d.Name, lo)
+				return configErr("%s must be greater than or equal to %d", d.Name, lo)
 			}
 		}
 	}
 	if a, ok := norm["streams.assignor.name"]; ok {
 		names, _ := p.anyValue("group.streams.assignors")
 		if !slices.Contains(splitList(names), a) {
-			return groupErr("streams.assignor.name '%s' is not a registered task assignor. Registered assignors are: [%s].", a, strings.Join(splitList(names), ", "))
+			return configErr("streams.assignor.name '%s' is not a registered task assignor. Registered assignors are: [%s].", a, strings.Join(splitList(names), ", "))
 		}
 	}
 	for _, kind := range []string{"consumer", "share", "streams"} {
@@ -252,11 +239,11 @@ func (p *Props) ValidateGroupConfigs(m map[string]string) error {
 		}
 		s, h := p.groupInt(norm, sk), p.groupInt(norm, hk)
 		if s <= h {
-			return groupErr("%s must be greater than %s", sk, hk)
+			return configErr("%s must be greater than %s", sk, hk)
 		}
 	}
 	if t := norm["errors.deadletterqueue.topic.name"]; strings.HasPrefix(t, "__") {
-		return groupErr("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
+		return configErr("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
 	}
 	return nil
 }

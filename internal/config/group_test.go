@@ -24,7 +24,7 @@ func TestGroupValue(t *testing.T) {
 		t.Errorf("streams.assignor.name unset: %q, want sticky", got)
 	}
 	err = p.ValidateGroupConfigs(m)
-	var ge *GroupConfigError
+	var ge *ConfigError
 	if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &ge) || ge.Msg != "consumer.session.timeout.ms must be in the range 45000 to 50000 inclusive." {
 		t.Errorf("ValidateGroupConfigs(%v) = %v", m, err)
 	}

@@ -26,6 +26,18 @@ const tPassword = kmsg.ConfigTypePassword
 
 var kafkaIndex = indexByName(kafkaDefs, func(d *KafkaDef) string { return d.Name })
 
+// kafkaChecks are the checks of Kafka's validators of its broker
+// properties, by name (none for a property without one samsa reads).
+var kafkaChecks = func() map[string]func(string) error {
+	m := make(map[string]func(string) error)
+	for _, d := range kafkaDefs {
+		if c := kafkaCheck(d.Name, d.Type, d.Valid, true); c != nil {
+			m[d.Name] = c
+		}
+	}
+	return m
+}()
+
 // KafkaDefs returns every broker property Apache Kafka (KafkaVersion)
 // defines, sorted by name.
 func KafkaDefs() []KafkaDef { return append([]KafkaDef(nil), kafkaDefs...) }
@@ -62,3 +74,7 @@ func kafkaListenerDef(name string) (*KafkaDef, string, bool) {
 	}
 	return nil, "", false
 }
+
+// KafkaTopicDefs returns every topic config Apache Kafka (KafkaVersion)
+// defines, internal ones included, sorted by name.
+func KafkaTopicDefs() []KafkaDef { return append([]KafkaDef(nil), kafkaTopicDefs...) }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -127,6 +128,14 @@ func TestKafkaOnlyPropertiesAccepted(t *testing.T) {
 		{map[string]string{"listener.name.plaintext.sasl.server.max.receive.size": "lots"}, ErrInvalidConfig, "listener.name.plaintext.sasl.server.max.receive.size"},
 		{map[string]string{"security.inter.broker.protocol": "SASL_SSL"}, ErrInvalidConfig, "no listener named SASL_SSL"},
 		{map[string]string{"authorizer.class.name": "com.example.MyAuthorizer"}, ErrInvalidConfig, "must be one of"},
+		// Kafka's validators, for the properties samsa defines and the
+		// ones only Kafka does, per listener too.
+		{map[string]string{"log.segment.bytes": "1048575"}, ErrInvalidConfig, "Value must be at least 1048576"},
+		{map[string]string{"alter.log.dirs.replication.quota.window.num": "0"}, ErrInvalidConfig, "Value must be at least 1"},
+		{map[string]string{"max.decompressed.message.bytes": "2147483640"}, ErrInvalidConfig, "Value must be no more than 2147483639"},
+		{map[string]string{"listener.name.plaintext.ssl.client.auth": "maybe"}, ErrInvalidConfig, "String must be one of: required, requested, none"},
+		{map[string]string{"log.cleanup.policy": "delete,delete"}, ErrInvalidConfig, "Configuration 'log.cleanup.policy' values must not be duplicated."},
+		{map[string]string{"remote.log.storage.manager.class.name": ""}, ErrInvalidConfig, "String may not be empty"},
 	}
 	for _, c := range bad {
 		_, err := New(c.props)
@@ -147,5 +156,47 @@ func TestLookupOfUndefinedNamePanics(t *testing.T) {
 			}()
 			p.Int64(name)
 		}()
+	}
+}
+
+// samsa's topic configs are Kafka 4.4's LogConfig's: the same names,
+// types, defaults and internal ones, and each refuses what Kafka's
+// validator refuses (TestConfigRangesKafkaReference asks Kafka itself).
+func TestTopicDefsAreKafkas(t *testing.T) {
+	if len(topicDefs) != len(kafkaTopicDefs) {
+		t.Errorf("%d topic configs, Kafka has %d", len(topicDefs), len(kafkaTopicDefs))
+	}
+	for _, k := range kafkaTopicDefs {
+		d, ok := topicIndex[k.Name]
+		if !ok {
+			t.Errorf("%s: Kafka's topic config is missing", k.Name)
+			continue
+		}
+		def := "" // Kafka's null: internal.segment.bytes
+		if k.Default != nil {
+			def = *k.Default
+		}
+		if d.Type != k.Type || d.Default != def || d.internal != k.Internal {
+			t.Errorf("%s: type %v default %q internal %v; Kafka's %v %q %v", k.Name, d.Type, d.Default, d.internal, k.Type, def, k.Internal)
+		}
+	}
+	for _, tt := range []struct{ name, value, err string }{
+		{"segment.bytes", "1048575", "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576"},
+		{"segment.bytes", "1048576", ""},
+		{"internal.segment.bytes", "1", ""},
+		{"compression.gzip.level", "0", "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"},
+		{"compression.gzip.level", "-1", ""},
+		{"min.cleanable.dirty.ratio", "2", "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"},
+		{"min.cleanable.dirty.ratio", "NaN", ""},
+		{"cleanup.policy", "compact,shred", "Invalid value shred for configuration cleanup.policy: String must be one of: compact, delete"},
+		{"message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"},
+		{"segment.ms", "0", "Invalid value 0 for configuration segment.ms: Value must be at least 1"},
+		{"segment.ms", "9223372036854775808", "Invalid value 9223372036854775808 for configuration segment.ms: Not a number of type LONG"},
+		{"preallocate", "yes", "Invalid value yes for configuration preallocate: Expected value to be either true or false"},
+	} {
+		err := ValidateTopicConfigs(map[string]string{tt.name: tt.value})
+		if got := fmt.Sprint(err); tt.err == "" && err != nil || tt.err != "" && got != tt.err {
+			t.Errorf("%s=%s: %v, want %q", tt.name, tt.value, err, tt.err)
+		}
 	}
 }

@@ -114,7 +114,10 @@ func build(in []input) (*Props, error) {
 		}
 		norm, err := checkValue(typ, check, v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%w %q for property %q (%s): %v", ErrInvalidConfig, i.value, i.key, i.origin, err))
+			errs = append(errs, &propError{
+				msg:   fmt.Sprintf("%v %q for property %q (%s): %v", ErrInvalidConfig, i.value, i.key, i.origin, err),
+				kafka: named(i.key, err),
+			})
 			continue
 		}
 		src := i.source
@@ -138,25 +141,45 @@ func build(in []input) (*Props, error) {
 	return p, nil
 }
 
+// propError is a property value refused: samsa's message, naming the
+// value, the key and where it was set, wrapping the *ConfigError with
+// Kafka's (or ErrInvalidConfig, when the refusal is samsa's own).
+type propError struct {
+	msg   string
+	kafka error
+}
+
+func (e *propError) Error() string { return e.msg }
+
+func (e *propError) Unwrap() error {
+	if errors.Is(e.kafka, ErrInvalidConfig) {
+		return e.kafka
+	}
+	return ErrInvalidConfig
+}
+
 // propType returns the type and check of a property name: samsa's
 // definition, else Kafka's (a property samsa accepts and ignores), else
 // Kafka's for a per-listener name (listener.name.<l>.<property>). A name
 // neither defines is ErrUnknownConfig.
+//
+// The check is Kafka's validator of the property (kafkaChecks), then
+// samsa's own.
 func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if d, ok := brokerIndex[key]; ok {
-		return d.Type, d.check, nil
+		return d.Type, both(kafkaChecks[key], d.check), nil
 	}
 	if d, ok := kafkaIndex[key]; ok {
-		return d.Type, nil, nil
+		return d.Type, kafkaChecks[key], nil
 	}
 	if removedInKafka4(key) {
 		return kmsg.ConfigTypeString, nil, nil
 	}
 	if d, ok := samsaListenerDef(key); ok {
-		return d.Type, d.check, nil
+		return d.Type, both(kafkaChecks[d.Name], d.check), nil
 	}
 	if d, _, ok := kafkaListenerDef(key); ok {
-		return d.Type, nil, nil
+		return d.Type, kafkaChecks[d.Name], nil
 	}
 	return 0, nil, fmt.Errorf("%w property %q", ErrUnknownConfig, key)
 }

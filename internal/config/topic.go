@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,10 +30,10 @@ type TopicDef struct {
 	Type     kmsg.ConfigType
 	Default  string // Kafka's LogConfig default, used when no synonym applies
 	Doc      string
-	Synonyms []Synonym // broker properties, highest precedence first; Value unset
-	scale    []int64   // per synonym: multiply the broker value by this (hours/minutes to ms)
-	check    func(string) error
-	internal bool // Kafka's internal config: accepted, described only where set
+	Synonyms []Synonym          // broker properties, highest precedence first; Value unset
+	scale    []int64            // per synonym: multiply the broker value by this (hours/minutes to ms)
+	check    func(string) error // samsa's own, after Kafka's validator (kafkaTopicDefs)
+	internal bool               // Kafka's internal config: accepted, described only where set
 }
 
 const (
@@ -50,57 +49,66 @@ func syn(names ...string) []Synonym {
 	return out
 }
 
-// topicDefs lists every topic config Kafka 4.x serves in DescribeConfigs,
-// and LogConfig's internal one: internal.segment.bytes.
+// topicDefs lists every topic config of Kafka 4.4's LogConfig: the ones
+// DescribeConfigs serves, and internal.segment.bytes. Their valid values
+// are Kafka's (kafkaTopicDefs' validators); check adds samsa's own.
 var topicDefs = []TopicDef{
-	{Name: "cleanup.policy", Type: tList, Default: "delete", Synonyms: syn("log.cleanup.policy"), check: listIn("compact", "delete"),
+	{Name: "cleanup.policy", Type: tList, Default: "delete", Synonyms: syn("log.cleanup.policy"),
 		Doc: "The retention policy of old segments: delete (the default) removes them past the retention limits; compact keeps the latest record of each key; both may be given."},
-	{Name: "compression.gzip.level", Type: tInt, Default: "-1", Synonyms: syn("compression.gzip.level"), check: gzipLevel,
+	{Name: "compression.gzip.level", Type: tInt, Default: "-1", Synonyms: syn("compression.gzip.level"),
 		Doc: "The compression level when compression.type is gzip."},
-	{Name: "compression.lz4.level", Type: tInt, Default: "9", Synonyms: syn("compression.lz4.level"), check: between(1, 17),
+	{Name: "compression.lz4.level", Type: tInt, Default: "9", Synonyms: syn("compression.lz4.level"),
 		Doc: "The compression level when compression.type is lz4."},
-	{Name: "compression.type", Type: tString, Default: "producer", Synonyms: syn("compression.type"), check: oneOf(compressionTypes...),
+	{Name: "compression.type", Type: tString, Default: "producer", Synonyms: syn("compression.type"),
 		Doc: "The final compression of the topic's batches: gzip, snappy, lz4, zstd, uncompressed, or producer to keep the producer's codec."},
-	{Name: "compression.zstd.level", Type: tInt, Default: "3", Synonyms: syn("compression.zstd.level"), check: between(-131072, 22),
+	{Name: "compression.zstd.level", Type: tInt, Default: "3", Synonyms: syn("compression.zstd.level"),
 		Doc: "The compression level when compression.type is zstd."},
-	{Name: "delete.retention.ms", Type: tLong, Default: "86400000", Synonyms: syn("log.cleaner.delete.retention.ms"), check: atLeast(0),
+	{Name: "delete.retention.ms", Type: tLong, Default: "86400000", Synonyms: syn("log.cleaner.delete.retention.ms"),
 		Doc: "How long delete tombstones are kept in a compacted topic."},
-	{Name: "file.delete.delay.ms", Type: tLong, Default: "60000", Synonyms: syn("log.segment.delete.delay.ms"), check: atLeast(0),
+	{Name: "errors.deadletterqueue.group.enable", Type: tBool, Default: "false",
+		Doc: "Allow the topic to be a share group's dead-letter queue (KIP-1191); samsa: accepted and ignored."},
+	{Name: "file.delete.delay.ms", Type: tLong, Default: "60000", Synonyms: syn("log.segment.delete.delay.ms"),
 		Doc: "How long to wait before deleting a file from the file system."},
-	{Name: "flush.messages", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.messages"), check: atLeast(1),
+	{Name: "flush.messages", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.messages"),
 		Doc: "Force an fsync of the log after this many messages. Replication, not fsync, is the recommended durability."},
-	{Name: "flush.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), check: atLeast(0),
+	{Name: "flush.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
 		Doc: "Force an fsync of the log when this much time has passed since the last one."},
-	{Name: "follower.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
+	{Name: "follower.replication.throttled.replicas", Type: tList, Default: "",
 		Doc: "Replicas throttled on the follower side: [partition]:[broker],... or *: a broker listed here fetches the partition within its follower.replication.throttled.rate until its replica has caught up."},
-	{Name: "index.interval.bytes", Type: tInt, Default: "4096", Synonyms: syn("log.index.interval.bytes"), check: atLeast(0),
+	{Name: "index.interval.bytes", Type: tInt, Default: "4096", Synonyms: syn("log.index.interval.bytes"),
 		Doc: "How often, in bytes of log, an entry is added to the offset index."},
 	{Name: "internal.segment.bytes", Type: tInt, Default: "", internal: true,
-		Doc: "For tests only, as in Kafka: the maximum size of one segment file, overriding segment.bytes without its minimum."},
-	{Name: "leader.replication.throttled.replicas", Type: tList, Default: "", check: checkThrottled,
+		Doc: "For tests only, as in Kafka: the maximum size of one segment file, overriding segment.bytes without its 1 MiB minimum."},
+	{Name: "leader.replication.throttled.replicas", Type: tList, Default: "",
 		Doc: "Replicas throttled on the leader side: [partition]:[broker],... or *: a leader listed here answers follower fetches of the partition with no records while its leader.replication.throttled.rate is spent."},
-	{Name: "local.retention.bytes", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.bytes"), check: atLeast(-2),
+	{Name: "local.retention.bytes", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.bytes"),
 		Doc: "Local retention size with tiered storage; -2 means retention.bytes."},
-	{Name: "local.retention.ms", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.ms"), check: atLeast(-2),
+	{Name: "local.retention.ms", Type: tLong, Default: "-2", Synonyms: syn("log.local.retention.ms"),
 		Doc: "Local retention time with tiered storage; -2 means retention.ms."},
-	{Name: "max.compaction.lag.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.cleaner.max.compaction.lag.ms"), check: atLeast(1),
+	{Name: "max.compaction.lag.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.cleaner.max.compaction.lag.ms"),
 		Doc: "The maximum time a message stays ineligible for compaction."},
-	{Name: "max.message.bytes", Type: tInt, Default: "1048588", Synonyms: syn("message.max.bytes"), check: atLeast(0),
+	{Name: "max.decompressed.message.bytes", Type: tInt, Default: "2147483639", Synonyms: syn("max.decompressed.message.bytes"),
+		Doc: "The largest decompressed record the topic accepts; samsa: accepted and ignored."},
+	{Name: "max.message.bytes", Type: tInt, Default: "1048588", Synonyms: syn("message.max.bytes"),
 		Doc: "The largest record batch the topic accepts (after compression)."},
-	{Name: "message.timestamp.after.max.ms", Type: tLong, Default: "3600000", Synonyms: syn("log.message.timestamp.after.max.ms"), check: atLeast(0),
+	{Name: "message.timestamp.after.max.ms", Type: tLong, Default: "3600000", Synonyms: syn("log.message.timestamp.after.max.ms"),
 		Doc: "How far in the future a CreateTime timestamp may be, relative to the broker's clock."},
-	{Name: "message.timestamp.before.max.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.message.timestamp.before.max.ms"), check: atLeast(0),
+	{Name: "message.timestamp.before.max.ms", Type: tLong, Default: maxLong, Synonyms: syn("log.message.timestamp.before.max.ms"),
 		Doc: "How far in the past a CreateTime timestamp may be, relative to the broker's clock."},
-	{Name: "message.timestamp.type", Type: tString, Default: "CreateTime", Synonyms: syn("log.message.timestamp.type"), check: oneOf("CreateTime", "LogAppendTime"),
+	{Name: "message.timestamp.type", Type: tString, Default: "CreateTime", Synonyms: syn("log.message.timestamp.type"),
 		Doc: "Whether record timestamps are the producer's CreateTime or the broker's LogAppendTime."},
-	{Name: "min.cleanable.dirty.ratio", Type: tDouble, Default: "0.5", Synonyms: syn("log.cleaner.min.cleanable.ratio"), check: between(0, 1),
+	{Name: "min.cleanable.dirty.ratio", Type: tDouble, Default: "0.5", Synonyms: syn("log.cleaner.min.cleanable.ratio"),
 		Doc: "The minimum ratio of dirty log to total log for the log to be compacted."},
-	{Name: "min.compaction.lag.ms", Type: tLong, Default: "0", Synonyms: syn("log.cleaner.min.compaction.lag.ms"), check: atLeast(0),
+	{Name: "min.compaction.lag.ms", Type: tLong, Default: "0", Synonyms: syn("log.cleaner.min.compaction.lag.ms"),
 		Doc: "The minimum time a message stays uncompacted."},
-	{Name: "min.insync.replicas", Type: tInt, Default: "1", Synonyms: syn("min.insync.replicas"), check: atLeast(1),
+	{Name: "min.insync.replicas", Type: tInt, Default: "1", Synonyms: syn("min.insync.replicas"),
 		Doc: "The minimum number of in-sync replicas for an acks=all write to succeed."},
 	{Name: "preallocate", Type: tBool, Default: "false", Synonyms: syn("log.preallocate"),
 		Doc: "Preallocate the file of a new segment."},
+	{Name: "remote.copy.lag.bytes", Type: tLong, Default: "-1", Synonyms: syn("log.remote.copy.lag.bytes"),
+		Doc: "With tiered storage: how far behind the log end a segment must be before it is copied."},
+	{Name: "remote.copy.lag.ms", Type: tLong, Default: "0", Synonyms: syn("log.remote.copy.lag.ms"),
+		Doc: "With tiered storage: how old a segment must be before it is copied."},
 	{Name: "remote.log.copy.disable", Type: tBool, Default: "false",
 		Doc: "Stop copying segments to tiered storage."},
 	{Name: "remote.log.delete.on.disable", Type: tBool, Default: "false",
@@ -109,21 +117,33 @@ var topicDefs = []TopicDef{
 		Doc: "Enable tiered storage for the topic (samsa has none, so only false is accepted)."},
 	{Name: "retention.bytes", Type: tLong, Default: "-1", Synonyms: syn("log.retention.bytes"),
 		Doc: "The maximum size of a partition's log before old segments are deleted; -1 for no limit."},
-	{Name: "retention.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.retention.ms", "log.retention.minutes", "log.retention.hours"), scale: []int64{1, perMinute, perHour}, check: atLeast(-1),
+	{Name: "retention.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.retention.ms", "log.retention.minutes", "log.retention.hours"), scale: []int64{1, perMinute, perHour},
 		Doc: "How long a log segment is kept before it is deleted; -1 for no limit."},
-	{Name: "segment.bytes", Type: tInt, Default: "1073741824", Synonyms: syn("log.segment.bytes"), check: atLeast(14),
+	{Name: "segment.bytes", Type: tInt, Default: "1073741824", Synonyms: syn("log.segment.bytes"),
 		Doc: "The maximum size of one segment file."},
-	{Name: "segment.index.bytes", Type: tInt, Default: "10485760", Synonyms: syn("log.index.size.max.bytes"), check: atLeast(4),
+	{Name: "segment.index.bytes", Type: tInt, Default: "10485760", Synonyms: syn("log.index.size.max.bytes"),
 		Doc: "The maximum size of the offset index of a segment."},
-	{Name: "segment.jitter.ms", Type: tLong, Default: "0", Synonyms: syn("log.roll.jitter.ms", "log.roll.jitter.hours"), scale: []int64{1, perHour}, check: atLeast(0),
+	{Name: "segment.jitter.ms", Type: tLong, Default: "0", Synonyms: syn("log.roll.jitter.ms", "log.roll.jitter.hours"), scale: []int64{1, perHour},
 		Doc: "The maximum random jitter subtracted from the scheduled roll time of a segment."},
-	{Name: "segment.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.roll.ms", "log.roll.hours"), scale: []int64{1, perHour}, check: atLeast(1),
+	{Name: "segment.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.roll.ms", "log.roll.hours"), scale: []int64{1, perHour},
 		Doc: "Roll a new segment after this long even if the current one is not full."},
 	{Name: "unclean.leader.election.enable", Type: tBool, Default: "false", Synonyms: syn("unclean.leader.election.enable"),
 		Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
 }
 
-var topicIndex = indexByName(topicDefs, func(d *TopicDef) string { return d.Name })
+// topicIndex indexes topicDefs, each checked by Kafka's validator
+// (kafkaTopicDefs; TestTopicDefsAreKafkas: every one has one) before
+// samsa's own check.
+var topicIndex = func() map[string]*TopicDef {
+	kafka := indexByName(kafkaTopicDefs, func(d *KafkaDef) string { return d.Name })
+	m := indexByName(topicDefs, func(d *TopicDef) string { return d.Name })
+	for name, d := range m {
+		if k := kafka[name]; k != nil {
+			d.check = both(kafkaCheck(name, k.Type, k.Valid, false), d.check)
+		}
+	}
+	return m
+}()
 
 // TopicConfigDef returns the definition of a topic config.
 func TopicConfigDef(name string) (TopicDef, bool) { return lookup(topicIndex, name) }
@@ -148,28 +168,11 @@ func TopicConfigNames() []string {
 	return out
 }
 
-func checkThrottled(v string) error {
-	es := splitList(v)
-	if len(es) == 1 && es[0] == "*" {
-		return nil
-	}
-	for _, e := range es {
-		p, b, ok := strings.Cut(e, ":")
-		if !ok || !isInt(strings.TrimSpace(p)) || !isInt(strings.TrimSpace(b)) {
-			return fmt.Errorf("element %q: expected [partitionId]:[brokerId] or *", e)
-		}
-	}
-	return nil
-}
-
-func isInt(s string) bool {
-	_, err := strconv.Atoi(s)
-	return err == nil
-}
-
+// noTieredStorage refuses remote.storage.enable=true with Kafka's message
+// for a broker without remote.log.storage.system.enable: samsa has none.
 func noTieredStorage(v string) error {
-	if v == "true" || strings.EqualFold(v, "true") {
-		return errors.New("tiered storage is not supported by samsa")
+	if v == "true" {
+		return configErr("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
 	}
 	return nil
 }
@@ -194,10 +197,11 @@ func checkValue(t kmsg.ConfigType, check func(string) error, v string) (string, 
 }
 
 // ValidateTopicConfigs checks topic config overrides, as given to
-// CreateTopics or AlterConfigs. A nil value (a key deleted by
-// IncrementalAlterConfigs) is not expected here; pass only set keys. The
-// error wraps ErrUnknownConfig or ErrInvalidConfig and names the key;
-// keys are checked in sorted order so the error is deterministic.
+// CreateTopics or AlterConfigs, as Kafka 4.4's LogConfig does. A nil value
+// (a key deleted by IncrementalAlterConfigs) is not expected here; pass
+// only set keys. The error is a *ConfigError with Kafka's message, which
+// names the key; it is ErrUnknownConfig or ErrInvalidConfig. Keys are
+// checked in sorted order so the error is deterministic.
 func ValidateTopicConfigs(m map[string]string) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -207,10 +211,10 @@ func ValidateTopicConfigs(m map[string]string) error {
 	for _, k := range keys {
 		d, ok := topicIndex[k]
 		if !ok {
-			return fmt.Errorf("%w topic config %q", ErrUnknownConfig, k)
+			return &ConfigError{Msg: "Unknown topic config name: " + k, unknown: true}
 		}
 		if _, err := normalizeTopicValue(d, m[k]); err != nil {
-			return fmt.Errorf("%w %q for topic config %q: %v", ErrInvalidConfig, m[k], k, err)
+			return named(k, err)
 		}
 	}
 	minLag, maxLag := int64(0), int64(1<<63-1)
@@ -221,7 +225,7 @@ func ValidateTopicConfigs(m map[string]string) error {
 		maxLag, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	}
 	if minLag > maxLag {
-		return fmt.Errorf("%w %q for topic config %q: greater than max.compaction.lag.ms (%d)", ErrInvalidConfig, m["min.compaction.lag.ms"], "min.compaction.lag.ms", maxLag)
+		return configErr("conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", minLag, maxLag)
 	}
 	return nil
 }

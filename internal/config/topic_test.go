@@ -14,21 +14,26 @@ func TestValidateTopicConfigs(t *testing.T) {
 		key      string
 	}{
 		{map[string]string{"retention.ms": "1000", "cleanup.policy": "compact, delete", "min.cleanable.dirty.ratio": "0.1"}, nil, ""},
-		{map[string]string{"retention.ms": "-1", "retention.bytes": "-1", "segment.bytes": "1024"}, nil, ""},
+		{map[string]string{"retention.ms": "-1", "retention.bytes": "-1", "segment.bytes": "1048576"}, nil, ""},
+		{map[string]string{"segment.bytes": "1048576", "internal.segment.bytes": "1024"}, nil, ""},
+		{map[string]string{"max.decompressed.message.bytes": "1", "remote.copy.lag.ms": "-1", "errors.deadletterqueue.group.enable": "true"}, nil, ""},
 		{map[string]string{"leader.replication.throttled.replicas": "0:1,1:2", "follower.replication.throttled.replicas": "*"}, nil, ""},
 		{map[string]string{"message.timestamp.type": "LogAppendTime", "compression.type": "zstd", "compression.zstd.level": "-5"}, nil, ""},
 		{map[string]string{"foo": "1"}, ErrUnknownConfig, "foo"},
 		{map[string]string{"log.retention.ms": "1"}, ErrUnknownConfig, "log.retention.ms"}, // a broker property, not a topic config
 		{map[string]string{"retention.ms": "x"}, ErrInvalidConfig, "retention.ms"},
 		{map[string]string{"retention.ms": "-2"}, ErrInvalidConfig, "retention.ms"},
-		{map[string]string{"segment.bytes": "13"}, ErrInvalidConfig, "segment.bytes"},
+		{map[string]string{"segment.bytes": "1048575"}, ErrInvalidConfig, "Invalid value 1048575 for configuration segment.bytes: Value must be at least 1048576"},
+		{map[string]string{"segment.bytes": "1024"}, ErrInvalidConfig, "segment.bytes"},
+		{map[string]string{"internal.segment.bytes": "1k"}, ErrInvalidConfig, "internal.segment.bytes"},
+		{map[string]string{"max.decompressed.message.bytes": "2147483640"}, ErrInvalidConfig, "Value must be no more than 2147483639"},
 		{map[string]string{"segment.bytes": "4294967296"}, ErrInvalidConfig, "segment.bytes"},
 		{map[string]string{"cleanup.policy": "remove"}, ErrInvalidConfig, "cleanup.policy"},
 		{map[string]string{"compression.type": "brotli"}, ErrInvalidConfig, "compression.type"},
 		{map[string]string{"compression.gzip.level": "0"}, ErrInvalidConfig, "compression.gzip.level"},
 		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, ErrInvalidConfig, "min.cleanable.dirty.ratio"},
 		{map[string]string{"preallocate": "maybe"}, ErrInvalidConfig, "preallocate"},
-		{map[string]string{"remote.storage.enable": "true"}, ErrInvalidConfig, "remote.storage.enable"},
+		{map[string]string{"remote.storage.enable": "true"}, ErrInvalidConfig, "Tiered Storage functionality is disabled"},
 		{map[string]string{"leader.replication.throttled.replicas": "a:b"}, ErrInvalidConfig, "leader.replication.throttled.replicas"},
 		{map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, ErrInvalidConfig, "min.compaction.lag.ms"},
 	}
@@ -44,7 +49,7 @@ func TestValidateTopicConfigs(t *testing.T) {
 			t.Errorf("%v: err = %v, want %v", tt.m, err, tt.sentinel)
 			continue
 		}
-		if !strings.Contains(err.Error(), `"`+tt.key+`"`) {
+		if !strings.Contains(err.Error(), tt.key) {
 			t.Errorf("%v: error %q does not name %q", tt.m, err, tt.key)
 		}
 	}

@@ -4,19 +4,24 @@
 // KRaft, socket, log, replication, group and share coordinator,
 // transaction, quota, remote-log, metrics and security definitions) and
 // DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS for the ones that change at run
-// time. Run with the Kafka jars on the class path:
+// time. With the argument "topic" it prints the topic configs instead:
+// LogConfig's ConfigDef, internal ones included. Run with the Kafka jars on
+// the class path:
 //
-//	java -cp '.cache/kafka-libs/*' DumpBrokerConfigs.java
+//	java -cp '.cache/kafka-libs/*' DumpBrokerConfigs.java [topic]
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.kafka.server.config.DynamicBrokerConfig;
+import org.apache.kafka.storage.internals.log.LogConfig;
 
 public class DumpBrokerConfigs {
     public static void main(String[] args) {
-        ConfigDef def = kafka.server.KafkaConfig$.MODULE$.configDef();
-        Map<String, ConfigDef.ConfigKey> keys = new TreeMap<>(def.configKeys());
+        boolean topic = args.length > 0 && args[0].equals("topic");
+        Map<String, ConfigDef.ConfigKey> keys = new TreeMap<>(topic
+            ? LogConfig.configKeys()
+            : kafka.server.KafkaConfig$.MODULE$.configDef().configKeys());
         StringBuilder out = new StringBuilder();
         out.append("{\"version\":").append(quote(AppInfoParser.getVersion())).append("}\n");
         for (ConfigDef.ConfigKey k : keys.values()) {
@@ -33,7 +38,7 @@ public class DumpBrokerConfigs {
                 .append(',').append(dflt)
                 .append(",\"valid\":").append(quote(k.validator == null ? "" : k.validator.toString()))
                 .append(",\"importance\":").append(quote(k.importance == null ? "" : k.importance.name()))
-                .append(",\"dynamic\":").append(DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS.contains(k.name))
+                .append(",\"dynamic\":").append(!topic && DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS.contains(k.name))
                 .append(",\"internal\":").append(k.internalConfig)
                 .append(",\"doc\":").append(quote(k.documentation == null ? "" : k.documentation))
                 .append("}\n");
