@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -25,12 +26,13 @@ func shareFetchRequest(v int16, member string, epoch int32, id [16]byte, maxReco
 	return req
 }
 
-// shareAckRequest is a ShareAcknowledge v1 by member of group "sf" at
+// shareAckRequest is a ShareAcknowledge by member of group "sf" at
 // session epoch of offsets first-last of partition 0 of topic id, as typ
-// (1 accept, 2 release, 3 reject).
-func shareAckRequest(member string, epoch int32, id [16]byte, first, last int64, typ int8) *kmsg.ShareAcknowledgeRequest {
+// (1 accept, 2 release, 3 reject, 4 renew: v2, a renewing request).
+func shareAckRequest(v int16, member string, epoch int32, id [16]byte, first, last int64, typ int8) *kmsg.ShareAcknowledgeRequest {
 	req := kmsg.NewPtrShareAcknowledgeRequest()
-	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = 1, kmsg.StringPtr("sf"), kmsg.StringPtr(member), epoch
+	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = v, kmsg.StringPtr("sf"), kmsg.StringPtr(member), epoch
+	req.IsRenewAck = v >= 2 && typ == 4
 	rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
 	rp.AcknowledgementBatches = []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: first, LastOffset: last, AcknowledgeTypes: []int8{typ}}}
 	rt := kmsg.NewShareAcknowledgeRequestTopic()
@@ -67,7 +69,9 @@ func shareFetched(t *testing.T, resp kmsg.Response) (int16, [][2]int64) {
 // default share.auto.offset.reset), then acquires what is produced after;
 // v1 acquires whole batches past max records, v2 in record_limit mode
 // (KIP-1206) exactly max records; an acquired record acknowledged is NONE,
-// one not acquired INVALID_RECORD_STATE. A session epoch with no session
+// one not acquired INVALID_RECORD_STATE; a renewing ShareAcknowledge v2
+// renews a record's lock (KIP-1222), where v1 asking for it is
+// INVALID_REQUEST. A session epoch with no session
 // is SHARE_SESSION_NOT_FOUND, another than the session's
 // INVALID_SHARE_SESSION_EPOCH, as is a ShareAcknowledge at epoch 0; no
 // group or member id INVALID_REQUEST; an unknown topic id UNKNOWN_TOPIC_ID.
@@ -109,12 +113,29 @@ func TestShareFetchHandler(t *testing.T) {
 		r := resp.(*kmsg.ShareAcknowledgeResponse)
 		return topOr(r.ErrorCode, func() int16 { return r.Topics[0].Partitions[0].ErrorCode })
 	}
-	wantCode(t, "ShareAcknowledge of 3-5", ackCode(c.do(shareAckRequest("m1", epoch, id, 3, 5, 1))), nil)
+	wantCode(t, "ShareAcknowledge of 3-5", ackCode(c.do(shareAckRequest(1, "m1", epoch, id, 3, 5, 1))), nil)
 	epoch++
-	wantCode(t, "ShareAcknowledge of 3-5 again", ackCode(c.do(shareAckRequest("m1", epoch, id, 3, 5, 1))), kerr.InvalidRecordState)
+	wantCode(t, "ShareAcknowledge of 3-5 again", ackCode(c.do(shareAckRequest(1, "m1", epoch, id, 3, 5, 1))), kerr.InvalidRecordState)
 	epoch++
-	wantCode(t, "ShareAcknowledge of 5-3", ackCode(c.do(shareAckRequest("m1", epoch, id, 5, 3, 1))), kerr.InvalidRequest)
-	wantCode(t, "ShareAcknowledge at epoch 0", ackCode(c.do(shareAckRequest("m1", 0, id, 0, 0, 1))), kerr.InvalidShareSessionEpoch)
+	wantCode(t, "ShareAcknowledge of 5-3", ackCode(c.do(shareAckRequest(1, "m1", epoch, id, 5, 3, 1))), kerr.InvalidRequest)
+	epoch++
+	b.produce("sf", 0, "g")
+	if _, got := shareFetched(t, c.do(shareFetchRequest(2, "m1", epoch, id, 10))); !slices.Equal(got, [][2]int64{{6, 6}}) {
+		t.Errorf("fetching g: acquired %v, want 6-6", got)
+	}
+	for _, tc := range []struct {
+		v    int16
+		typ  int8
+		want *kerr.Error
+	}{
+		{1, 4, kerr.InvalidRequest}, // v1 renews nothing
+		{2, 4, nil},
+		{2, 1, nil},
+	} {
+		epoch++
+		wantCode(t, fmt.Sprintf("v%d ShareAcknowledge of 6 as %d", tc.v, tc.typ), ackCode(c.do(shareAckRequest(tc.v, "m1", epoch, id, 6, 6, tc.typ))), tc.want)
+	}
+	wantCode(t, "ShareAcknowledge at epoch 0", ackCode(c.do(shareAckRequest(1, "m1", 0, id, 0, 0, 1))), kerr.InvalidShareSessionEpoch)
 	wantCode(t, "an epoch ahead", shareFetchCode(c.do(shareFetchRequest(1, "m1", epoch+5, id, 10))), kerr.InvalidShareSessionEpoch)
 	noGroup := shareFetchRequest(1, "m1", 0, id, 10)
 	noGroup.GroupID = nil
