@@ -60,6 +60,14 @@ func (r *Registry) routes() *http.ServeMux {
 				writeError(w, errf(405, 405, "HTTP 405 Method Not Allowed"))
 				return
 			}
+			defer func() {
+				if p := recover(); p != nil {
+					// A bug of ours or of a parser's: the request fails,
+					// the broker goes on.
+					r.log.Error("schema registry: handler panicked", "method", req.Method, "path", req.URL.Path, "panic", p)
+					writeError(w, errf(500, 50001, "Internal error"))
+				}
+			}()
 			v, err := h(w, req)
 			if err != nil {
 				writeError(w, r.apiErr(err))

@@ -84,7 +84,7 @@ func TestRegisterLookupAndRead(t *testing.T) {
 	spaced := strings.ReplaceAll(recV1, ",", ", ")
 	tr.script(t, []step{
 		{"GET", "/subjects", "", 200, `[]`},
-		{"GET", "/schemas/types", "", 200, `["AVRO"]`},
+		{"GET", "/schemas/types", "", 200, `["JSON","PROTOBUF","AVRO"]`},
 		{"POST", "/subjects/u/versions", body(recV1), 200, `{"id":1}`},
 		// The same schema again, spaced differently: the same id, no new version.
 		{"POST", "/subjects/u/versions", body(spaced), 200, `{"id":1}`},
@@ -221,5 +221,51 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/nowhere", "", 404, `{"error_code":404,"message":"HTTP 404 Not Found"}`},
 		{"PATCH", "/subjects", "", 405, `{"error_code":405,"message":"HTTP 405 Method Not Allowed"}`},
 		{"GET", "/", "", 200, `{}`},
+	})
+}
+
+// typed is a register or lookup body of a schema of another type, with
+// references (JSON, without the brackets) when given.
+func typed(typ, schema, refs string) string {
+	b := `{"schemaType":"` + typ + `","schema":` + string(marshal(schema))
+	if refs != "" {
+		b += `,"references":[` + refs + `]`
+	}
+	return b + `}`
+}
+
+func TestJSONSchema(t *testing.T) {
+	tr := newTestRegistry(t)
+	addr := `{"type":"object","properties":{"city":{"type":"string"}}}`
+	person := `{"type":"object","properties":{"name":{"type":"string"},"home":{"$ref":"address.json"}},"required":["name"]}`
+	ref := `{"name":"address.json","subject":"address","version":1}`
+	tr.script(t, []step{
+		{"POST", "/subjects/address/versions", typed("JSON", addr, ""), 200, `{"id":1}`},
+		{"POST", "/subjects/person/versions", typed("JSON", person, ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/person/versions", typed("JSON", person, ref), 200, `{"id":2}`},
+		{"POST", "/subjects/person", typed("JSON", strings.ReplaceAll(person, ",", ", "), ref), 200, `~"id":2`},
+		{"GET", "/subjects/person/versions/1", "", 200, `{"subject":"person","version":1,"id":2,"schemaType":"JSON","references":[` + ref + `],"schema":` + string(marshal(person)) + `}`},
+		{"POST", "/subjects/bad/versions", typed("JSON", `{"type":5}`, ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/bad/versions", typed("JSON", `{"$ref":"https://example.org/x.json"}`, ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/bad/versions", typed("JSON", `{"$ref":"file:///etc/passwd"}`, ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/bad/versions", typed("AVRO", `"string"`, ref), 422, `~{"error_code":42201`},
+	})
+}
+
+func TestProtobuf(t *testing.T) {
+	tr := newTestRegistry(t)
+	common := "syntax = \"proto3\";\npackage samsa;\nmessage Address { string city = 1; }\n"
+	order := "syntax = \"proto3\";\npackage samsa;\nimport \"google/protobuf/timestamp.proto\";\nimport \"samsa/address.proto\";\n" +
+		"message Order { int64 id = 1; google.protobuf.Timestamp at = 2; Address ship_to = 3; }\n"
+	ref := `{"name":"samsa/address.proto","subject":"address","version":1}`
+	tr.script(t, []step{
+		{"POST", "/subjects/address/versions", typed("PROTOBUF", common, ""), 200, `{"id":1}`},
+		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, `{"id":2}`},
+		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, `{"id":2}`},
+		{"POST", "/subjects/order", typed("PROTOBUF", order, ref), 200, `~"schemaType":"PROTOBUF"`},
+		{"GET", "/schemas/ids/1", "", 200, `{"schemaType":"PROTOBUF","schema":` + string(marshal(strings.TrimSpace(common))) + `}`},
+		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; message M { strin x = 1; }", ""), 422, `~{"error_code":42201`},
+		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; import \"/etc/passwd\";", ""), 422, `~{"error_code":42201`},
 	})
 }

@@ -19,8 +19,8 @@ const (
 )
 
 // supportedTypes are the schema types this registry parses, as
-// /schemas/types lists them.
-var supportedTypes = []string{typeAvro}
+// /schemas/types lists them (in Confluent's order).
+var supportedTypes = []string{typeJSON, typeProtobuf, typeAvro}
 
 // errInvalidSchema wraps every reason a schema does not parse.
 var errInvalidSchema = errors.New("invalid schema")
@@ -45,9 +45,18 @@ type resolvedRef struct {
 // in the order they must be parsed: those a reference uses before it)
 // resolved.
 func parseSchema(typ, text string, deps []resolvedRef) (*parsed, error) {
+	for _, d := range deps {
+		if d.typ != typ {
+			return nil, fmt.Errorf("%w: reference %s is a %s schema, not %s", errInvalidSchema, d.Name, d.typ, typ)
+		}
+	}
 	switch typ {
 	case typeAvro:
 		return parseAvro(text, deps)
+	case typeJSON:
+		return parseJSONSchema(text, deps)
+	case typeProtobuf:
+		return parseProtobuf(text, deps)
 	}
 	return nil, fmt.Errorf("%w: unsupported schema type %s", errInvalidSchema, typ)
 }
@@ -61,9 +70,6 @@ func parseAvro(text string, deps []resolvedRef) (*parsed, error) {
 	// and names must resolve only to this schema's references.
 	cache := &avro.SchemaCache{}
 	for _, d := range deps {
-		if d.typ != typeAvro {
-			return nil, fmt.Errorf("%w: reference %s is a %s schema", errInvalidSchema, d.Name, d.typ)
-		}
 		if _, err := avro.ParseWithCache(d.schema, "", cache); err != nil {
 			return nil, fmt.Errorf("%w: reference %s: %v", errInvalidSchema, d.Name, err)
 		}
