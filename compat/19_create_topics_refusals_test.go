@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
@@ -98,14 +97,7 @@ func TestAdminRefusals(t *testing.T) {
 // With two brokers, a replication factor of 3 is refused: there are not
 // enough brokers to hold the replicas (2 is served: see cluster_*_test.go).
 func TestReplicationFactorAboveBrokersRefused(t *testing.T) {
-	etcd, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { etcd.Close() })
-	ep := etcd.Endpoints()[0]
-	b1 := testutil.StartBroker(t, map[string]string{"node.id": "1", "etcd.endpoints": ep})
-	testutil.StartBroker(t, map[string]string{"node.id": "2", "etcd.endpoints": ep})
+	b1, _ := startTwoBrokers(t)
 	adm := newAdmin(t, b1.Addr())
 	resp, err := adm.CreateTopic(testCtx(t, 20*time.Second), 1, 3, nil, "replicated")
 	if err == nil {

@@ -21,6 +21,23 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
+// admReassign asks for the reassignments of req and fails the test unless
+// every one is accepted.
+func admReassign(t testing.TB, adm *kadm.Client, req kadm.AlterPartitionAssignmentsReq) {
+	t.Helper()
+	res, err := adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range res {
+		for p, r := range ps {
+			if r.Err != nil {
+				t.Fatalf("reassigning partition %d: %v %s", p, r.Err, r.ErrMessage)
+			}
+		}
+	}
+}
+
 // waitReassigned waits until no reassignment of topic is in progress and
 // every partition's replicas and ISR are want[p] (as sets; the replicas in
 // want's order).
@@ -121,17 +138,7 @@ func TestClusterPartitionReassignment(t *testing.T) {
 	req := kadm.AlterPartitionAssignmentsReq{}
 	req.Assign(topic, 0, target0)
 	req.Assign(topic, 1, target1)
-	res, err := adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ps := range res {
-		for p, r := range ps {
-			if r.Err != nil {
-				t.Fatalf("reassigning partition %d: %v %s", p, r.Err, r.ErrMessage)
-			}
-		}
-	}
+	admReassign(t, adm, req)
 	waitReassigned(t, c, adm, topic, map[int32][]int32{0: target0, 1: target1})
 	testutil.Eventually(t, 30*time.Second, func() error {
 		for p, id := range map[int32]int32{0: gone0, 1: gone1} {
@@ -168,7 +175,7 @@ func TestClusterPartitionReassignment(t *testing.T) {
 	bad.CancelAssign(topic, 0)
 	bad.Assign(topic, 1, []int32{1, 1})
 	bad.Assign("no-such-topic", 0, []int32{1})
-	res, err = adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), bad)
+	res, err := adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), bad)
 	if err != nil {
 		t.Fatal(err)
 	}

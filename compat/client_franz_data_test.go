@@ -418,18 +418,7 @@ func TestFranzDeleteRecords(t *testing.T) {
 		}
 		return r
 	}
-	startOffset := func() int64 {
-		t.Helper()
-		lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, ok := lo.Lookup(topic, 0)
-		if !ok || o.Err != nil {
-			t.Fatalf("ListStartOffsets: %+v", o)
-		}
-		return o.Offset
-	}
+	startOffset := func() int64 { return admStartOffset(t, adm, topic) }
 
 	// Delete up to the middle of the third batch.
 	if r := deleteTo(12); r.Err != nil || r.LowWatermark != 12 {

@@ -13,10 +13,9 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
-// Two brokers on one external etcd form one cluster: each sees the other in
-// Metadata, partitions are spread over both, and a client produces to and
-// consumes from the leader of each partition.
-func TestTwoBrokersShareOneCluster(t *testing.T) {
+// startTwoBrokers starts brokers 1 and 2 on one etcd of their own.
+func startTwoBrokers(t *testing.T) (*testutil.Node, *testutil.Node) {
+	t.Helper()
 	etcd, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +24,14 @@ func TestTwoBrokersShareOneCluster(t *testing.T) {
 	ep := etcd.Endpoints()[0]
 	b1 := testutil.StartBroker(t, map[string]string{"node.id": "1", "etcd.endpoints": ep})
 	b2 := testutil.StartBroker(t, map[string]string{"node.id": "2", "etcd.endpoints": ep})
+	return b1, b2
+}
+
+// Two brokers on one external etcd form one cluster: each sees the other in
+// Metadata, partitions are spread over both, and a client produces to and
+// consumes from the leader of each partition.
+func TestTwoBrokersShareOneCluster(t *testing.T) {
+	b1, b2 := startTwoBrokers(t)
 
 	cl := newKgo(t, b1.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := newAdmin(t, b2.Addr())

@@ -94,6 +94,21 @@ func admCreate(t testing.TB, adm *kadm.Client, topic string, partitions int32, r
 	return r
 }
 
+// admStartOffset is the log start offset of topic's partition 0
+// (ListOffsets, earliest).
+func admStartOffset(t testing.TB, adm *kadm.Client, topic string) int64 {
+	t.Helper()
+	lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := lo.Lookup(topic, 0)
+	if !ok || o.Err != nil {
+		t.Fatalf("ListStartOffsets %s: %+v", topic, o)
+	}
+	return o.Offset
+}
+
 // admMetadata issues an uncached Metadata request (latest version) for topics;
 // AllowAutoTopicCreation false.
 func admMetadata(t testing.TB, cl *kgo.Client, topics ...string) *kmsg.MetadataResponse {

@@ -78,36 +78,37 @@ func partitionMeta(t testing.TB, addr string, topic string, partition int32) (km
 // ISR of n replicas.
 func waitISR(t testing.TB, c cluster, topic string, partition int32, n int, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
 	t.Helper()
-	var mp kmsg.MetadataResponseTopicPartition
-	testutil.Eventually(t, timeout, func() error {
-		var err error
-		mp, err = partitionMeta(t, c.LiveAddr(), topic, partition)
-		if err != nil {
-			return err
-		}
+	return waitPartition(t, c, topic, partition, timeout, func(mp kmsg.MetadataResponseTopicPartition) error {
 		if mp.Leader < 0 || len(mp.ISR) != n {
 			return fmt.Errorf("%s-%d: leader %d, isr %v, want %d in sync", topic, partition, mp.Leader, mp.ISR, n)
 		}
 		return nil
 	})
-	return mp
 }
 
 // waitLeader waits until the partition's leader is a running node other
 // than not, and returns it.
 func waitLeader(t testing.TB, c cluster, topic string, partition int32, not int32, timeout time.Duration) kmsg.MetadataResponseTopicPartition {
 	t.Helper()
-	var mp kmsg.MetadataResponseTopicPartition
-	testutil.Eventually(t, timeout, func() error {
-		var err error
-		mp, err = partitionMeta(t, c.LiveAddr(), topic, partition)
-		if err != nil {
-			return err
-		}
+	return waitPartition(t, c, topic, partition, timeout, func(mp kmsg.MetadataResponseTopicPartition) error {
 		if mp.Leader < 0 || mp.Leader == not || !c.IsRunning(mp.Leader) {
 			return fmt.Errorf("%s-%d: leader %d", topic, partition, mp.Leader)
 		}
 		return nil
+	})
+}
+
+// waitPartition polls a running node's metadata of the partition until
+// ready accepts it, and returns it.
+func waitPartition(t testing.TB, c cluster, topic string, partition int32, timeout time.Duration, ready func(kmsg.MetadataResponseTopicPartition) error) kmsg.MetadataResponseTopicPartition {
+	t.Helper()
+	var mp kmsg.MetadataResponseTopicPartition
+	testutil.Eventually(t, timeout, func() error {
+		var err error
+		if mp, err = partitionMeta(t, c.LiveAddr(), topic, partition); err != nil {
+			return err
+		}
+		return ready(mp)
 	})
 	return mp
 }

@@ -168,17 +168,7 @@ func TestJBODReplicasArrivingAtOnceSpread(t *testing.T) {
 		areq.Assign(topic, p, []int32{1, 2})
 		want[p] = []int32{1, 2}
 	}
-	res, err := adm.AlterPartitionAssignments(testCtx(t, 30*time.Second), areq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ps := range res {
-		for p, r := range ps {
-			if r.Err != nil {
-				t.Fatalf("reassigning partition %d: %v %s", p, r.Err, r.ErrMessage)
-			}
-		}
-	}
+	admReassign(t, adm, areq)
 	waitReassigned(t, c, adm, topic, want)
 	if got := logDirCounts(t, topic, d1, d2); got[0] != 8 || got[1] != 8 {
 		t.Fatalf("16 replicas in broker 2's log dirs: %v, want 8 and 8", got)

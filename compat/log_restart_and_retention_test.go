@@ -245,18 +245,7 @@ func TestFranzRetention(t *testing.T) {
 	adm := newAdmin(t, n.Addr())
 	cl := newKgo(t, n.Addr())
 
-	startOf := func(topic string) int64 {
-		t.Helper()
-		lo, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, ok := lo.Lookup(topic, 0)
-		if !ok || o.Err != nil {
-			t.Fatalf("ListStartOffsets %s: %+v", topic, o)
-		}
-		return o.Offset
-	}
+	startOf := func(topic string) int64 { return admStartOffset(t, adm, topic) }
 	segSizes := func(topic string) (bases, sizes []int64) {
 		for _, s := range segmentLogs(t, n.PartitionDir(topic, 0)) {
 			fi, err := os.Stat(s)

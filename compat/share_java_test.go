@@ -42,6 +42,19 @@ func newShareLedger() *shareLedger {
 		holding: map[string]bool{}}
 }
 
+// awaitHolding waits until member (in mode hold) holds records.
+func (l *shareLedger) awaitHolding(t *testing.T, member string) {
+	t.Helper()
+	testutil.Eventually(t, 60*time.Second, func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.holding[member] {
+			return fmt.Errorf("%s holds nothing yet", member)
+		}
+		return nil
+	})
+}
+
 // startShareMember runs compat/java's ShareMember in mode (accept,
 // release, reject, hold) in a JVM of its own.
 func startShareMember(t *testing.T, addr, group, topic, name, mode string, l *shareLedger, props ...string) *procMember {
@@ -271,14 +284,7 @@ func TestShareGroupJavaLockExpiry(t *testing.T) {
 	holder := startShareMember(t, addr, group, topic, "holder", "hold", l)
 	awaitShareInit(t, cl, group, topic)
 	produceShare(t, cl, topic, total, total)
-	testutil.Eventually(t, 60*time.Second, func() error {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !l.holding["holder"] {
-			return fmt.Errorf("holder holds nothing yet")
-		}
-		return nil
-	})
+	l.awaitHolding(t, "holder")
 	l.mu.Lock()
 	held := len(l.reads)
 	l.mu.Unlock()
@@ -386,14 +392,7 @@ func TestShareGroupJavaBrokerRestart(t *testing.T) {
 	acc.leave()
 	produceShare(t, cl, topic, 40, 10) // offsets 60-99
 	holder := startShareMember(t, n.Addr(), group, topic, "holder", "hold", l)
-	testutil.Eventually(t, 60*time.Second, func() error {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !l.holding["holder"] {
-			return fmt.Errorf("holder holds nothing yet")
-		}
-		return nil
-	})
+	l.awaitHolding(t, "holder")
 	holder.crash()
 	l.mu.Lock()
 	held := map[int64]bool{}
