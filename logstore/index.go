@@ -16,9 +16,15 @@ var errBadIndex = errors.New("logstore: inconsistent index file")
 // format: 8-byte entries (relative offset, file position), both ascending.
 // Its segment's mu guards it.
 type offsetIndex struct {
-	base      int64
-	buf       []byte // whole entries
-	persisted int    // bytes of buf already in the file
+	base int64
+	buf  []byte // whole entries
+	file indexFile
+}
+
+// indexFile is what an index knows of its file.
+type indexFile struct {
+	persisted int  // bytes of buf already in the file
+	onDisk    bool // the file holds them: loaded from it, or written here
 }
 
 func (ix *offsetIndex) count() int { return len(ix.buf) / offsetIndexEntrySize }
@@ -91,22 +97,27 @@ func loadOffsetIndex(fs FS, path string, base int64) (*offsetIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &offsetIndex{base: base, buf: b, persisted: len(b)}, nil
+	return &offsetIndex{base: base, buf: b, file: indexFile{persisted: len(b), onDisk: true}}, nil
 }
 
 // writeTo brings the file at path up to date with the entries in memory:
 // only the unwritten tail is written, then the file is cut to size. It
 // reports whether it changed the file.
 func (ix *offsetIndex) writeTo(fs FS, path string) (bool, error) {
-	return writeIndexFile(fs, path, ix.buf, &ix.persisted)
+	return writeIndexFile(fs, path, ix.buf, &ix.file)
 }
 
-// writeIndexFile writes buf[*persisted:] at *persisted and truncates the
+// writeIndexFile writes buf[persisted:] at persisted and truncates the
 // file to len(buf), creating it when needed. A file already up to date is
-// left untouched (not even truncated to its own size, which would dirty
-// its inode and cost a clean shutdown an fsync). It reports whether it
-// created or changed the file (wrote may be true with an error).
-func writeIndexFile(fs FS, path string, buf []byte, persisted *int) (wrote bool, err error) {
+// left untouched: not opened when known to be (an idle log's Close would
+// pay for it ten thousand times), and not truncated to its own size, which
+// would dirty its inode and cost a clean shutdown an fsync. It reports
+// whether it created or changed the file (wrote may be true with an
+// error).
+func writeIndexFile(fs FS, path string, buf []byte, st *indexFile) (wrote bool, err error) {
+	if st.onDisk && st.persisted == len(buf) {
+		return false, nil
+	}
 	f, err := fs.OpenFile(path, os.O_RDWR, 0o644)
 	if errors.Is(err, os.ErrNotExist) {
 		f, err = fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -115,18 +126,18 @@ func writeIndexFile(fs FS, path string, buf []byte, persisted *int) (wrote bool,
 	if err != nil {
 		return false, err
 	}
-	if *persisted > len(buf) {
-		*persisted = 0
+	if st.persisted > len(buf) {
+		st.persisted = 0
 	}
-	st, err := f.Stat()
-	if err == nil && st.Size() < int64(*persisted) {
-		*persisted = 0 // the file lost data behind our back: rewrite it
+	fi, err := f.Stat()
+	if err == nil && fi.Size() < int64(st.persisted) {
+		st.persisted = 0 // the file lost data behind our back: rewrite it
 	}
-	if err == nil && len(buf) > *persisted {
+	if err == nil && len(buf) > st.persisted {
 		wrote = true
-		_, err = f.WriteAt(buf[*persisted:], int64(*persisted))
+		_, err = f.WriteAt(buf[st.persisted:], int64(st.persisted))
 	}
-	if err == nil && st.Size() != int64(len(buf)) {
+	if err == nil && fi.Size() != int64(len(buf)) {
 		wrote = true
 		err = f.Truncate(int64(len(buf)))
 	}
@@ -134,8 +145,9 @@ func writeIndexFile(fs FS, path string, buf []byte, persisted *int) (wrote bool,
 		err = cerr
 	}
 	if err != nil {
+		st.onDisk = false
 		return wrote, err
 	}
-	*persisted = len(buf)
+	st.persisted, st.onDisk = len(buf), true
 	return wrote, nil
 }

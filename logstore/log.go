@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,6 +181,11 @@ type Log struct {
 
 	ckptMu        sync.Mutex // serialises checkpoint and snapshot files
 	recoveryPoint int64      // guarded by ckptMu
+	// snapSaved is the digest of the producer snapshot on disk at offset
+	// snapSavedAt (written or loaded here); snapSavedAt is -1 when none
+	// is known. Guarded by ckptMu.
+	snapSaved   [sha256.Size]byte
+	snapSavedAt int64
 	// startSaved is the log start offset checkpoint on disk, -1 when
 	// there is none. Guarded by ckptMu.
 	startSaved int64
@@ -772,6 +778,21 @@ func (l *Log) Close() error {
 	return l.close(true)
 }
 
+// PrepareClose makes durable now what a clean Close would write (index
+// files, producer snapshot, checkpoints, the fsyncs), without the marker,
+// while the log stays open: a Close soon after then has only what changed
+// in between to write and fsync. A broker calls it for every log while
+// its controlled shutdown moves leadership away, which leaves the final
+// Close of an idle partition without an fsync. Appends may go on.
+func (l *Log) PrepareClose() error {
+	if err := l.lockAppend(); err != nil {
+		return err
+	}
+	defer l.appendMu.Unlock()
+	l.wg.Wait()
+	return l.writeCleanStateLocked()
+}
+
 // Abandon closes the log's files the way a killed process leaves them:
 // nothing is flushed and no index file, snapshot, checkpoint or
 // clean-shutdown marker is written, so the next Open recovers. It exists
@@ -812,13 +833,23 @@ func (l *Log) close(clean bool) error {
 }
 
 // shutdownCleanLocked writes everything the next Open needs to skip the
-// recovery scan, then the marker. Only what changed since it was last made
+// recovery scan (writeCleanStateLocked), then the marker.
+func (l *Log) shutdownCleanLocked() error {
+	if err := l.writeCleanStateLocked(); err != nil {
+		return err
+	}
+	return writeNewFile(l.fs, pathJoin(l.dir, cleanShutdownName), nil, false)
+}
+
+// writeCleanStateLocked makes durable what the clean-shutdown marker
+// vouches for. Only what changed since it was last made
 // durable is written and fsynced (an idle partition costs no fsync), the
-// directory is fsynced once for all its new and renamed files, and the
-// marker is created last. The marker itself is not fsynced: everything it
+// directory is fsynced once for all its new and renamed files; the marker
+// comes after it, itself not fsynced: everything it
 // vouches for is durable before it exists, so whichever way a power
 // failure goes the next Open either trusts durable state or recovers.
-func (l *Log) shutdownCleanLocked() error {
+// Caller holds appendMu, and no rolled segment's fsync is under way.
+func (l *Log) writeCleanStateLocked() error {
 	if err := l.active.sealIndexes(); err != nil {
 		return err
 	}
@@ -838,14 +869,17 @@ func (l *Log) shutdownCleanLocked() error {
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	path := segmentName(l.dir, end, snapshotSuffix)
-	if old, err := readFile(l.fs, path); err != nil || !bytes.Equal(old, snap.Bytes()) {
-		// (Snapshots are only ever written fsynced, so an equal one is
-		// durable already.)
-		if err := renameSynced(l.fs, path, snap.Bytes()); err != nil {
-			return err
+	if sum := sha256.Sum256(snap.Bytes()); l.snapSavedAt != end || sum != l.snapSaved {
+		// (Snapshots are only ever written fsynced, so an equal one on
+		// disk is durable already.)
+		path := segmentName(l.dir, end, snapshotSuffix)
+		if old, err := readFile(l.fs, path); err != nil || !bytes.Equal(old, snap.Bytes()) {
+			if err := renameSynced(l.fs, path, snap.Bytes()); err != nil {
+				return err
+			}
+			l.pruneSnapshotsLocked()
 		}
-		l.pruneSnapshotsLocked()
+		l.snapSaved, l.snapSavedAt = sum, end
 	}
 	start := l.start.Load()
 	if l.startSaved >= 0 && l.startSaved != start || l.startSaved < 0 && start != l.segments()[0].base {
@@ -862,11 +896,9 @@ func (l *Log) shutdownCleanLocked() error {
 		return err
 	}
 	if l.dirDirty.Load() {
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			return err
-		}
+		return l.fs.SyncDir(l.dir)
 	}
-	return writeNewFile(l.fs, pathJoin(l.dir, cleanShutdownName), nil, false)
+	return nil
 }
 
 // syncMetadataLocked makes a partition.metadata written without fsync

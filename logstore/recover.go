@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -46,7 +47,7 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, snapSavedAt: -1, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
 	l.dirDirty.Store(true)
 	l.fs = dirTracker{FS: fs, dir: filepath.Clean(dir), dirty: &l.dirDirty}
 	c := cfg.normalized()
@@ -430,6 +431,7 @@ func (l *Log) loadProducerState(snapshots []int64, end, rebuildTxns int64) error
 		}
 		l.pstate = m
 		from = max(from, off)
+		l.snapSaved, l.snapSavedAt = sha256.Sum256(data), off
 		break
 	}
 	for _, s := range l.segments() {
@@ -508,6 +510,7 @@ func (l *Log) writeSnapshotFileLocked(offset int64, data []byte) error {
 	if err := writeFileAtomic(l.fs, segmentName(l.dir, offset, snapshotSuffix), data); err != nil {
 		return err
 	}
+	l.snapSaved, l.snapSavedAt = sha256.Sum256(data), offset
 	l.pruneSnapshotsLocked()
 	return nil
 }

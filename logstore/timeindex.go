@@ -14,9 +14,9 @@ const timeIndexEntrySize = 12
 // including the batch at offset o is T, and that batch first reached it.
 // Its segment's mu guards it.
 type timeIndex struct {
-	base      int64
-	buf       []byte
-	persisted int
+	base int64
+	buf  []byte
+	file indexFile
 }
 
 func (ti *timeIndex) count() int { return len(ti.buf) / timeIndexEntrySize }
@@ -81,9 +81,9 @@ func loadTimeIndex(fs FS, path string, base int64) (*timeIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &timeIndex{base: base, buf: b, persisted: len(b)}, nil
+	return &timeIndex{base: base, buf: b, file: indexFile{persisted: len(b), onDisk: true}}, nil
 }
 
 func (ti *timeIndex) writeTo(fs FS, path string) (bool, error) {
-	return writeIndexFile(fs, path, ti.buf, &ti.persisted)
+	return writeIndexFile(fs, path, ti.buf, &ti.file)
 }
