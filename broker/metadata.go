@@ -124,46 +124,69 @@ func (m *metadata) closeAll(clean bool) error {
 	defer m.syncMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// Closing a log cleanly syncs and writes its checkpoints: with
-	// thousands of partitions that is seconds of waiting on the disk, so
-	// several close at once, as Kafka's shutdown does.
+	var ps []*partition
+	for _, t := range m.topics {
+		for _, p := range t.parts {
+			if p.Log != nil {
+				ps = append(ps, p)
+			}
+		}
+	}
+	err := eachLog(ps, func(p *partition) error {
+		switch {
+		case p.Offline():
+			// Its directory failed: closed as a crash leaves it, the
+			// next start recovers it (or finds the disk still bad).
+			_ = p.Log.Abandon()
+			return nil
+		case clean:
+			return p.Log.Close()
+		default:
+			return p.Log.Abandon()
+		}
+	})
+	m.topics = map[string]*topic{}
+	m.byID = map[[16]byte]*topic{}
+	return err
+}
+
+// prepareClose makes every online log durable as a clean close leaves it,
+// without the marker (logstore.Log.PrepareClose), while the broker still
+// serves: the final closeAll then writes only what changed since. A log
+// that fails here is closed uncleanly by closeAll, which reports it.
+func (m *metadata) prepareClose() {
+	ps := m.allPartitions()
+	_ = eachLog(ps, func(p *partition) error {
+		if !p.Offline() {
+			_ = p.Log.PrepareClose()
+		}
+		return nil
+	})
+}
+
+// eachLog runs f for every partition of ps, several at once: closing or
+// flushing thousands of logs is seconds of waiting on the disk, which
+// parallel fsyncs share, as Kafka's shutdown does with a bounded pool.
+func eachLog(ps []*partition, f func(p *partition) error) error {
 	var (
 		errMu sync.Mutex
 		errs  []error
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, 8)
 	)
-	for _, t := range m.topics {
-		for _, p := range t.parts {
-			if p.Log == nil {
-				continue
+	for _, p := range ps {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := f(p); err != nil {
+				errMu.Lock()
+				errs = append(errs, err)
+				errMu.Unlock()
 			}
-			wg.Add(1)
-			slots <- struct{}{}
-			go func() {
-				defer func() { <-slots; wg.Done() }()
-				var err error
-				switch {
-				case p.Offline():
-					// Its directory failed: closed as a crash leaves it, the
-					// next start recovers it (or finds the disk still bad).
-					_ = p.Log.Abandon()
-				case clean:
-					err = p.Log.Close()
-				default:
-					err = p.Log.Abandon()
-				}
-				if err != nil {
-					errMu.Lock()
-					errs = append(errs, err)
-					errMu.Unlock()
-				}
-			}()
-		}
+		}()
 	}
 	wg.Wait()
-	m.topics = map[string]*topic{}
-	m.byID = map[[16]byte]*topic{}
 	return errors.Join(errs...)
 }
 
