@@ -34,6 +34,9 @@ func (b *Broker) handleApiVersions(_ context.Context, r *request) (kmsg.Response
 			return resp, nil
 		}
 	}
+	if req.Version >= 3 && r.software != nil {
+		r.software.name, r.software.version = req.ClientSoftwareName, req.ClientSoftwareVersion
+	}
 	for _, v := range b.versions {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = v.Key, v.Min, v.Max

@@ -16,7 +16,7 @@ import (
 	"github.com/samsa-io/samsa/security"
 )
 
-func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Response, error) {
+func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range req.Resources {
@@ -52,6 +52,14 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, r *request) (kmsg.Resp
 				entries = b.cfg().DescribeGroup(b.groupConfig(rr.ResourceName), req.IncludeSynonyms, req.IncludeDocumentation)
 				sr.ErrorMessage = kmsg.StringPtr("") // as Kafka answers a group
 
+			}
+		case kmsg.ConfigResourceTypeClientMetrics:
+			cfg, err := b.clientMetricsConfig(ctx, rr.ResourceName)
+			if err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			} else {
+				entries = describeClientMetrics(cfg, req.IncludeSynonyms, req.IncludeDocumentation)
+				sr.ErrorMessage = kmsg.StringPtr("") // as Kafka answers it
 			}
 		case kmsg.ConfigResourceTypeBrokerLogger:
 			if err := b.checkBrokerResource(rr.ResourceName); err != nil {

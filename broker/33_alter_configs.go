@@ -76,9 +76,10 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 				case kmsg.IncrementalAlterConfigOpDelete:
 					delete(next, c.Name)
 				case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-					if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
-						// Kafka 4.4 looks group configs up among the topic
-						// configs here, so it refuses every one.
+					if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig || rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+						// Kafka 4.4 looks group and client-metrics configs
+						// up among the topic configs here, so it refuses
+						// every one.
 						return nil, &codedError{kerr.InvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", c.Op, c.Name)}
 					}
 					if !config.IsListTopicConfig(c.Name) {
@@ -134,6 +135,8 @@ func (b *Broker) alterResource(ctx context.Context, r *request, typ kmsg.ConfigR
 			return err
 		}
 		return b.alterGroupConfigs(ctx, name, validateOnly, edit)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return b.alterClientMetrics(ctx, name, validateOnly, edit)
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return err

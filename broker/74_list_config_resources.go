@@ -3,8 +3,8 @@ package broker
 // ListConfigResources v0-v1 (KIP-1142; v0 was ListClientMetricsResources):
 // the resources that have configs to describe, of the types asked for
 // (every type when none is): the groups with group configs, this cluster's
-// live brokers (as BROKER and BROKER_LOGGER) and every topic. samsa has no
-// client metrics resources. A type Kafka does not list is
+// client-metrics subscriptions, live brokers (as BROKER and BROKER_LOGGER)
+// and every topic. A type Kafka does not list is
 // UNSUPPORTED_VERSION, as Kafka answers it. It needs DescribeConfigs on
 // the cluster.
 
@@ -50,6 +50,11 @@ func (b *Broker) handleListConfigResources(ctx context.Context, r *request) (kms
 			for _, g := range slices.Sorted(maps.Keys(m.all)) {
 				add(kmsg.ConfigResourceTypeGroupConfig, g)
 			}
+		}
+	}
+	if all || want[kmsg.ConfigResourceTypeClientMetrics] {
+		for _, n := range b.telemetry.Names() {
+			add(kmsg.ConfigResourceTypeClientMetrics, n)
 		}
 	}
 	if all || want[kmsg.ConfigResourceTypeBroker] || want[kmsg.ConfigResourceTypeBrokerLogger] {

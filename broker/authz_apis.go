@@ -92,6 +92,11 @@ type access struct {
 // SASL exchange, served before a principal is known.
 var noAccess = &access{}
 
+// anyPrincipal declares an API that Kafka serves to every authenticated
+// principal, checking no ACL: GetTelemetrySubscriptions and PushTelemetry
+// (KIP-714; a client pushes its own metrics).
+var anyPrincipal = &access{}
+
 // authzMerge adds refused items back to a handler's response.
 type authzMerge func(kmsg.Response)
 
@@ -665,15 +670,15 @@ func (b *Broker) authzOffsetFetch(r *request) (kmsg.Response, authzMerge) {
 }
 
 // configRefusal is the error of a config resource the principal may not
-// describe or alter (op): TOPIC on the topic, BROKER and BROKER_LOGGER on
-// the cluster; GROUP is checked by the handlers; 0 when allowed.
+// describe or alter (op): TOPIC on the topic, BROKER, BROKER_LOGGER and
+// CLIENT_METRICS on the cluster; GROUP is checked by the handlers; 0 when allowed.
 func (b *Broker) configRefusal(r *request, op security.Operation, t kmsg.ConfigResourceType, name string) int16 {
 	switch t {
 	case kmsg.ConfigResourceTypeTopic:
 		if !b.may(r, op, security.ResourceTopic, name) {
 			return kerr.TopicAuthorizationFailed.Code
 		}
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
 		if !b.mayCluster(r, op) {
 			return kerr.ClusterAuthorizationFailed.Code
 		}

@@ -17,6 +17,7 @@ import (
 // it; only the keys served before a principal is known declare nothing.
 func TestEveryAPIDeclaresAuthorization(t *testing.T) {
 	nothing := []kmsg.Key{kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate}
+	anyone := []kmsg.Key{kmsg.GetTelemetrySubscriptions, kmsg.PushTelemetry}
 	for key, h := range handlers {
 		switch az := h.access; {
 		case az == nil:
@@ -24,6 +25,10 @@ func TestEveryAPIDeclaresAuthorization(t *testing.T) {
 		case az == noAccess:
 			if !slices.Contains(nothing, key) {
 				t.Errorf("%s declares that it authorizes nothing", key.Name())
+			}
+		case az == anyPrincipal:
+			if !slices.Contains(anyone, key) {
+				t.Errorf("%s declares that every principal may use it", key.Name())
 			}
 		case az.check == nil && !az.inHandler:
 			t.Errorf("%s declares %v but neither a check nor one in its handler", key.Name(), az.needs)

@@ -29,7 +29,12 @@ type request struct {
 	parked    time.Duration // how long the handler waited (long poll, acks=all, rebalance), not working
 	started   time.Time     // when the handler started, for request_percentage
 	timed     bool          // its time is recorded against request_percentage
+	software  *clientSoftware
 }
+
+// clientSoftware is the client software a connection's ApiVersions v3+
+// named (KIP-511), for the client-metrics match selectors.
+type clientSoftware struct{ name, version string }
 
 // errCloseConn asks the connection loop to close without a response, as
 // Kafka does for requests it refuses to parse or serve.
@@ -58,6 +63,7 @@ func (b *Broker) serveConn(ctx context.Context, c net.Conn, listener string, sec
 	// A share session ends with the connection that opened it (Kafka's
 	// ShareSessionCache listens for disconnects the same way).
 	defer b.share.ConnClosed(cs.id)
+	defer b.telemetry.ConnClosed(cs.id)
 	for {
 		if err := b.serveOne(ctx, cs); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
@@ -97,6 +103,7 @@ type connState struct {
 	tokenAuth bool      // the principal authenticated with a delegation token
 	sasl      *saslConn // nil unless the listener is SASL_PLAINTEXT or SASL_SSL
 	idle      time.Duration
+	software  clientSoftware
 	small     []byte // buffer for requests up to smallFrame
 	out       []byte // buffer for encoded responses
 }
@@ -152,7 +159,7 @@ func (b *Broker) serveOne(ctx context.Context, cs *connState) error {
 			return b.serveSASL(ctx, cs, frame)
 		}
 	}
-	r := &request{hdr: hdr, conn: c, connID: cs.id, listener: cs.listener, principal: cs.principal, tokenAuth: cs.tokenAuth, times: &t, size: len(frame)}
+	r := &request{hdr: hdr, conn: c, connID: cs.id, listener: cs.listener, principal: cs.principal, tokenAuth: cs.tokenAuth, times: &t, size: len(frame), software: &cs.software}
 	resp, err := b.dispatch(ctx, r, body)
 	t.end = time.Now()
 	if err != nil {

@@ -21,6 +21,9 @@ var (
 // errCode maps an error from any layer to its Kafka error code.
 func errCode(err error) int16 {
 	var ke *kerr.Error
+	if code, ok := telemetryErrCode(err); ok {
+		return code
+	}
 	switch {
 	case err == nil:
 		return 0

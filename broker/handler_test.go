@@ -30,6 +30,7 @@ type handlerBroker struct {
 	t    *testing.T
 	addr string // PLAINTEXT: the principal is ANONYMOUS, a super user
 	sasl string // SASL_PLAINTEXT (PLAIN): admin (super user), alice, bob
+	node *testutil.Node
 }
 
 // startHandlerBroker starts a broker with the StandardAuthorizer on, super
@@ -57,7 +58,7 @@ func startHandlerBroker(t *testing.T, extra map[string]string) *handlerBroker {
 	if len(addrs) != 2 {
 		t.Fatalf("listeners bound %v, want two", addrs)
 	}
-	b := &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1]}
+	b := &handlerBroker{t: t, addr: addrs[0], sasl: addrs[1], node: n}
 	b.waitController()
 	return b
 }

@@ -151,6 +151,7 @@ func newMetrics(b *Broker) *metrics {
 
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.MustRegister(stateCollector{b})
+	r.MustRegister(b.telemetry.Store()) // what clients push (KIP-714)
 	return m
 }
 

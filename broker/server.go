@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/samsa-io/samsa/clientmetrics"
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/httpapi"
@@ -51,6 +52,9 @@ type Broker struct {
 	dynProps atomic.Pointer[config.Props]
 	// groupCfgs are the group configs by group (group_configs.go).
 	groupCfgs atomic.Pointer[groupCfgSet]
+	// telemetry serves GetTelemetrySubscriptions and PushTelemetry and
+	// keeps the client-metrics subscriptions (71_telemetry.go).
+	telemetry *clientmetrics.Manager
 	// groupCfgWatchHook: SetGroupConfigWatchHook; see group_configs.go.
 	groupCfgWatchHook atomic.Pointer[func()]
 	// streamsCreating are the streams groups' internal topics being
@@ -190,6 +194,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.passwords = pw
 	b.dynProps.Store(p)
+	b.telemetry = clientmetrics.NewManager(clientmetrics.NewStore(clientmetrics.Limits{}, nil),
+		func() int32 { return b.settings.TelemetryMaxBytes }, nil)
 	b.metrics = newMetrics(b)
 	b.meta.init()
 	return b, nil
@@ -291,6 +297,9 @@ func (b *Broker) Start() (err error) {
 	if err := b.startGroupConfigs(ctx); err != nil {
 		return fmt.Errorf("broker: group configs: %w", err)
 	}
+	if err := b.startClientMetrics(ctx); err != nil {
+		return fmt.Errorf("broker: client metrics: %w", err)
+	}
 	prevEpoch, err := b.takeCleanShutdown()
 	if err != nil {
 		return err
@@ -355,7 +364,7 @@ func (b *Broker) Start() (err error) {
 	if addr := b.settings.HTTPListener; addr != "" {
 		bootstrap, mechanism := b.consoleBootstrap()
 		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: bootstrap, SASLMechanism: mechanism,
-			Pprof: b.settings.HTTPPprof, Logger: b.log})
+			Clients: b.telemetry.Store().Clients, Pprof: b.settings.HTTPPprof, Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}

@@ -109,54 +109,8 @@ func groupConfigProbe(t *testing.T, addr string) map[string]string {
 	out := map[string]string{}
 	c := admDial(t, addr)
 	group := "gcfg-probe"
-	incr := func(what, name string, validateOnly bool, kv ...string) {
-		_, out["incremental: "+what] = probeIncremental(c, kmsg.ConfigResourceTypeGroupConfig, name, validateOnly, kv...)
-	}
-	alter := func(what, name string, kv ...string) {
-		out["alter: "+what] = probeAlter(c, kmsg.ConfigResourceTypeGroupConfig, name, kv...)
-	}
-	// describe records a DescribeConfigs answer once it shows want (Kafka
-	// applies a change to its metadata cache after answering the alter).
-	describe := func(what, name string, want map[string]string, names ...string) {
-		req := kmsg.NewPtrDescribeConfigsRequest()
-		req.IncludeSynonyms, req.IncludeDocumentation = true, true
-		rr := kmsg.NewDescribeConfigsRequestResource()
-		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
-		rr.ConfigNames = names
-		req.Resources = append(req.Resources, rr)
-		var r kmsg.DescribeConfigsResponseResource
-		testutil.Eventually(t, 20*time.Second, func() error {
-			r = c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
-			for k, v := range want {
-				if !slices.ContainsFunc(r.Configs, func(cfg kmsg.DescribeConfigsResponseResourceConfig) bool {
-					return cfg.Name == k && derefStr(cfg.Value) == v
-				}) {
-					return fmt.Errorf("%s: %s is not %s yet", what, k, v)
-				}
-			}
-			return nil
-		})
-		out["describe: "+what] = fmt.Sprintf("error %d %q, %d configs", r.ErrorCode, derefStr(r.ErrorMessage), len(r.Configs))
-		for _, cfg := range r.Configs {
-			var syn []string
-			for _, s := range cfg.ConfigSynonyms {
-				syn = append(syn, fmt.Sprintf("%s=%s/%d", s.Name, derefStr(s.Value), s.Source))
-			}
-			out["describe: "+what+": "+cfg.Name] = fmt.Sprintf("%s source %d type %d readOnly %v sensitive %v documented %v synonyms %v",
-				derefStr(cfg.Value), cfg.Source, cfg.ConfigType, cfg.ReadOnly, cfg.IsSensitive, cfg.Documentation != nil && *cfg.Documentation != "", syn)
-		}
-	}
-	list := func(what string, types ...int8) {
-		req := kmsg.NewPtrListConfigResourcesRequest()
-		req.ResourceTypes = types
-		r := c.roundTrip(req, 1).(*kmsg.ListConfigResourcesResponse)
-		var got []string
-		for _, cr := range r.ConfigResources {
-			got = append(got, fmt.Sprintf("%d:%s", cr.Type, cr.Name))
-		}
-		slices.Sort(got)
-		out["list config resources: "+what] = fmt.Sprintf("error %d %v", r.ErrorCode, got)
-	}
+	cfgs := configProber{t: t, c: c, out: out, typ: kmsg.ConfigResourceTypeGroupConfig}
+	incr, alter, describe, list := cfgs.incr, cfgs.alter, cfgs.describe, cfgs.list
 	describe("no configs", group, nil)
 	incr("set two", group, false, "consumer.session.timeout.ms", "50000", "streams.num.standby.replicas", "1")
 	describe("two set", group, map[string]string{"consumer.session.timeout.ms": "50000", "streams.num.standby.replicas": "1"})

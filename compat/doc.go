@@ -70,7 +70,8 @@
 //	65 DescribeTransactions: txn_cli, txn_franz, txn_failover
 //	66 ListTransactions: txn_cli, txn_franz
 //	68-69 ConsumerGroupHeartbeat, ConsumerGroupDescribe: 68_consumer_group_*
-//	74 ListConfigResources: 33_alter_configs_group_configs
+//	71-72 GetTelemetrySubscriptions, PushTelemetry: 71_telemetry_*
+//	74 ListConfigResources: 33_alter_configs_group_configs, 71_telemetry_*
 //	75 DescribeTopicPartitions: 03_metadata_new_topic, cluster_elr, security_authz_gaps
 //	76-77 ShareGroupHeartbeat, ShareGroupDescribe: share_java, share_librdkafka, share_failover, 78_share_fetch_*
 //	78-79 ShareFetch, ShareAcknowledge: 78_share_fetch_*, share_java, share_librdkafka

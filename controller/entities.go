@@ -24,6 +24,9 @@ const (
 	EntityUserClients = "user-clients"
 	// EntityGroups are the group configs (Kafka's GROUP config resource).
 	EntityGroups = "groups"
+	// EntityClientMetrics are the client-metrics subscriptions (Kafka's
+	// CLIENT_METRICS config resource, KIP-714).
+	EntityClientMetrics = "client-metrics"
 )
 
 // UserClientName names the user-clients entity of a user and a client id.
@@ -112,6 +115,11 @@ func (s *Store) WatchEntities(ctx context.Context, fromRevision int64, onChange 
 // WatchGroupConfigs is WatchTopics for the group configs.
 func (s *Store) WatchGroupConfigs(ctx context.Context, fromRevision int64, onChange func()) {
 	s.watch(ctx, fromRevision, onChange, s.entityPrefix(EntityGroups))
+}
+
+// WatchClientMetrics is WatchTopics for the client-metrics subscriptions.
+func (s *Store) WatchClientMetrics(ctx context.Context, fromRevision int64, onChange func()) {
+	s.watch(ctx, fromRevision, onChange, s.entityPrefix(EntityClientMetrics))
 }
 
 // UpdateEntityConfig changes the config of one entity with update, in a

@@ -15,6 +15,8 @@ package httpapi
 //	GET    /api/groups/{group}              members, assignments, lag per partition
 //	POST   /api/groups/{group}/seek         {"topic":"" (all), "to":"start|end|N|@millis"}
 //	DELETE /api/groups/{group}
+//	GET    /api/clients                     client instances that pushed metrics
+//	                                        here (KIP-714), their series and plots
 //
 // Errors are {"error": "..."} with status 400 (bad input), 404 (unknown
 // topic or group) or 502 (the cluster refused or failed). A request that
@@ -37,6 +39,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-io/samsa/clientmetrics"
 	"github.com/samsa-io/samsa/internal/admin"
 )
 
@@ -44,6 +47,7 @@ import (
 type api struct {
 	bootstrap string
 	mechanism string // SASL mechanism of the console's login; "": none
+	clients   func() []clientmetrics.ClientView
 	log       *slog.Logger
 
 	mu     sync.Mutex
@@ -186,6 +190,12 @@ func (a *api) routes(mux *http.ServeMux) {
 			return nil, err
 		}
 		return map[string]any{"cluster": info, "health": h}, nil
+	}))
+	mux.Handle("GET /api/clients", a.handle(func(context.Context, *admin.Client, *http.Request) (any, error) {
+		if a.clients == nil {
+			return []clientmetrics.ClientView{}, nil
+		}
+		return a.clients(), nil
 	}))
 	mux.Handle("GET /api/topics", a.handle(func(ctx context.Context, cl *admin.Client, r *http.Request) (any, error) {
 		return cl.Topics(ctx, r.URL.Query().Get("internal") == "true")

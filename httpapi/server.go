@@ -4,7 +4,8 @@
 // the broker itself (internal/admin, over franz-go's kadm), so it goes
 // through the same handlers, and the same authorization, as any other
 // client. Of the project's packages it imports internal/admin only
-// (api.go, login.go), as internal/archtest checks.
+// (api.go, login.go) and clientmetrics (the Clients page's data), as
+// internal/archtest checks.
 package httpapi
 
 import (
@@ -18,6 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/samsa-io/samsa/clientmetrics"
 )
 
 // Config is what Start needs.
@@ -34,6 +37,9 @@ type Config struct {
 	// users to log in (HTTP Basic) and talks to Kafka as each of them
 	// (login.go).
 	SASLMechanism string
+	// Clients, when set, lists the client instances that pushed their
+	// metrics to this broker (KIP-714), for the console's Clients page.
+	Clients func() []clientmetrics.ClientView
 	// Pprof also serves net/http/pprof's profiles at /debug/pprof/
 	// (samsa.http.pprof).
 	Pprof  bool
@@ -71,6 +77,7 @@ func Start(cfg Config) (*Server, error) {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
+	s.api.clients = cfg.Clients
 	s.api.routes(mux)
 	mux.Handle("GET /", s.api.requireLogin(consoleHandler()))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -383,3 +383,15 @@ var lz4WriterPool = sync.Pool{New: func() any {
 var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20), zstd.WithZeroFrames(true))
 })
+
+// Decompress is decompress for other packages (the client-metrics
+// payloads of KIP-714 are compressed as record batches are): a copy of
+// the output, at most limit bytes.
+func Decompress(c Codec, src []byte, limit int) ([]byte, error) {
+	buf, err := decompress(c, src, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer putBuf(buf)
+	return slices.Clone(*buf), nil
+}

@@ -130,6 +130,8 @@ type BrokerSettings struct {
 	UncleanLeaderElection        bool          `prop:"unclean.leader.election.enable"`
 	AutoLeaderRebalance          bool          `prop:"auto.leader.rebalance.enable"`
 	LeaderImbalanceCheckInterval time.Duration `prop:"leader.imbalance.check.interval.seconds,s"`
+
+	TelemetryMaxBytes int32 `prop:"telemetry.max.bytes"` // KIP-714 pushes
 }
 
 // RackAwareReads reports whether replica.selector.class is Kafka's

@@ -267,6 +267,7 @@ var brokerDefs = []Def{
 	// Delegation tokens (broker/38_delegation_tokens.go, security/token.go).
 	{Name: "delegation.token.secret.key", Type: tPassword, Default: nil, Sensitive: true, Doc: "The secret that signs delegation tokens (their HMAC, HMAC-SHA512 of the token id): the same on every broker. Unset, delegation tokens are disabled (DELEGATION_TOKEN_AUTH_DISABLED)."},
 	{Name: "delegation.token.max.lifetime.ms", Type: tLong, Default: str("604800000"), Doc: "The longest a delegation token lives, renewals included; a create request may ask for less.", check: atLeast(1)},
+	{Name: "telemetry.max.bytes", Type: tInt, Default: str("1048576"), Doc: "The maximum size (after compression if compression is used) of telemetry metrics pushed from a client to the broker (KIP-714).", check: atLeast(1)},
 	{Name: "delegation.token.expiry.time.ms", Type: tLong, Default: str("86400000"), Doc: "How long a delegation token is valid before it must be renewed; a renewal may ask for less.", check: atLeast(1)},
 	{Name: "delegation.token.expiry.check.interval.ms", Type: tLong, Default: str("3600000"), Doc: "How often the controller removes expired delegation tokens.", check: atLeast(1)},
 	{Name: "sasl.server.max.receive.size", Type: tInt, Default: str("524288"), Doc: "The largest frame read before a connection is authenticated.", check: atLeast(1)},

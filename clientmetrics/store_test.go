@@ -1,0 +1,94 @@
+package clientmetrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func gauge(name string, v float64, attrs ...string) Point {
+	p := Point{Name: name, Kind: Gauge, Value: v}
+	for i := 0; i < len(attrs); i += 2 {
+		p.Attrs = append(p.Attrs, Attr{attrs[i], attrs[i+1]})
+	}
+	return p
+}
+
+// What clients push is exported under the OTLP names, labelled with the
+// instance, and the series of one name share their label names.
+func TestStoreExport(t *testing.T) {
+	c := newClock()
+	s := NewStore(Limits{}, c.now)
+	java := Client{ClientID: "p1", SoftwareName: "apache-kafka-java", SoftwareVersion: "4.4.0"}
+	s.Record([16]byte{1}, java, []Point{
+		gauge("org.apache.kafka.producer.node.request.latency.avg", 3, "node_id", "1"),
+		{Name: "org.apache.kafka.producer.record.send.total", Kind: DeltaCount, Value: 5},
+		gauge("kafka_server_replicamanager_leadercount", 99), // the broker's own name: not exported
+		gauge("weird", 1, "client_id", "spoof"),              // an attribute named as an instance label
+	}, c.now())
+	c.advance(time.Second)
+	s.Record([16]byte{1}, java, []Point{{Name: "org.apache.kafka.producer.record.send.total", Kind: DeltaCount, Value: 2}}, c.now())
+	s.Record([16]byte{2}, Client{ClientID: "c1", SoftwareName: "librdkafka", SoftwareVersion: "2.12.0"}, []Point{
+		gauge("org.apache.kafka.producer.node.request.latency.avg", 7),
+	}, c.now())
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s)
+	want := `
+# HELP org_apache_kafka_producer_node_request_latency_avg Pushed by clients (KIP-714): org.apache.kafka.producer.node.request.latency.avg.
+# TYPE org_apache_kafka_producer_node_request_latency_avg gauge
+org_apache_kafka_producer_node_request_latency_avg{client_id="c1",client_instance_id="AgAAAAAAAAAAAAAAAAAAAA",client_software_name="librdkafka",client_software_version="2.12.0",node_id=""} 7
+org_apache_kafka_producer_node_request_latency_avg{client_id="p1",client_instance_id="AQAAAAAAAAAAAAAAAAAAAA",client_software_name="apache-kafka-java",client_software_version="4.4.0",node_id="1"} 3
+# HELP org_apache_kafka_producer_record_send_total Pushed by clients (KIP-714): org.apache.kafka.producer.record.send.total.
+# TYPE org_apache_kafka_producer_record_send_total counter
+org_apache_kafka_producer_record_send_total{client_id="p1",client_instance_id="AQAAAAAAAAAAAAAAAAAAAA",client_software_name="apache-kafka-java",client_software_version="4.4.0"} 7
+# HELP weird Pushed by clients (KIP-714): weird.
+# TYPE weird gauge
+weird{attr_client_id="spoof",client_id="p1",client_instance_id="AQAAAAAAAAAAAAAAAAAAAA",client_software_name="apache-kafka-java",client_software_version="4.4.0"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// The Store keeps at most Limits.Clients instances and
+// Limits.SeriesPerClient series each, dropping the oldest, and the last
+// Limits.History values of the plotted series.
+func TestStoreBounds(t *testing.T) {
+	c := newClock()
+	s := NewStore(Limits{Clients: 2, SeriesPerClient: 3, History: 4}, c.now)
+	for i := range 3 {
+		c.advance(time.Second)
+		s.Record([16]byte{byte(i + 1)}, Client{ClientID: string(rune('a' + i))}, []Point{gauge("m", 1)}, c.now())
+	}
+	if v := s.Clients(); len(v) != 2 || v[0].ClientID != "c" || v[1].ClientID != "b" {
+		t.Fatalf("clients %+v, want c and b", v)
+	}
+	id := [16]byte{9}
+	for i := range 6 {
+		c.advance(time.Second)
+		s.Record(id, Client{ClientID: "z"}, []Point{gauge("x.request.latency.avg", float64(i)), gauge("s", float64(i), "n", string(rune('0'+i)))}, c.now())
+	}
+	v := s.Clients()[0]
+	if v.ClientID != "z" || len(v.Series) != 3 {
+		t.Fatalf("client %+v, want z with 3 series", v)
+	}
+	for _, se := range v.Series {
+		switch se.Name {
+		case "x.request.latency.avg":
+			if len(se.History) != 4 || se.History[3].V != 5 || se.History[0].V != 2 {
+				t.Errorf("history %+v, want the last 4 values", se.History)
+			}
+		case "s":
+			if se.Labels["n"] < "4" || se.History != nil {
+				t.Errorf("series %+v: want one of the two newest, without history", se)
+			}
+		}
+	}
+	c.advance(DefaultLimits.Expiry + time.Second)
+	if v := s.Clients(); len(v) != 0 {
+		t.Errorf("%d clients after the expiry", len(v))
+	}
+}
