@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	metricsv1 "go.opentelemetry.io/proto/otlp/metrics/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/samsa-io/samsa/internal/testutil"
 )
 
 // A CLIENT_METRICS subscription set by IncrementalAlterConfigs (which
@@ -20,15 +22,7 @@ import (
 func TestTelemetryHandlers(t *testing.T) {
 	t.Parallel()
 	b := startHandlerBroker(t, nil)
-	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "every-client"
-	for _, kv := range [][2]string{{"metrics", "*"}, {"interval.ms", "100"}} {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = kv[0], kmsg.StringPtr(kv[1])
-		rr.Configs = append(rr.Configs, c)
-	}
-	alter.Resources = append(alter.Resources, rr)
+	alter := testutil.SubscribeClientMetrics("every-client", "metrics", "*", "interval.ms", "100")
 	wantCode(t, "alter as alice", b.as("alice", alter).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode, kerr.ClusterAuthorizationFailed)
 	wantCode(t, "alter", b.do(alter).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode, nil)
 

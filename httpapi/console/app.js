@@ -1,7 +1,7 @@
 // samsa console: a small single-page app over the JSON API under /api/
 // (httpapi/api.go). No build step, no dependencies. Pages are routed by
 // the URL's hash: #/brokers, #/topics, #/topics/NAME, #/groups,
-// #/groups/NAME, #/messages?topic=...
+// #/groups/NAME, #/messages?topic=..., #/clients
 "use strict";
 
 const view = document.getElementById("view");
@@ -196,17 +196,17 @@ function lagHistory(group, total) {
   return h;
 }
 
-function plot(points) {
+function plot(points, id = "lag-plot") {
   const W = 640, H = 160, L = 48, B = 22, T = 8, R = 8;
   if (points.length === 0) return `<p class="muted">no samples yet</p>`;
   const t0 = points[0][0], t1 = Math.max(points[points.length - 1][0], t0 + 1);
-  const vmax = Math.max(1, ...points.map(p => p[1]));
+  const vmax = Math.max(...points.map(p => p[1])) > 0 ? Math.max(...points.map(p => p[1])) : 1;
   const x = t => L + (t - t0) / (t1 - t0) * (W - L - R), y = v => T + (1 - v / vmax) * (H - T - B);
   const d = points.map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
   const secs = Math.round((t1 - t0) / 1000);
-  return `<svg class="plot" id="lag-plot" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">
+  return `<svg class="plot" id="${id}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">
     <line class="axis" x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}"/><line class="axis" x1="${L}" y1="${T}" x2="${L}" y2="${H - B}"/>
-    <text x="${L - 6}" y="${T + 10}" text-anchor="end">${vmax}</text><text x="${L - 6}" y="${H - B}" text-anchor="end">0</text>
+    <text x="${L - 6}" y="${T + 10}" text-anchor="end">${+vmax.toPrecision(3)}</text><text x="${L - 6}" y="${H - B}" text-anchor="end">0</text>
     <text x="${L}" y="${H - 6}">${secs > 0 ? `-${secs}s` : ""}</text><text x="${W - R}" y="${H - 6}" text-anchor="end">now</text>
     <path class="line" d="${d}"/>${points.length === 1 ? `<circle cx="${x(points[0][0])}" cy="${y(points[0][1])}" r="3" fill="#3b5bdb"/>` : ""}</svg>`;
 }
@@ -338,6 +338,57 @@ async function messagesPage(params) {
       tdHTML(m.headers.map(h => `<div><b>${esc(h.key)}</b>: ${show(bytesOf(h.value), format === "hex" ? "hex" : "text")}</div>`).join(""), "mono")]), "messages")}`;
 }
 
+// ---- clients (KIP-714) ----
+
+// clientPlots are the plots of a client's card: a title, and the names
+// (in order of preference) of the series plotted.
+const clientPlots = [
+  ["Request latency (ms)", /\.request\.latency\.avg$/, /\.request\.latency/],
+  ["Record send rate (/s)", /\.record\.send\.rate$/, /\.record\.send\.rate/],
+  ["Consumer lag (records, as the client sees it)", /\.records\.lag\.max$/, /\.records\.lag$/, /\.records\.lag/],
+];
+
+function clientCard(c, i) {
+  const plots = clientPlots.map(([title, ...names], j) => {
+    let s;
+    for (const re of names) {
+      s = c.series.find(x => re.test(x.name) && x.history && x.history.length);
+      if (s) break;
+    }
+    if (!s) return "";
+    const labels = Object.entries(s.labels || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+    return `<div class="client-plot"><h3>${esc(title)}</h3><p class="muted mono">${esc(s.name)}${labels ? ` {${esc(labels)}}` : ""} = ${+s.value.toPrecision(4)}</p>
+      ${plot(s.history.map(h => [h.t, h.v]), `client-${i}-plot-${j}`)}</div>`;
+  }).join("");
+  const rows = c.series.map(s => [td(s.name, "mono"), td(Object.entries(s.labels || {}).map(([k, v]) => `${k}=${v}`).join(", "), "mono"),
+    td(s.counter ? "counter" : "gauge"), num(+s.value.toPrecision(6))]);
+  return `<div class="card client" data-instance="${esc(c.instance_id)}">
+    <h2>${esc(c.client_id || "(no client id)")} <span class="muted mono">${esc(c.instance_id)}</span></h2>
+    <p>${esc(c.software_name)} ${esc(c.software_version)} from <span class="mono">${esc(c.address)}</span>,
+      ${c.connected ? `<span class="badge ok">connected</span>` : `<span class="badge warn">disconnected</span>`},
+      ${c.pushes} push(es), the last ${esc(new Date(c.last_push).toLocaleTimeString())}</p>
+    <div class="row">${plots || `<p class="muted">nothing to plot yet</p>`}</div>
+    <details><summary>${c.series.length} series</summary>${table(["Metric", "Labels", "Kind", "Value:num"], rows)}</details>
+  </div>`;
+}
+
+async function clientsPage(refresh) {
+  const clients = await api("GET", "/clients");
+  if (refresh && !document.getElementById("clients")) return; // another page since
+  const open = new Set([...document.querySelectorAll(".client details[open]")].map(d => d.closest(".client").dataset.instance));
+  view.innerHTML = `
+    <h1>Clients</h1>
+    <p class="muted">Client instances that pushed their metrics to this broker (KIP-714). Clients push only what a
+      subscription asks of them: <span class="mono">kafka-client-metrics.sh --alter --name all --metrics org.apache.kafka. --interval 5000</span>.</p>
+    ${table(["Client id", "Instance", "Software", "Address", "Connected", "Pushes:num", "Series:num", "Last push"], clients.map(c => [
+      td(c.client_id), td(c.instance_id, "mono"), td(`${c.software_name} ${c.software_version}`), td(c.address, "mono"),
+      tdHTML(c.connected ? `<span class="badge ok">yes</span>` : `<span class="badge warn">no</span>`), num(c.pushes), num(c.series.length),
+      td(new Date(c.last_push).toLocaleTimeString())]), "clients")}
+    ${clients.map(clientCard).join("")}`;
+  document.querySelectorAll(".client").forEach(el => { if (open.has(el.dataset.instance)) el.querySelector("details").open = true; });
+  if (!refresh) timer = setInterval(() => clientsPage(true).catch(err => toast(err.message, true)), 5000);
+}
+
 // ---- routing ----
 
 async function route() {
@@ -354,6 +405,7 @@ async function route() {
       case "topics": await (parts[1] !== undefined ? topicPage(parts[1]) : topicsPage(params)); break;
       case "groups": await (parts[1] !== undefined ? groupPage(parts[1]) : groupsPage()); break;
       case "messages": await messagesPage(params); break;
+      case "clients": await clientsPage(); break;
       default: await brokersPage();
     }
   } catch (err) {
