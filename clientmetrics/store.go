@@ -23,8 +23,11 @@ type Limits struct {
 var DefaultLimits = Limits{Clients: 1000, SeriesPerClient: 1000, History: 120, Expiry: 15 * time.Minute}
 
 // Plotted are parts of metric names whose series keep a history: request
-// latency, record send rate and the consumer's lag as it sees it.
+// latency, record send rate and the consumer's lag as it sees it. At most
+// maxPlotted series of an instance keep one.
 var Plotted = []string{"request.latency", "record.send.rate", "records.lag"}
+
+const maxPlotted = 32
 
 // The labels every exported series has.
 const (
@@ -50,6 +53,7 @@ type client struct {
 	pushes      int64
 	connected   bool
 	series      map[string]*series
+	plotted     int // series with a history
 }
 
 type series struct {
@@ -138,6 +142,9 @@ func (s *Store) Record(id [16]byte, c Client, points []Point, now time.Time) {
 		olds := slices.SortedFunc(maps.Values(cl.series), func(a, b *series) int { return a.updated.Compare(b.updated) })
 		for _, se := range olds[:over] {
 			delete(cl.series, seriesKey(se.name, se.attrs))
+			if se.hist != nil {
+				cl.plotted--
+			}
 		}
 	}
 	for _, f := range fresh {
@@ -146,8 +153,9 @@ func (s *Store) Record(id [16]byte, c Client, points []Point, now time.Time) {
 			continue
 		}
 		se := &series{name: f.p.Name, help: f.p.Help, kind: f.p.Kind, attrs: f.p.Attrs}
-		if plotted(se.name) {
+		if cl.plotted < maxPlotted && plotted(se.name) {
 			se.hist = make([]Sample, 0, 8)
+			cl.plotted++
 		}
 		se.update(f.p, now, s.lim.History)
 		cl.series[f.key] = se

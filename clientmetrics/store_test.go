@@ -87,6 +87,23 @@ func TestStoreBounds(t *testing.T) {
 			}
 		}
 	}
+	var many []Point
+	for i := range maxPlotted + 8 {
+		many = append(many, gauge("y.request.latency.avg", 1, "node_id", string(rune('A'+i))))
+	}
+	wide := NewStore(Limits{}, c.now)
+	wide.Record([16]byte{10}, Client{ClientID: "many"}, many, c.now())
+	withHistory := 0
+	for _, v := range wide.Clients() {
+		for _, se := range v.Series {
+			if v.ClientID == "many" && se.History != nil {
+				withHistory++
+			}
+		}
+	}
+	if withHistory != maxPlotted {
+		t.Errorf("%d series keep a history, want %d", withHistory, maxPlotted)
+	}
 	c.advance(DefaultLimits.Expiry + time.Second)
 	if v := s.Clients(); len(v) != 0 {
 		t.Errorf("%d clients after the expiry", len(v))
