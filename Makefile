@@ -33,11 +33,16 @@ STATICCHECK := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 PROMTOOL_VERSION := v0.316.0
 PROMTOOL := $(CURDIR)/.tools/promtool-$(PROMTOOL_VERSION)/promtool
 
+# versitygw, an Apache-2 S3-compatible gateway, built from its Go module: the
+# real object store that the tiered storage tests start (internal/s3test).
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW := $(CURDIR)/.tools/versitygw-$(VERSITYGW_VERSION)/versitygw
+
 # The race detector needs cgo and a C compiler; without one the tests still
 # run, without -race, and say so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-.PHONY: build run check test test-deps go-deps netns-deps docker-deps docker-test chaos chaos-kafka promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
+.PHONY: build run check test test-deps go-deps versitygw netns-deps docker-deps docker-test chaos chaos-kafka promtool chromium console-screenshot java-deps python-deps node-deps compat compat-reference lint fuzz bench clean
 
 ## build: bin/samsa
 build:
@@ -62,7 +67,7 @@ run: build
 # here, so a cluster test cannot creep in unnoticed: add it to CHECK_SKIP.
 CHECK_SLOW_PKGS := compat compat/matrix internal/chaos internal/deploy internal/kafkaref
 CHECK_SKIP := TestConsoleInBrowser|TestConsoleClientsInBrowser|TestMetricsAfterTraffic|TestMetricsISRShrink|TestClusterCommands|TestClusterBalance|TestFaultClusterEtcdCutAndRestart|TestKeystoreTypeReadsEitherFormat
-check: lint
+check: lint versitygw
 	$(GO) test -short -timeout 5m -skip '^($(CHECK_SKIP))$$' $(TESTFLAGS) \
 	  $$($(GO) list ./... | grep -vxF "$$(printf 'github.com/samsa-io/samsa/%s\n' $(CHECK_SLOW_PKGS))")
 
@@ -78,7 +83,7 @@ test: test-deps lint
 # minutes on promtool's build and Maven's resolution alone); the two apt
 # installs share apt's lock, so they run after, one at a time.
 test-deps:
-	$(MAKE) --no-print-directory -j5 go-deps java-deps python-deps node-deps promtool
+	$(MAKE) --no-print-directory -j5 go-deps java-deps python-deps node-deps promtool versitygw
 	$(MAKE) --no-print-directory chromium netns-deps docker-deps
 
 go-deps:
@@ -130,6 +135,10 @@ $(STATICCHECK):
 promtool: $(PROMTOOL)
 $(PROMTOOL):
 	GOBIN=$(dir $@) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
+
+versitygw: $(VERSITYGW)
+$(VERSITYGW):
+	GOBIN=$(dir $@) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 # chromium: headless Chromium from Debian's packages, for the console's
 # browser test (httpapi, driven by chromedp); installed only when missing.
