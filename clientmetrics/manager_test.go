@@ -216,3 +216,28 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPush: any PushTelemetry a client sends gets nil or one of the
+// errors Kafka answers, never a panic.
+func FuzzPush(f *testing.F) {
+	f.Add(int32(0), false, int8(0), payload(f, "m", 1))
+	f.Add(int32(1), true, int8(4), zstdBomb(f))
+	f.Add(int32(0), false, int8(2), []byte{0xff, 0, 1})
+	f.Fuzz(func(t *testing.T, subDelta int32, terminating bool, codec int8, metrics []byte) {
+		c := newClock()
+		m := NewManager(NewStore(Limits{Clients: 2, SeriesPerClient: 4}, c.now), maxBytes(64<<10), c.now)
+		m.SetSubscriptions(map[string]map[string]string{"all": subs("metrics", "*", "interval.ms", "100")})
+		a, err := m.Subscriptions([16]byte{}, javaClient(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			err := m.Push(Push{InstanceID: a.InstanceID, SubscriptionID: a.SubscriptionID + subDelta, Terminating: terminating,
+				Compression: codec, Metrics: metrics}, javaClient(1))
+			if err != nil && kindOf(err) == err {
+				t.Fatalf("push: %v is none of the package's errors", err)
+			}
+			c.advance(100 * time.Millisecond)
+		}
+	})
+}

@@ -16,12 +16,14 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/clientmetrics"
 	"github.com/samsa-io/samsa/internal/kafkaref"
@@ -250,4 +252,36 @@ func clientsPageShows(t *testing.T, httpAddr string, clientIDs ...string) {
 		text, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#view")))
 		t.Fatalf("Clients page: waiting for %s with plots: %v\npage:\n%s", ids, err, text)
 	}
+}
+
+// TestClientMetricsSubscriptionsEveryBroker: a subscription set through
+// one broker of a cluster is what every broker gives its clients (etcd's
+// watch brings it), and its deletion through another reaches the first.
+func TestClientMetricsSubscriptionsEveryBroker(t *testing.T) {
+	t.Parallel()
+	cl := testutil.StartCluster(t, 2, nil)
+	one, two := telemetryConn(t, cl.Nodes[0].Addr(), "samsa-compat"), telemetryConn(t, cl.Nodes[1].Addr(), "samsa-compat")
+	if r := one.roundTrip(testutil.SubscribeClientMetrics("everyone", "metrics", "org.apache.kafka.", "interval.ms", "1000"), 1).(*kmsg.IncrementalAlterConfigsResponse); r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("subscribing through broker 1: %+v", r.Resources[0])
+	}
+	subscribed := func(c *admConn, want ...string) func() error {
+		return func() error {
+			r := c.roundTrip(kmsg.NewPtrGetTelemetrySubscriptionsRequest(), 0).(*kmsg.GetTelemetrySubscriptionsResponse)
+			if r.ErrorCode != 0 || !slices.Equal(r.RequestedMetrics, want) {
+				return fmt.Errorf("GetTelemetrySubscriptions: error %d, metrics %v, want %v", r.ErrorCode, r.RequestedMetrics, want)
+			}
+			return nil
+		}
+	}
+	testutil.Eventually(t, 20*time.Second, subscribed(two, "org.apache.kafka."))
+	del := testutil.SubscribeClientMetrics("everyone")
+	for _, name := range []string{"metrics", "interval.ms"} {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op = name, kmsg.IncrementalAlterConfigOpDelete
+		del.Resources[0].Configs = append(del.Resources[0].Configs, c)
+	}
+	if r := two.roundTrip(del, 1).(*kmsg.IncrementalAlterConfigsResponse); r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("deleting through broker 2: %+v", r.Resources[0])
+	}
+	testutil.Eventually(t, 20*time.Second, subscribed(one))
 }
