@@ -30,23 +30,80 @@ func (b *Broker) newRegistry() {
 		Logger:        b.log.With("component", "registry"),
 		Topic:         b.settings.SchemaRegistryTopic,
 		Compatibility: b.settings.SchemaCompatibility,
+		Leader:        b.registryLeader,
 	})
 }
 
-// serveRegistry listens on samsa.schema.registry.listener.
-func (b *Broker) serveRegistry() error {
-	if b.registry == nil {
+// listenRegistry binds samsa.schema.registry.listener, before the broker
+// registers with the registry's URL in its registration.
+func (b *Broker) listenRegistry() error {
+	addr := b.settings.SchemaRegistryListener
+	if addr == "" {
 		return nil
 	}
-	addr := b.settings.SchemaRegistryListener
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("broker: samsa.schema.registry.listener %s: %w", addr, err)
 	}
+	b.registryLn = ln
+	return nil
+}
+
+// registryURL is the URL other brokers forward registry writes to: the
+// listener's address, with the first advertised listener's host when it
+// is bound to every interface.
+func (b *Broker) registryURL() string {
+	if b.registryLn == nil {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(b.registryLn.Addr().String())
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() && len(b.advertised) > 0 {
+		host = b.advertised[0].Host
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// serveRegistry starts the registry's reader and serves it.
+func (b *Broker) serveRegistry() error {
+	if b.registry == nil {
+		if b.registryLn != nil {
+			b.registryLn.Close()
+		}
+		return nil
+	}
 	b.registry.Start()
-	b.registry.Serve(ln)
+	b.registry.Serve(b.registryLn)
 	b.log.Info("serving the schema registry", "url", "http://"+b.registry.Addr()+"/")
 	return nil
+}
+
+// registryLeader is the URL of the registry of the broker that leads the
+// registry's topic: the one that writes.
+func (b *Broker) registryLeader(ctx context.Context) (string, error) {
+	p := b.meta.partition(b.settings.SchemaRegistryTopic, 0)
+	if p == nil {
+		return "", kerr.UnknownTopicOrPartition
+	}
+	leader, _, _, _ := p.State()
+	if leader < 0 {
+		return "", kerr.LeaderNotAvailable
+	}
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, bi := range brokers {
+		if bi.ID == leader {
+			if bi.SchemaRegistryURL == "" {
+				return "", fmt.Errorf("broker %d, the leader of %s, serves no schema registry", leader, b.settings.SchemaRegistryTopic)
+			}
+			return bi.SchemaRegistryURL, nil
+		}
+	}
+	return "", fmt.Errorf("%w: broker %d is not registered", kerr.BrokerNotAvailable, leader)
 }
 
 // closeRegistry stops the registry and drops its connections.
@@ -55,6 +112,7 @@ func (b *Broker) closeRegistry() {
 		return
 	}
 	b.registry.Close()
+	b.registryLn.Close() // closed already once served; not when Start failed before
 	b.registryPeers.close()
 }
 

@@ -137,6 +137,7 @@ type Broker struct {
 
 	registry      *registry.Registry // samsa.schema.registry.listener; nil when unset; set by Start before metadata is first synced
 	registryPeers *peerConns         // the registry's reader's connections
+	registryLn    net.Listener       // samsa.schema.registry.listener, bound before the broker registers
 	panics        atomic.Int64       // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
@@ -304,6 +305,9 @@ func (b *Broker) Start() (err error) {
 	if err != nil {
 		return err
 	}
+	if err := b.listenRegistry(); err != nil {
+		return err
+	}
 	if err := b.register(prevEpoch); err != nil {
 		return err
 	}
@@ -389,7 +393,8 @@ func (b *Broker) register(prevEpoch int64) error {
 	ctx, cancel := context.WithTimeout(b.ctx, wait)
 	defer cancel()
 	first := b.advertised[0]
-	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack, PreviousEpoch: prevEpoch}
+	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack, PreviousEpoch: prevEpoch,
+		SchemaRegistryURL: b.registryURL()}
 	for _, l := range b.advertised {
 		info.Endpoints = append(info.Endpoints, controller.Endpoint{Listener: l.Name, SecurityProtocol: l.Protocol, Host: l.Host, Port: l.Port})
 	}

@@ -49,6 +49,10 @@ type BrokerInfo struct {
 	// unknown (taken as clean). A store registering again after a lost lease sends the
 	// epoch it had. See elr.go.
 	PreviousEpoch int64
+	// SchemaRegistryURL is where the broker serves the schema registry
+	// (http://host:port), "" when it does not: a broker that does not
+	// write the registry's topic forwards writes there.
+	SchemaRegistryURL string
 }
 
 // brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
@@ -69,6 +73,8 @@ type brokerValue struct {
 	ShuttingDown bool `json:"samsa_controlled_shutdown,omitempty"`
 	// PreviousEpoch is samsa's own: BrokerInfo.PreviousEpoch.
 	PreviousEpoch int64 `json:"samsa_previous_broker_epoch,omitempty"`
+	// SchemaRegistry is samsa's own: BrokerInfo.SchemaRegistryURL.
+	SchemaRegistry string `json:"samsa_schema_registry_url,omitempty"`
 }
 
 func (b BrokerInfo) normalized() (BrokerInfo, error) {
@@ -114,7 +120,7 @@ func encodeBroker(b BrokerInfo) ([]byte, error) {
 	if b.Rack != "" {
 		v.Rack = &b.Rack
 	}
-	v.ShuttingDown, v.PreviousEpoch = b.ShuttingDown, b.PreviousEpoch
+	v.ShuttingDown, v.PreviousEpoch, v.SchemaRegistry = b.ShuttingDown, b.PreviousEpoch, b.SchemaRegistryURL
 	for _, tp := range b.OfflineReplicas {
 		v.Offline = append(v.Offline, tp.Topic+"-"+strconv.Itoa(int(tp.Partition)))
 	}
@@ -126,7 +132,8 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 	if err := json.Unmarshal(data, &v); err != nil {
 		return BrokerInfo{}, err
 	}
-	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown, PreviousEpoch: v.PreviousEpoch}
+	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown, PreviousEpoch: v.PreviousEpoch,
+		SchemaRegistryURL: v.SchemaRegistry}
 	if v.Rack != nil {
 		b.Rack = *v.Rack
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,19 +69,28 @@ func (r *Registry) routes() *http.ServeMux {
 					writeError(w, errf(500, 50001, "Internal error"))
 				}
 			}()
+			var written int64
+			req = req.WithContext(context.WithValue(req.Context(), writtenKey{}, &written))
 			v, err := h(w, req)
 			if err != nil {
 				writeError(w, r.apiErr(err))
 				return
+			}
+			if _, ok := v.(forwarded); ok {
+				return
+			}
+			if written > 0 {
+				w.Header().Set(offsetHeader, strconv.FormatInt(written, 10))
 			}
 			writeValue(w, 200, v)
 		}))
 	}
 	add("/{$}", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return struct{}{}, nil }})
 	add("/subjects", route{"GET": r.listSubjects})
-	add("/subjects/{subject}", route{"POST": r.lookupSchema, "DELETE": r.deleteSubject})
-	add("/subjects/{subject}/versions", route{"GET": r.listVersions, "POST": r.register})
-	add("/subjects/{subject}/versions/{version}", route{"GET": r.getVersion, "DELETE": r.deleteVersion})
+	w := r.forwarding
+	add("/subjects/{subject}", route{"POST": r.lookupSchema, "DELETE": w(r.deleteSubject)})
+	add("/subjects/{subject}/versions", route{"GET": r.listVersions, "POST": w(r.register)})
+	add("/subjects/{subject}/versions/{version}", route{"GET": r.getVersion, "DELETE": w(r.deleteVersion)})
 	add("/subjects/{subject}/versions/{version}/schema", route{"GET": r.getVersionSchema})
 	add("/subjects/{subject}/versions/{version}/referencedby", route{"GET": r.referencedBy})
 	add("/schemas", route{"GET": r.listSchemas})
@@ -89,10 +99,10 @@ func (r *Registry) routes() *http.ServeMux {
 	add("/schemas/ids/{id}/schema", route{"GET": r.getSchemaByIDText})
 	add("/schemas/ids/{id}/versions", route{"GET": r.getIDVersions})
 	add("/schemas/ids/{id}/subjects", route{"GET": r.getIDSubjects})
-	add("/config", route{"GET": r.getConfig, "PUT": r.putConfig, "DELETE": r.deleteConfig})
-	add("/config/{subject}", route{"GET": r.getConfig, "PUT": r.putConfig, "DELETE": r.deleteConfig})
-	add("/mode", route{"GET": r.getMode, "PUT": r.putMode})
-	add("/mode/{subject}", route{"GET": r.getMode, "PUT": r.putMode, "DELETE": r.deleteMode})
+	add("/config", route{"GET": r.getConfig, "PUT": w(r.putConfig), "DELETE": w(r.deleteConfig)})
+	add("/config/{subject}", route{"GET": r.getConfig, "PUT": w(r.putConfig), "DELETE": w(r.deleteConfig)})
+	add("/mode", route{"GET": r.getMode, "PUT": w(r.putMode)})
+	add("/mode/{subject}", route{"GET": r.getMode, "PUT": w(r.putMode), "DELETE": w(r.deleteMode)})
 	add("/compatibility/subjects/{subject}/versions/{version}", route{"POST": r.checkCompatibility})
 	add("/compatibility/subjects/{subject}/versions", route{"POST": r.checkCompatibility})
 	add("/contexts", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return []string{"."}, nil }})
@@ -148,17 +158,22 @@ func writeError(w http.ResponseWriter, e *apiError) {
 
 // decodeBody reads a JSON body into v; an empty body leaves v as it is.
 func decodeBody(req *http.Request, v any) error {
-	dec := json.NewDecoder(req.Body)
-	err := dec.Decode(v)
-	var tooLarge *http.MaxBytesError
+	err := json.NewDecoder(req.Body).Decode(v)
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil, errors.Is(err, io.EOF):
 		return nil
-	case errors.As(err, &tooLarge):
-		return errf(413, 413, "Request body is larger than %d bytes", tooLarge.Limit)
 	case errors.As(err, &typeErr):
 		return errf(422, 422, "Unrecognized value for field %q: %v", typeErr.Field, err)
+	}
+	return bodyError(err)
+}
+
+// bodyError is the answer to a body that could not be read or parsed.
+func bodyError(err error) *apiError {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return errf(413, 413, "Request body is larger than %d bytes", tooLarge.Limit)
 	}
 	return errf(400, 400, "Malformed JSON: %v", err)
 }

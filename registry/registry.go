@@ -47,6 +47,12 @@ type Config struct {
 	PollWait time.Duration
 	// WriteTimeout bounds one write: its append and its replay.
 	WriteTimeout time.Duration
+	// Leader returns the URL of the registry that writes (the one of the
+	// broker leading the topic's partition), for a registry that does
+	// not to forward writes to; nil, it answers them with 50003.
+	Leader func(ctx context.Context) (string, error)
+	// Client forwards writes; http.DefaultClient's transport when nil.
+	Client *http.Client
 }
 
 // Registry serves the REST API from the state replayed from _schemas,
@@ -85,6 +91,9 @@ func New(cfg Config) *Registry {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 2 * cfg.WriteTimeout}
 	}
 	r := &Registry{cfg: cfg, log: cfg.Logger, state: newState()}
 	r.rt = coordinator.New(coordinator.Config[*writer]{
@@ -233,6 +242,9 @@ func (r *Registry) write(ctx context.Context, build func() ([]Record, error)) er
 	defer cancel()
 	if err := r.waitApplied(ctx, last+1); err != nil {
 		return fmt.Errorf("%w: %v", errStoreTimeout, err)
+	}
+	if p, ok := ctx.Value(writtenKey{}).(*int64); ok {
+		*p = last + 1
 	}
 	return nil
 }

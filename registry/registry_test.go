@@ -108,26 +108,32 @@ type testRegistry struct {
 
 func newTestRegistry(t *testing.T) *testRegistry {
 	t.Helper()
-	l := newMemLog()
-	r := New(Config{Log: l, PollWait: 50 * time.Millisecond, Compatibility: "backward"})
+	return startTestRegistry(t, newMemLog(), true, nil)
+}
+
+// startTestRegistry starts a registry over l; lead gives it the
+// partition, leader is its Config.Leader.
+func startTestRegistry(t *testing.T, l *memLog, lead bool, leader func(context.Context) (string, error)) *testRegistry {
+	t.Helper()
+	r := New(Config{Log: l, PollWait: 50 * time.Millisecond, Compatibility: "backward", Leader: leader})
 	r.Start()
 	srv := httptest.NewServer(r)
 	t.Cleanup(func() {
 		srv.Close()
 		r.Close()
 	})
-	r.SetOwned(map[int32]int32{0: 1})
 	cl, err := sr.NewClient(sr.URLs(srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := &testRegistry{Registry: r, log: l, url: srv.URL, cl: cl}
-	poll.Eventually(t, 10*time.Second, func() error {
-		if _, err := r.rt.Get(0); err != nil {
+	if lead {
+		r.SetOwned(map[int32]int32{0: 1})
+		poll.Eventually(t, 10*time.Second, func() error {
+			_, err := r.rt.Get(0)
 			return err
-		}
-		return nil
-	})
+		})
+	}
 	return tr
 }
 
@@ -270,4 +276,35 @@ func TestStaleWriterIsFenced(t *testing.T) {
 	if s, err := tr.cl.SchemaByID(ctx, 2); err != nil || s.Schema != `"long"` {
 		t.Fatalf("id 2: %+v, %v", s, err)
 	}
+}
+
+// TestForwardsWrites: a registry that does not write forwards writes to
+// the one that does, once, and serves its reads itself.
+func TestForwardsWrites(t *testing.T) {
+	l := newMemLog()
+	writer := startTestRegistry(t, l, true, nil)
+	other := startTestRegistry(t, l, false, func(context.Context) (string, error) { return writer.url, nil })
+	ctx := ctxT(t)
+	got, err := other.cl.CreateSchema(ctx, "a", sr.Schema{Schema: `"string"`})
+	if err != nil || got.ID != 1 {
+		t.Fatalf("registered through the other registry: %+v, %v", got, err)
+	}
+	if r := other.cl.SetCompatibility(ctx, sr.SetCompatibility{Level: sr.CompatNone}, "a"); r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	if _, err := other.cl.DeleteSubject(ctx, "a", sr.SoftDelete); err != nil {
+		t.Fatal(err)
+	}
+	// Errors come back as the writer gave them.
+	_, err = other.cl.DeleteSubject(ctx, "a", sr.SoftDelete)
+	wantCode(t, err, 40404)
+	// A registry forwarding to one that does not write either: 50003, no loop.
+	third := startTestRegistry(t, l, false, func(context.Context) (string, error) { return other.url, nil })
+	writer.SetOwned(nil)
+	_, err = third.cl.CreateSchema(ctx, "b", sr.Schema{Schema: `"long"`})
+	wantCode(t, err, 50003)
+	// No leader known: 50004.
+	nobody := startTestRegistry(t, l, false, func(context.Context) (string, error) { return "", errors.New("no leader") })
+	_, err = nobody.cl.CreateSchema(ctx, "b", sr.Schema{Schema: `"long"`})
+	wantCode(t, err, 50004)
 }
