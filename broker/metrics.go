@@ -151,7 +151,7 @@ func newMetrics(b *Broker) *metrics {
 
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.MustRegister(stateCollector{b})
-	r.MustRegister(b.telemetry.Store()) // what clients push (KIP-714)
+	r.MustRegister(b.telemetry, b.telemetry.Store()) // client metrics (KIP-714): the broker's, and what clients push
 	return m
 }
 

@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Client is what the broker knows of the connection a request came on.
@@ -58,6 +61,9 @@ type Manager struct {
 	maxBytes func() int32
 	now      func() time.Time
 	store    *Store
+
+	// Counts for the broker's own metrics (Kafka's client-metrics group).
+	throttled, unknownSub, exported, exportErrors atomic.Int64
 
 	mu      sync.Mutex
 	subs    map[string]Subscription    // guarded by mu
@@ -142,6 +148,7 @@ func (m *Manager) Subscriptions(id [16]byte, c Client) (Answer, error) {
 	if ms-max(in.lastGet, in.lastPush) >= int64(in.intervalMs) {
 		in.lastGet = ms
 	} else if in.lastErr != ErrUnknownSubscription && in.lastErr != ErrUnsupportedCompression {
+		m.throttled.Add(1)
 		return Answer{}, errorf(ErrThrottled, "Request from the client [%s] arrived before the next push interval time", uuidString(id))
 	}
 	in.lastErr = nil
@@ -168,7 +175,10 @@ func (m *Manager) Push(p Push, c Client) error {
 	}
 	points, err := Decode(p.Compression, p.Metrics, int(limit))
 	if err == nil {
+		m.exported.Add(1)
 		m.store.Record(p.InstanceID, client, points, now)
+	} else {
+		m.exportErrors.Add(1)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -189,9 +199,11 @@ func (m *Manager) validatePushLocked(in *instance, p Push, ms int64, limit int32
 	if accept {
 		in.lastPush = ms
 	} else if !p.Terminating {
+		m.throttled.Add(1)
 		return errorf(ErrThrottled, "Request from the client [%s] arrived before the next push interval time", id)
 	}
 	if p.SubscriptionID != in.subID {
+		m.unknownSub.Add(1)
 		return errorf(ErrUnknownSubscription, "Unknown client subscription id for the client [%s]", id)
 	}
 	if p.Compression < 0 || p.Compression > 4 {
@@ -344,3 +356,34 @@ func uuidString(id [16]byte) string { return base64.RawURLEncoding.EncodeToStrin
 
 // UUIDString prints an instance id as Kafka does (URL-safe base64).
 func UUIDString(id [16]byte) string { return uuidString(id) }
+
+// The broker's own client-metrics metrics, as the Prometheus JMX exporter
+// names Kafka's (kafka.server:type=client-metrics); the exports are the
+// payloads decoded into the Store, Kafka's plugin exports.
+var (
+	descInstances  = prometheus.NewDesc("kafka_server_client_metrics_instances", "Client instances the broker keeps (instance-count; not _count, which Prometheus keeps for histograms).", nil, nil)
+	descThrottled  = prometheus.NewDesc("kafka_server_client_metrics_throttle_total", "GetTelemetrySubscriptions and PushTelemetry requests refused before the push interval (throttle-count).", nil, nil)
+	descUnknownSub = prometheus.NewDesc("kafka_server_client_metrics_unknown_subscription_request_total", "Pushes with a subscription id that is not the instance's (unknown-subscription-request-count).", nil, nil)
+	descExported   = prometheus.NewDesc("kafka_server_client_metrics_plugin_export_total", "Pushed payloads decoded and kept (plugin-export-count).", nil, nil)
+	descExportErrs = prometheus.NewDesc("kafka_server_client_metrics_plugin_error_total", "Pushed payloads that did not decode (plugin-error-count).", nil, nil)
+)
+
+// Describe is prometheus.Collector's.
+func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descInstances, descThrottled, descUnknownSub, descExported, descExportErrs} {
+		ch <- d
+	}
+}
+
+// Collect is prometheus.Collector's: the counts above, and (unchecked)
+// what the Store keeps.
+func (m *Manager) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	n := len(m.inst)
+	m.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descInstances, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(descThrottled, prometheus.CounterValue, float64(m.throttled.Load()))
+	ch <- prometheus.MustNewConstMetric(descUnknownSub, prometheus.CounterValue, float64(m.unknownSub.Load()))
+	ch <- prometheus.MustNewConstMetric(descExported, prometheus.CounterValue, float64(m.exported.Load()))
+	ch <- prometheus.MustNewConstMetric(descExportErrs, prometheus.CounterValue, float64(m.exportErrors.Load()))
+}

@@ -3,8 +3,11 @@ package clientmetrics
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
 	metricsv1 "go.opentelemetry.io/proto/otlp/metrics/v1"
@@ -108,6 +111,21 @@ func TestPushInterval(t *testing.T) {
 	c.advance(2 * time.Second)
 	if err := m.Push(push, cl); !errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("push after a terminating one: %v", err)
+	}
+	want := `
+# HELP kafka_server_client_metrics_instances Client instances the broker keeps (instance-count; not _count, which Prometheus keeps for histograms).
+# TYPE kafka_server_client_metrics_instances gauge
+kafka_server_client_metrics_instances 1
+# HELP kafka_server_client_metrics_plugin_export_total Pushed payloads decoded and kept (plugin-export-count).
+# TYPE kafka_server_client_metrics_plugin_export_total counter
+kafka_server_client_metrics_plugin_export_total 3
+# HELP kafka_server_client_metrics_throttle_total GetTelemetrySubscriptions and PushTelemetry requests refused before the push interval (throttle-count).
+# TYPE kafka_server_client_metrics_throttle_total counter
+kafka_server_client_metrics_throttle_total 2
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "kafka_server_client_metrics_instances",
+		"kafka_server_client_metrics_plugin_export_total", "kafka_server_client_metrics_throttle_total"); err != nil {
+		t.Error(err)
 	}
 }
 
