@@ -170,6 +170,9 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 		if err := validateAssignment(spec.assignment, ids, -1); err != nil {
 			return err
 		}
+		if err := cordonRefusal(brokers, spec.assignment...); err != nil {
+			return err
+		}
 	} else {
 		if spec.partitions == -1 {
 			spec.partitions = b.numPartitions
@@ -186,11 +189,11 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 		if spec.replication <= 0 {
 			return fmt.Errorf("%w: replication factor must be larger than 0", kerr.InvalidReplicationFactor)
 		}
-		if int(spec.replication) > len(ids) {
-			return fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
-				kerr.InvalidReplicationFactor, spec.replication, len(ids))
+		usable := uncordoned(brokers)
+		if err := placementRefusal(int(spec.replication), len(usable), true); err != nil {
+			return err
 		}
-		if spec.assignment, err = placeReplicas(brokers, int(spec.partitions), int(spec.replication), mrand.IntN(len(ids))); err != nil {
+		if spec.assignment, err = placeReplicas(usable, int(spec.partitions), int(spec.replication), mrand.IntN(len(usable))); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,7 @@ package broker
 // yet is answered REPLICA_NOT_AVAILABLE, as Kafka does, and the directory
 // is remembered for when it is created (a reassignment that adds it). A
 // directory not in log.dirs is LOG_DIR_NOT_FOUND; an offline one
-// KAFKA_STORAGE_ERROR.
+// KAFKA_STORAGE_ERROR; a cordoned one (cordon.go) INVALID_REPLICA_ASSIGNMENT.
 
 import (
 	"context"
@@ -34,7 +34,7 @@ import (
 func (b *Broker) handleAlterReplicaLogDirs(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterReplicaLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
-	online := b.onlineLogDirs()
+	online, cordoned := b.onlineLogDirs(), b.cordonedDirs()
 	byTopic := map[string]int{}
 	for _, rd := range req.Dirs {
 		dir := filepath.Clean(rd.Dir)
@@ -44,6 +44,8 @@ func (b *Broker) handleAlterReplicaLogDirs(ctx context.Context, r *request) (kms
 			dirErr = kerr.LogDirNotFound
 		case !slices.Contains(online, dir):
 			dirErr = kerr.KafkaStorageError
+		case slices.Contains(cordoned, dir):
+			dirErr = kerr.InvalidReplicaAssignment // Kafka: "Log directory <dir> is cordoned"
 		}
 		for _, rt := range rd.Topics {
 			i, ok := byTopic[rt.Topic]

@@ -3,7 +3,7 @@ package broker
 // DescribeLogDirs (35) v1-v5: for each of log.dirs, the partitions whose
 // replica lives there with their size (v3: a top-level error code; v4:
 // TotalBytes and UsableBytes of the directory's file system; v5:
-// IsCordoned, always false: samsa cordons no directory). An offline
+// IsCordoned, cordon.go). An offline
 // directory (a storage failure) answers KAFKA_STORAGE_ERROR with no
 // partitions, as Kafka does. samsa moves no replica between directories
 // in the background, so no replica is a future one (IsFuture false).
@@ -50,9 +50,10 @@ func (b *Broker) handleDescribeLogDirs(_ context.Context, r *request) (kmsg.Resp
 			byDir[dir][t.name] = append(byDir[dir][t.name], sp)
 		}
 	}
+	cordoned := b.cordonedDirs()
 	for _, dir := range b.logDirs {
 		sd := kmsg.NewDescribeLogDirsResponseDir()
-		sd.Dir = dir
+		sd.Dir, sd.IsCordoned = dir, slices.Contains(cordoned, dir)
 		sd.TotalBytes, sd.UsableBytes = -1, -1
 		if !slices.Contains(online, dir) {
 			sd.ErrorCode = kerr.KafkaStorageError.Code

@@ -79,11 +79,15 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 		if err := validateAssignment(assignment, ids, rf); err != nil {
 			return err
 		}
-	} else {
-		if rf > len(ids) {
-			return fmt.Errorf("%w: replication factor %d larger than available brokers %d", kerr.InvalidReplicationFactor, rf, len(ids))
+		if err := cordonRefusal(brokers, assignment...); err != nil {
+			return err
 		}
-		all, err := placeReplicas(brokers, int(rt.Count), rf, 0)
+	} else {
+		usable := uncordoned(brokers)
+		if err := placementRefusal(rf, len(usable), false); err != nil {
+			return err
+		}
+		all, err := placeReplicas(usable, int(rt.Count), rf, 0)
 		if err != nil {
 			return err
 		}

@@ -47,11 +47,17 @@ func (b *Broker) handleAlterPartitionAssignments(ctx context.Context, r *request
 		pre := map[int32]error{}
 		t := b.meta.topic(rt.Topic)
 		for _, rp := range rt.Partitions {
+			var cordoned error
+			if rp.Replicas != nil {
+				cordoned = cordonRefusal(brokers, rp.Replicas)
+			}
 			switch {
 			case t == nil:
 				pre[rp.Partition] = kerr.UnknownTopicOrPartition
 			case rp.Replicas != nil && !allowRF && int(rp.Partition) < len(t.parts) && len(rp.Replicas) != t.parts[rp.Partition].ReplicationFactor():
 				pre[rp.Partition] = fmt.Errorf("%w: the reassignment would change the replication factor", kerr.InvalidReplicationFactor)
+			case cordoned != nil:
+				pre[rp.Partition] = cordoned
 			default:
 				targets[rp.Partition] = rp.Replicas
 			}

@@ -49,6 +49,7 @@ func (b *Broker) reloadDynamicConfigs(ctx context.Context) (int64, error) {
 	}
 	b.dynProps.Store(p)
 	b.reconfigureListeners(p)
+	b.applyCordon(ctx, p)
 	return rev, nil
 }
 
@@ -97,8 +98,15 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		} else {
 			mine = b.decodePasswords(next, false)
 		}
-		if _, err := b.props.WithDynamic(def, mine); err != nil {
+		q, err := b.props.WithDynamic(def, mine)
+		if err != nil {
 			return nil, err
+		}
+		if _, err := q.CordonedLogDirs(); err != nil {
+			// Kafka checks it as at startup (a Scala require).
+			var ce *config.CordonedLogDirsError
+			errors.As(err, &ce)
+			return nil, &codedError{kerr.InvalidRequest, "requirement failed: " + ce.Msg}
 		}
 		toStore, err := b.encodePasswords(stored, next)
 		if err != nil {

@@ -69,6 +69,9 @@ type Broker struct {
 	logFS        logstore.FS                                                       // Config.LogFS
 	placer       logstore.Placer                                                   // places new partitions in log.dirs
 
+	cordonMu sync.Mutex // guards cordoned
+	cordoned []string   // cordoned log directories (cordon.go), as registered
+
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs
 	offlineDirs map[string]bool // log directories taken offline
@@ -184,6 +187,12 @@ func New(cfg Config) (*Broker, error) {
 		return nil, errors.New("broker: log.dirs is empty")
 	}
 	b.logDir, b.logDirs = dirs[0], dirs
+	cordoned, err := p.CordonedLogDirs()
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	b.cordoned = cordoned
+	b.placer.SetCordoned(cordoned)
 	if b.retentionTick <= 0 {
 		b.retentionTick = 5 * time.Minute
 	}
@@ -394,7 +403,7 @@ func (b *Broker) register(prevEpoch int64) error {
 	defer cancel()
 	first := b.advertised[0]
 	info := controller.BrokerInfo{ID: b.nodeID, Host: first.Host, Port: first.Port, Rack: b.settings.Rack, PreviousEpoch: prevEpoch,
-		SchemaRegistryURL: b.registryURL()}
+		SchemaRegistryURL: b.registryURL(), LogDirs: b.logDirs, CordonedLogDirs: b.cordonedDirs()}
 	for _, l := range b.advertised {
 		info.Endpoints = append(info.Endpoints, controller.Endpoint{Listener: l.Name, SecurityProtocol: l.Protocol, Host: l.Host, Port: l.Port})
 	}

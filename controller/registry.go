@@ -53,6 +53,27 @@ type BrokerInfo struct {
 	// (http://host:port), "" when it does not: a broker that does not
 	// write the registry's topic forwards writes there.
 	SchemaRegistryURL string
+	// LogDirs are the broker's log directories and CordonedLogDirs those
+	// of them that are cordoned (KIP-1066, cordoned.log.dirs): they take
+	// no new partitions. A broker whose every directory is cordoned
+	// (Cordoned) is given no new replica. Kafka's registration carries
+	// the directories' ids; samsa's their paths.
+	LogDirs, CordonedLogDirs []string
+}
+
+// Cordoned reports whether every log directory of the broker is
+// cordoned (Kafka: no uncordoned directory), so that no new replica may
+// be placed on it.
+func (b BrokerInfo) Cordoned() bool {
+	if len(b.LogDirs) == 0 {
+		return false
+	}
+	for _, d := range b.LogDirs {
+		if !slices.Contains(b.CordonedLogDirs, d) {
+			return false
+		}
+	}
+	return true
 }
 
 // brokerValue is the JSON of /brokers/ids/<id>, in the form Kafka wrote to
@@ -75,6 +96,9 @@ type brokerValue struct {
 	PreviousEpoch int64 `json:"samsa_previous_broker_epoch,omitempty"`
 	// SchemaRegistry is samsa's own: BrokerInfo.SchemaRegistryURL.
 	SchemaRegistry string `json:"samsa_schema_registry_url,omitempty"`
+	// LogDirs and CordonedLogDirs are samsa's own: BrokerInfo's.
+	LogDirs         []string `json:"samsa_log_dirs,omitempty"`
+	CordonedLogDirs []string `json:"samsa_cordoned_log_dirs,omitempty"`
 }
 
 func (b BrokerInfo) normalized() (BrokerInfo, error) {
@@ -121,6 +145,7 @@ func encodeBroker(b BrokerInfo) ([]byte, error) {
 		v.Rack = &b.Rack
 	}
 	v.ShuttingDown, v.PreviousEpoch, v.SchemaRegistry = b.ShuttingDown, b.PreviousEpoch, b.SchemaRegistryURL
+	v.LogDirs, v.CordonedLogDirs = b.LogDirs, b.CordonedLogDirs
 	for _, tp := range b.OfflineReplicas {
 		v.Offline = append(v.Offline, tp.Topic+"-"+strconv.Itoa(int(tp.Partition)))
 	}
@@ -133,7 +158,7 @@ func decodeBroker(id int32, data []byte) (BrokerInfo, error) {
 		return BrokerInfo{}, err
 	}
 	b := BrokerInfo{ID: id, Host: v.Host, Port: v.Port, ShuttingDown: v.ShuttingDown, PreviousEpoch: v.PreviousEpoch,
-		SchemaRegistryURL: v.SchemaRegistry}
+		SchemaRegistryURL: v.SchemaRegistry, LogDirs: v.LogDirs, CordonedLogDirs: v.CordonedLogDirs}
 	if v.Rack != nil {
 		b.Rack = *v.Rack
 	}
@@ -210,6 +235,12 @@ func (s *Store) RegisterBroker(ctx context.Context, info BrokerInfo) error {
 // across re-registrations.
 func (s *Store) SetOfflineReplicas(ctx context.Context, parts []TopicPartition) error {
 	return s.registerChanged(ctx, func(info *BrokerInfo) { info.OfflineReplicas = slices.Clone(parts) })
+}
+
+// SetCordonedLogDirs registers the broker again with dirs as its
+// cordoned log directories (KIP-1066). Kept across re-registrations.
+func (s *Store) SetCordonedLogDirs(ctx context.Context, dirs []string) error {
+	return s.registerChanged(ctx, func(info *BrokerInfo) { info.CordonedLogDirs = slices.Clone(dirs) })
 }
 
 // registerChanged registers the broker again with its registration

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,6 +68,25 @@ func TestRegisterBroker(t *testing.T) {
 	bs, _ = s1.Brokers(ctx)
 	if bs[0].Rack != "r2" || bs[0].Epoch != b.Epoch {
 		t.Errorf("after re-register: %+v (epoch was %d)", bs[0], b.Epoch)
+	}
+
+	// Cordoned log directories (KIP-1066) are kept with the registration;
+	// a broker is cordoned when every directory is.
+	info.LogDirs = []string{"/d1", "/d2"}
+	if err := s1.RegisterBroker(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	for _, cordoned := range [][]string{{"/d2"}, {"/d1", "/d2"}, nil} {
+		if err := s1.SetCordonedLogDirs(ctx, cordoned); err != nil {
+			t.Fatal(err)
+		}
+		bs, _ = s2.Brokers(ctx)
+		if got := bs[0]; !slices.Equal(got.LogDirs, info.LogDirs) || !slices.Equal(got.CordonedLogDirs, cordoned) || got.Cordoned() != (len(cordoned) == 2) {
+			t.Errorf("cordoned %v: registered %v of %v, Cordoned %v", cordoned, got.CordonedLogDirs, got.LogDirs, got.Cordoned())
+		}
+	}
+	if (BrokerInfo{}).Cordoned() || !(BrokerInfo{LogDirs: []string{"/a"}, CordonedLogDirs: []string{"/a"}}).Cordoned() {
+		t.Error("Cordoned: a broker without directories is not cordoned; one with its only one cordoned is")
 	}
 
 	// Another live broker with id 1 is refused.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,9 +122,21 @@ func listPartitionDirs(fs FS, dirs []string) []PartitionDir {
 // that logs opened at once see each other's choices: sixteen new
 // partitions opened together over two empty directories alternate, where
 // each choosing before any had created its directory put all sixteen in
-// the first. The zero value is ready for use; a broker has one.
+// the first. A cordoned directory (KIP-1066, SetCordoned) takes no new
+// partition unless every directory is cordoned, when the first takes it,
+// as Kafka's LogManager falls back; the partitions already in it stay.
+// The zero value is ready for use; a broker has one.
 type Placer struct {
-	mu sync.Mutex // held while a new partition's directory is chosen and created
+	mu       sync.Mutex // held while a new partition's directory is chosen and created
+	cordoned []string   // guarded by mu
+}
+
+// SetCordoned makes dirs the cordoned directories, from the next new
+// partition on.
+func (pl *Placer) SetCordoned(dirs []string) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.cordoned = slices.Clone(dirs)
 }
 
 // OpenPartition opens, or creates, the log of partition p of a topic whose
@@ -192,7 +205,11 @@ func (pl *Placer) OpenPartition(dirs []string, topic string, p int32, id [16]byt
 func (pl *Placer) place(fs FS, dirs []string, name string) (string, error) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	dir := filepath.Join(leastLoaded(fs, dirs), name)
+	open := slices.DeleteFunc(slices.Clone(dirs), func(d string) bool { return slices.Contains(pl.cordoned, d) })
+	if len(open) == 0 {
+		open = dirs[:1]
+	}
+	dir := filepath.Join(leastLoaded(fs, open), name)
 	return dir, fs.MkdirAll(dir, 0o755)
 }
 

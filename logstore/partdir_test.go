@@ -176,3 +176,42 @@ func TestNewPartitionOpensWithoutFsync(t *testing.T) {
 		t.Fatal("reopening a cleanly closed log did not fsync its directory")
 	}
 }
+
+// A cordoned directory (KIP-1066) takes no new partition while another
+// is open, keeps the partitions it has (reopened there), takes new ones
+// again once uncordoned, and takes them when every directory is
+// cordoned (the first one, as Kafka's LogManager falls back).
+func TestCordonedLogDirTakesNoNewPartition(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	var pl Placer
+	open := func(p int32) string {
+		t.Helper()
+		l, err := pl.OpenPartition(dirs, "t", p, [16]byte{1}, DefaultConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return filepath.Dir(l.Dir())
+	}
+	if got := open(0); got != dirs[0] {
+		t.Fatalf("partition 0 in %s, want %s", got, dirs[0])
+	}
+	pl.SetCordoned(dirs[:1])
+	for p := range int32(3) {
+		want := dirs[1]
+		if p == 0 {
+			want = dirs[0] // already there: stays
+		}
+		if got := open(p); got != want {
+			t.Fatalf("partition %d with %s cordoned in %s, want %s", p, dirs[0], got, want)
+		}
+	}
+	pl.SetCordoned(nil)
+	if got := open(3); got != dirs[0] {
+		t.Fatalf("partition 3 after uncordoning in %s, want %s (the emptier)", got, dirs[0])
+	}
+	pl.SetCordoned(dirs)
+	if got := open(4); got != dirs[0] {
+		t.Fatalf("partition 4 with every directory cordoned in %s, want the first, %s", got, dirs[0])
+	}
+}

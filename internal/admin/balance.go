@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Balancing, what Cruise Control does for Kafka, in two steps: replicas
@@ -20,7 +22,10 @@ import (
 // leader (the first replica) of partitions is rotated, a reorder without
 // data movement, until every broker is the preferred leader of as many
 // partitions as the others give or take one, and a preferred-leader
-// election moves the leadership.
+// election moves the leadership. A cordoned broker (KIP-1066: every log
+// directory of it cordoned) takes no replica, and a partition with a
+// replica on one is left as it is: the controller refuses any assignment
+// naming a cordoned broker, as Kafka's does.
 
 // PartitionPlacement is one partition's replicas, first the preferred
 // leader, and the bytes of each replica.
@@ -57,19 +62,19 @@ type Plan struct {
 }
 
 // PlanBalance computes a plan for the partitions over the brokers (with
-// their racks; "" for none).
-func PlanBalance(parts []PartitionPlacement, racks map[int32]string) Plan {
-	brokers := make([]int32, 0, len(racks))
-	for id := range racks {
-		brokers = append(brokers, id)
-	}
-	slices.Sort(brokers)
+// their racks; "" for none), of which cordoned take nothing new.
+func PlanBalance(parts []PartitionPlacement, racks map[int32]string, cordoned map[int32]bool) Plan {
+	all := slices.Sorted(maps.Keys(racks))
+	brokers := slices.DeleteFunc(slices.Clone(all), func(id int32) bool { return cordoned[id] })
 	cur := make([]PartitionPlacement, len(parts))
 	for i, p := range parts {
 		cur[i] = p
 		cur[i].Replicas = slices.Clone(p.Replicas)
 	}
-	plan := Plan{Before: loads(cur, brokers)}
+	fixed := func(p *PartitionPlacement) bool {
+		return slices.ContainsFunc(p.Replicas, func(id int32) bool { return cordoned[id] })
+	}
+	plan := Plan{Before: loads(cur, all)}
 	size := func(p *PartitionPlacement) int64 {
 		var n int64
 		for _, b := range p.Bytes {
@@ -95,7 +100,7 @@ func PlanBalance(parts []PartitionPlacement, racks map[int32]string) Plan {
 		best, bestScore := -1, int64(-1)
 		for i := range cur {
 			p := &cur[i]
-			if !slices.Contains(p.Replicas, hi.ID) || slices.Contains(p.Replicas, lo.ID) || !rackOK(p.Replicas, hi.ID, lo.ID, racks) {
+			if fixed(p) || !slices.Contains(p.Replicas, hi.ID) || slices.Contains(p.Replicas, lo.ID) || !rackOK(p.Replicas, hi.ID, lo.ID, racks) {
 				continue
 			}
 			// Prefer the partition whose bytes come closest to halving
@@ -130,7 +135,7 @@ func PlanBalance(parts []PartitionPlacement, racks map[int32]string) Plan {
 		moved := false
 		for i := range cur {
 			p := &cur[i]
-			if len(p.Replicas) > 0 && p.Replicas[0] == hi.ID {
+			if len(p.Replicas) > 0 && p.Replicas[0] == hi.ID && !fixed(p) {
 				if j := slices.Index(p.Replicas, lo.ID); j > 0 {
 					p.Replicas[0], p.Replicas[j] = p.Replicas[j], p.Replicas[0]
 					moved = true
@@ -158,7 +163,7 @@ func PlanBalance(parts []PartitionPlacement, racks map[int32]string) Plan {
 		}
 		plan.Moves = append(plan.Moves, m)
 	}
-	plan.After = loads(cur, brokers)
+	plan.After = loads(cur, all)
 	return plan
 }
 
@@ -243,6 +248,24 @@ func (c *Client) Placement(ctx context.Context, topics ...string) ([]PartitionPl
 		}
 	}
 	return out, racks, nil
+}
+
+// Cordoned are the brokers all of whose log directories are cordoned
+// (KIP-1066), as each answers DescribeLogDirs (v5's IsCordoned); a broker
+// that does not answer counts as not cordoned.
+func (c *Client) Cordoned(ctx context.Context, brokers []int32) map[int32]bool {
+	out := map[int32]bool{}
+	for _, id := range brokers {
+		// One broker at a time: kgo's merge of a DescribeLogDirs sent to
+		// all drops IsCordoned.
+		kresp, err := c.KGO.Broker(int(id)).Request(ctx, kmsg.NewPtrDescribeLogDirsRequest())
+		if err != nil {
+			continue
+		}
+		resp := kresp.(*kmsg.DescribeLogDirsResponse)
+		out[id] = len(resp.Dirs) > 0 && !slices.ContainsFunc(resp.Dirs, func(d kmsg.DescribeLogDirsResponseDir) bool { return !d.IsCordoned })
+	}
+	return out
 }
 
 // ApplyBalance starts the plan's reassignments, waits (up to ctx) until

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,7 +84,7 @@ func balance(ctx context.Context, cl *admin.Client, format string, dryRun bool, 
 	if err != nil {
 		return err
 	}
-	plan := admin.PlanBalance(parts, racks)
+	plan := admin.PlanBalance(parts, racks, cl.Cordoned(ctx, slices.Sorted(maps.Keys(racks))))
 	if format == "json" {
 		if err := writeJSON(std.Stdout, plan); err != nil {
 			return err

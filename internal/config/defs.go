@@ -78,6 +78,7 @@ var brokerDefs = []Def{
 	// Storage.
 	{Name: "log.dir", Type: tString, Default: &DefaultLogDir, Doc: "The directory of the log data, used when log.dirs is not set."},
 	{Name: "log.dirs", Type: tList, Default: nil, Doc: "Comma-separated directories of the log data. If unset, log.dir is used. Embedded etcd keeps its data under the first one.", check: checkDirs},
+	{Name: "cordoned.log.dirs", Type: tList, Default: str(""), Dynamic: true, Doc: "Log directories that take no new partitions (KIP-1066): entries of log.dirs, or * for all of them. A broker whose every directory is cordoned is given no new replicas; the partitions it has stay."},
 	{Name: "metadata.log.dir", Type: tString, Default: nil, Ignored: true, Doc: "The KRaft metadata log directory."},
 	{Name: "num.partitions", Type: tInt, Default: str("1"), Doc: "The default number of partitions of a new topic.", check: atLeast(1)},
 	{Name: "default.replication.factor", Type: tInt, Default: str("1"), Doc: "The default replication factor of a new topic.", check: atLeast(1)},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -461,6 +462,38 @@ func (p *Props) LogDirs() []string {
 		return ds
 	}
 	return []string{p.String("log.dir")}
+}
+
+// CordonedLogDirsError is a cordoned.log.dirs that names a directory not
+// in log.dirs, or "*" beside other entries; Msg is Kafka's message.
+type CordonedLogDirsError struct{ Msg string }
+
+func (e *CordonedLogDirsError) Error() string { return "config: cordoned.log.dirs: " + e.Msg }
+
+// CordonedLogDirs returns cordoned.log.dirs (KIP-1066) as entries of
+// LogDirs: every one of them for "*". Entries are compared with log.dirs'
+// after filepath.Clean. The error is a *CordonedLogDirsError.
+func (p *Props) CordonedLogDirs() ([]string, error) {
+	list, dirs := p.List("cordoned.log.dirs"), p.LogDirs()
+	if slices.Contains(list, "*") {
+		if len(list) > 1 {
+			return nil, &CordonedLogDirsError{"When cordoned.log.dirs is set to *, it must not contain other values"}
+		}
+		return slices.Clone(dirs), nil
+	}
+	var out, missing []string
+	for _, c := range list {
+		i := slices.IndexFunc(dirs, func(d string) bool { return filepath.Clean(d) == filepath.Clean(c) })
+		if i < 0 {
+			missing = append(missing, c)
+			continue
+		}
+		out = append(out, dirs[i])
+	}
+	if len(missing) > 0 {
+		return nil, &CordonedLogDirsError{"All entries in cordoned.log.dirs must be present in log.dirs or log.dir. Missing entries : " + strings.Join(missing, ", ")}
+	}
+	return out, nil
 }
 
 // Listeners returns the listeners to bind, without the KRaft controller

@@ -537,3 +537,34 @@ func TestListenerOverrides(t *testing.T) {
 		t.Errorf("a bad per-listener ssl.client.auth: %v", err)
 	}
 }
+
+// cordoned.log.dirs (KIP-1066): entries of log.dirs, or * for all of
+// them; anything else is refused with Kafka's message.
+func TestCordonedLogDirs(t *testing.T) {
+	tests := []struct {
+		value string
+		want  []string
+		err   string
+	}{
+		{"", nil, ""},
+		{"/data/b", []string{"/data/b"}, ""},
+		{"/data/b/,/data/a", []string{"/data/b", "/data/a"}, ""},
+		{"*", []string{"/data/a", "/data/b"}, ""},
+		{"*,/data/a", nil, "When cordoned.log.dirs is set to *, it must not contain other values"},
+		{"/data/c,/data/a,/data/d", nil, "All entries in cordoned.log.dirs must be present in log.dirs or log.dir. Missing entries : /data/c, /data/d"},
+	}
+	for _, tt := range tests {
+		p, err := New(map[string]string{"log.dirs": "/data/a,/data/b", "cordoned.log.dirs": tt.value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.CordonedLogDirs()
+		msg := ""
+		if ce := (*CordonedLogDirsError)(nil); errors.As(err, &ce) {
+			msg = ce.Msg
+		}
+		if msg != tt.err || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("cordoned.log.dirs=%q: %v %v, want %v %q", tt.value, got, err, tt.want, tt.err)
+		}
+	}
+}
