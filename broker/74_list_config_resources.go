@@ -4,8 +4,8 @@ package broker
 // the resources that have configs to describe, of the types asked for
 // (every type when none is): the groups with group configs, this cluster's
 // client-metrics subscriptions, live brokers (as BROKER and BROKER_LOGGER)
-// and every topic. A type Kafka does not list is
-// UNSUPPORTED_VERSION, as Kafka answers it. It needs DescribeConfigs on
+// and every topic; v0 lists the client-metrics subscriptions alone. A
+// type Kafka does not list is UNSUPPORTED_VERSION, as Kafka answers it. It needs DescribeConfigs on
 // the cluster.
 
 import (
@@ -38,6 +38,10 @@ func (b *Broker) handleListConfigResources(ctx context.Context, r *request) (kms
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 			return resp, nil
 		}
+	}
+	if req.Version == 0 {
+		// v0 was ListClientMetricsResources: client metrics alone.
+		want[kmsg.ConfigResourceTypeClientMetrics] = true
 	}
 	all := len(want) == 0
 	add := func(typ kmsg.ConfigResourceType, name string) {

@@ -130,6 +130,13 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 	cfgs.alter("replace", "probe-alter", "interval.ms", "120000")
 	cfgs.describe("replaced", "probe-alter", map[string]string{"interval.ms": "120000"})
 	cfgs.list("client metrics", int8(kmsg.ConfigResourceTypeClientMetrics))
+	v0 := c.roundTrip(kmsg.NewPtrListConfigResourcesRequest(), 0).(*kmsg.ListConfigResourcesResponse)
+	var listed []string
+	for _, cr := range v0.ConfigResources {
+		listed = append(listed, cr.Name)
+	}
+	slices.Sort(listed)
+	out["list config resources v0 (ListClientMetricsResources)"] = fmt.Sprintf("error %d %v", v0.ErrorCode, listed)
 
 	first := fresh()
 	record("new instance", first)
