@@ -77,6 +77,8 @@ type metrics struct {
 	flush                 prometheus.Histogram
 	connCount             *prometheus.GaugeVec
 	connCreated, connDone *prometheus.CounterVec
+	registryRequests      *prometheus.CounterVec // by method and route
+	registryErrors        *prometheus.CounterVec // by route and Confluent error code
 
 	mu        sync.Mutex
 	topics    map[string]*topicMetrics    // guarded by mu
@@ -148,6 +150,8 @@ func newMetrics(b *Broker) *metrics {
 	r.MustRegister(m.connCount)
 	m.connCreated = counterVec("kafka_server_socket_server_metrics_connection_creation_total", "Connections accepted, by listener (connection-creation-total).", "listener")
 	m.connDone = counterVec("kafka_server_socket_server_metrics_connection_close_total", "Connections closed, by listener (connection-close-total).", "listener")
+	m.registryRequests = counterVec("samsa_schema_registry_requests_total", "Schema registry requests answered, by method and route (the path pattern).", "method", "route")
+	m.registryErrors = counterVec("samsa_schema_registry_errors_total", "Schema registry requests answered with an error, by route and Confluent's error code.", "route", "error_code")
 
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.MustRegister(stateCollector{b})
@@ -366,4 +370,12 @@ func (m *metrics) isrChanged(shrunk, expanded bool) {
 
 func (m *metrics) flushed(took time.Duration) {
 	m.flush.Observe(float64(took) / float64(time.Millisecond))
+}
+
+// registryRequest counts a request the schema registry answered.
+func (m *metrics) registryRequest(method, route string, code int) {
+	m.registryRequests.WithLabelValues(method, route).Inc()
+	if code != 0 {
+		m.registryErrors.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	}
 }

@@ -31,6 +31,7 @@ func (b *Broker) newRegistry() {
 		Topic:         b.settings.SchemaRegistryTopic,
 		Compatibility: b.settings.SchemaCompatibility,
 		Leader:        b.registryLeader,
+		Observe:       b.metrics.registryRequest,
 	})
 }
 

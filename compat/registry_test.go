@@ -3,6 +3,8 @@ package compat
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -54,9 +56,27 @@ func waitWriter(t *testing.T, cl *sr.Client) {
 // are served by samsa's registry, and what samsa's registry writes is
 // consumed from _schemas in that format.
 func TestSchemaRegistryStoresAsConfluent(t *testing.T) {
-	b, cl := startRegistryBroker(t, nil)
+	b, cl := startRegistryBroker(t, map[string]string{"samsa.http.listener": "127.0.0.1:0"})
 	waitWriter(t, cl)
 	ctx := testCtx(t, time.Minute)
+	defer func() {
+		// /metrics counts the registry's requests and errors.
+		if _, err := cl.SchemaByID(ctx, 424242); err == nil {
+			t.Error("id 424242 found")
+		}
+		resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{`samsa_schema_registry_requests_total{method="POST",route="/subjects/{subject}/versions"}`,
+			`samsa_schema_registry_errors_total{error_code="40403",route="/schemas/ids/{id}"}`} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	}()
 	kc := newKgo(t, b.Addr(), kgo.ConsumeTopics("_schemas"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	schema := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
 	confluent := [][2]string{

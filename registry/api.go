@@ -53,11 +53,14 @@ func (r *Registry) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	add := func(pattern string, rt route) {
 		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			code := 0
+			defer func() { r.observe(req.Method, pattern, code) }()
 			h := rt[req.Method]
 			if h == nil && req.Method == http.MethodHead {
 				h = rt[http.MethodGet]
 			}
 			if h == nil {
+				code = 405
 				writeError(w, errf(405, 405, "HTTP 405 Method Not Allowed"))
 				return
 			}
@@ -66,6 +69,7 @@ func (r *Registry) routes() *http.ServeMux {
 					// A bug of ours or of a parser's: the request fails,
 					// the broker goes on.
 					r.log.Error("schema registry: handler panicked", "method", req.Method, "path", req.URL.Path, "panic", p)
+					code = 50001
 					writeError(w, errf(500, 50001, "Internal error"))
 				}
 			}()
@@ -73,7 +77,9 @@ func (r *Registry) routes() *http.ServeMux {
 			req = req.WithContext(context.WithValue(req.Context(), writtenKey{}, &written))
 			v, err := h(w, req)
 			if err != nil {
-				writeError(w, r.apiErr(err))
+				ae := r.apiErr(err)
+				code = ae.code
+				writeError(w, ae)
 				return
 			}
 			if _, ok := v.(forwarded); ok {
@@ -116,10 +122,17 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		req.Body = http.MaxBytesReader(w, req.Body, r.cfg.MaxBodyBytes)
 	}
 	if _, pattern := r.mux.Handler(req); pattern == "" {
+		r.observe(req.Method, "", 404)
 		writeError(w, errf(404, 404, "HTTP 404 Not Found"))
 		return
 	}
 	r.mux.ServeHTTP(w, req)
+}
+
+func (r *Registry) observe(method, route string, code int) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(method, route, code)
+	}
 }
 
 // apiErr maps an error to Confluent's answer.

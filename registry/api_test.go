@@ -1,9 +1,12 @@
 package registry
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -268,4 +271,28 @@ func TestProtobuf(t *testing.T) {
 		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; message M { strin x = 1; }", ""), 422, `~{"error_code":42201`},
 		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; import \"/etc/passwd\";", ""), 422, `~{"error_code":42201`},
 	})
+}
+
+// TestObserve: every answer is reported with its route and error code.
+func TestObserve(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	r := New(Config{Log: newMemLog(), Observe: func(method, route string, code int) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %d", method, route, code))
+		mu.Unlock()
+	}})
+	t.Cleanup(func() { r.Close() })
+	for _, req := range []*http.Request{
+		httptest.NewRequest("GET", "/subjects", nil),
+		httptest.NewRequest("GET", "/subjects/x/versions", nil),
+		httptest.NewRequest("GET", "/elsewhere", nil),
+		httptest.NewRequest("PATCH", "/config", nil),
+	} {
+		r.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	want := "GET /subjects 0|GET /subjects/{subject}/versions 40401|GET  404|PATCH /config 405"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("observed %q, want %q", strings.Join(got, "|"), want)
+	}
 }

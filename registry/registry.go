@@ -53,6 +53,10 @@ type Config struct {
 	Leader func(ctx context.Context) (string, error)
 	// Client forwards writes; http.DefaultClient's transport when nil.
 	Client *http.Client
+	// Observe, when set, is told of every request answered: its method,
+	// its route (the path pattern, "" when none matched) and the error
+	// code of Confluent's it got (0: none).
+	Observe func(method, route string, code int)
 }
 
 // Registry serves the REST API from the state replayed from _schemas,
