@@ -10,7 +10,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,9 +33,10 @@ func (b *Broker) handleDescribeShareGroupOffsets(ctx context.Context, r *request
 		var info groups.ShareGroup
 		if err == nil {
 			info, err = b.groups.ShareGroupInfo(rg.GroupID)
-			if errors.Is(err, groups.ErrGroupNotFound) {
-				// As Kafka 4.4: a group never seen has no partition
-				// with state, and each one named has none.
+			if errCode(err) == kerr.GroupIDNotFound.Code {
+				// As Kafka 4.4: a group never seen, or not a share
+				// group, has no partition with state, and each one
+				// named has none.
 				info, err = groups.ShareGroup{}, nil
 			}
 		}
@@ -199,7 +199,7 @@ func (b *Broker) emptyShareGroup(r *request, group string) error {
 		return err
 	}
 	if info.Members > 0 {
-		return fmt.Errorf("%w: the group has active members", kerr.NonEmptyGroup)
+		return &codedError{kerr.NonEmptyGroup, "The group is not empty."}
 	}
 	return nil
 }
@@ -275,6 +275,12 @@ func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *request) 
 			continue
 		}
 		ot.TopicID = t.id
+		if len(info.Initialized[t.name]) == 0 {
+			// As Kafka 4.4: the group has no state on the topic.
+			ot.ErrorCode, ot.ErrorMessage = kerr.UnknownTopicOrPartition.Code, kmsg.StringPtr("There is no offset information to delete.")
+			resp.Topics = append(resp.Topics, ot)
+			continue
+		}
 		err := b.deleteShareStates(ctx, req.GroupID, t, info.Initialized[t.name])
 		if err == nil {
 			err = b.groups.SetShareInitialized(req.GroupID, t.name, info.Initialized[t.name], false)

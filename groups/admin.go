@@ -45,10 +45,13 @@ func (c *Coordinator) describe(id string, version int16) kmsg.DescribeGroupsResp
 	g, ok := s.groups[id].(*classicGroup)
 	if !ok || g.state == stateDead {
 		d.State = stateDead.String()
-		if version >= 6 {
-			return fail(kerr.GroupIDNotFound)
+		if version < 6 {
+			return d
 		}
-		return d
+		if other := s.groups[id]; !ok && live(other) {
+			return fail(kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a classic group.", id))
+		}
+		return fail(kafkaErrorf(kerr.GroupIDNotFound, "Group %s not found.", id))
 	}
 	d.State = g.state.String()
 	d.ProtocolType = g.protocolType

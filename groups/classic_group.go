@@ -677,9 +677,14 @@ func (g *classicGroup) validateCommit(memberID, instanceID string, generation in
 	return nil
 }
 
-// subscribedTopics is the union of the members' subscriptions for a
+// subscribedTo is the union of the members' subscriptions for a
 // consumer-protocol group; known is false for another protocol type,
 // whose metadata the coordinator cannot read.
+func (g *classicGroup) subscribedTo() (func(topic string) bool, bool) {
+	topics, known := g.subscribedTopics()
+	return func(topic string) bool { return topics[topic] }, known
+}
+
 func (g *classicGroup) subscribedTopics() (topics map[string]bool, known bool) {
 	topics = make(map[string]bool)
 	if g.protocolType != "consumer" {

@@ -60,7 +60,7 @@ func (c *Coordinator) migration() (upgrade, downgrade bool) {
 // as Kafka answers).
 func (g *classicGroup) upgradeToConsumer() (*consumerGroup, error) {
 	c := g.s.c
-	notConsumer := fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, g.id)
+	notConsumer := kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", g.id)
 	if up, _ := c.migration(); !up {
 		c.log.Info("cannot upgrade classic group to consumer group: the online upgrade is disabled", "group", g.id)
 		return nil, notConsumer

@@ -245,11 +245,11 @@ func (c *Coordinator) consumerHeartbeatLocked(s *shard, cl Client, req *kmsg.Con
 // one joined creates it, an empty classic group (offsets only) becomes
 // one, a classic group in use is upgraded (consumer_classic.go).
 func (c *Coordinator) consumerGroupFor(s *shard, req *kmsg.ConsumerGroupHeartbeatRequest) (*consumerGroup, error) {
-	notConsumer := fmt.Errorf("%w: group %s is not a consumer group", kerr.GroupIDNotFound, req.Group)
+	notConsumer := kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 	switch g := s.groups[req.Group].(type) {
 	case nil:
 		if req.MemberEpoch != epochJoin {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, req.Group)
+			return nil, kafkaErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
 		}
 		cg := newConsumerGroup(newCore(s, req.Group), time.Now())
 		s.groups[req.Group] = cg
@@ -257,10 +257,10 @@ func (c *Coordinator) consumerGroupFor(s *shard, req *kmsg.ConsumerGroupHeartbea
 	case *consumerGroup:
 		return g, nil
 	case *classicGroup:
+		if req.MemberEpoch != epochJoin {
+			return nil, notConsumer
+		}
 		if len(g.members) > 0 || g.state != stateEmpty {
-			if req.MemberEpoch != epochJoin {
-				return nil, notConsumer
-			}
 			return g.upgradeToConsumer()
 		}
 		cg := newConsumerGroup(g.groupCore, g.stateTime)
@@ -314,7 +314,7 @@ func (cg *consumerGroup) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHea
 			m = cg.members[cg.static[instance]]
 		}
 		if m == nil {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, cg.id)
+			return nil, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, cg.id)
 		}
 		if req.MemberEpoch == epochStaticLeave {
 			// The instance may come back under a new member id and take
@@ -377,14 +377,17 @@ func (cg *consumerGroup) consumerMemberFor(cl Client, req *kmsg.ConsumerGroupHea
 		return m, nil
 	default:
 		if m == nil {
-			return nil, fmt.Errorf("%w: member %s is not a member of group %s", kerr.UnknownMemberID, req.MemberID, cg.id)
+			return nil, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, cg.id)
 		}
-		if req.MemberEpoch != m.epoch {
+		if req.MemberEpoch > m.epoch {
+			return nil, kafkaErrorf(kerr.FencedMemberEpoch, "The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
+		}
+		if req.MemberEpoch < m.epoch {
 			// A lost response: the member may still be one epoch behind
 			// with nothing it should not own.
 			owned := c.ownedPartitions(req.Topics)
 			if !(req.MemberEpoch == m.prevEpoch && req.Topics != nil && m.assigned.containsAll(owned)) {
-				return nil, fmt.Errorf("%w: the consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d)", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
+				return nil, kafkaErrorf(kerr.FencedMemberEpoch, "The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
 			}
 		}
 		cg.updateConsumerMember(m, cl, req, re)
@@ -464,8 +467,8 @@ func (cg *consumerGroup) releaseAll(m *consumerMember) {
 // retention.
 func (cg *consumerGroup) setConsumerState() { cg.set(len(cg.members)) }
 
-// subscribedTopics returns the topics the group's members subscribe to
-// (by name or by regex) that exist, sorted by name.
+// subscribedTopicMeta returns the topics the group's members subscribe to
+// (by name or by regex) that exist.
 func (cg *consumerGroup) subscribedTopicMeta() map[string]TopicMeta {
 	all := cg.s.c.cfg.Topics()
 	out := map[string]TopicMeta{}
@@ -719,11 +722,22 @@ func (cg *consumerGroup) listing() (typ, protocolType, state string, dead bool) 
 	return "consumer", "consumer", cg.stateName(), false
 }
 
-func (cg *consumerGroup) empty() bool                               { return len(cg.members) == 0 }
-func (cg *consumerGroup) expiry() (time.Time, bool)                 { return cg.since, cg.empty() }
-func (cg *consumerGroup) memberCount() int                          { return len(cg.members) }
-func (cg *consumerGroup) isMember(id string) bool                   { return cg.members[id] != nil }
-func (cg *consumerGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
+func (cg *consumerGroup) empty() bool               { return len(cg.members) == 0 }
+func (cg *consumerGroup) expiry() (time.Time, bool) { return cg.since, cg.empty() }
+func (cg *consumerGroup) memberCount() int          { return len(cg.members) }
+func (cg *consumerGroup) isMember(id string) bool   { return cg.members[id] != nil }
+
+// subscribedTo: a member subscribes to the topic by name or by regex.
+func (cg *consumerGroup) subscribedTo() (func(topic string) bool, bool) {
+	return func(topic string) bool {
+		for _, m := range cg.members {
+			if m.subscribes(topic) {
+				return true
+			}
+		}
+		return false
+	}, true
+}
 
 func (cg *consumerGroup) validateCommit(memberID, _ string, epoch int32, tps []topicPartition, txn bool) error {
 	return epochCommit(cg.validateConsumerCommit, memberID, epoch, tps, txn)

@@ -33,6 +33,12 @@ func (e *kafkaError) Unwrap() error { return e.code }
 // one of another type): the admin APIs of share groups tell the two apart.
 var ErrGroupNotFound error = &kafkaError{kerr.GroupIDNotFound, "no group has this id"}
 
+// groupNotFoundError is ErrGroupNotFound for group id, with Kafka's message.
+type groupNotFoundError struct{ id string }
+
+func (e *groupNotFoundError) Error() string   { return fmt.Sprintf("Group %s not found.", e.id) }
+func (e *groupNotFoundError) Unwrap() []error { return []error{ErrGroupNotFound} }
+
 // kafkaErrorf is code with Kafka's message, formatted.
 func kafkaErrorf(code *kerr.Error, format string, args ...any) error {
 	return &kafkaError{code, fmt.Sprintf(format, args...)}

@@ -74,10 +74,10 @@ type group interface {
 	validateCommit(memberID, instanceID string, generation int32, tps []topicPartition, txn bool) error
 	// validateFetch checks an OffsetFetch by a member at an epoch.
 	validateFetch(memberID string, epoch int32) error
-	// subscribedTopics are the topics the members subscribe to, which
-	// OffsetDelete keeps; known is false where the coordinator cannot
-	// tell (a classic group of another protocol type).
-	subscribedTopics() (topics map[string]bool, known bool)
+	// subscribedTo reports whether a member subscribes to a topic,
+	// whose offsets OffsetDelete keeps; known is false where the
+	// coordinator cannot tell (a classic group of another protocol type).
+	subscribedTo() (subscribes func(topic string) bool, known bool)
 	// afterLoad starts the timers of a group loaded from the log.
 	afterLoad()
 	// shutdown answers every waiting request NOT_COORDINATOR and stops

@@ -112,6 +112,15 @@ func (c *Coordinator) joinLocked(s *shard, id string, j joinArgs, ch chan *kmsg.
 		s.enqueue(found.stateTombstones(), func(error) {})
 		g = newClassicGroup(found.groupCore, time.Now())
 		s.groups[id] = g
+	case *streamsGroup:
+		if len(found.members) > 0 {
+			return kerr.InconsistentGroupProtocol
+		}
+		// An empty streams group makes way for a classic one, as in
+		// Kafka 4.4.
+		s.enqueue(found.stateTombstones(), func(error) {})
+		g = newClassicGroup(found.groupCore, time.Now())
+		s.groups[id] = g
 	default:
 		return kerr.InconsistentGroupProtocol
 	}

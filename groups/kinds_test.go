@@ -34,7 +34,7 @@ func answer(code int16, msg *string) string {
 // API: none, an offsets-only classic group (a simple commit), a classic
 // group with one stable member, a KIP-848 consumer group with a member, a
 // consumer group its member left, a share group and a streams group, each
-// with one member "m1".
+// with one member "m1" and once it left.
 var kindSetups = []struct {
 	kind  string
 	setup func(t *testing.T, c *Coordinator, group string)
@@ -66,8 +66,18 @@ var kindSetups = []struct {
 			t.Fatal(answer(r.ErrorCode, r.ErrorMessage))
 		}
 	}},
+	{"share-empty", func(t *testing.T, c *Coordinator, group string) {
+		shareHeartbeatIn(c, group, "m1", 0)
+		if r := shareHeartbeatIn(c, group, "m1", -1); r.ErrorCode != 0 {
+			t.Fatal(answer(r.ErrorCode, r.ErrorMessage))
+		}
+	}},
 	{"streams", func(t *testing.T, c *Coordinator, group string) {
 		sgHeartbeat(t, c, "m1", 0, nil, func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Group = group })
+	}},
+	{"streams-empty", func(t *testing.T, c *Coordinator, group string) {
+		sgHeartbeat(t, c, "m1", 0, nil, func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Group = group })
+		sgHeartbeat(t, c, "m1", -1, nil, func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Group = group })
 	}},
 }
 
@@ -246,10 +256,10 @@ var kindRequests = []struct {
 // by kind, and a request to a group of another kind keeps its error
 // (GROUP_ID_NOT_FOUND "Group g is not a <kind> group." for the KIP-848,
 // 932 and 1071 APIs, INCONSISTENT_GROUP_PROTOCOL for a JoinGroup to a
-// share or streams group, UNKNOWN_MEMBER_ID for the other classic APIs).
-// The want table is samsa's answers before groups.group was split into a
-// type per kind, not checked here against Kafka's; a change to a line is
-// a change a client sees.
+// share or streams group with members, UNKNOWN_MEMBER_ID for the other
+// classic APIs). The want table is Apache Kafka 4.4's answers, as
+// compat's TestGroupKindsKafkaReference asks them of both; a change to a
+// line is a change a client sees.
 func TestRequestsOfEveryKindToEveryKind(t *testing.T) {
 	var got strings.Builder
 	for _, k := range kindSetups {
@@ -272,10 +282,10 @@ none | Heartbeat | UNKNOWN_MEMBER_ID
 none | SyncGroup | UNKNOWN_MEMBER_ID
 none | LeaveGroup | -/UNKNOWN_MEMBER_ID
 none | ConsumerGroupHeartbeat join | -
-none | ConsumerGroupHeartbeat | UNKNOWN_MEMBER_ID: UNKNOWN_MEMBER_ID: The coordinator is not aware of this member.: member m1 is not a member of group g
+none | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Consumer group g not found.
 none | ShareGroupHeartbeat join | -
 none | StreamsGroupHeartbeat join | -
-none | DescribeGroups | Dead GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.
+none | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g not found.
 none | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g not found.
 none | ShareGroupDescribe |  GROUP_ID_NOT_FOUND: Group g not found.
 none | StreamsGroupDescribe |  GROUP_ID_NOT_FOUND: Group g not found.
@@ -285,7 +295,7 @@ none | OffsetCommit member | ILLEGAL_GENERATION
 none | OffsetFetch | -1 -
 none | OffsetFetch member | -
 none | OffsetDelete | GROUP_ID_NOT_FOUND
-none | ShareGroupInfo | GROUP_ID_NOT_FOUND: group g: no group has this id
+none | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g not found.
 none | CreateShareGroup | -
 none | DeleteGroups | GROUP_ID_NOT_FOUND
 offsets | JoinGroup | MEMBER_ID_REQUIRED
@@ -293,8 +303,8 @@ offsets | Heartbeat | UNKNOWN_MEMBER_ID
 offsets | SyncGroup | UNKNOWN_MEMBER_ID
 offsets | LeaveGroup | -/UNKNOWN_MEMBER_ID
 offsets | ConsumerGroupHeartbeat join | -
-offsets | ConsumerGroupHeartbeat | UNKNOWN_MEMBER_ID: UNKNOWN_MEMBER_ID: The coordinator is not aware of this member.: member m1 is not a member of group g
-offsets | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+offsets | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+offsets | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
 offsets | StreamsGroupHeartbeat join | -
 offsets | DescribeGroups | Empty -
 offsets | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
@@ -306,16 +316,16 @@ offsets | OffsetCommit member | UNKNOWN_MEMBER_ID
 offsets | OffsetFetch | 1 -
 offsets | OffsetFetch member | -
 offsets | OffsetDelete | -/-
-offsets | ShareGroupInfo | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
-offsets | CreateShareGroup | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+offsets | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+offsets | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 offsets | DeleteGroups | -
 classic | JoinGroup | MEMBER_ID_REQUIRED
 classic | Heartbeat | UNKNOWN_MEMBER_ID
 classic | SyncGroup | UNKNOWN_MEMBER_ID
 classic | LeaveGroup | -/UNKNOWN_MEMBER_ID
 classic | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: cannot upgrade the classic group g to consumer group because the embedded consumer protocol is malformed
-classic | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a consumer group
-classic | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+classic | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+classic | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
 classic | StreamsGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a streams group.
 classic | DescribeGroups | Stable -
 classic | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
@@ -327,8 +337,8 @@ classic | OffsetCommit member | UNKNOWN_MEMBER_ID
 classic | OffsetFetch | -1 -
 classic | OffsetFetch member | -
 classic | OffsetDelete | NON_EMPTY_GROUP
-classic | ShareGroupInfo | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
-classic | CreateShareGroup | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+classic | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+classic | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 classic | DeleteGroups | NON_EMPTY_GROUP
 consumer | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
 consumer | Heartbeat | UNKNOWN_MEMBER_ID
@@ -336,30 +346,30 @@ consumer | SyncGroup | UNKNOWN_MEMBER_ID
 consumer | LeaveGroup | -/UNKNOWN_MEMBER_ID
 consumer | ConsumerGroupHeartbeat join | -
 consumer | ConsumerGroupHeartbeat | -
-consumer | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+consumer | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | StreamsGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a streams group.
-consumer | DescribeGroups | Dead GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.
+consumer | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
 consumer | ConsumerGroupDescribe | Stable -
 consumer | ShareGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | StreamsGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a streams group.
 consumer | ListGroups | consumer/consumer/Stable
 consumer | OffsetCommit simple | UNKNOWN_MEMBER_ID
-consumer | OffsetCommit member | -
+consumer | OffsetCommit member | UNSUPPORTED_VERSION
 consumer | OffsetFetch | -1 -
 consumer | OffsetFetch member | -
-consumer | OffsetDelete | -/-
-consumer | ShareGroupInfo | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
-consumer | CreateShareGroup | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+consumer | OffsetDelete | -/GROUP_SUBSCRIBED_TO_TOPIC
+consumer | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+consumer | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | DeleteGroups | NON_EMPTY_GROUP
 consumer-empty | JoinGroup | MEMBER_ID_REQUIRED
 consumer-empty | Heartbeat | UNKNOWN_MEMBER_ID
 consumer-empty | SyncGroup | UNKNOWN_MEMBER_ID
 consumer-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
 consumer-empty | ConsumerGroupHeartbeat join | -
-consumer-empty | ConsumerGroupHeartbeat | UNKNOWN_MEMBER_ID: UNKNOWN_MEMBER_ID: The coordinator is not aware of this member.: member m1 is not a member of group g
-consumer-empty | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+consumer-empty | ConsumerGroupHeartbeat | UNKNOWN_MEMBER_ID: Member m1 is not a member of group g.
+consumer-empty | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer-empty | StreamsGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a streams group.
-consumer-empty | DescribeGroups | Dead GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.
+consumer-empty | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
 consumer-empty | ConsumerGroupDescribe | Empty -
 consumer-empty | ShareGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer-empty | StreamsGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a streams group.
@@ -369,49 +379,91 @@ consumer-empty | OffsetCommit member | UNKNOWN_MEMBER_ID
 consumer-empty | OffsetFetch | -1 -
 consumer-empty | OffsetFetch member | UNKNOWN_MEMBER_ID
 consumer-empty | OffsetDelete | -/-
-consumer-empty | ShareGroupInfo | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
-consumer-empty | CreateShareGroup | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+consumer-empty | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+consumer-empty | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer-empty | DeleteGroups | -
 share | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
 share | Heartbeat | UNKNOWN_MEMBER_ID
 share | SyncGroup | UNKNOWN_MEMBER_ID
 share | LeaveGroup | -/UNKNOWN_MEMBER_ID
-share | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a consumer group
-share | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a consumer group
+share | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+share | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
 share | ShareGroupHeartbeat join | -
 share | StreamsGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a streams group.
-share | DescribeGroups | Dead GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.
+share | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
 share | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
 share | ShareGroupDescribe | Stable -
 share | StreamsGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a streams group.
 share | ListGroups | share/share/Stable
-share | OffsetCommit simple | -
-share | OffsetCommit member | UNKNOWN_MEMBER_ID
+share | OffsetCommit simple | GROUP_ID_NOT_FOUND
+share | OffsetCommit member | GROUP_ID_NOT_FOUND
 share | OffsetFetch | -1 -
 share | OffsetFetch member | -
-share | OffsetDelete | -/-
+share | OffsetDelete | GROUP_ID_NOT_FOUND
 share | ShareGroupInfo | 1 members
 share | CreateShareGroup | -
 share | DeleteGroups | NON_EMPTY_GROUP
+share-empty | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
+share-empty | Heartbeat | UNKNOWN_MEMBER_ID
+share-empty | SyncGroup | UNKNOWN_MEMBER_ID
+share-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
+share-empty | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+share-empty | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+share-empty | ShareGroupHeartbeat join | -
+share-empty | StreamsGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a streams group.
+share-empty | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
+share-empty | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+share-empty | ShareGroupDescribe | Empty -
+share-empty | StreamsGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a streams group.
+share-empty | ListGroups | share/share/Empty
+share-empty | OffsetCommit simple | GROUP_ID_NOT_FOUND
+share-empty | OffsetCommit member | GROUP_ID_NOT_FOUND
+share-empty | OffsetFetch | -1 -
+share-empty | OffsetFetch member | -
+share-empty | OffsetDelete | GROUP_ID_NOT_FOUND
+share-empty | ShareGroupInfo | 0 members
+share-empty | CreateShareGroup | -
+share-empty | DeleteGroups | -
 streams | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
 streams | Heartbeat | UNKNOWN_MEMBER_ID
 streams | SyncGroup | UNKNOWN_MEMBER_ID
 streams | LeaveGroup | -/UNKNOWN_MEMBER_ID
-streams | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a consumer group
-streams | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a consumer group
-streams | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+streams | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+streams | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+streams | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
 streams | StreamsGroupHeartbeat join | INVALID_REQUEST: Topology updates are not supported yet.
-streams | DescribeGroups | Dead GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.
+streams | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
 streams | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
 streams | ShareGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a share group.
 streams | StreamsGroupDescribe | NotReady -
 streams | ListGroups | streams/streams/NotReady
 streams | OffsetCommit simple | UNKNOWN_MEMBER_ID
-streams | OffsetCommit member | STALE_MEMBER_EPOCH
+streams | OffsetCommit member | UNSUPPORTED_VERSION
 streams | OffsetFetch | -1 -
 streams | OffsetFetch member | STALE_MEMBER_EPOCH
 streams | OffsetDelete | -/-
-streams | ShareGroupInfo | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
-streams | CreateShareGroup | GROUP_ID_NOT_FOUND: GROUP_ID_NOT_FOUND: The group id does not exist.: group g is not a share group
+streams | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+streams | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 streams | DeleteGroups | NON_EMPTY_GROUP
+streams-empty | JoinGroup | MEMBER_ID_REQUIRED
+streams-empty | Heartbeat | UNKNOWN_MEMBER_ID
+streams-empty | SyncGroup | UNKNOWN_MEMBER_ID
+streams-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
+streams-empty | ConsumerGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+streams-empty | ConsumerGroupHeartbeat | GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+streams-empty | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
+streams-empty | StreamsGroupHeartbeat join | INVALID_REQUEST: Topology updates are not supported yet.
+streams-empty | DescribeGroups | Dead GROUP_ID_NOT_FOUND: Group g is not a classic group.
+streams-empty | ConsumerGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a consumer group.
+streams-empty | ShareGroupDescribe |  GROUP_ID_NOT_FOUND: Group g is not a share group.
+streams-empty | StreamsGroupDescribe | Empty -
+streams-empty | ListGroups | streams/streams/Empty
+streams-empty | OffsetCommit simple | -
+streams-empty | OffsetCommit member | UNKNOWN_MEMBER_ID
+streams-empty | OffsetFetch | -1 -
+streams-empty | OffsetFetch member | UNKNOWN_MEMBER_ID
+streams-empty | OffsetDelete | -/-
+streams-empty | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
+streams-empty | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
+streams-empty | DeleteGroups | -
 `

@@ -147,6 +147,10 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		g = newClassicGroup(newCore(s, req.Group), now)
 		s.groups[req.Group] = g
 	}
+	if req.Version < 9 && commitsWithEpoch(g, req.MemberID) {
+		s.mu.Unlock()
+		return errCommitVersion
+	}
 	if err := g.validateCommit(req.MemberID, instanceOf(req.InstanceID), req.Generation, tps, false); err != nil {
 		s.mu.Unlock()
 		return err
@@ -185,6 +189,24 @@ func (c *Coordinator) commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		return kerr.RequestTimedOut
 	}
 	return nil
+}
+
+// errCommitVersion refuses an OffsetCommit below v9 from a member of a
+// KIP-848 or KIP-1071 group, as Kafka 4.4 does.
+var errCommitVersion = kafkaErrorf(kerr.UnsupportedVersion, "OffsetCommit version 9 or above must be used by members using the modern group protocol")
+
+// commitsWithEpoch reports whether memberID is a member of g that commits
+// at its member epoch: a consumer group member of the KIP-848 protocol,
+// or a streams group member.
+func commitsWithEpoch(g group, memberID string) bool {
+	switch g := g.(type) {
+	case *consumerGroup:
+		m := g.members[memberID]
+		return m != nil && m.classic == nil
+	case *streamsGroup:
+		return g.members[memberID] != nil
+	}
+	return false
 }
 
 // checkCommit checks the commit of one partition: the offset to write,
@@ -425,12 +447,12 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 		return nil, kerr.NotCoordinator
 	}
 	kind := s.groups[req.Group]
-	if !live(kind) {
+	if _, share := kind.(*shareGroup); share || !live(kind) {
 		s.mu.Unlock()
-		return nil, kerr.GroupIDNotFound
+		return nil, kerr.GroupIDNotFound // as Kafka 4.4: a share group has no offsets to delete
 	}
 	g := kind.core()
-	subscribed, known := kind.subscribedTopics()
+	subscribed, known := kind.subscribedTo()
 	if !known && !kind.empty() {
 		s.mu.Unlock()
 		return nil, kerr.NonEmptyGroup
@@ -441,7 +463,7 @@ func (c *Coordinator) deleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 	for i, t := range req.Topics {
 		codes[i] = make([]int16, len(t.Partitions))
 		for j, p := range t.Partitions {
-			if subscribed[t.Topic] {
+			if subscribed(t.Topic) {
 				codes[i][j] = kerr.GroupSubscribedToTopic.Code
 				continue
 			}

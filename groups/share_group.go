@@ -146,11 +146,11 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		return nil, kerr.NotCoordinator
 	}
 	if s.groups[req.GroupID] == nil && req.MemberEpoch != epochJoin {
-		return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+		return nil, kafkaErrorf(kerr.GroupIDNotFound, "Share group %s not found.", req.GroupID)
 	}
 	sg, ok := asShareGroup(s, req.GroupID)
 	if !ok {
-		return nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, req.GroupID)
+		return nil, kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a share group.", req.GroupID)
 	}
 	m := sg.members[req.MemberID]
 	switch {
@@ -165,7 +165,7 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		resp.MemberID, resp.MemberEpoch = kmsg.StringPtr(req.MemberID), epochLeave
 		return sg, nil
 	case m == nil && req.MemberEpoch != epochJoin:
-		return nil, fmt.Errorf("%w: member %s is not a member of share group %s", kerr.UnknownMemberID, req.MemberID, req.GroupID)
+		return nil, kafkaErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.GroupID)
 	case m == nil:
 		if len(sg.members) >= c.cfg.ShareMaxSize {
 			return nil, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", kerr.GroupMaxSizeReached, c.cfg.ShareMaxSize)
@@ -173,9 +173,10 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		m = &shareMember{id: req.MemberID}
 		sg.members[m.id] = m
 		sg.epoch++ // a new member: a new target
-	case req.MemberEpoch != epochJoin && req.MemberEpoch > m.epoch,
-		req.MemberEpoch != epochJoin && req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
-		return nil, fmt.Errorf("%w: the share group member has epoch %d, the group coordinator knows %d; the member must rejoin", kerr.FencedMemberEpoch, req.MemberEpoch, m.epoch)
+	case req.MemberEpoch != epochJoin && req.MemberEpoch > m.epoch:
+		return nil, kafkaErrorf(kerr.FencedMemberEpoch, "The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
+	case req.MemberEpoch != epochJoin && req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
+		return nil, kafkaErrorf(kerr.FencedMemberEpoch, "The share group member has a smaller member epoch (%d) than the one known by the group coordinator (%d), and it does not match the previous member epoch (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch, m.previousEpoch)
 	}
 	m.clientID, m.clientHost = cl.ID, cl.Host
 	if req.RackID != nil {
@@ -480,7 +481,7 @@ func (c *Coordinator) CreateShareGroup(id string) error {
 	g, ok := asShareGroup(s, id)
 	if !ok {
 		s.mu.Unlock()
-		return fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
+		return kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a share group.", id)
 	}
 	done := make(chan error, 1)
 	g.persistShare(func(err error) { done <- err })
@@ -505,10 +506,10 @@ func (c *Coordinator) lockedShareGroup(id string) (*shard, *shareGroup, error) {
 	switch {
 	case !live(g):
 		s.mu.Unlock()
-		return nil, nil, fmt.Errorf("group %s: %w", id, ErrGroupNotFound)
+		return nil, nil, &groupNotFoundError{id}
 	case !ok:
 		s.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: group %s is not a share group", kerr.GroupIDNotFound, id)
+		return nil, nil, kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a share group.", id)
 	}
 	return s, sg, nil
 }
@@ -545,17 +546,18 @@ func (sg *shareGroup) empty() bool { return len(sg.members) == 0 }
 func (sg *shareGroup) expiry() (time.Time, bool) { return time.Time{}, false }
 
 // memberCount and isMember are none: share members commit no offsets
-// (and a commit naming one is refused before, UNKNOWN_MEMBER_ID).
-func (sg *shareGroup) memberCount() int                          { return 0 }
-func (sg *shareGroup) isMember(string) bool                      { return false }
-func (sg *shareGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
-func (sg *shareGroup) validateFetch(string, int32) error         { return nil }
+// (and every commit to a share group is refused, GROUP_ID_NOT_FOUND).
+func (sg *shareGroup) memberCount() int                  { return 0 }
+func (sg *shareGroup) isMember(string) bool              { return false }
+func (sg *shareGroup) validateFetch(string, int32) error { return nil }
 
-// validateCommit lets an admin's commit (no generation) through, as to an
-// empty classic group; a member's is UNKNOWN_MEMBER_ID.
-func (sg *shareGroup) validateCommit(_, _ string, generation int32, _ []topicPartition, _ bool) error {
-	if generation < 0 {
-		return nil
-	}
-	return kerr.UnknownMemberID
+// subscribedTo is never asked: OffsetDelete refuses a share group.
+func (sg *shareGroup) subscribedTo() (func(string) bool, bool) {
+	return func(string) bool { return false }, true
+}
+
+// validateCommit refuses every commit, an admin's (no generation) and a
+// transactional one too, as Kafka 4.4 does: GROUP_ID_NOT_FOUND.
+func (sg *shareGroup) validateCommit(string, string, int32, []topicPartition, bool) error {
+	return kerr.GroupIDNotFound
 }

@@ -44,6 +44,7 @@ func TestShareGroupHeartbeat(t *testing.T) {
 	if a.ErrorCode != 0 || a.MemberEpoch <= 0 || len(assignedShare(a)) != 4 {
 		t.Fatalf("a: %s epoch %d partitions %v", answer(a.ErrorCode, a.ErrorMessage), a.MemberEpoch, assignedShare(a))
 	}
+	aFirst := a.MemberEpoch
 	b := shareHeartbeatIn(c, "g", "b", 0)
 	if b.MemberEpoch <= a.MemberEpoch || len(assignedShare(b)) != 2 {
 		t.Fatalf("b: epoch %d partitions %v, want an epoch after %d with two", b.MemberEpoch, assignedShare(b), a.MemberEpoch)
@@ -61,8 +62,9 @@ func TestShareGroupHeartbeat(t *testing.T) {
 		epoch  int32
 		want   string
 	}{
-		{"a", 90, fmt.Sprintf("FENCED_MEMBER_EPOCH: FENCED_MEMBER_EPOCH: The member epoch is fenced by the group coordinator. The member must abandon all its partitions and rejoin.: the share group member has epoch 90, the group coordinator knows %d; the member must rejoin", epoch)},
-		{"nobody", epoch, "UNKNOWN_MEMBER_ID: UNKNOWN_MEMBER_ID: The coordinator is not aware of this member.: member nobody is not a member of share group g"},
+		{"a", 90, fmt.Sprintf("FENCED_MEMBER_EPOCH: The share group member has a greater member epoch (90) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", epoch)},
+		{"a", 1, fmt.Sprintf("FENCED_MEMBER_EPOCH: The share group member has a smaller member epoch (1) than the one known by the group coordinator (%d), and it does not match the previous member epoch (%d). The member must abandon all its partitions and rejoin.", epoch, aFirst)},
+		{"nobody", epoch, "UNKNOWN_MEMBER_ID: Member nobody is not a member of group g."},
 		{"a", -2, "INVALID_REQUEST: MemberEpoch is invalid."},
 		{"", 0, "INVALID_REQUEST: MemberId can't be empty."},
 	} {

@@ -828,9 +828,29 @@ func (sg *streamsGroup) listing() (typ, protocolType, state string, dead bool) {
 	return "streams", "streams", sg.stateName(), false
 }
 
-func (sg *streamsGroup) empty() bool                               { return len(sg.members) == 0 }
-func (sg *streamsGroup) expiry() (time.Time, bool)                 { return sg.since, sg.empty() }
-func (sg *streamsGroup) subscribedTopics() (map[string]bool, bool) { return map[string]bool{}, true }
+func (sg *streamsGroup) empty() bool               { return len(sg.members) == 0 }
+func (sg *streamsGroup) expiry() (time.Time, bool) { return sg.since, sg.empty() }
+
+// subscribedTo: while the group has members, its topology reads the topic
+// (a source topic, by name or regex, or a repartition source topic).
+func (sg *streamsGroup) subscribedTo() (func(topic string) bool, bool) {
+	return func(topic string) bool {
+		if len(sg.members) == 0 || sg.topology == nil {
+			return false
+		}
+		for _, sub := range sg.topology.subs {
+			if slices.Contains(sub.sources, topic) || slices.ContainsFunc(sub.repartitionSources, func(t streamsTopic) bool { return t.name == topic }) {
+				return true
+			}
+			for _, re := range sub.sourceRegex {
+				if r, err := compileSubscription(re); err == nil && r.MatchString(topic) {
+					return true
+				}
+			}
+		}
+		return false
+	}, true
+}
 
 // memberCount and isMember are none, as before groups had a type each:
 // commitConnection keeps at most 16 members' connections of a streams
