@@ -147,7 +147,7 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 	if err := validateTopicName(spec.name); err != nil {
 		return err
 	}
-	if err := config.ValidateTopicConfigs(spec.configs); err != nil {
+	if err := b.cfg().ValidateTopicChange(nil, spec.configs); err != nil {
 		return err
 	}
 	need := hasBrokers(0, spec.assignment...)

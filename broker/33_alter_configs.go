@@ -157,23 +157,23 @@ func (b *Broker) alterResource(ctx context.Context, r *request, typ kmsg.ConfigR
 	}
 	// Read, edit and write in one compare-and-set on etcd's config key, so
 	// that two concurrent alters never lose one another's change.
-	err := b.store.UpdateTopicConfig(ctx, name, validatedEdit(edit, config.ValidateTopicConfigs, validateOnly))
+	err := b.store.UpdateTopicConfig(ctx, name, validatedEdit(edit, b.cfg().ValidateTopicChange, validateOnly))
 	if err != nil || validateOnly {
 		return ignoreValidateOnly(err)
 	}
 	return b.syncMetadata(ctx)
 }
 
-// validatedEdit is edit with its result checked by validate; a
-// validate-only alter stops there with errValidateOnly, before the store
-// writes anything.
-func validatedEdit(edit func(map[string]string) (map[string]string, error), validate func(map[string]string) error, validateOnly bool) func(map[string]string) (map[string]string, error) {
+// validatedEdit is edit with its result checked by validate (given the
+// configs before the edit and after); a validate-only alter stops there
+// with errValidateOnly, before the store writes anything.
+func validatedEdit(edit func(map[string]string) (map[string]string, error), validate func(cur, next map[string]string) error, validateOnly bool) func(map[string]string) (map[string]string, error) {
 	return func(cur map[string]string) (map[string]string, error) {
 		next, err := edit(cur)
 		if err != nil {
 			return nil, err
 		}
-		if err := validate(next); err != nil {
+		if err := validate(cur, next); err != nil {
 			return nil, err
 		}
 		if validateOnly {

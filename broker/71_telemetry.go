@@ -127,7 +127,7 @@ func (b *Broker) clientMetricsConfig(ctx context.Context, name string) (map[stri
 // compare-and-set on its etcd key, validated as Kafka validates them; an
 // empty result removes the subscription.
 func (b *Broker) alterClientMetrics(ctx context.Context, name string, validateOnly bool, edit func(cur map[string]string) (map[string]string, error)) error {
-	validate := func(next map[string]string) error { return clientmetrics.Validate(name, next) }
+	validate := func(_, next map[string]string) error { return clientmetrics.Validate(name, next) }
 	err := b.store.UpdateEntityConfig(ctx, controller.EntityClientMetrics, name, validatedEdit(edit, validate, validateOnly))
 	if err != nil || validateOnly {
 		return ignoreValidateOnly(err)

@@ -126,7 +126,7 @@ func (b *Broker) alterGroupConfigs(ctx context.Context, name string, validateOnl
 	if name == "" {
 		return &codedError{kerr.InvalidRequest, "Default group resources are not allowed."}
 	}
-	err := b.store.UpdateEntityConfig(ctx, controller.EntityGroups, name, validatedEdit(edit, b.cfg().ValidateGroupConfigs, validateOnly))
+	err := b.store.UpdateEntityConfig(ctx, controller.EntityGroups, name, validatedEdit(edit, func(_, next map[string]string) error { return b.cfg().ValidateGroupConfigs(next) }, validateOnly))
 	if err != nil || validateOnly {
 		return ignoreValidateOnly(err)
 	}

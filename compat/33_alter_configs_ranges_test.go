@@ -126,18 +126,7 @@ func configRangeProbe(t *testing.T, addr string) map[string]string {
 	out := map[string]string{}
 	c := admDial(t, addr)
 	create := func(what, topic string, validateOnly bool, kv ...string) {
-		req := kmsg.NewPtrCreateTopicsRequest()
-		req.ValidateOnly, req.TimeoutMillis = validateOnly, 30000
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
-		eachPair(kv, func(k, v string) {
-			cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-			cfg.Name, cfg.Value = k, kmsg.StringPtr(v)
-			rt.Configs = append(rt.Configs, cfg)
-		})
-		req.Topics = append(req.Topics, rt)
-		r := c.roundTrip(req, 7).(*kmsg.CreateTopicsResponse).Topics[0]
-		out["create: "+what] = probeAnswer(r.ErrorCode, r.ErrorMessage)
+		out["create: "+what] = probeCreate(c, topic, validateOnly, kv...)
 	}
 	// incr sets (or with "-" deletes) k on a resource, recording the
 	// answer, and returns its code.
@@ -191,6 +180,24 @@ func configRangeProbe(t *testing.T, addr string) map[string]string {
 		}
 	}
 	return out
+}
+
+// probeCreate sends a CreateTopics of one topic (one partition, one
+// replica; kv: config name, value pairs) and returns its answer as a
+// probe records it.
+func probeCreate(c *admConn, topic string, validateOnly bool, kv ...string) string {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.ValidateOnly, req.TimeoutMillis = validateOnly, 30000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
+	eachPair(kv, func(k, v string) {
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, cfg)
+	})
+	req.Topics = append(req.Topics, rt)
+	r := c.roundTrip(req, 7).(*kmsg.CreateTopicsResponse).Topics[0]
+	return probeAnswer(r.ErrorCode, r.ErrorMessage)
 }
 
 // describeTopic records the configs DescribeConfigs shows of topic, with

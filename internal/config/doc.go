@@ -57,4 +57,13 @@
 // log.retention.ms, log.retention.minutes, log.retention.hours; segment.ms
 // ← log.roll.ms, log.roll.hours; max.message.bytes ← message.max.bytes;
 // ...), and are described with the sources and synonyms Kafka reports.
+// Props.ValidateTopicChange adds, over a topic's effective configs, the
+// rules of tiered storage (remote.storage.enable only with
+// remote.log.storage.system.enable, local retention within retention,
+// KIP-950's copy-disable and delete-on-disable).
+//
+// Tiered storage's object store is configured as Aiven's
+// tiered-storage-for-apache-kafka plugin with its S3 backend is
+// (rsm.config.*: rsmDefs, Props.RSM); other rsm.config.* and rlmm.config.*
+// names are accepted and ignored, as the plugin's pass-through.
 package config

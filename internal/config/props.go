@@ -129,6 +129,7 @@ func build(in []input) (*Props, error) {
 	}
 	if len(errs) == 0 {
 		errs = append(errs, p.crossCheck()...)
+		errs = append(errs, p.tieredCheck()...)
 	}
 	if len(errs) == 0 {
 		var err error
@@ -173,7 +174,10 @@ func propType(key string) (kmsg.ConfigType, func(string) error, error) {
 	if d, ok := kafkaIndex[key]; ok {
 		return d.Type, kafkaChecks[key], nil
 	}
-	if removedInKafka4(key) {
+	if d, ok := rsmIndex[key]; ok {
+		return d.Type, d.check, nil
+	}
+	if removedInKafka4(key) || pluginProp(key) {
 		return kmsg.ConfigTypeString, nil, nil
 	}
 	if d, ok := samsaListenerDef(key); ok {
@@ -226,6 +230,9 @@ func (p *Props) Ignored() []string {
 		d, ok := brokerIndex[k]
 		if !ok {
 			d, ok = samsaListenerDef(k)
+		}
+		if rsmIndex[k] != nil {
+			continue
 		}
 		if !ok || d.Ignored || (kraftProps[k] && p.quorum == nil) {
 			out = append(out, k)

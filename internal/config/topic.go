@@ -113,8 +113,8 @@ var topicDefs = []TopicDef{
 		Doc: "Stop copying segments to tiered storage."},
 	{Name: "remote.log.delete.on.disable", Type: tBool, Default: "false",
 		Doc: "Delete tiered data when tiered storage is disabled on the topic."},
-	{Name: "remote.storage.enable", Type: tBool, Default: "false", check: noTieredStorage,
-		Doc: "Enable tiered storage for the topic (samsa has none, so only false is accepted)."},
+	{Name: "remote.storage.enable", Type: tBool, Default: "false",
+		Doc: "Enable tiered storage for the topic: only on a broker with remote.log.storage.system.enable=true, and only with cleanup.policy=delete."},
 	{Name: "retention.bytes", Type: tLong, Default: "-1", Synonyms: syn("log.retention.bytes"),
 		Doc: "The maximum size of a partition's log before old segments are deleted; -1 for no limit."},
 	{Name: "retention.ms", Type: tLong, Default: "604800000", Synonyms: syn("log.retention.ms", "log.retention.minutes", "log.retention.hours"), scale: []int64{1, perMinute, perHour},
@@ -168,11 +168,62 @@ func TopicConfigNames() []string {
 	return out
 }
 
-// noTieredStorage refuses remote.storage.enable=true with Kafka's message
-// for a broker without remote.log.storage.system.enable: samsa has none.
-func noTieredStorage(v string) error {
-	if v == "true" {
+// ValidateTopicChange checks the overrides next of a topic whose current
+// overrides are existing (nil for a new topic), as Kafka 4.4's broker does
+// (LogConfig.validate with the broker's log config and
+// remote.log.storage.system.enable): ValidateTopicConfigs, then, over the
+// effective configs (next on this broker's properties), the rules of
+// tiered storage (KIP-405, KIP-950), with Kafka's messages.
+func (p *Props) ValidateTopicChange(existing, next map[string]string) error {
+	if err := ValidateTopicConfigs(next); err != nil {
+		return err
+	}
+	eff := p.TopicConfigs(next)
+	long := func(k string) int64 { n, _ := strconv.ParseInt(eff[k], 10, 64); return n }
+	if eff["remote.storage.enable"] != "true" {
+		if existing["remote.storage.enable"] == "true" && eff["remote.log.delete.on.disable"] != "true" {
+			return configErr("It is invalid to disable remote storage without deleting remote data. " +
+				"If you want to keep the remote data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. " +
+				"If you want to disable remote storage and delete all remote data, please set `remote.storage.enable=false,remote.log.delete.on.disable=true`.")
+		}
+		return nil
+	}
+	if !p.Bool("remote.log.storage.system.enable") {
 		return configErr("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
+	}
+	if policy := splitList(eff["cleanup.policy"]); len(policy) > 0 && (len(policy) != 1 || policy[0] != "delete") {
+		return configErr("Remote log storage only supports topics with cleanup.policy=delete or cleanup.policy being an empty list.")
+	}
+	for _, unit := range []string{"bytes", "ms"} {
+		if err := localRetentionWithin(long, unit); err != nil {
+			return err
+		}
+	}
+	if eff["remote.log.copy.disable"] == "true" {
+		for _, unit := range []string{"bytes", "ms"} {
+			if l := long("local.retention." + unit); l != -2 && l != long("retention."+unit) {
+				return configErr("When `remote.log.copy.disable` is set to true, the `local.retention.%s` and `retention.%s` "+
+					"must be set to the identical value because there will be no more logs copied to the remote storage.", unit, unit)
+			}
+		}
+	}
+	return nil
+}
+
+// localRetentionWithin is Kafka's check that local.retention.<unit> is
+// within retention.<unit> when that is bounded (retention.bytes above -1,
+// retention.ms other than -1) and local.retention.<unit> is not -2 (the
+// same as retention.<unit>).
+func localRetentionWithin(long func(string) int64, unit string) error {
+	total, local := long("retention."+unit), long("local.retention."+unit)
+	if unit == "bytes" && total <= -1 || unit == "ms" && total == -1 || local == -2 {
+		return nil
+	}
+	if local == -1 {
+		return configErr("Invalid value -1 for configuration local.retention.%s: Value must not be -1 as retention.%s value is set as %d.", unit, unit, total)
+	}
+	if local > total {
+		return configErr("Invalid value %d for configuration local.retention.%s: Value must not be more than retention.%s property value: %d", local, unit, unit, total)
 	}
 	return nil
 }

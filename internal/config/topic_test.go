@@ -33,7 +33,6 @@ func TestValidateTopicConfigs(t *testing.T) {
 		{map[string]string{"compression.gzip.level": "0"}, ErrInvalidConfig, "compression.gzip.level"},
 		{map[string]string{"min.cleanable.dirty.ratio": "1.5"}, ErrInvalidConfig, "min.cleanable.dirty.ratio"},
 		{map[string]string{"preallocate": "maybe"}, ErrInvalidConfig, "preallocate"},
-		{map[string]string{"remote.storage.enable": "true"}, ErrInvalidConfig, "Tiered Storage functionality is disabled"},
 		{map[string]string{"leader.replication.throttled.replicas": "a:b"}, ErrInvalidConfig, "leader.replication.throttled.replicas"},
 		{map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, ErrInvalidConfig, "min.compaction.lag.ms"},
 	}
