@@ -54,7 +54,11 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 
 			}
 		case kmsg.ConfigResourceTypeClientMetrics:
-			cfg, err := b.clientMetricsConfig(ctx, rr.ResourceName)
+			var cfg map[string]string
+			err := error(&codedError{kerr.InvalidRequest, "Client metrics subscription name must not be empty"})
+			if rr.ResourceName != "" {
+				cfg, err = b.clientMetricsConfig(ctx, rr.ResourceName)
+			}
 			if err != nil {
 				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
 			} else {

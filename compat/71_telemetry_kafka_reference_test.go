@@ -84,10 +84,12 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 		req.ClientInstanceID = id
 		return c.roundTrip(req, 0).(*kmsg.GetTelemetrySubscriptionsResponse)
 	}
+	// record keeps an answer; the metrics as a set (Kafka's order is a
+	// HashSet's).
 	record := func(what string, r *kmsg.GetTelemetrySubscriptionsResponse) {
 		out["get: "+what] = fmt.Sprintf("error %d, instance set %v, subscription set %v, compression %v, interval %d, max bytes %d, delta %v, metrics %v",
 			r.ErrorCode, r.ClientInstanceID != [16]byte{}, r.SubscriptionID != 0, r.AcceptedCompressionTypes,
-			r.PushIntervalMillis, r.TelemetryMaxBytes, r.DeltaTemporality, r.RequestedMetrics)
+			r.PushIntervalMillis, r.TelemetryMaxBytes, r.DeltaTemporality, slices.Sorted(slices.Values(r.RequestedMetrics)))
 	}
 	push := func(what string, id [16]byte, sub int32, terminating bool, codec int8, metrics []byte) {
 		req := kmsg.NewPtrPushTelemetryRequest()
@@ -129,6 +131,12 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 	cfgs.describe("one named", "probe-sub", nil, "interval.ms")
 	cfgs.alter("replace", "probe-alter", "interval.ms", "120000")
 	cfgs.describe("replaced", "probe-alter", map[string]string{"interval.ms": "120000"})
+	cfgs.describe("empty name", "", nil)
+	cfgs.alter("bad interval", "probe-bad", "interval.ms", "99")
+	cfgs.alter("unknown config", "probe-bad", "bogus", "1")
+	cfgs.incr("validate only, bad", "probe-vo", true, "interval.ms", "1")
+	cfgs.incr("address and port selectors", "probe-addr", false, "metrics", "org.apache.kafka.admin.", "match", "client_source_address=127\\.0\\.0\\.1,client_source_port=\\d+")
+	cfgs.incr("instance selector", "probe-inst", false, "metrics", "org.apache.kafka.never.", "match", "client_instance_id=AAAAAAAAAAAAAAAAAAAAAA")
 	cfgs.list("client metrics", int8(kmsg.ConfigResourceTypeClientMetrics))
 	v0 := c.roundTrip(kmsg.NewPtrListConfigResourcesRequest(), 0).(*kmsg.ListConfigResourcesResponse)
 	var listed []string
@@ -173,6 +181,8 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 	other := telemetryConn(t, addr, "other-client")
 	oreq := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
 	record("not matched", other.roundTrip(oreq, 0).(*kmsg.GetTelemetrySubscriptionsResponse))
+	// Without ApiVersions the client software is unknown to the selectors.
+	record("no ApiVersions", admDial(t, addr).roundTrip(oreq, 0).(*kmsg.GetTelemetrySubscriptionsResponse))
 
 	// A change of the subscriptions applies to an instance at once, even
 	// before its interval.
@@ -189,6 +199,8 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 
 	cfgs.incr("delete all", "probe-sub", false, "metrics", "-", "interval.ms", "-", "match", "-")
 	cfgs.incr("delete all", "probe-alter", false, "metrics", "-", "interval.ms", "-")
+	cfgs.incr("delete all", "probe-addr", false, "metrics", "-", "match", "-")
+	cfgs.incr("delete all", "probe-inst", false, "metrics", "-", "match", "-")
 	cfgs.describe("deleted", "probe-sub", nil)
 	testutil.Eventually(t, 20*time.Second, func() error {
 		req := kmsg.NewPtrListConfigResourcesRequest()
