@@ -117,7 +117,7 @@ func kafkaDynamic(name string) bool {
 // listeners and their security, which only a broker's own resource sets.
 func perBrokerOnly(name string) bool {
 	switch name {
-	case "listeners", "advertised.listeners", "listener.security.protocol.map":
+	case "listeners", "advertised.listeners", "listener.security.protocol.map", "cordoned.log.dirs":
 		return true
 	}
 	return strings.HasPrefix(name, listenerPrefix) || strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.")
