@@ -107,14 +107,17 @@ func (b *Broker) registryLeader(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("%w: broker %d is not registered", kerr.BrokerNotAvailable, leader)
 }
 
-// closeRegistry stops the registry and drops its connections.
+// closeRegistry stops the registry and drops its listener and
+// connections (the listener is bound before the broker registers: a Start
+// that failed after that leaves it to close here).
 func (b *Broker) closeRegistry() {
-	if b.registry == nil {
-		return
+	if b.registry != nil {
+		b.registry.Close() // its server's Shutdown closes the listener
+		b.registryPeers.close()
 	}
-	b.registry.Close()
-	b.registryLn.Close() // closed already once served; not when Start failed before
-	b.registryPeers.close()
+	if b.registryLn != nil {
+		b.registryLn.Close()
+	}
 }
 
 // RegistryAddr is the bound address of samsa.schema.registry.listener, or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/samsa-io/samsa/broker"
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -233,4 +236,41 @@ func TestSchemaRegistryPythonAvro(t *testing.T) {
 	if err != nil || !strings.Contains(s.Schema.Schema, "email") {
 		t.Fatalf("py-avro-value v2: %+v, %v", s, err)
 	}
+}
+
+// TestSchemaRegistryListenerFreedWhenStartFails: the registry's listener,
+// bound before the broker registers, is closed when the registration
+// fails (here: its node id is taken).
+func TestSchemaRegistryListenerFreedWhenStartFails(t *testing.T) {
+	etcd, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { etcd.Close() })
+	ep := etcd.Endpoints()[0]
+	testutil.StartBroker(t, map[string]string{"node.id": "1", "etcd.endpoints": ep})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	props, err := config.New(map[string]string{"node.id": "1", "etcd.endpoints": ep, "listeners": "PLAINTEXT://127.0.0.1:0",
+		"log.dirs": t.TempDir(), "initial.broker.registration.timeout.ms": "500", "samsa.schema.registry.listener": addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.New(broker.Config{Props: props})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err == nil {
+		b.Close()
+		t.Fatal("a second broker with node id 1 started")
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the registry's listener %s is still bound after the failed start: %v", addr, err)
+	}
+	ln.Close()
 }
