@@ -74,6 +74,8 @@ func TestImportDirection(t *testing.T) {
 		"internal/cli":       {"internal/admin"},
 		"internal/testutil":  {"broker", "internal/config", "controller", "internal/poll"},
 		"internal/workload":  {"internal/poll"},
+		"internal/s3test":    {"internal/poll"},
+		"tiered":             {"internal/config", "logstore"},
 	}
 	forbiddenExternal := map[string][]string{
 		"controller": {"github.com/twmb/franz-go"},

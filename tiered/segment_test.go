@@ -1,0 +1,159 @@
+package tiered
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/s3test"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// testStore starts versitygw and returns the S3 store of its bucket,
+// configured as a broker's server.properties would (Aiven's names).
+func testStore(t *testing.T, keyPrefix string) *S3 {
+	t.Helper()
+	st := s3test.Start(t, "tiered")
+	p, err := config.New(map[string]string{
+		"remote.log.storage.system.enable":                "true",
+		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
+		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
+		"rsm.config.chunk.size":                           "4194304",
+		"rsm.config.key.prefix":                           keyPrefix,
+		"rsm.config.storage.s3.bucket.name":               st.Bucket,
+		"rsm.config.storage.s3.endpoint.url":              st.Endpoint,
+		"rsm.config.storage.s3.region":                    s3test.Region,
+		"rsm.config.storage.s3.path.style.access.enabled": "true",
+		"rsm.config.storage.aws.access.key.id":            s3test.AccessKey,
+		"rsm.config.storage.aws.secret.access.key":        s3test.SecretKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewS3(S3ConfigFrom(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestS3Store: put, ranged get, list and delete against versitygw, under
+// the configured key prefix.
+func TestS3Store(t *testing.T) {
+	s := testStore(t, "cluster-a/")
+	ctx := context.Background()
+	for _, k := range []string{"t-1/0/b", "t-1/0/a", "t-1/1/a"} {
+		body := "object " + k
+		if err := s.Put(ctx, k, strings.NewReader(body), int64(len(body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.GetRange(ctx, "t-1/0/a", 7, 100)
+	if err != nil || string(got) != "t-1/0/a" {
+		t.Fatalf("GetRange = %q, %v", got, err)
+	}
+	if _, err := s.GetRange(ctx, "t-1/0/none", 0, 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetRange of a missing key: %v, want ErrNotFound", err)
+	}
+	list, err := s.List(ctx, "t-1/0/")
+	if err != nil || len(list) != 2 || list[0] != (Object{"t-1/0/a", 14}) || list[1].Key != "t-1/0/b" {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+	if err := s.Delete(ctx, "t-1/0/a"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(ctx, "t-1/"); len(list) != 2 || list[0].Key != "t-1/0/b" {
+		t.Fatalf("List after delete = %v", list)
+	}
+}
+
+// TestUploadSegment rolls segments in a real log, copies the first to
+// versitygw, and reads every file back byte for byte with its manifest.
+func TestUploadSegment(t *testing.T) {
+	s := testStore(t, "")
+	dir := t.TempDir()
+	l, err := logstore.Open(dir, logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1,
+		IndexIntervalBytes: 256, MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	now := time.Now()
+	for i := range 40 {
+		b, err := logstore.BuildBatch(0, logstore.CodecNone, []logstore.Record{{Timestamp: now.UnixMilli(), Value: bytes.Repeat([]byte{byte(i)}, 300)}}, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b, 0, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(logs) < 2 {
+		t.Fatalf("%d segments, want at least 2", len(logs))
+	}
+	slices.Sort(logs)
+	var next int64
+	if _, err := fmt.Sscanf(filepath.Base(logs[1]), "%020d.log", &next); err != nil {
+		t.Fatal(err)
+	}
+
+	p := Partition{Topic: "orders", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", Partition: 3}
+	ctx := context.Background()
+	r, err := UploadSegment(ctx, s, p, dir, 0, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{"log", "index", "timeindex", "epochs"} {
+		key, ok := r.Keys[ext]
+		if !ok {
+			t.Fatalf("no %s copied: %v", ext, r.Keys)
+		}
+		if !strings.HasPrefix(key, "orders-AAAAAAAAAAAAAAAAAAAAAA/3/00000000000000000000-"+r.ID+".") {
+			t.Errorf("key %s", key)
+		}
+		name := map[string]string{"epochs": "leader-epoch-checkpoint"}[ext]
+		if name == "" {
+			name = "00000000000000000000." + ext
+		}
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetRange(ctx, key, 0, int64(len(want))+1)
+		if err != nil || !bytes.Equal(got, want) || r.Sizes[ext] != int64(len(want)) {
+			t.Fatalf("%s: %d bytes back (%v), want %d", ext, len(got), err, len(want))
+		}
+	}
+	m, err := s.GetRange(ctx, r.ManifestKey(p), 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back RemoteSegment
+	if err := json.Unmarshal(m, &back); err != nil || back.ID != r.ID || back.BaseOffset != 0 || back.EndOffset != next {
+		t.Fatalf("manifest %s: %v", m, err)
+	}
+	// A second copy is another segment id, never overwriting the first.
+	r2, err := UploadSegment(ctx, s, p, dir, 0, next)
+	if err != nil || r2.ID == r.ID {
+		t.Fatalf("second upload: id %q (first %q), %v", r2.ID, r.ID, err)
+	}
+	if _, err := UploadSegment(ctx, s, p, dir, 5, 5); err == nil {
+		t.Fatal("an empty range uploaded")
+	}
+	if _, err := UploadSegment(ctx, s, p, dir, 1, next); err == nil {
+		t.Fatal("a segment that does not exist uploaded")
+	}
+}
