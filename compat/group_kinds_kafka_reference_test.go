@@ -36,14 +36,6 @@ func TestGroupKindsKafkaReference(t *testing.T) {
 	n := admBroker(t, props)
 	kafka := groupKindsProbe(t, kb.Addr)
 	samsa := groupKindsProbe(t, n.Addr())
-	for k, why := range gkKnown {
-		if samsa[k] == kafka[k] {
-			t.Errorf("%s: now as Kafka's (%s): take it out of gkKnown", k, samsa[k])
-		}
-		t.Logf("%s: samsa %s, Kafka %s: %s", k, samsa[k], kafka[k], why)
-		delete(samsa, k)
-		delete(kafka, k)
-	}
 	compareProbes(t, kafka, samsa)
 	if t.Failed() {
 		var b strings.Builder
@@ -154,12 +146,6 @@ func gkAnswer(code int16, msg *string) string {
 		s += fmt.Sprintf(" %q", *msg)
 	}
 	return s
-}
-
-// gkKnown are the answers samsa still gives differently, and why.
-var gkKnown = map[string]string{
-	"consumer       | JoinGroup member": "Kafka lets a KIP-848 member rejoin through JoinGroup, as a classic member; samsa does not convert a member's protocol",
-	"consumer       | LeaveGroup":       "Kafka's LeaveGroup removes a KIP-848 member; samsa's finds only classic-protocol members",
 }
 
 // gkEpochs are the epochs in a FENCED_MEMBER_EPOCH message: a new member's

@@ -280,10 +280,8 @@ func (cg *consumerGroup) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGro
 			m = old
 		}
 	}
-	if m != nil && m.classic == nil {
-		fail(fmt.Errorf("%w: member %s uses the consumer protocol", kerr.UnknownMemberID, id))
-		return
-	}
+	// A member of the consumer protocol that joins so goes on as a
+	// classic member, as in Kafka 4.4.
 	if m == nil {
 		if len(cg.members) >= c.cfg.ConsumerMaxSize {
 			fail(kerr.GroupMaxSizeReached)
@@ -331,6 +329,18 @@ func (cg *consumerGroup) classicJoinToConsumer(j joinArgs, ch chan *kmsg.JoinGro
 // LeaveGroup to a consumer group names (Kafka's validateConsumerGroupMember
 // and throwIfMemberDoesNotUseClassicProtocol).
 func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMember, error) {
+	m, err := cg.namedMember(memberID, instanceID)
+	if err != nil {
+		return nil, err
+	}
+	if m.classic == nil {
+		return nil, kerr.UnknownMemberID
+	}
+	return m, nil
+}
+
+// namedMember is the member of either protocol a classic request names.
+func (cg *consumerGroup) namedMember(memberID, instanceID string) (*consumerMember, error) {
 	if instanceID != "" {
 		id, ok := cg.static[instanceID]
 		if !ok {
@@ -341,7 +351,7 @@ func (cg *consumerGroup) classicMember(memberID, instanceID string) (*consumerMe
 		}
 	}
 	m := cg.members[memberID]
-	if m == nil || m.classic == nil {
+	if m == nil {
 		return nil, kerr.UnknownMemberID
 	}
 	return m, nil
@@ -399,7 +409,9 @@ func (cg *consumerGroup) waitingOnUnreleased(m *consumerMember) bool {
 	return false
 }
 
-// classicLeaveFromConsumer is a LeaveGroup to a consumer group.
+// classicLeaveFromConsumer is a LeaveGroup to a consumer group: it
+// removes members of either protocol, as Kafka 4.4's does (the admin
+// client removes KIP-848 members with it).
 func (cg *consumerGroup) classicLeaveFromConsumer(members []kmsg.LeaveGroupRequestMember, answer func(kmsg.LeaveGroupRequestMember, error)) {
 	left := false
 	for _, lm := range members {
@@ -408,12 +420,12 @@ func (cg *consumerGroup) classicLeaveFromConsumer(members []kmsg.LeaveGroupReque
 		if id == "" {
 			id = cg.static[instance]
 		}
-		m, err := cg.classicMember(id, instance)
+		m, err := cg.namedMember(id, instance)
 		if err != nil {
 			answer(lm, err)
 			continue
 		}
-		cg.s.c.log.Debug("classic member left consumer group", "group", cg.id, "member", m.id)
+		cg.s.c.log.Debug("member left consumer group through LeaveGroup", "group", cg.id, "member", m.id)
 		cg.removeConsumerMember(m)
 		left = true
 		answer(lm, nil)

@@ -119,6 +119,18 @@ var kindRequests = []struct {
 		defer cancel()
 		return codeName(classicJoinAs(ctx, c, group, "", "", 4, time.Minute).ErrorCode)
 	}},
+	{"JoinGroup member", func(c *Coordinator, group string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// A consumer's join, which a KIP-848 member may send too.
+		jr := kmsg.NewPtrJoinGroupRequest()
+		jr.Version, jr.Group, jr.MemberID, jr.ProtocolType = 5, group, "m1", "consumer"
+		jr.SessionTimeoutMillis, jr.RebalanceTimeoutMillis = 60000, 1000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", (&kmsg.ConsumerMemberMetadata{Topics: []string{"t1"}}).AppendTo(nil)
+		jr.Protocols = append(jr.Protocols, p)
+		return codeName(c.JoinGroup(ctx, Client{ID: "c", Host: "/127.0.0.1"}, jr).ErrorCode)
+	}},
 	{"Heartbeat", func(c *Coordinator, group string) string {
 		return codeName(classicHeartbeat(c, group, "m1", 1))
 	}},
@@ -278,6 +290,7 @@ func TestRequestsOfEveryKindToEveryKind(t *testing.T) {
 }
 
 const kindAnswers = `none | JoinGroup | MEMBER_ID_REQUIRED
+none | JoinGroup member | UNKNOWN_MEMBER_ID
 none | Heartbeat | UNKNOWN_MEMBER_ID
 none | SyncGroup | UNKNOWN_MEMBER_ID
 none | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -299,6 +312,7 @@ none | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g not found.
 none | CreateShareGroup | -
 none | DeleteGroups | GROUP_ID_NOT_FOUND
 offsets | JoinGroup | MEMBER_ID_REQUIRED
+offsets | JoinGroup member | UNKNOWN_MEMBER_ID
 offsets | Heartbeat | UNKNOWN_MEMBER_ID
 offsets | SyncGroup | UNKNOWN_MEMBER_ID
 offsets | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -320,6 +334,7 @@ offsets | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
 offsets | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 offsets | DeleteGroups | -
 classic | JoinGroup | MEMBER_ID_REQUIRED
+classic | JoinGroup member | UNKNOWN_MEMBER_ID
 classic | Heartbeat | UNKNOWN_MEMBER_ID
 classic | SyncGroup | UNKNOWN_MEMBER_ID
 classic | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -341,9 +356,10 @@ classic | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
 classic | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 classic | DeleteGroups | NON_EMPTY_GROUP
 consumer | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
+consumer | JoinGroup member | -
 consumer | Heartbeat | UNKNOWN_MEMBER_ID
 consumer | SyncGroup | UNKNOWN_MEMBER_ID
-consumer | LeaveGroup | -/UNKNOWN_MEMBER_ID
+consumer | LeaveGroup | -/-
 consumer | ConsumerGroupHeartbeat join | -
 consumer | ConsumerGroupHeartbeat | -
 consumer | ShareGroupHeartbeat join | GROUP_ID_NOT_FOUND: Group g is not a share group.
@@ -362,6 +378,7 @@ consumer | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | DeleteGroups | NON_EMPTY_GROUP
 consumer-empty | JoinGroup | MEMBER_ID_REQUIRED
+consumer-empty | JoinGroup member | UNKNOWN_MEMBER_ID
 consumer-empty | Heartbeat | UNKNOWN_MEMBER_ID
 consumer-empty | SyncGroup | UNKNOWN_MEMBER_ID
 consumer-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -383,6 +400,7 @@ consumer-empty | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share gro
 consumer-empty | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer-empty | DeleteGroups | -
 share | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
+share | JoinGroup member | INCONSISTENT_GROUP_PROTOCOL
 share | Heartbeat | UNKNOWN_MEMBER_ID
 share | SyncGroup | UNKNOWN_MEMBER_ID
 share | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -404,6 +422,7 @@ share | ShareGroupInfo | 1 members
 share | CreateShareGroup | -
 share | DeleteGroups | NON_EMPTY_GROUP
 share-empty | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
+share-empty | JoinGroup member | INCONSISTENT_GROUP_PROTOCOL
 share-empty | Heartbeat | UNKNOWN_MEMBER_ID
 share-empty | SyncGroup | UNKNOWN_MEMBER_ID
 share-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -425,6 +444,7 @@ share-empty | ShareGroupInfo | 0 members
 share-empty | CreateShareGroup | -
 share-empty | DeleteGroups | -
 streams | JoinGroup | INCONSISTENT_GROUP_PROTOCOL
+streams | JoinGroup member | INCONSISTENT_GROUP_PROTOCOL
 streams | Heartbeat | UNKNOWN_MEMBER_ID
 streams | SyncGroup | UNKNOWN_MEMBER_ID
 streams | LeaveGroup | -/UNKNOWN_MEMBER_ID
@@ -446,6 +466,7 @@ streams | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
 streams | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.
 streams | DeleteGroups | NON_EMPTY_GROUP
 streams-empty | JoinGroup | MEMBER_ID_REQUIRED
+streams-empty | JoinGroup member | UNKNOWN_MEMBER_ID
 streams-empty | Heartbeat | UNKNOWN_MEMBER_ID
 streams-empty | SyncGroup | UNKNOWN_MEMBER_ID
 streams-empty | LeaveGroup | -/UNKNOWN_MEMBER_ID
