@@ -216,6 +216,23 @@ func (l *Log) segments() []*segment { return *l.segs.Load() }
 
 func (l *Log) setSegments(s []*segment) { l.segs.Store(&s) }
 
+// SegmentRange is a rolled segment's offsets: Base, its first, and Next,
+// the base of the segment after it (every offset in it is below Next).
+type SegmentRange struct{ Base, Next int64 }
+
+// RolledSegments returns, in offset order, the rolled segments (every one
+// but the active segment) that end at or below upTo: what tiered storage
+// may copy when upTo is the high watermark. Their files are in Dir, named
+// by Base; retention may delete them at any time after.
+func (l *Log) RolledSegments(upTo int64) []SegmentRange {
+	segs := l.segments()
+	var out []SegmentRange
+	for i := 0; i+1 < len(segs) && segs[i+1].base <= upTo; i++ {
+		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base})
+	}
+	return out
+}
+
 // SetConfig changes the log's settings; they apply from the next append
 // or retention pass.
 func (l *Log) SetConfig(cfg Config) {

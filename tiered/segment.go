@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // The files of a rolled segment that an upload copies, by their suffix in
@@ -130,4 +132,25 @@ func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir stri
 		return RemoteSegment{}, err
 	}
 	return r, nil
+}
+
+// CopyRolled copies, in offset order, the rolled segments of l that start
+// at or after from and end at or below hw (the high watermark: nothing
+// uncommitted leaves the broker), and returns the metadata of those
+// copied, also when it stops at an error (the segments before it are
+// whole). The caller, the partition's leader, records them and passes the
+// EndOffset of the last as the next from.
+func CopyRolled(ctx context.Context, store ObjectStore, p Partition, l *logstore.Log, hw, from int64) ([]RemoteSegment, error) {
+	var out []RemoteSegment
+	for _, sr := range l.RolledSegments(hw) {
+		if sr.Base < from {
+			continue
+		}
+		r, err := UploadSegment(ctx, store, p, l.Dir(), sr.Base, sr.Next)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

@@ -76,17 +76,15 @@ func TestS3Store(t *testing.T) {
 	}
 }
 
-// TestUploadSegment rolls segments in a real log, copies the first to
-// versitygw, and reads every file back byte for byte with its manifest.
-func TestUploadSegment(t *testing.T) {
-	s := testStore(t, "")
-	dir := t.TempDir()
-	l, err := logstore.Open(dir, logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1,
+// rolledLog is a real log of 40 batches of 300 bytes in 4 KiB segments.
+func rolledLog(t *testing.T) *logstore.Log {
+	t.Helper()
+	l, err := logstore.Open(t.TempDir(), logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1,
 		IndexIntervalBytes: 256, MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	now := time.Now()
 	for i := range 40 {
 		b, err := logstore.BuildBatch(0, logstore.CodecNone, []logstore.Record{{Timestamp: now.UnixMilli(), Value: bytes.Repeat([]byte{byte(i)}, 300)}}, -1, -1, -1)
@@ -100,10 +98,55 @@ func TestUploadSegment(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(logs) < 2 {
-		t.Fatalf("%d segments, want at least 2", len(logs))
+	return l
+}
+
+// TestCopyRolled copies only rolled segments that end at or below the
+// high watermark, from where the last copy ended.
+func TestCopyRolled(t *testing.T) {
+	s := testStore(t, "")
+	l := rolledLog(t)
+	all := l.RolledSegments(l.EndOffset())
+	if len(all) < 3 {
+		t.Fatalf("%d rolled segments, want at least 3", len(all))
 	}
+	p := Partition{Topic: "t", TopicID: "id", Partition: 0}
+	ctx := context.Background()
+	// The high watermark inside the second segment: only the first goes.
+	got, err := CopyRolled(ctx, s, p, l, all[1].Next-1, 0)
+	if err != nil || len(got) != 1 || got[0].BaseOffset != 0 || got[0].EndOffset != all[0].Next {
+		t.Fatalf("CopyRolled to %d: %+v, %v", all[1].Next-1, got, err)
+	}
+	rest, err := CopyRolled(ctx, s, p, l, l.EndOffset(), got[0].EndOffset)
+	if err != nil || len(rest) != len(all)-1 || rest[0].BaseOffset != all[1].Base || rest[len(rest)-1].EndOffset != all[len(all)-1].Next {
+		t.Fatalf("CopyRolled from %d: %+v, %v", got[0].EndOffset, rest, err)
+	}
+	objs, err := s.List(ctx, "t-id/0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests := 0
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, ".manifest") {
+			manifests++
+		}
+	}
+	if manifests != len(all) {
+		t.Fatalf("%d manifests for %d segments", manifests, len(all))
+	}
+	// Nothing uncommitted: no rolled segment ends at or below offset 0.
+	if none, err := CopyRolled(ctx, s, p, l, 0, 0); err != nil || len(none) != 0 {
+		t.Fatalf("CopyRolled to 0: %+v, %v", none, err)
+	}
+}
+
+// TestUploadSegment rolls segments in a real log, copies the first to
+// versitygw, and reads every file back byte for byte with its manifest.
+func TestUploadSegment(t *testing.T) {
+	s := testStore(t, "")
+	l := rolledLog(t)
+	dir := l.Dir()
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	slices.Sort(logs)
 	var next int64
 	if _, err := fmt.Sscanf(filepath.Base(logs[1]), "%020d.log", &next); err != nil {
