@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +31,12 @@ func TestGroupKindsKafkaReference(t *testing.T) {
 	props["offsets.topic.num.partitions"] = "1"
 	props["transaction.state.log.num.partitions"] = "1"
 	props["group.initial.rebalance.delay.ms"] = "0"
+	// Kafka 4.4 computes a consumer or share group's target at most once
+	// a second by default, so that a member joining within that second
+	// of the last one gets the last target's epoch; samsa computes each
+	// at once, as Kafka does with no interval.
+	props["group.consumer.assignment.interval.ms"] = "0"
+	props["group.share.assignment.interval.ms"] = "0"
 	kb, _ := startKafkaRefWith(t, props)
 	n := admBroker(t, props)
 	kafka := groupKindsProbe(t, kb.Addr)
@@ -148,10 +153,17 @@ func gkAnswer(code int16, msg *string) string {
 	return s
 }
 
-// gkEpochs are the epochs in a FENCED_MEMBER_EPOCH message: a new member's
-// first epoch is 2 in Kafka 4.4's consumer and share groups, 1 and 3 in
-// samsa's, which a client only echoes.
-var gkEpochs = regexp.MustCompile(`\(-?[0-9]+\)`)
+// gkHeartbeat is a heartbeat's error and the member epoch it gives: a new
+// member's first epoch is 2 in every kind of group of Kafka 4.4 (a new
+// consumer or share group starts at epoch 1).
+func gkHeartbeat(code int16, msg *string, epoch int32) string {
+	return fmt.Sprintf("%s epoch %d", gkAnswer(code, msg), epoch)
+}
+
+// gkEpochs are a describe's group and assignment epochs and its members'.
+func gkEpochs(group, assignment int32, members ...int32) string {
+	return fmt.Sprintf("epochs %d/%d %v", group, assignment, members)
+}
 
 // gkKinds make the groups the requests go to, each named group.
 var gkKinds = []struct {
@@ -254,39 +266,39 @@ var gkRequests = []struct {
 	}},
 	{"ConsumerGroupHeartbeat join", func(p *gkProber, group string) string {
 		r := p.cgHeartbeat(group, gkNew, 0)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"ConsumerGroupHeartbeat", func(p *gkProber, group string) string {
 		r := p.cgHeartbeat(group, gkMember, p.epoch)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"ConsumerGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
 		r := p.cgHeartbeat(group, gkMember, p.epoch+5)
-		return gkEpochs.ReplaceAllString(gkAnswer(r.ErrorCode, r.ErrorMessage), "(epoch)")
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"ShareGroupHeartbeat join", func(p *gkProber, group string) string {
 		r := p.shareHeartbeat(group, gkNew, 0)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"ShareGroupHeartbeat", func(p *gkProber, group string) string {
 		r := p.shareHeartbeat(group, gkMember, p.epoch)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"ShareGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
 		r := p.shareHeartbeat(group, gkMember, p.epoch+5)
-		return gkEpochs.ReplaceAllString(gkAnswer(r.ErrorCode, r.ErrorMessage), "(epoch)")
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"StreamsGroupHeartbeat join", func(p *gkProber, group string) string {
 		r := p.streamsHeartbeat(group, gkNew, 0)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"StreamsGroupHeartbeat", func(p *gkProber, group string) string {
 		r := p.streamsHeartbeat(group, gkMember, p.epoch)
-		return gkAnswer(r.ErrorCode, r.ErrorMessage)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"StreamsGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
 		r := p.streamsHeartbeat(group, gkMember, p.epoch+5)
-		return gkEpochs.ReplaceAllString(gkAnswer(r.ErrorCode, r.ErrorMessage), "(epoch)")
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
 	}},
 	{"DescribeGroups", func(p *gkProber, group string) string {
 		req := kmsg.NewPtrDescribeGroupsRequest()
@@ -298,19 +310,31 @@ var gkRequests = []struct {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
 		req.Groups = []string{group}
 		d := p.c.roundTrip(req, 1).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
-		return fmt.Sprintf("%q %d members %s", d.State, len(d.Members), gkAnswer(d.ErrorCode, d.ErrorMessage))
+		var ms []int32
+		for _, m := range d.Members {
+			ms = append(ms, m.MemberEpoch)
+		}
+		return fmt.Sprintf("%q %s %s", d.State, gkEpochs(d.Epoch, d.AssignmentEpoch, ms...), gkAnswer(d.ErrorCode, d.ErrorMessage))
 	}},
 	{"ShareGroupDescribe", func(p *gkProber, group string) string {
 		req := kmsg.NewPtrShareGroupDescribeRequest()
 		req.GroupIDs = []string{group}
 		d := p.c.roundTrip(req, 1).(*kmsg.ShareGroupDescribeResponse).Groups[0]
-		return fmt.Sprintf("%q %d members %s", d.GroupState, len(d.Members), gkAnswer(d.ErrorCode, d.ErrorMessage))
+		var ms []int32
+		for _, m := range d.Members {
+			ms = append(ms, m.MemberEpoch)
+		}
+		return fmt.Sprintf("%q %s %s", d.GroupState, gkEpochs(d.GroupEpoch, d.AssignmentEpoch, ms...), gkAnswer(d.ErrorCode, d.ErrorMessage))
 	}},
 	{"StreamsGroupDescribe", func(p *gkProber, group string) string {
 		req := kmsg.NewPtrStreamsGroupDescribeRequest()
 		req.Groups = []string{group}
 		d := p.c.roundTrip(req, 0).(*kmsg.StreamsGroupDescribeResponse).Groups[0]
-		return fmt.Sprintf("%q %d members %s", d.State, len(d.Members), gkAnswer(d.ErrorCode, d.ErrorMessage))
+		var ms []int32
+		for _, m := range d.Members {
+			ms = append(ms, m.MemberEpoch)
+		}
+		return fmt.Sprintf("%q %s %s", d.State, gkEpochs(d.Epoch, d.AssignmentEpoch, ms...), gkAnswer(d.ErrorCode, d.ErrorMessage))
 	}},
 	{"ListGroups", func(p *gkProber, group string) string {
 		var found []string

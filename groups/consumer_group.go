@@ -52,6 +52,11 @@ func (t TopicMeta) onRack(p int32, rack string) bool {
 	return rack != "" && int(p) < len(t.Racks) && slices.Contains(t.Racks[p], rack)
 }
 
+// firstGroupEpoch is the epoch of a new consumer or share group, whose
+// target assignment has epoch 0: Kafka 4.4's ModernGroup starts at 1, so
+// that the first member's join bumps the group and its own epoch to 2.
+const firstGroupEpoch = 1
+
 // Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
 const (
 	epochJoin        = 0
@@ -134,7 +139,7 @@ type consumerGroup struct {
 
 // newConsumerGroup is an empty consumer group over core, empty since.
 func newConsumerGroup(core *groupCore, since time.Time) *consumerGroup {
-	return &consumerGroup{groupCore: core, emptySince: emptySince{since: since}, members: map[string]*consumerMember{}, static: map[string]string{},
+	return &consumerGroup{groupCore: core, epoch: firstGroupEpoch, emptySince: emptySince{since: since}, members: map[string]*consumerMember{}, static: map[string]string{},
 		target: map[string][]topicPartition{}, owner: map[topicPartition]string{}, stateLog: newStateLog()}
 }
 

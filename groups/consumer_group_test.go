@@ -62,24 +62,24 @@ func TestConsumerGroupReconcileAndReload(t *testing.T) {
 
 	a := cgHeartbeat(t, c, "a", 0, nil, nil)
 	aOwned := owns(a)
-	if a.MemberEpoch != 1 || countParts(aOwned) != 6 {
+	if a.MemberEpoch != 2 || countParts(aOwned) != 6 {
 		t.Fatalf("a alone: epoch %d, %d partitions", a.MemberEpoch, countParts(aOwned))
 	}
 	b := cgHeartbeat(t, c, "b", 0, nil, nil)
-	if countParts(owns(b)) != 0 || b.MemberEpoch != 2 {
+	if countParts(owns(b)) != 0 || b.MemberEpoch != 3 {
 		t.Fatalf("b before a revoked: epoch %d, %d partitions", b.MemberEpoch, countParts(owns(b)))
 	}
-	a = cgHeartbeat(t, c, "a", 1, aOwned, nil)
-	if a.MemberEpoch != 1 || countParts(owns(a)) != 3 {
-		t.Fatalf("a revoking: epoch %d, %d partitions, want epoch 1 and 3", a.MemberEpoch, countParts(owns(a)))
+	a = cgHeartbeat(t, c, "a", 2, aOwned, nil)
+	if a.MemberEpoch != 2 || countParts(owns(a)) != 3 {
+		t.Fatalf("a revoking: epoch %d, %d partitions, want epoch 2 and 3", a.MemberEpoch, countParts(owns(a)))
 	}
 	aOwned = owns(a)
-	a = cgHeartbeat(t, c, "a", 1, aOwned, nil)
-	if a.MemberEpoch != 2 {
-		t.Fatalf("a after revoking: epoch %d, want 2", a.MemberEpoch)
+	a = cgHeartbeat(t, c, "a", 2, aOwned, nil)
+	if a.MemberEpoch != 3 {
+		t.Fatalf("a after revoking: epoch %d, want 3", a.MemberEpoch)
 	}
-	b = cgHeartbeat(t, c, "b", 2, []kmsg.ConsumerGroupHeartbeatRequestTopic{}, nil)
-	if countParts(owns(b)) != 3 || b.MemberEpoch != 2 {
+	b = cgHeartbeat(t, c, "b", 3, []kmsg.ConsumerGroupHeartbeatRequestTopic{}, nil)
+	if countParts(owns(b)) != 3 || b.MemberEpoch != 3 {
 		t.Fatalf("b after a revoked: epoch %d, %d partitions", b.MemberEpoch, countParts(owns(b)))
 	}
 	before := c.ConsumerGroupDescribe(&kmsg.ConsumerGroupDescribeRequest{Groups: []string{"g"}}).Groups[0]
@@ -92,11 +92,11 @@ func TestConsumerGroupReconcileAndReload(t *testing.T) {
 	if fmt.Sprintf("%+v", before) != fmt.Sprintf("%+v", after) {
 		t.Errorf("reloaded group differs:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if after.State != "Stable" || after.Epoch != 2 || len(after.Members) != 2 {
+	if after.State != "Stable" || after.Epoch != 3 || len(after.Members) != 2 {
 		t.Errorf("reloaded: %s epoch %d with %d members", after.State, after.Epoch, len(after.Members))
 	}
 	// The members go on with their epochs.
-	cgHeartbeat(t, c2, "b", 2, owns(b), nil)
+	cgHeartbeat(t, c2, "b", 3, owns(b), nil)
 	// One leaves: its records are tombstoned, and a third coordinator
 	// loads one member.
 	cgHeartbeat(t, c2, "a", -1, nil, nil)
@@ -105,7 +105,7 @@ func TestConsumerGroupReconcileAndReload(t *testing.T) {
 	defer c3.Close()
 	ownAll(t, c3)
 	g := c3.ConsumerGroupDescribe(&kmsg.ConsumerGroupDescribeRequest{Groups: []string{"g"}}).Groups[0]
-	if len(g.Members) != 1 || g.Members[0].MemberID != "b" || g.Epoch != 3 {
+	if len(g.Members) != 1 || g.Members[0].MemberID != "b" || g.Epoch != 4 {
 		t.Errorf("after a left and a reload: epoch %d, members %+v", g.Epoch, g.Members)
 	}
 }
@@ -222,29 +222,29 @@ func TestConsumerGroupMemberEpochs(t *testing.T) {
 	if _, got := cgTry(c, "a", 5, nil, nil); got != want {
 		t.Errorf("epoch 5: %s, want %s", got, want)
 	}
-	if _, got := cgTry(c, "nobody", 1, nil, nil); got != "UNKNOWN_MEMBER_ID: Member nobody is not a member of group g." {
+	if _, got := cgTry(c, "nobody", 2, nil, nil); got != "UNKNOWN_MEMBER_ID: Member nobody is not a member of group g." {
 		t.Errorf("unknown member: %s", got)
 	}
 	aOwned := owns(a)
 	cgHeartbeat(t, c, "b", 0, nil, nil)
-	a = cgHeartbeat(t, c, "a", 1, aOwned, nil) // revoking half
+	a = cgHeartbeat(t, c, "a", 2, aOwned, nil) // revoking half
 	aOwned = owns(a)
-	a = cgHeartbeat(t, c, "a", 1, aOwned, nil)
-	if a.MemberEpoch != 2 {
-		t.Fatalf("a after revoking: epoch %d, want 2", a.MemberEpoch)
+	a = cgHeartbeat(t, c, "a", 2, aOwned, nil)
+	if a.MemberEpoch != 3 {
+		t.Fatalf("a after revoking: epoch %d, want 3", a.MemberEpoch)
 	}
-	// The answer of epoch 2 lost: a comes back at 1 with what it owns.
-	if r, got := cgTry(c, "a", 1, aOwned, nil); got != "-" || r.MemberEpoch != 2 {
-		t.Errorf("previous epoch with its partitions: %s epoch %d, want epoch 2", got, r.MemberEpoch)
+	// The answer of epoch 3 lost: a comes back at 2 with what it owns.
+	if r, got := cgTry(c, "a", 2, aOwned, nil); got != "-" || r.MemberEpoch != 3 {
+		t.Errorf("previous epoch with its partitions: %s epoch %d, want epoch 3", got, r.MemberEpoch)
 	}
 	all := []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: [16]byte{1}, Partitions: []int32{0, 1, 2, 3}}, {TopicID: [16]byte{2}, Partitions: []int32{0, 1}}}
-	if _, got := cgTry(c, "a", 1, all, nil); got[:19] != "FENCED_MEMBER_EPOCH" {
+	if _, got := cgTry(c, "a", 2, all, nil); got[:19] != "FENCED_MEMBER_EPOCH" {
 		t.Errorf("previous epoch with partitions revoked since: %s, want FENCED_MEMBER_EPOCH", got)
 	}
-	if _, got := cgTry(c, "a", 1, nil, nil); got[:19] != "FENCED_MEMBER_EPOCH" {
+	if _, got := cgTry(c, "a", 2, nil, nil); got[:19] != "FENCED_MEMBER_EPOCH" {
 		t.Errorf("previous epoch without its partitions: %s, want FENCED_MEMBER_EPOCH", got)
 	}
-	if d := describeConsumerGroup(c); d.Epoch != 2 || d.AssignmentEpoch != 2 || len(d.Members) != 2 {
+	if d := describeConsumerGroup(c); d.Epoch != 3 || d.AssignmentEpoch != 3 || len(d.Members) != 2 {
 		t.Errorf("group epoch %d, assignment epoch %d, %d members", d.Epoch, d.AssignmentEpoch, len(d.Members))
 	}
 }
@@ -262,8 +262,8 @@ func TestConsumerGroupLeave(t *testing.T) {
 	cgHeartbeat(t, c, "a", 0, nil, nil)
 	s1 = cgHeartbeat(t, c, "s1", s1.MemberEpoch, owns(s1), static)
 	s1 = cgHeartbeat(t, c, "s1", s1.MemberEpoch, owns(s1), static)
-	if s1.MemberEpoch != 2 {
-		t.Fatalf("s1 epoch %d, want 2", s1.MemberEpoch)
+	if s1.MemberEpoch != 3 {
+		t.Fatalf("s1 epoch %d, want 3", s1.MemberEpoch)
 	}
 	held := countParts(owns(s1))
 
@@ -274,34 +274,34 @@ func TestConsumerGroupLeave(t *testing.T) {
 		t.Fatalf("static leave: %s epoch %d", got, r.MemberEpoch)
 	}
 	d := describeConsumerGroup(c)
-	if d.Epoch != 2 || len(d.Members) != 2 {
-		t.Errorf("after the static leave: epoch %d with %d members, want 2 with 2", d.Epoch, len(d.Members))
+	if d.Epoch != 3 || len(d.Members) != 2 {
+		t.Errorf("after the static leave: epoch %d with %d members, want 3 with 2", d.Epoch, len(d.Members))
 	}
 	s2 := cgHeartbeat(t, c, "s2", 0, nil, static)
-	if s2.MemberEpoch != 2 || countParts(owns(s2)) != held {
-		t.Errorf("the instance back as s2: epoch %d with %d partitions, want epoch 2 with %d", s2.MemberEpoch, countParts(owns(s2)), held)
+	if s2.MemberEpoch != 3 || countParts(owns(s2)) != held {
+		t.Errorf("the instance back as s2: epoch %d with %d partitions, want epoch 3 with %d", s2.MemberEpoch, countParts(owns(s2)), held)
 	}
-	if d := describeConsumerGroup(c); d.Epoch != 2 {
-		t.Errorf("group epoch %d after the instance came back, want 2", d.Epoch)
+	if d := describeConsumerGroup(c); d.Epoch != 3 {
+		t.Errorf("group epoch %d after the instance came back, want 3", d.Epoch)
 	}
 	if _, got := cgTry(c, "s3", 0, nil, static); got[:22] != "UNRELEASED_INSTANCE_ID" {
 		t.Errorf("another member with the instance id: %s", got)
 	}
-	if _, got := cgTry(c, "s1", 2, nil, nil); got[:17] != "UNKNOWN_MEMBER_ID" {
+	if _, got := cgTry(c, "s1", 3, nil, nil); got[:17] != "UNKNOWN_MEMBER_ID" {
 		t.Errorf("the old member id: %s", got)
 	}
 
 	if r, got := cgTry(c, "a", -1, nil, nil); got != "-" || r.MemberEpoch != -1 {
 		t.Fatalf("leave: %s epoch %d", got, r.MemberEpoch)
 	}
-	if d := describeConsumerGroup(c); d.Epoch != 3 || len(d.Members) != 1 {
-		t.Errorf("after a left: epoch %d with %d members, want 3 with 1", d.Epoch, len(d.Members))
+	if d := describeConsumerGroup(c); d.Epoch != 4 || len(d.Members) != 1 {
+		t.Errorf("after a left: epoch %d with %d members, want 4 with 1", d.Epoch, len(d.Members))
 	}
 	if _, got := cgTry(c, "a", -1, nil, nil); got[:17] != "UNKNOWN_MEMBER_ID" {
 		t.Errorf("leaving again: %s", got)
 	}
-	if r := cgHeartbeat(t, c, "s2", 2, owns(s2), static); r.MemberEpoch != 3 || countParts(owns(r)) != 6 {
-		t.Errorf("s2 alone: epoch %d with %d partitions, want 3 with 6", r.MemberEpoch, countParts(owns(r)))
+	if r := cgHeartbeat(t, c, "s2", 3, owns(s2), static); r.MemberEpoch != 4 || countParts(owns(r)) != 6 {
+		t.Errorf("s2 alone: epoch %d with %d partitions, want 4 with 6", r.MemberEpoch, countParts(owns(r)))
 	}
 }
 
@@ -314,8 +314,8 @@ func TestConsumerGroupSessionTimeout(t *testing.T) {
 	})
 	cgHeartbeat(t, c, "a", 0, nil, nil)
 	poll.Eventually(t, 10*time.Second, func() error {
-		if d := describeConsumerGroup(c); d.State != "Empty" || d.Epoch != 2 {
-			return fmt.Errorf("group %s at epoch %d, want Empty at 2", d.State, d.Epoch)
+		if d := describeConsumerGroup(c); d.State != "Empty" || d.Epoch != 3 {
+			return fmt.Errorf("group %s at epoch %d, want Empty at 3", d.State, d.Epoch)
 		}
 		return nil
 	})
@@ -332,7 +332,7 @@ func TestConsumerGroupRebalanceTimeout(t *testing.T) {
 	a := cgHeartbeat(t, c, "a", 0, nil, func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = 1 })
 	aOwned := owns(a)
 	cgHeartbeat(t, c, "b", 0, nil, nil)
-	if a = cgHeartbeat(t, c, "a", 1, aOwned, nil); countParts(owns(a)) != 3 {
+	if a = cgHeartbeat(t, c, "a", 2, aOwned, nil); countParts(owns(a)) != 3 {
 		t.Fatalf("a asked to revoke: %d partitions, want 3", countParts(owns(a)))
 	}
 	poll.Eventually(t, 10*time.Second, func() error {
@@ -341,7 +341,7 @@ func TestConsumerGroupRebalanceTimeout(t *testing.T) {
 		}
 		return nil
 	})
-	if b := cgHeartbeat(t, c, "b", 2, []kmsg.ConsumerGroupHeartbeatRequestTopic{}, nil); countParts(owns(b)) != 6 {
+	if b := cgHeartbeat(t, c, "b", 3, []kmsg.ConsumerGroupHeartbeatRequestTopic{}, nil); countParts(owns(b)) != 6 {
 		t.Errorf("b: epoch %d with %d partitions, want all 6", b.MemberEpoch, countParts(owns(b)))
 	}
 }
@@ -369,14 +369,14 @@ func TestConsumerGroupRegexFollowsTopics(t *testing.T) {
 		t.Errorf("invalid regex: %s", got)
 	}
 	a := cgHeartbeat(t, c, "a", 0, nil, regex("orders.*"))
-	if a.MemberEpoch != 1 || countParts(owns(a)) != 2 {
+	if a.MemberEpoch != 2 || countParts(owns(a)) != 2 {
 		t.Fatalf("a: epoch %d with %d partitions", a.MemberEpoch, countParts(owns(a)))
 	}
 	mu.Lock()
 	topics = append(topics, TopicMeta{Name: "orders-eu", ID: [16]byte{2}, Partitions: 3}, TopicMeta{Name: "other", ID: [16]byte{3}, Partitions: 1})
 	mu.Unlock()
-	a = cgHeartbeat(t, c, "a", 1, owns(a), nil)
-	if a.MemberEpoch != 2 || countParts(owns(a)) != 5 {
-		t.Errorf("a after orders-eu was created: epoch %d with %d partitions, want 2 with 5", a.MemberEpoch, countParts(owns(a)))
+	a = cgHeartbeat(t, c, "a", 2, owns(a), nil)
+	if a.MemberEpoch != 3 || countParts(owns(a)) != 5 {
+		t.Errorf("a after orders-eu was created: epoch %d with %d partitions, want 3 with 5", a.MemberEpoch, countParts(owns(a)))
 	}
 }

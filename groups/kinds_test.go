@@ -160,7 +160,7 @@ var kindRequests = []struct {
 	{"ConsumerGroupHeartbeat", func(c *Coordinator, group string) string {
 		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		req.Version = 1
-		req.Group, req.MemberID, req.MemberEpoch = group, "m1", 1
+		req.Group, req.MemberID, req.MemberEpoch = group, "m1", 2 // its first epoch
 		r := c.ConsumerGroupHeartbeat(Client{ID: "m1"}, req)
 		return answer(r.ErrorCode, r.ErrorMessage)
 	}},
@@ -372,7 +372,7 @@ consumer | ListGroups | consumer/consumer/Stable
 consumer | OffsetCommit simple | UNKNOWN_MEMBER_ID
 consumer | OffsetCommit member | UNSUPPORTED_VERSION
 consumer | OffsetFetch | -1 -
-consumer | OffsetFetch member | -
+consumer | OffsetFetch member | STALE_MEMBER_EPOCH
 consumer | OffsetDelete | -/GROUP_SUBSCRIBED_TO_TOPIC
 consumer | ShareGroupInfo | GROUP_ID_NOT_FOUND: Group g is not a share group.
 consumer | CreateShareGroup | GROUP_ID_NOT_FOUND: Group g is not a share group.

@@ -51,7 +51,7 @@ type shareGroup struct {
 
 // newShareGroup is an empty share group over core.
 func newShareGroup(core *groupCore) *shareGroup {
-	return &shareGroup{groupCore: core, members: map[string]*shareMember{}, target: map[string][]topicPartition{},
+	return &shareGroup{groupCore: core, epoch: firstGroupEpoch, members: map[string]*shareMember{}, target: map[string][]topicPartition{},
 		initialized: map[topicPartition]bool{}, stateLog: newStateLog()}
 }
 
@@ -153,6 +153,7 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		return nil, kafkaErrorf(kerr.GroupIDNotFound, "Group %s is not a share group.", req.GroupID)
 	}
 	m := sg.members[req.MemberID]
+	bump := false // a new member or subscription: one epoch bump, as Kafka's
 	switch {
 	case req.MemberEpoch == epochLeave:
 		if m != nil {
@@ -172,7 +173,7 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		}
 		m = &shareMember{id: req.MemberID}
 		sg.members[m.id] = m
-		sg.epoch++ // a new member: a new target
+		bump = true
 	case req.MemberEpoch != epochJoin && req.MemberEpoch > m.epoch:
 		return nil, kafkaErrorf(kerr.FencedMemberEpoch, "The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
 	case req.MemberEpoch != epochJoin && req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
@@ -187,11 +188,11 @@ func (c *Coordinator) shareHeartbeatLocked(s *shard, cl Client, req *kmsg.ShareG
 		topics = slices.Compact(topics)
 		if !slices.Equal(topics, m.topics) {
 			m.topics = topics
-			sg.epoch++
+			bump = true
 		}
 	}
 	before := m.assigned
-	c.refreshShareTarget(sg)
+	c.refreshShareTarget(sg, bump)
 	if m.epoch != sg.assignmentEpoch {
 		m.previousEpoch, m.epoch = m.epoch, sg.assignmentEpoch
 		m.assigned = sg.target[m.id]
@@ -227,12 +228,16 @@ func asShareGroup(s *shard, id string) (*shareGroup, bool) {
 	return nil, false
 }
 
-// refreshShareTarget recomputes the target assignment when the group
-// epoch moved or the subscribed topics' partitions changed.
-func (c *Coordinator) refreshShareTarget(sg *shareGroup) {
+// refreshShareTarget bumps the group epoch once for what changed in this
+// heartbeat (bump: membership or a subscription; or the subscribed topics'
+// partitions), as Kafka 4.4 does, and recomputes the target assignment
+// when the epoch moved.
+func (c *Coordinator) refreshShareTarget(sg *shareGroup, bump bool) {
 	subscribed := c.shareSubscribed(sg)
 	if h := metaHash(subscribed); h != sg.metaHash {
-		sg.metaHash = h
+		sg.metaHash, bump = h, true
+	}
+	if bump {
 		sg.epoch++
 	}
 	if sg.assignmentEpoch == sg.epoch {
@@ -340,6 +345,11 @@ func (sg *shareGroup) removeShareMember(m *shareMember, release bool) {
 	delete(sg.members, m.id)
 	delete(sg.target, m.id)
 	sg.epoch++
+	if len(sg.members) == 0 {
+		// The last member gone: Kafka 4.4 writes the empty target at
+		// the new epoch at once.
+		sg.assignmentEpoch = sg.epoch
+	}
 	if f := sg.s.c.cfg.ShareMemberLeft; f != nil && release {
 		f(sg.id, m.id)
 	}

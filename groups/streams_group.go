@@ -698,7 +698,9 @@ func (sg *streamsGroup) removeStreamsMember(m *streamsMember) {
 	}
 	sg.epoch++
 	if len(sg.members) == 0 {
-		sg.shutdownBy = ""
+		// The last member gone: Kafka 4.4 writes the empty target at
+		// the new epoch at once.
+		sg.shutdownBy, sg.assignmentEpoch = "", sg.epoch
 	}
 	sg.setStreamsState()
 }
