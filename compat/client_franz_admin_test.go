@@ -1085,7 +1085,11 @@ func admCheckApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseA
 			t.Errorf("%s: key %d (%s) has range %d-%d", what, k.ApiKey, kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
 		}
 		if _, want := admWantVersions[k.ApiKey]; !want {
-			if kr, ok := kafka44APIs[k.ApiKey]; !ok || k.MaxVersion > kr[1] {
+			kr, ok := kafka44APIs[k.ApiKey]
+			if !ok {
+				kr, ok = samsaBeyondDefault[k.ApiKey]
+			}
+			if !ok || k.MaxVersion > kr[1] {
 				t.Errorf("%s: key %d (%s) %d-%d is not something Kafka 4.x serves to clients", what, k.ApiKey, kmsg.NameForKey(k.ApiKey), k.MinVersion, k.MaxVersion)
 			}
 		}
