@@ -294,15 +294,24 @@ func TestTxnOffsetCommitGivenUpNotApplied(t *testing.T) {
 	wantCode(t, "InitProducerID", inited.ErrorCode, nil)
 	pid, epoch := inited.ProducerID, inited.ProducerEpoch
 
+	// addOffsets retries CONCURRENT_TRANSACTIONS as clients do: EndTxn
+	// answers once PrepareCommit is written, and the previous transaction
+	// completes (markers, then CompleteCommit) after that, as in Kafka.
 	addOffsets := func() {
 		t.Helper()
-		req := kmsg.NewPtrAddOffsetsToTxnRequest()
-		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = txnID, pid, epoch, group
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantCode(t, "AddOffsetsToTxn", resp.ErrorCode, nil)
+		poll.Eventually(t, 10*time.Second, func() error {
+			req := kmsg.NewPtrAddOffsetsToTxnRequest()
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = txnID, pid, epoch, group
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				return err
+			}
+			if err := kerr.ErrorForCode(resp.ErrorCode); errors.Is(err, kerr.ConcurrentTransactions) {
+				return err
+			}
+			wantCode(t, "AddOffsetsToTxn", resp.ErrorCode, nil)
+			return nil
+		})
 	}
 	commit := func(ctx context.Context, at int64) error {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
