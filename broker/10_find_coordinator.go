@@ -16,7 +16,6 @@ package broker
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +24,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
 )
@@ -156,7 +154,7 @@ func (b *Broker) coordinatorTopic(name string, ensure func(context.Context) erro
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		err := ensure(cctx)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, controller.ErrTopicExists) {
+		if err != nil && ctx.Err() == nil {
 			b.log.Warn("creating internal topic", "topic", name, "err", err)
 		}
 	}) {

@@ -203,17 +203,70 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 	}
 	spec.partitions, spec.replication = int32(len(spec.assignment)), int16(len(spec.assignment[0]))
 	if b.meta.topic(spec.name) != nil {
-		return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, spec.name)
+		return topicExists(spec.name)
 	}
 	if validateOnly {
 		return nil
 	}
+	if h := b.createTopicHook.Load(); h != nil {
+		(*h)(spec.name)
+	}
 	var id [16]byte
 	rand.Read(id[:])
 	if err := b.store.CreateTopic(ctx, spec.name, id, spec.assignment, spec.configs); err != nil {
+		if errors.Is(err, controller.ErrTopicExists) {
+			// Made meanwhile by another broker or request: the same
+			// answer as when this broker's metadata has it already.
+			return topicExists(spec.name)
+		}
 		return err
 	}
 	return b.awaitTopic(ctx, spec.name, len(spec.assignment))
+}
+
+func topicExists(name string) error {
+	return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, name)
+}
+
+// internalTopic is a topic the broker creates on first use: a
+// coordinator's, the schema registry's.
+type internalTopic struct {
+	name       string
+	partitions int32
+	rf         int                            // wanted; capped by the live brokers
+	configs    func(rf int) map[string]string // its configs at replication factor rf
+	sync       func()                         // called once it exists here
+}
+
+// ensureInternalTopic creates t unless this broker's metadata has it, at
+// t.rf replicas or as many as there are live brokers, and then calls
+// t.sync. One made meanwhile by another broker or request is as good.
+func (b *Broker) ensureInternalTopic(ctx context.Context, t internalTopic) error {
+	if b.meta.topic(t.name) != nil {
+		return nil
+	}
+	brokers, err := b.liveBrokers(ctx)
+	if err != nil {
+		return err
+	}
+	rf := max(min(t.rf, len(brokers)), 1)
+	spec := &topicSpec{name: t.name, partitions: t.partitions, replication: int16(rf), configs: t.configs(rf)}
+	if err := b.createInternalTopic(ctx, spec); err != nil {
+		return err
+	}
+	t.sync()
+	return nil
+}
+
+// createInternalTopic creates a topic the broker needs (an internal
+// topic, a streams group's); TOPIC_ALREADY_EXISTS is success once this
+// broker's metadata has the topic.
+func (b *Broker) createInternalTopic(ctx context.Context, spec *topicSpec) error {
+	err := b.createTopic(ctx, spec, false)
+	if errors.Is(err, kerr.TopicAlreadyExists) {
+		return b.awaitTopic(ctx, spec.name, 1)
+	}
+	return err
 }
 
 // awaitTopic syncs the metadata cache until the topic has n partitions

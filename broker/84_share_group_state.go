@@ -16,7 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
@@ -221,34 +220,19 @@ func (b *Broker) syncShareCoordinator() {
 // ensureShareStateTopic creates __share_group_state on first use, as
 // ensureOffsetsTopic does __consumer_offsets.
 func (b *Broker) ensureShareStateTopic(ctx context.Context) error {
-	if b.meta.topic(shareStateTopic) != nil {
-		return nil
-	}
-	brokers, err := b.liveBrokers(ctx)
-	if err != nil {
-		return err
-	}
-	rf := min(int(b.settings.ShareStateReplicationFactor), len(brokers))
-	spec := &topicSpec{
-		name:        shareStateTopic,
-		partitions:  b.settings.ShareStateNumPartitions,
-		replication: int16(max(rf, 1)),
-		configs: map[string]string{
-			"cleanup.policy":      "compact",
-			"compression.type":    "producer",
-			"min.insync.replicas": strconv.Itoa(int(min(int(b.settings.ShareStateMinISR), max(rf, 1)))),
+	return b.ensureInternalTopic(ctx, internalTopic{
+		name:       shareStateTopic,
+		partitions: b.settings.ShareStateNumPartitions,
+		rf:         int(b.settings.ShareStateReplicationFactor),
+		configs: func(rf int) map[string]string {
+			return map[string]string{
+				"cleanup.policy":      "compact",
+				"compression.type":    "producer",
+				"min.insync.replicas": strconv.Itoa(min(int(b.settings.ShareStateMinISR), rf)),
+			}
 		},
-	}
-	err = b.createTopic(ctx, spec, false)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, controller.ErrTopicExists) {
-		// Another broker (or request) may have made it meanwhile.
-		if serr := b.syncMetadata(ctx); serr == nil && b.meta.topic(shareStateTopic) != nil {
-			return nil
-		}
-		return err
-	}
-	b.syncShareCoordinator()
-	return nil
+		sync: b.syncShareCoordinator,
+	})
 }
 
 // shareStateRefusal is why a partition of a share coordinator request is

@@ -11,7 +11,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -129,7 +128,7 @@ func (b *Broker) createStreamsTopic(t groups.StreamsTopicToCreate) {
 	if !b.spawn(func(ctx context.Context) {
 		defer b.streamsCreating.Delete(key)
 		spec := &topicSpec{name: t.Name, partitions: t.Partitions, replication: t.ReplicationFactor, configs: maps.Clone(t.Configs)}
-		if err := b.createTopic(ctx, spec, false); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		if err := b.createInternalTopic(ctx, spec); err != nil {
 			b.log.Warn("creating a streams group's internal topic", "topic", t.Name, "err", err)
 		}
 	}) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/logstore"
 )
@@ -80,32 +79,19 @@ func (b *Broker) ledPartitions(topic string) map[int32]int32 {
 // offsets.topic.num.partitions partitions and offsets.topic.replication.factor
 // replicas (capped by the live brokers), compacted, as Kafka does.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
-	if b.meta.topic(offsetsTopic) != nil {
-		return nil
-	}
-	brokers, err := b.liveBrokers(ctx)
-	if err != nil {
-		return err
-	}
-	rf := min(int(b.settings.OffsetsTopicReplicationFactor), len(brokers))
-	spec := &topicSpec{
-		name:        offsetsTopic,
-		partitions:  b.settings.OffsetsTopicNumPartitions,
-		replication: int16(max(rf, 1)),
-		configs: map[string]string{
-			"cleanup.policy":   "compact",
-			"compression.type": "producer",
-			"segment.bytes":    fmt.Sprint(b.settings.OffsetsTopicSegmentBytes),
+	return b.ensureInternalTopic(ctx, internalTopic{
+		name:       offsetsTopic,
+		partitions: b.settings.OffsetsTopicNumPartitions,
+		rf:         int(b.settings.OffsetsTopicReplicationFactor),
+		configs: func(int) map[string]string {
+			return map[string]string{
+				"cleanup.policy":   "compact",
+				"compression.type": "producer",
+				"segment.bytes":    fmt.Sprint(b.settings.OffsetsTopicSegmentBytes),
+			}
 		},
-	}
-	err = b.createTopic(ctx, spec, false)
-	// Already there: made meanwhile by another request or broker (the
-	// FindCoordinator that found it missing creates it in the background).
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) && !errors.Is(err, controller.ErrTopicExists) {
-		return err
-	}
-	b.syncCoordinator()
-	return nil
+		sync: b.syncCoordinator,
+	})
 }
 
 // clientHost is the client's address as Kafka's DescribeGroups shows it.

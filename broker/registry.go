@@ -158,30 +158,18 @@ type schemasLog struct {
 // compacted, kafkastore.topic.replication.factor (3) replicas capped by
 // the live brokers.
 func (l *schemasLog) Ensure(ctx context.Context) error {
-	b := l.b
-	if b.meta.topic(l.topic) != nil {
-		return nil
-	}
-	brokers, err := b.liveBrokers(ctx)
-	if err != nil {
-		return err
-	}
-	rf := max(min(3, len(brokers)), 1)
-	spec := &topicSpec{
-		name:        l.topic,
-		partitions:  1,
-		replication: int16(rf),
-		configs: map[string]string{
-			"cleanup.policy":      "compact",
-			"min.insync.replicas": strconv.Itoa(max(rf-1, 1)),
+	return l.b.ensureInternalTopic(ctx, internalTopic{
+		name:       l.topic,
+		partitions: 1,
+		rf:         3,
+		configs: func(rf int) map[string]string {
+			return map[string]string{
+				"cleanup.policy":      "compact",
+				"min.insync.replicas": strconv.Itoa(max(rf-1, 1)),
+			}
 		},
-	}
-	err = b.createTopic(ctx, spec, false)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return err
-	}
-	b.syncRegistry()
-	return nil
+		sync: l.b.syncRegistry,
+	})
 }
 
 // Append writes recs as one batch in leader epoch epoch and waits until

@@ -144,6 +144,9 @@ type Broker struct {
 	panics        atomic.Int64       // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
+	// createTopicHook, set by tests (export_test.go), runs in createTopic
+	// just before the topic is written to etcd.
+	createTopicHook atomic.Pointer[func(name string)]
 	// txnVerifiedHook: SetTxnVerifiedHook; see txn_verify.go.
 	txnVerifiedHook atomic.Pointer[func(topic string, partition int32)]
 

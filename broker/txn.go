@@ -53,33 +53,22 @@ func (b *Broker) syncTxnCoordinator() {
 // transaction.state.log.replication.factor replicas (capped by the live
 // brokers) and transaction.state.log.min.isr, compacted, as Kafka does.
 func (b *Broker) ensureTxnTopic(ctx context.Context) error {
-	if b.meta.topic(txnTopic) != nil {
-		return nil
-	}
-	brokers, err := b.liveBrokers(ctx)
-	if err != nil {
-		return err
-	}
 	s := b.settings
-	rf := max(min(int(s.TxnStateReplicationFactor), len(brokers)), 1)
-	spec := &topicSpec{
-		name:        txnTopic,
-		partitions:  s.TxnStateNumPartitions,
-		replication: int16(rf),
-		configs: map[string]string{
-			"cleanup.policy":                 "compact",
-			"compression.type":               "uncompressed",
-			"min.insync.replicas":            strconv.Itoa(min(int(s.TxnStateMinISR), rf)),
-			"segment.bytes":                  strconv.Itoa(int(s.TxnStateSegmentBytes)),
-			"unclean.leader.election.enable": "false",
+	return b.ensureInternalTopic(ctx, internalTopic{
+		name:       txnTopic,
+		partitions: s.TxnStateNumPartitions,
+		rf:         int(s.TxnStateReplicationFactor),
+		configs: func(rf int) map[string]string {
+			return map[string]string{
+				"cleanup.policy":                 "compact",
+				"compression.type":               "uncompressed",
+				"min.insync.replicas":            strconv.Itoa(min(int(s.TxnStateMinISR), rf)),
+				"segment.bytes":                  strconv.Itoa(int(s.TxnStateSegmentBytes)),
+				"unclean.leader.election.enable": "false",
+			}
 		},
-	}
-	err = b.createTopic(ctx, spec, false)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return err
-	}
-	b.syncTxnCoordinator()
-	return nil
+		sync: b.syncTxnCoordinator,
+	})
 }
 
 // txnLog is __transaction_state as the coordinator writes and reads it.
