@@ -54,17 +54,18 @@ func (s *State) normalize(subject string) bool {
 	return false
 }
 
-// configRequest is the body of PUT /config.
+// configRequest is the body of PUT /config, and of its answer (what was
+// set).
 type configRequest struct {
-	Compatibility      string          `json:"compatibility"`
-	Normalize          *bool           `json:"normalize"`
-	ValidateFields     *bool           `json:"validateFields"`
-	Alias              string          `json:"alias"`
-	CompatibilityGroup string          `json:"compatibilityGroup"`
-	DefaultMetadata    json.RawMessage `json:"defaultMetadata"`
-	OverrideMetadata   json.RawMessage `json:"overrideMetadata"`
-	DefaultRuleSet     json.RawMessage `json:"defaultRuleSet"`
-	OverrideRuleSet    json.RawMessage `json:"overrideRuleSet"`
+	Compatibility      string          `json:"compatibility,omitempty"`
+	Normalize          *bool           `json:"normalize,omitempty"`
+	ValidateFields     *bool           `json:"validateFields,omitempty"`
+	Alias              string          `json:"alias,omitempty"`
+	CompatibilityGroup string          `json:"compatibilityGroup,omitempty"`
+	DefaultMetadata    json.RawMessage `json:"defaultMetadata,omitempty"`
+	OverrideMetadata   json.RawMessage `json:"overrideMetadata,omitempty"`
+	DefaultRuleSet     json.RawMessage `json:"defaultRuleSet,omitempty"`
+	OverrideRuleSet    json.RawMessage `json:"overrideRuleSet,omitempty"`
 }
 
 // configSubject is the path's subject, or "" for /config and /mode.
@@ -81,7 +82,7 @@ func configSubject(req *http.Request) (string, error) {
 func ownOrGlobal[T any](req *http.Request, settings map[string]T, subject string, code int, what string) (T, error) {
 	v, ok := settings[subject]
 	if !ok && subject != "" && !queryBool(req, "defaultToGlobal") {
-		return v, errf(404, code, "Subject '%s' does not have subject-level %s configured", subject, what)
+		return v, errNoSubjectLevel(subject, code, what)
 	}
 	if !ok {
 		v = settings[""]
@@ -160,17 +161,7 @@ func (r *Registry) putConfig(_ http.ResponseWriter, req *http.Request) (any, err
 	}
 	cr.DefaultMetadata, cr.OverrideMetadata = rawJSON(cr.DefaultMetadata), rawJSON(cr.OverrideMetadata)
 	cr.DefaultRuleSet, cr.OverrideRuleSet = rawJSON(cr.DefaultRuleSet), rawJSON(cr.OverrideRuleSet)
-	return struct {
-		Compatibility      string          `json:"compatibility,omitempty"`
-		Normalize          *bool           `json:"normalize,omitempty"`
-		ValidateFields     *bool           `json:"validateFields,omitempty"`
-		Alias              string          `json:"alias,omitempty"`
-		CompatibilityGroup string          `json:"compatibilityGroup,omitempty"`
-		DefaultMetadata    json.RawMessage `json:"defaultMetadata,omitempty"`
-		OverrideMetadata   json.RawMessage `json:"overrideMetadata,omitempty"`
-		DefaultRuleSet     json.RawMessage `json:"defaultRuleSet,omitempty"`
-		OverrideRuleSet    json.RawMessage `json:"overrideRuleSet,omitempty"`
-	}(cr), nil
+	return cr, nil
 }
 
 func (r *Registry) deleteConfig(_ http.ResponseWriter, req *http.Request) (any, error) {
@@ -178,27 +169,37 @@ func (r *Registry) deleteConfig(_ http.ResponseWriter, req *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	var old configValue
-	err = r.write(req.Context(), func() ([]Record, error) {
+	unset := configValue{CompatibilityLevel: r.cfg.Compatibility}
+	return deleteOwn(r, req, subject, func(s *State) map[string]configValue { return s.configs }, unset,
+		configRecord(subject, nil), 40408, "compatibility")
+}
+
+func errNoSubjectLevel(subject string, code int, what string) error {
+	return errf(404, code, "Subject '%s' does not have subject-level %s configured", subject, what)
+}
+
+// deleteOwn deletes a subject's own setting (of settings, the State's
+// configs or modes) with the tombstone tomb and returns what it was; a
+// subject without one is Confluent's 404 with code, and the global
+// setting (subject "") unset is unset, written as nothing.
+func deleteOwn[T any](r *Registry, req *http.Request, subject string, settings func(*State) map[string]T, unset T, tomb Record, code int, what string) (T, error) {
+	var old T
+	err := r.write(req.Context(), func() ([]Record, error) {
 		s := r.state
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		c, ok := s.configs[subject]
-		if !ok {
-			if subject != "" {
-				return nil, errf(404, 40408, "Subject '%s' does not have subject-level compatibility configured", subject)
-			}
-			c.CompatibilityLevel = r.cfg.Compatibility
-			old = c
+		v, ok := settings(s)[subject]
+		switch {
+		case !ok && subject != "":
+			return nil, errNoSubjectLevel(subject, code, what)
+		case !ok:
+			old = unset
 			return nil, nil
 		}
-		old = c
-		return []Record{configRecord(subject, nil)}, nil
+		old = v
+		return []Record{tomb}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return old, nil
+	return old, err
 }
 
 type modeBody struct {
@@ -263,18 +264,8 @@ func (r *Registry) deleteMode(_ http.ResponseWriter, req *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	var old string
-	err = r.write(req.Context(), func() ([]Record, error) {
-		s := r.state
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		m, ok := s.modes[subject]
-		if !ok {
-			return nil, errf(404, 40409, "Subject '%s' does not have subject-level mode configured", subject)
-		}
-		old = m
-		return []Record{modeRecord(subject, "")}, nil
-	})
+	old, err := deleteOwn(r, req, subject, func(s *State) map[string]string { return s.modes }, "",
+		modeRecord(subject, ""), 40409, "mode")
 	if err != nil {
 		return nil, err
 	}
