@@ -217,21 +217,7 @@ func TestSchemaRegistryEveryBrokerServes(t *testing.T) {
 func TestSchemaRegistryPythonAvro(t *testing.T) {
 	b, cl := startRegistryBroker(t, nil)
 	waitWriter(t, cl)
-	root, err := kafkaref.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), filepath.Join(root, "compat", "python", "schema_registry.py"),
-		b.Addr(), "http://"+b.RegistryAddr(), "py-avro")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("schema_registry.py: %v\n%s", err, out)
-	}
-	got := strings.TrimSpace(string(out))
-	if !strings.HasSuffix(got, "ok") {
-		t.Fatalf("schema_registry.py printed:\n%s", got)
-	}
-	t.Logf("%s", got)
+	runRegistryScript(t, b, "schema_registry.py", "py-avro")
 	s, err := cl.SchemaByVersion(testCtx(t, 10*time.Second), "py-avro-value", 2)
 	if err != nil || !strings.Contains(s.Schema.Schema, "email") {
 		t.Fatalf("py-avro-value v2: %+v, %v", s, err)
@@ -273,4 +259,38 @@ func TestSchemaRegistryListenerFreedWhenStartFails(t *testing.T) {
 		t.Fatalf("the registry's listener %s is still bound after the failed start: %v", addr, err)
 	}
 	ln.Close()
+}
+
+// TestSchemaRegistryPythonProtobufJSON: confluent-kafka's
+// ProtobufSerializer and JSONSerializer register and evolve schemas under
+// Confluent's Protobuf and JSON Schema rules (a field's kind changed
+// refused, a property added to an open content model refused), and their
+// deserializers read what went through samsa (the Protobuf one asking for
+// ?format=serialized).
+func TestSchemaRegistryPythonProtobufJSON(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	runRegistryScript(t, b, "schema_registry_formats.py", "py-formats")
+}
+
+// runRegistryScript runs compat/python/script against broker b and its
+// registry (with name, for the topics it makes), which must print ok
+// last.
+func runRegistryScript(t *testing.T, b *testutil.Node, script, name string) {
+	t.Helper()
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), filepath.Join(root, "compat", "python", script),
+		b.Addr(), "http://"+b.RegistryAddr(), name)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	got := strings.TrimSpace(string(out))
+	if !strings.HasSuffix(got, "ok") {
+		t.Fatalf("%s printed:\n%s", script, got)
+	}
+	t.Logf("%s", got)
 }

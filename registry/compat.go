@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hamba/avro/v2"
 )
 
 // Compatibility levels, as Confluent names them.
@@ -28,11 +30,13 @@ func ValidLevel(level string) (string, bool) {
 }
 
 // incompatibilities returns why schema p cannot follow the versions
-// previous (ascending) under level, or nothing when it can: BACKWARD, new
-// readers read old data; FORWARD, old readers read new data; FULL, both;
-// the _TRANSITIVE levels against every version, the others against the
-// newest only (or against each of previous when single). The caller holds
-// s.mu.
+// previous (ascending) under level, or nothing when it can, in the words
+// of Confluent's validator: BACKWARD, the new schema reads data of the old
+// ("new" the reader, "old" the writer); FORWARD, the old reads data of the
+// new; FULL, both (the FORWARD messages first, without the old schema
+// appended). The _TRANSITIVE levels check every version, newest first,
+// and stop at the first that fails; the others the newest only (or each
+// of previous when single). The caller holds s.mu.
 func (s *State) incompatibilities(level string, p *parsed, previous []*version, single bool) []string {
 	if level == levelNone || len(previous) == 0 {
 		return nil
@@ -41,31 +45,65 @@ func (s *State) incompatibilities(level string, p *parsed, previous []*version, 
 	if !transitive && !single {
 		previous = previous[len(previous)-1:]
 	}
-	backward := strings.HasPrefix(level, levelBackward) || strings.HasPrefix(level, levelFull)
-	forward := strings.HasPrefix(level, levelForward) || strings.HasPrefix(level, levelFull)
+	full := strings.HasPrefix(level, levelFull)
+	backward := strings.HasPrefix(level, levelBackward) || full
+	forward := strings.HasPrefix(level, levelForward) || full
 	var msgs []string
-	for i := len(previous) - 1; i >= 0; i-- {
+	for i := len(previous) - 1; i >= 0 && len(msgs) == 0; i-- {
 		v := previous[i]
 		old, err := s.parseVersionOf(v)
 		if err != nil {
 			msgs = append(msgs, fmt.Sprintf("{oldSchemaVersion: %d} cannot be parsed: %v", v.Version, err))
-			continue
-		}
-		if backward {
-			if err := readable(p, old); err != nil {
-				msgs = append(msgs, fmt.Sprintf("{errorType:'READER_INCOMPATIBLE', description:'The new schema cannot read data written with version %d: %v'}", v.Version, err))
-			}
-		}
-		if forward {
-			if err := readable(old, p); err != nil {
-				msgs = append(msgs, fmt.Sprintf("{errorType:'WRITER_INCOMPATIBLE', description:'Version %d cannot read data written with the new schema: %v'}", v.Version, err))
-			}
-		}
-		if len(msgs) > 0 {
-			msgs = append(msgs, fmt.Sprintf("{oldSchemaVersion: %d}", v.Version), fmt.Sprintf("{oldSchema: '%s'}", v.Schema),
-				fmt.Sprintf("{compatibility: '%s'}", level))
 			break
 		}
+		if old.typ != p.typ {
+			msgs = append(msgs, "Incompatible because of different schema type")
+			break
+		}
+		withOld := func(m []string) []string {
+			if len(m) == 0 {
+				return m
+			}
+			return append(m, fmt.Sprintf("{oldSchemaVersion: %d}", v.Version), fmt.Sprintf("{oldSchema: '%s'}", v.Schema))
+		}
+		if forward {
+			m := readIssues(old, p, "old", "new")
+			if !full {
+				m = withOld(m)
+			}
+			msgs = append(msgs, m...)
+		}
+		if backward {
+			msgs = append(msgs, withOld(readIssues(p, old, "new", "old"))...)
+		}
+	}
+	if len(msgs) > 0 {
+		msgs = append(msgs, fmt.Sprintf("{compatibility: '%s'}", level))
 	}
 	return msgs
+}
+
+// readIssues returns why schema reader cannot read data written with
+// schema writer, each difference as Confluent words it, the reader named
+// readerName and the writer writerName.
+func readIssues(reader, writer *parsed, readerName, writerName string) []string {
+	switch {
+	case reader.avro != nil && writer.avro != nil:
+		if err := avro.NewSchemaCompatibility().Compatible(reader.avro, writer.avro); err != nil {
+			return []string{fmt.Sprintf("{errorType:'READER_INCOMPATIBLE', description:'The %s schema cannot read data written with the %s schema: %v'}",
+				readerName, writerName, err)}
+		}
+	case reader.proto != nil && writer.proto != nil:
+		return protoIssues(writer.proto, reader.proto, readerName, writerName)
+	case reader.json != nil && writer.json != nil:
+		return jsonIssues(writer.json, reader.json, readerName, writerName)
+	}
+	return nil
+}
+
+// describe fills a Confluent description template: its first %s is the
+// reader, its second the writer.
+func describe(template, readerName, writerName string) string {
+	template = strings.Replace(template, "%s", readerName, 1)
+	return strings.Replace(template, "%s", writerName, 1)
 }

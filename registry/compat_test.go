@@ -32,15 +32,7 @@ func TestAvroCompatibilityTable(t *testing.T) {
 		bOpt  = `{"name":"b","type":["null","string"],"default":null}`
 		c     = `{"name":"c","type":"int","aliases":["a"]}`
 	)
-	// Answers per level, in the order of levels: NONE, BACKWARD,
-	// BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL,
-	// FULL_TRANSITIVE; y compatible, n not.
-	tests := []struct {
-		name    string
-		history []string // earlier versions, oldest first
-		next    string
-		want    string
-	}{
+	tests := []evolution{
 		{"add field with default", []string{rec(a)}, rec(a, bDef), "yyyyyyy"},
 		{"add optional field", []string{rec(a)}, rec(a, bOpt), "yyyyyyy"},
 		{"add field without default", []string{rec(a)}, rec(a, b), "ynnyynn"},
@@ -63,26 +55,42 @@ func TestAvroCompatibilityTable(t *testing.T) {
 		{"field given a default, then removed", []string{rec(a, bInt), rec(a, bInt0)}, rec(a), "yyyynyn"},
 		{"field added without default after a default one", []string{rec(a), rec(a, bInt0)}, rec(a, bInt), "yynyyyn"},
 	}
+	runEvolutions(t, typeAvro, tests)
+}
+
+// evolution is a schema registered after a history of versions, and
+// whether each level lets it: in the order of levels (NONE, BACKWARD,
+// BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL,
+// FULL_TRANSITIVE), y compatible, n not.
+type evolution struct {
+	name    string
+	history []string // earlier versions, oldest first
+	next    string
+	want    string
+}
+
+func runEvolutions(t *testing.T, typ string, tests []evolution) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newState()
 			for i, h := range tt.history {
-				s.putVersion(&version{schemaValue{Subject: "s", Version: i + 1, ID: i + 1, SchemaType: typeAvro, Schema: h}})
+				s.putVersion(&version{schemaValue{Subject: "s", Version: i + 1, ID: i + 1, SchemaType: typ, Schema: h}})
 			}
-			p, err := parseSchema(typeAvro, tt.next, nil)
+			p, err := parseSchema(typ, tt.next, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ""
+			got, why := "", ""
 			for _, level := range levels {
-				if msgs := s.incompatibilities(level, p, s.versions("s", false), false); len(msgs) == 0 {
-					got += "y"
-				} else {
-					got += "n"
+				msgs := s.incompatibilities(level, p, s.versions("s", false), false)
+				got += pick(len(msgs) == 0, "y", "n")
+				if len(msgs) > 0 && why == "" {
+					why = strings.Join(msgs, "\n")
 				}
 			}
 			if got != tt.want {
-				t.Fatalf("got %s, want %s (%s)", got, tt.want, strings.Join(levels, " "))
+				t.Fatalf("got %s, want %s (%s)\n%s", got, tt.want, strings.Join(levels, " "), why)
 			}
 		})
 	}

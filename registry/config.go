@@ -321,7 +321,7 @@ func (r *Registry) getSchemaByID(_ http.ResponseWriter, req *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	out := responseOf(v)
+	out := r.responseFor(req, v)
 	out.Subject, out.Version, out.ID = "", 0, 0
 	return out, nil
 }

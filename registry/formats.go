@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hamba/avro/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Schema types, as Confluent names them.
@@ -33,6 +34,8 @@ type parsed struct {
 	// normalized is canonical with object keys sorted, for normalize=true.
 	normalized string
 	avro       avro.Schema
+	proto      *protoSchema
+	json       *jsonschema.Schema
 }
 
 // resolvedRef is a reference's schema, found in the registry.
@@ -165,16 +168,4 @@ func writeArray(buf *bytes.Buffer, v []any, fields bool) {
 		writeOrdered(buf, e, fields)
 	}
 	buf.WriteByte(']')
-}
-
-// readable reports why a reader schema cannot read what writer wrote, or
-// nil.
-func readable(reader, writer *parsed) error {
-	if reader.typ != writer.typ {
-		return fmt.Errorf("schema type %s cannot read %s", reader.typ, writer.typ)
-	}
-	if reader.avro != nil && writer.avro != nil {
-		return avro.NewSchemaCompatibility().Compatible(reader.avro, writer.avro)
-	}
-	return nil
 }

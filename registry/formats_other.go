@@ -2,19 +2,23 @@ package registry
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
-	"io"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // JSON Schema and Protobuf are parsed (a schema that does not compile is
 // refused with 42201, its references resolved among the registry's) and
-// registered and looked up by their text; their compatibility rules are
-// not implemented yet: every evolution of them passes the check.
+// registered and looked up by their text; their compatibility is checked
+// on the compiled forms (compat_json.go, compat_protobuf.go).
 
 // memBase is where JSON Schemas and their references live for the
 // compiler; nothing is ever loaded from elsewhere.
@@ -67,35 +71,125 @@ func parseJSONSchema(text string, deps []resolvedRef) (*parsed, error) {
 	if err := add(loc, text); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidSchema, err)
 	}
-	if _, err := c.Compile(loc); err != nil {
+	compiled, err := c.Compile(loc)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidSchema, err)
 	}
-	return &parsed{typ: typeJSON, canonical: canonical, normalized: normalized}, nil
+	return &parsed{typ: typeJSON, canonical: canonical, normalized: normalized, json: compiled}, nil
 }
 
-// protoFile is the name a Protobuf schema is compiled under; its
-// references are named by their import paths.
+// protoFile is the name a Protobuf schema in .proto text is compiled
+// under; its references are named by their import paths.
 const protoFile = "schema.proto"
 
+// protoDescriptor reads a Protobuf schema sent as Confluent's clients
+// send it: a FileDescriptorProto, serialized and base64-encoded (text has
+// spaces and semicolons, which base64 has not).
+func protoDescriptor(text string) (*descriptorpb.FileDescriptorProto, bool) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil {
+		return nil, false
+	}
+	var fdp descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(b, &fdp); err != nil {
+		return nil, false
+	}
+	// A descriptor without json_names (Python's) would read as custom
+	// names "" to the compiler: give them protoc's default.
+	var fill func(ms []*descriptorpb.DescriptorProto)
+	fill = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			for _, f := range m.Field {
+				if f.GetJsonName() == "" {
+					f.JsonName = proto.String(jsonCamelCase(f.GetName()))
+				}
+			}
+			fill(m.NestedType)
+		}
+	}
+	fill(fdp.MessageType)
+	return &fdp, true
+}
+
+// jsonCamelCase is protoc's default JSON name of a field: its name with
+// each underscore dropped and the letter after it upper-cased.
+func jsonCamelCase(name string) string {
+	var b strings.Builder
+	upper := false
+	for _, r := range name {
+		switch {
+		case r == '_':
+			upper = true
+		case upper && 'a' <= r && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteRune(r)
+			upper = false
+		}
+	}
+	return b.String()
+}
+
+// parseProtobuf compiles a Protobuf schema, in .proto text or as a
+// base64 FileDescriptorProto, with its references (each of either form)
+// and the well-known types.
 func parseProtobuf(text string, deps []resolvedRef) (*parsed, error) {
-	srcs := map[string]string{protoFile: text}
+	srcs := map[string]string{}
+	refs := map[string]Reference{}
 	for _, d := range deps {
 		srcs[d.Name] = d.schema
+		refs[d.Name] = d.Reference
 	}
+	name := protoFile
+	if fdp, ok := protoDescriptor(text); ok && fdp.GetName() != "" {
+		name = fdp.GetName()
+	}
+	srcs[name] = text
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: func(path string) (io.ReadCloser, error) {
-				src, ok := srcs[path]
-				if !ok {
-					return nil, fmt.Errorf("%s is not a reference of the schema", path)
-				}
-				return io.NopCloser(strings.NewReader(src)), nil
-			},
-		}),
+		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
+			src, ok := srcs[path]
+			if !ok {
+				return protocompile.SearchResult{}, fmt.Errorf("%s is not a reference of the schema", path)
+			}
+			if fdp, ok := protoDescriptor(src); ok {
+				fdp.Name = proto.String(path)
+				return protocompile.SearchResult{Proto: fdp}, nil
+			}
+			return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+		})),
 	}
-	if _, err := c.Compile(context.Background(), protoFile); err != nil {
+	files, err := c.Compile(context.Background(), name)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidSchema, err)
 	}
 	t := strings.TrimSpace(text)
-	return &parsed{typ: typeProtobuf, canonical: t, normalized: t}, nil
+	return &parsed{typ: typeProtobuf, canonical: t, normalized: t, proto: &protoSchema{file: files[0], refs: refs}}, nil
+}
+
+// serialized is a Protobuf schema as ?format=serialized answers it: its
+// FileDescriptorProto, serialized and base64-encoded.
+func (p *protoSchema) serialized() string {
+	b, err := proto.Marshal(protodesc.ToFileDescriptorProto(p.file))
+	if err != nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// responseFor is v as the request asks for it: with ?format=serialized, a
+// Protobuf schema as its base64 FileDescriptorProto (what Confluent's
+// Protobuf deserializers ask for).
+func (r *Registry) responseFor(req *http.Request, v *version) schemaResponse {
+	out := responseOf(v)
+	if v.SchemaType != typeProtobuf || !strings.EqualFold(req.URL.Query().Get("format"), "serialized") {
+		return out
+	}
+	r.state.mu.RLock()
+	p, err := r.state.parseVersionOf(v)
+	r.state.mu.RUnlock()
+	if err == nil {
+		out.Schema = p.proto.serialized()
+	}
+	return out
 }

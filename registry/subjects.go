@@ -123,7 +123,7 @@ func (r *Registry) getVersion(_ http.ResponseWriter, req *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return responseOf(v), nil
+	return r.responseFor(req, v), nil
 }
 
 func (r *Registry) getVersionSchema(_ http.ResponseWriter, req *http.Request) (any, error) {
