@@ -572,6 +572,11 @@ func (b *Broker) shutdown(clean bool) error {
 	b.closing = true
 	b.mu.Unlock()
 	began := time.Now()
+	if b.store != nil {
+		// From here the listeners close: a lease lost now (peers fence a
+		// port that refuses them) must not bring the registration back.
+		b.store.Leave()
+	}
 	if b.http != nil {
 		// First: the console's client closes its connections itself.
 		if err := b.http.Close(); err != nil {

@@ -267,8 +267,11 @@ func (s *Store) Describe(chan<- *prometheus.Desc) {}
 // counter for monotonic sums and a gauge otherwise, labelled with the
 // instance's four labels and the point's attributes. The series of one
 // name share one label set, the union of their attributes (empty where a
-// series lacks one); a name the broker uses itself (kafka_, go_,
-// process_), or pushed as two kinds, is exported as first seen only.
+// series lacks one); a name the broker uses itself (kafka_, samsa_, go_,
+// process_) is not exported, one pushed as two kinds is exported as the
+// kind first seen, and of series that come out with the same name and
+// labels (names or attributes differing only in characters Prometheus
+// refuses) one is.
 func (s *Store) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -308,6 +311,7 @@ func (s *Store) Collect(ch chan<- prometheus.Metric) {
 			f.owners = append(f.owners, cl)
 		}
 	}
+	seen := map[string]bool{}
 	for name, f := range fams {
 		slices.Sort(f.keys)
 		labels := append([]string{LabelInstanceID, LabelClientID, LabelSoftwareName, LabelSoftwareVersion}, f.keys...)
@@ -320,6 +324,11 @@ func (s *Store) Collect(ch chan<- prometheus.Metric) {
 				j, _ := slices.BinarySearch(f.keys, labelName(a.Key))
 				vals[4+j] = a.Value
 			}
+			k := name + "\x00" + strings.Join(vals, "\x00")
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
 			if m, err := prometheus.NewConstMetric(desc, f.kind, se.value, vals...); err == nil {
 				ch <- m
 			}
@@ -336,7 +345,7 @@ func promName(n string) string {
 		}
 	}
 	out := string(b)
-	for _, p := range []string{"kafka_", "go_", "process_", "promhttp_", "__"} {
+	for _, p := range []string{"kafka_", "samsa_", "go_", "process_", "promhttp_", "__"} {
 		if strings.HasPrefix(out, p) {
 			return ""
 		}

@@ -109,3 +109,47 @@ func TestStoreBounds(t *testing.T) {
 		t.Errorf("%d clients after the expiry", len(v))
 	}
 }
+
+// What clients push never disturbs the broker's own metrics, whatever
+// they name theirs, nor fails a scrape: a name the broker uses (samsa_
+// ones included) is not exported, and of two series that come out under
+// one name and label set (names or attributes differing only in the
+// characters Prometheus refuses) one is.
+func TestStoreExportCollisions(t *testing.T) {
+	c := newClock()
+	s := NewStore(Limits{}, c.now)
+	own := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "samsa_schema_registry_requests_total", Help: "The broker's own."}, []string{"method", "route"})
+	own.WithLabelValues("GET", "/subjects").Add(4)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(own, s)
+	java := Client{ClientID: "p1", SoftwareName: "apache-kafka-java", SoftwareVersion: "4.4.0"}
+	s.Record([16]byte{1}, java, []Point{
+		{Name: "samsa.schema.registry.requests.total", Kind: Counter, Value: 1, Attrs: []Attr{{"method", "PUT"}, {"route", "/x"}}},
+		gauge("a.b", 1, "node.id", "1"),
+		gauge("a_b", 2, "node_id", "1"),
+	}, c.now())
+	for range 20 { // the collectors run concurrently: either may come first
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("Gather: %v", err)
+		}
+		n := 0
+		for _, mf := range mfs {
+			switch mf.GetName() {
+			case "samsa_schema_registry_requests_total":
+				if len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetCounter().GetValue() != 4 {
+					t.Fatalf("the broker's own metric: %v", mf.GetMetric())
+				}
+				n++
+			case "a_b":
+				if len(mf.GetMetric()) != 1 {
+					t.Fatalf("a_b: %v", mf.GetMetric())
+				}
+				n++
+			}
+		}
+		if n != 2 {
+			t.Fatalf("gathered %d of the 2 families", n)
+		}
+	}
+}

@@ -37,8 +37,13 @@ func probeKafkaAndSamsa(t *testing.T, props map[string]string, probe func(t *tes
 	compareProbes(t, kafka, samsa)
 }
 
+// compareProbes fails t unless samsa answered every probe as Kafka did
+// (and Kafka answered any).
 func compareProbes(t *testing.T, kafka, samsa map[string]string) {
 	t.Helper()
+	if len(kafka) == 0 {
+		t.Error("probes: no answers from Kafka to compare with")
+	}
 	if len(kafka) != len(samsa) {
 		t.Errorf("probes: %d answers from Kafka, %d from samsa", len(kafka), len(samsa))
 	}

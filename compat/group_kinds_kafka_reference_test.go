@@ -160,6 +160,38 @@ func gkHeartbeat(code int16, msg *string, epoch int32) string {
 	return fmt.Sprintf("%s epoch %d", gkAnswer(code, msg), epoch)
 }
 
+// gkBeatFunc sends one kind of KIP-848-style heartbeat and answers as
+// gkHeartbeat.
+type gkBeatFunc func(p *gkProber, group, member string, epoch int32) string
+
+var (
+	gkConsumerBeat gkBeatFunc = func(p *gkProber, group, member string, epoch int32) string {
+		r := p.cgHeartbeat(group, member, epoch)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
+	}
+	gkShareBeat gkBeatFunc = func(p *gkProber, group, member string, epoch int32) string {
+		r := p.shareHeartbeat(group, member, epoch)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
+	}
+	gkStreamsBeat gkBeatFunc = func(p *gkProber, group, member string, epoch int32) string {
+		r := p.streamsHeartbeat(group, member, epoch)
+		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
+	}
+)
+
+// gkBeat is a request of gkRequests: a heartbeat of member, joining
+// (epoch 0) when it is gkNew, else at the group's member epoch plus
+// ahead.
+func gkBeat(beat gkBeatFunc, member string, ahead int32) func(p *gkProber, group string) string {
+	return func(p *gkProber, group string) string {
+		epoch := p.epoch + ahead
+		if member == gkNew {
+			epoch = 0
+		}
+		return beat(p, group, member, epoch)
+	}
+}
+
 // gkEpochs are a describe's group and assignment epochs and its members'.
 func gkEpochs(group, assignment int32, members ...int32) string {
 	return fmt.Sprintf("epochs %d/%d %v", group, assignment, members)
@@ -264,42 +296,15 @@ var gkRequests = []struct {
 		}
 		return gkAnswer(r.ErrorCode, nil) + "/" + gkAnswer(r.Members[0].ErrorCode, nil)
 	}},
-	{"ConsumerGroupHeartbeat join", func(p *gkProber, group string) string {
-		r := p.cgHeartbeat(group, gkNew, 0)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"ConsumerGroupHeartbeat", func(p *gkProber, group string) string {
-		r := p.cgHeartbeat(group, gkMember, p.epoch)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"ConsumerGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
-		r := p.cgHeartbeat(group, gkMember, p.epoch+5)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"ShareGroupHeartbeat join", func(p *gkProber, group string) string {
-		r := p.shareHeartbeat(group, gkNew, 0)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"ShareGroupHeartbeat", func(p *gkProber, group string) string {
-		r := p.shareHeartbeat(group, gkMember, p.epoch)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"ShareGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
-		r := p.shareHeartbeat(group, gkMember, p.epoch+5)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"StreamsGroupHeartbeat join", func(p *gkProber, group string) string {
-		r := p.streamsHeartbeat(group, gkNew, 0)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"StreamsGroupHeartbeat", func(p *gkProber, group string) string {
-		r := p.streamsHeartbeat(group, gkMember, p.epoch)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
-	{"StreamsGroupHeartbeat epoch ahead", func(p *gkProber, group string) string {
-		r := p.streamsHeartbeat(group, gkMember, p.epoch+5)
-		return gkHeartbeat(r.ErrorCode, r.ErrorMessage, r.MemberEpoch)
-	}},
+	{"ConsumerGroupHeartbeat join", gkBeat(gkConsumerBeat, gkNew, 0)},
+	{"ConsumerGroupHeartbeat", gkBeat(gkConsumerBeat, gkMember, 0)},
+	{"ConsumerGroupHeartbeat epoch ahead", gkBeat(gkConsumerBeat, gkMember, 5)},
+	{"ShareGroupHeartbeat join", gkBeat(gkShareBeat, gkNew, 0)},
+	{"ShareGroupHeartbeat", gkBeat(gkShareBeat, gkMember, 0)},
+	{"ShareGroupHeartbeat epoch ahead", gkBeat(gkShareBeat, gkMember, 5)},
+	{"StreamsGroupHeartbeat join", gkBeat(gkStreamsBeat, gkNew, 0)},
+	{"StreamsGroupHeartbeat", gkBeat(gkStreamsBeat, gkMember, 0)},
+	{"StreamsGroupHeartbeat epoch ahead", gkBeat(gkStreamsBeat, gkMember, 5)},
 	{"DescribeGroups", func(p *gkProber, group string) string {
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.Groups = []string{group}

@@ -243,11 +243,7 @@ func TestCordonLogDirsAsKafka(t *testing.T) {
 
 	sdirs := []string{t.TempDir(), t.TempDir()}
 	samsa := cordonScenario(t, testutil.StartBroker(t, map[string]string{"log.dirs": sdirs[0] + "," + sdirs[1]}).Addr(), sdirs)
-	for step, want := range kafka.Errors {
-		if got := samsa.Errors[step]; got != want {
-			t.Errorf("%s:\n samsa     %s\n Kafka 4.4 %s", step, got, want)
-		}
-	}
+	compareProbes(t, kafka.Errors, samsa.Errors)
 	if !reflect.DeepEqual(samsa.Dirs, kafka.Dirs) {
 		t.Errorf("DescribeLogDirs:\n samsa     %v\n Kafka 4.4 %v", samsa.Dirs, kafka.Dirs)
 	}

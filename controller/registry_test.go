@@ -188,6 +188,37 @@ func TestReregisterAfterLeaseLoss(t *testing.T) {
 	}
 }
 
+// A broker that is shutting down (Leave) and loses its lease, as when its
+// peers fence it because its closed port refuses them, does not register
+// again: a registration that answers nobody would keep its partitions.
+func TestNoRegistrationAgainAfterLeave(t *testing.T) {
+	e := startEtcd(t)
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	if err := s.RegisterBroker(ctx, BrokerInfo{ID: 1, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := s.session()
+	cli := directClient(t, e)
+	s.Leave()
+	if _, err := cli.Revoke(ctx, sess.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.left:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the lost lease was not given up within 15s")
+	}
+	if holder, _, err := regLease(t, cli, s, 1); err != nil || holder != 0 {
+		t.Errorf("registered again on lease %x (err %v)", holder, err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := s.liveSession(lctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("liveSession after giving the lease up: %v, want ErrClosed", err)
+	}
+}
+
 // regLease returns the lease holding broker id's registration (0 if none)
 // and its create revision, read by cli (connected to etcd directly).
 func regLease(t *testing.T, cli *clientv3.Client, s *Store, id int32) (clientv3.LeaseID, int64, error) {

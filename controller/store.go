@@ -98,6 +98,8 @@ type Store struct {
 
 	mu       sync.Mutex
 	closed   bool                          // guarded by mu
+	leaving  bool                          // guarded by mu; set by Leave
+	left     chan struct{}                 // closed once a lost lease is given up for Leave
 	sess     *concurrency.Session          // guarded by mu; replaced when its lease is lost
 	sessCh   chan struct{}                 // guarded by mu; closed and replaced when sess is
 	retired  map[clientv3.LeaseID]struct{} // guarded by mu; our lost leases that may live on in etcd
@@ -148,6 +150,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.sess, s.sessCh = sess, make(chan struct{})
 	s.retired = map[clientv3.LeaseID]struct{}{}
+	s.left = make(chan struct{})
 	s.spawn(s.superviseSession)
 	return s, nil
 }
@@ -189,6 +192,18 @@ func (s *Store) Close() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Leave says the broker is shutting down (its listeners close next): a
+// lease lost from now on is not replaced, so the broker does not register
+// again. A registration fenced by peers whose connections its closed port
+// refuses would otherwise come back under a new lease for as long as the
+// shutdown takes, and keep its partitions and coordinators on a broker
+// that answers nobody.
+func (s *Store) Leave() {
+	s.mu.Lock()
+	s.leaving = true
+	s.mu.Unlock()
 }
 
 // Abandon stops the store as a crash would: no lease revoke, so the
@@ -334,6 +349,8 @@ func (s *Store) liveSession(ctx context.Context) (*concurrency.Session, error) {
 			return nil, ctx.Err()
 		case <-s.ctx.Done():
 			return nil, ErrClosed
+		case <-s.left:
+			return nil, ErrClosed
 		}
 	}
 }
@@ -414,10 +431,16 @@ func (s *Store) superviseSession(ctx context.Context) {
 			return
 		case <-old.Done():
 		}
-		s.log.Warn("etcd lease lost; taking a new one", "node", s.cfg.NodeID, "lease", int64(old.Lease()))
 		s.mu.Lock()
 		s.retired[old.Lease()] = struct{}{}
+		leaving := s.leaving
 		s.mu.Unlock()
+		if leaving {
+			s.log.Info("etcd lease lost while shutting down; not registering again", "node", s.cfg.NodeID, "lease", int64(old.Lease()))
+			close(s.left)
+			return
+		}
+		s.log.Warn("etcd lease lost; taking a new one", "node", s.cfg.NodeID, "lease", int64(old.Lease()))
 		var sess *concurrency.Session
 		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 			var err error
