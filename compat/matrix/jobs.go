@@ -51,7 +51,8 @@ func orUnknown(v string) string {
 	return v
 }
 
-var reqLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)==([^\s;#]+)`)
+// A pinned requirement, extras included: name[extra,...]==version.
+var reqLine = regexp.MustCompile(`^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;#]+)`)
 
 // requirements reads the pinned versions of a requirements.txt.
 func requirements(path string) map[string]string {

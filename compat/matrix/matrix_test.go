@@ -54,6 +54,30 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
+// The matrix names each Python client by the version pinned in
+// compat/python/requirements.txt, extras and all.
+func TestRequirementsVersions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requirements.txt")
+	body := "# comment\nconfluent-kafka[avro,schemaregistry]==2.16.1\nkafka-python==3.0.12 ; python_version>'3'\nLz4 == 4.4.5\nunpinned>=1\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := requirements(path)
+	want := map[string]string{"confluent-kafka": "2.16.1", "kafka-python": "3.0.12", "lz4": "4.4.5"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requirements: %v, want %v", got, want)
+	}
+	root, err := kafkaref.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"confluent-kafka", "kafka-python"} {
+		if requirements(filepath.Join(root, "compat", "python", "requirements.txt"))[name] == "" {
+			t.Errorf("compat/python/requirements.txt pins no version of %s", name)
+		}
+	}
+}
+
 func TestTableMarkdown(t *testing.T) {
 	tab := &Table{
 		Rows: []row{{"a 1.0", []string{"create", "errors"}}, {"b", []string{"pipeline"}}},
