@@ -316,9 +316,12 @@ func (m *Manager) evaluateLocked(id [16]byte, c Client) *instance {
 		subID: subscriptionID(metrics, interval, id)}
 }
 
+// matches reports whether every selector of s matches its attribute in
+// attrs, an empty one too (Kafka takes a request without a client id as
+// one with an empty id, and matches the pattern against it).
 func matches(s Subscription, attrs map[string]string) bool {
 	for sel, re := range s.Match {
-		if v := attrs[sel]; v == "" || !re.MatchString(v) {
+		if v, ok := attrs[sel]; !ok || !re.MatchString(v) {
 			return false
 		}
 	}

@@ -81,6 +81,23 @@ func TestSubscriptionsUnionOfMatches(t *testing.T) {
 	}
 }
 
+// A selector's pattern is matched against an empty attribute too (a
+// request's client id may be empty), as Kafka 4.4 matches it.
+func TestSubscriptionsMatchEmptyClientID(t *testing.T) {
+	m := newTestManager(newClock())
+	m.SetSubscriptions(map[string]map[string]string{
+		"any-id": subs("metrics", "org.apache.kafka.anyid.", "match", "client_id=.*"),
+		"named":  subs("metrics", "org.apache.kafka.named.", "match", "client_id=.+"),
+	})
+	a, err := m.Subscriptions([16]byte{}, Client{ConnID: 3, SoftwareName: "unknown", SoftwareVersion: "unknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Metrics, []string{"org.apache.kafka.anyid."}) {
+		t.Errorf("metrics %v, want those of any-id", a.Metrics)
+	}
+}
+
 func TestPushInterval(t *testing.T) {
 	c := newClock()
 	m := newTestManager(c)

@@ -62,10 +62,14 @@ func zstdCompress(t testing.TB, b []byte) []byte {
 }
 
 // telemetryConn dials addr and names its client software in ApiVersions,
-// which the match selectors see.
-func telemetryConn(t *testing.T, addr, software string) *admConn {
+// which the match selectors see; clientID, if given, is the client id of
+// its requests.
+func telemetryConn(t *testing.T, addr, software string, clientID ...string) *admConn {
 	t.Helper()
 	c := admDial(t, addr)
+	if len(clientID) > 0 {
+		c.clientID = &clientID[0]
+	}
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.ClientSoftwareName, av.ClientSoftwareVersion = software, "1.0.0"
 	if r := c.roundTrip(av, 3).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 {
@@ -201,6 +205,23 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 	cfgs.incr("delete all", "probe-alter", false, "metrics", "-", "interval.ms", "-")
 	cfgs.incr("delete all", "probe-addr", false, "metrics", "-", "match", "-")
 	cfgs.incr("delete all", "probe-inst", false, "metrics", "-", "match", "-")
+	// Every subscription gone (probe-alter matched every client): a
+	// client_id pattern is matched against an empty client id too. The
+	// second subscription, which matches the client without it, is in
+	// effect only after the first is.
+	cfgs.incr("any client id", "probe-any-id", false, "metrics", "org.apache.kafka.anyid.", "match", "client_id=.*,client_software_name=no-client-id")
+	cfgs.incr("no client id", "probe-no-id", false, "metrics", "org.apache.kafka.noid.", "match", "client_software_name=no-client-id")
+	anon := telemetryConn(t, addr, "no-client-id", "")
+	testutil.Eventually(t, 20*time.Second, func() error {
+		r := anon.roundTrip(kmsg.NewPtrGetTelemetrySubscriptionsRequest(), 0).(*kmsg.GetTelemetrySubscriptionsResponse)
+		if !slices.Contains(r.RequestedMetrics, "org.apache.kafka.noid.") {
+			return fmt.Errorf("empty client id: error %d, metrics %v", r.ErrorCode, r.RequestedMetrics)
+		}
+		record("empty client id", r)
+		return nil
+	})
+	cfgs.incr("delete all", "probe-any-id", false, "metrics", "-", "match", "-")
+	cfgs.incr("delete all", "probe-no-id", false, "metrics", "-", "match", "-")
 	cfgs.describe("deleted", "probe-sub", nil)
 	testutil.Eventually(t, 20*time.Second, func() error {
 		req := kmsg.NewPtrListConfigResourcesRequest()

@@ -175,9 +175,10 @@ func admConsume(t testing.TB, addr, topic string, partitions []int32, n int) []*
 
 // admConn is a raw Kafka protocol connection.
 type admConn struct {
-	t    testing.TB
-	c    net.Conn
-	corr int32
+	t        testing.TB
+	c        net.Conn
+	corr     int32
+	clientID *string // of the request headers; nil: samsa-compat
 }
 
 // admDial opens a raw connection to addr.
@@ -205,7 +206,11 @@ func (c *admConn) writeRaw(b []byte) {
 func (c *admConn) send(req kmsg.Request) int32 {
 	c.t.Helper()
 	c.corr++
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("samsa-compat"))
+	id := "samsa-compat"
+	if c.clientID != nil {
+		id = *c.clientID
+	}
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(id))
 	c.writeRaw(f.AppendRequest(nil, req, c.corr))
 	return c.corr
 }
