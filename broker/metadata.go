@@ -38,6 +38,8 @@ type topic struct {
 	// leaderThrottled: leader.replication.throttled.replicas;
 	// followerThrottled: follower.replication.throttled.replicas.
 	leaderThrottled, followerThrottled config.Throttled
+	// remote is set when remote.storage.enable is on (tiered storage).
+	remote *tieredTopic
 }
 
 // effectiveMinISR is the min.insync.replicas partition p of t is held
@@ -314,6 +316,9 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
 			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props,
 			leaderThrottled: ts.LeaderThrottled, followerThrottled: ts.FollowerThrottled}
+		if ts.RemoteStorage {
+			nt.remote = &tieredTopic{copyDisabled: ts.RemoteCopyDisabled}
+		}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{
 				MinCleanableRatio:  ts.MinCleanableDirtyRatio,
@@ -477,6 +482,7 @@ func logConfig(ts config.TopicSettings, producerIDExpirationMs int64) logstore.C
 		TimestampBeforeMaxMs: ts.MessageTimestampBeforeMaxMs,
 		TimestampAfterMaxMs:  ts.MessageTimestampAfterMaxMs,
 		Compact:              ts.CleanupCompact,
+		RemoteStorage:        ts.RemoteStorage,
 	}
 	// An unknown name cannot pass the config check: producer, then.
 	cfg.Compression, _ = logstore.ParseCompression(ts.CompressionType)

@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-io/samsa/replication"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
+	"github.com/samsa-io/samsa/tiered"
 	"github.com/samsa-io/samsa/txn"
 )
 
@@ -137,6 +138,7 @@ type Broker struct {
 	stats   protocol.Stats
 	metrics *metrics        // see metrics.go
 	http    *httpapi.Server // samsa.http.listener; nil when unset
+	tiered  *tiered.Manager // remote.log.storage.system.enable; nil when off
 
 	registry      *registry.Registry // samsa.schema.registry.listener; nil when unset; set by Start before metadata is first synced
 	registryPeers *peerConns         // the registry's reader's connections
@@ -337,6 +339,9 @@ func (b *Broker) Start() (err error) {
 	b.newRegistry()
 	b.fetchers = b.newFetchers()
 	b.replicas = b.newReplicaManager()
+	if b.tiered, err = b.newTieredManager(); err != nil {
+		return err
+	}
 	cfgRev, err := b.reloadDynamicConfigs(ctx)
 	if err != nil {
 		return fmt.Errorf("broker: dynamic configs: %w", err)
@@ -373,6 +378,9 @@ func (b *Broker) Start() (err error) {
 	}
 	if b.settings.LogCleanerEnable {
 		b.spawn(b.cleanerLoop)
+	}
+	if b.tiered != nil {
+		b.spawn(b.tiered.Run)
 	}
 	for i, l := range b.listeners {
 		b.spawn(func(ctx context.Context) { b.accept(ctx, l, b.lnNames[i], b.lnSec[i]) })

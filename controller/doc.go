@@ -45,6 +45,9 @@
 //	    1                                                          decimal, +1 per won election
 //	<prefix>/<cluster-id>/latest_producer_id_block
 //	    {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+//	<prefix>/<cluster-id>/remote_log/<base64url topic id>/<p>     tiered storage's remote log
+//	    {"version":1,...}   (tiered.Metadata, opaque here)        metadata, written by the leader
+//	                                                               fenced on its leader epoch
 //
 // # Consistency
 //
@@ -54,7 +57,9 @@
 // the topic's and config's revisions, UpdatePartitionState on the state's
 // revision (PartitionState.Version), producer-id blocks on the block key's
 // revision, the controller epoch on the epoch's revision and on the
-// election key. A lost race is ErrStale (or an internal retry where a retry
+// election key, a partition's remote log metadata on its own revision and
+// on the partition state's (whose leader and leader epoch the writer
+// names: a deposed leader writes nothing). A lost race is ErrStale (or an internal retry where a retry
 // is always right); nothing overwrites blindly. Holding the election is not
 // proof of being alone (Jepsen, etcd 3.4.3): controller writes must be
 // fenced too.

@@ -53,6 +53,14 @@ type Config struct {
 	// key (ErrInvalidRecord otherwise).
 	Compact bool
 
+	// RemoteStorage is remote.storage.enable (tiered storage): segments
+	// are deleted by retention.ms and retention.bytes only through
+	// DeleteRecordsBefore, once the remote log they belong to expires them,
+	// and locally only through DeleteLocalSegments once they are copied;
+	// EnforceRetention leaves both to the caller. The log start offset
+	// may then lie below the first local segment (LocalStartOffset).
+	RemoteStorage bool
+
 	// Compression is compression.type: the codec produced batches are
 	// stored with. The zero value, CompressionProducer, keeps the
 	// producer's.
@@ -217,8 +225,9 @@ func (l *Log) segments() []*segment { return *l.segs.Load() }
 func (l *Log) setSegments(s []*segment) { l.segs.Store(&s) }
 
 // SegmentRange is a rolled segment's offsets: Base, its first, and Next,
-// the base of the segment after it (every offset in it is below Next).
-type SegmentRange struct{ Base, Next int64 }
+// the base of the segment after it (every offset in it is below Next),
+// with its largest timestamp (what retention.ms compares).
+type SegmentRange struct{ Base, Next, MaxTimestamp int64 }
 
 // RolledSegments returns, in offset order, the rolled segments (every one
 // but the active segment) that end at or below upTo: what tiered storage
@@ -226,9 +235,10 @@ type SegmentRange struct{ Base, Next int64 }
 // by Base; retention may delete them at any time after.
 func (l *Log) RolledSegments(upTo int64) []SegmentRange {
 	segs := l.segments()
+	interval := l.config().IndexIntervalBytes
 	var out []SegmentRange
 	for i := 0; i+1 < len(segs) && segs[i+1].base <= upTo; i++ {
-		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base})
+		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base, MaxTimestamp: segs[i].largestTimestamp(interval)})
 	}
 	return out
 }

@@ -36,7 +36,8 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 // above retention.bytes, then the segments entirely below the log start
 // offset, as Kafka's retention task does. The active segment goes too when
 // it qualifies and is not empty (a new one is rolled first). It returns how
-// many segments were deleted. It also forgets producers idle for longer
+// many segments were deleted. Under remote.storage.enable only those
+// below the log start offset go (see Config.RemoteStorage). It also forgets producers idle for longer
 // than producer.id.expiration.ms.
 func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	if err := l.lockAppend(); err != nil {
@@ -45,7 +46,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	defer l.appendMu.Unlock()
 	cfg := l.config()
 	total := 0
-	if cfg.RetentionMs >= 0 {
+	if cfg.RetentionMs >= 0 && !cfg.RemoteStorage {
 		nowMs := now.UnixMilli()
 		n, err := l.deleteOldestLocked(now, "retention.ms", func(s *segment) bool {
 			return nowMs-s.largestTimestamp(cfg.IndexIntervalBytes) > cfg.RetentionMs
@@ -55,7 +56,7 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 			return total, err
 		}
 	}
-	if cfg.RetentionBytes >= 0 {
+	if cfg.RetentionBytes >= 0 && !cfg.RemoteStorage {
 		diff := l.Size() - cfg.RetentionBytes
 		n, err := l.deleteOldestLocked(now, "retention.bytes", func(s *segment) bool {
 			if sz := s.size.Load(); diff-sz >= 0 {

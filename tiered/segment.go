@@ -46,23 +46,33 @@ func (p Partition) prefix() string {
 	return fmt.Sprintf("%s-%s/%d/", p.Topic, p.TopicID, p.Partition)
 }
 
-// RemoteSegment is what an upload recorded: the remote log metadata of one
-// segment (Kafka's RemoteLogSegmentMetadata, less what later slices add).
+// RemoteSegment is one copied segment as the remote log metadata records
+// it (Kafka's RemoteLogSegmentMetadata). A new leader's local segments
+// need not start where the old leader's ended: a segment copied past the
+// end of the one before serves its offsets from StartOffset on, the
+// batches below it being the earlier segment's.
 type RemoteSegment struct {
-	ID         string            `json:"id"`          // unique per upload: a segment copied twice has two
-	BaseOffset int64             `json:"base_offset"` // first offset
-	EndOffset  int64             `json:"end_offset"`  // the next segment's base: every offset is below it
-	Sizes      map[string]int64  `json:"sizes"`       // bytes of each file copied, by suffix
-	Keys       map[string]string `json:"keys"`        // object key of each file copied, by suffix
+	ID           string           `json:"id"`            // unique per upload: a segment copied twice has two
+	BaseOffset   int64            `json:"base_offset"`   // the local segment's base: its files' names and index
+	StartOffset  int64            `json:"start_offset"`  // the first offset it serves (>= BaseOffset)
+	EndOffset    int64            `json:"end_offset"`    // the next segment's base: every offset is below it
+	MaxTimestamp int64            `json:"max_timestamp"` // largest batch timestamp (retention.ms)
+	LeaderEpoch  int32            `json:"leader_epoch"`  // the epoch of the leader that copied it
+	Sizes        map[string]int64 `json:"sizes"`         // bytes of each file copied, by suffix
+}
+
+// Key is the object key of the segment's file with suffix ext ("log",
+// "index", "timeindex", "txnindex", "snapshot", "epochs", "manifest").
+func (r RemoteSegment) Key(p Partition, ext string) string {
+	return fmt.Sprintf("%s%020d-%s.%s", p.prefix(), r.BaseOffset, r.ID, ext)
 }
 
 // ManifestKey is the object key of the manifest, written last: a segment
 // whose manifest is missing was not copied whole.
-func (r RemoteSegment) ManifestKey(p Partition) string { return r.keyOf(p, "manifest") }
+func (r RemoteSegment) ManifestKey(p Partition) string { return r.Key(p, "manifest") }
 
-func (r RemoteSegment) keyOf(p Partition, ext string) string {
-	return fmt.Sprintf("%s%020d-%s.%s", p.prefix(), r.BaseOffset, r.ID, ext)
-}
+// LogSize is the bytes of the segment's record batches.
+func (r RemoteSegment) LogSize() int64 { return r.Sizes["log"] }
 
 func newSegmentID() string {
 	var b [16]byte
@@ -70,19 +80,28 @@ func newSegmentID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// UploadSegment copies the rolled segment of the partition directory dir
-// whose base offset is base, and which ends where the next segment starts
-// (next), to store: the segment, its offset, time and transaction
-// indexes, the producer snapshot as of next, and the leader-epoch
+// NewRemoteSegment plans the copy of the rolled segment sr, serving its
+// offsets from start on, by the leader of epoch: a fresh id, nothing
+// copied yet.
+func NewRemoteSegment(sr logstore.SegmentRange, start int64, epoch int32) RemoteSegment {
+	return RemoteSegment{ID: newSegmentID(), BaseOffset: sr.Base, StartOffset: max(start, sr.Base), EndOffset: sr.Next,
+		MaxTimestamp: sr.MaxTimestamp, LeaderEpoch: epoch}
+}
+
+// UploadSegment copies the rolled segment r names from the partition
+// directory dir to store: the segment, its offset, time and transaction
+// indexes, the producer snapshot as of its end, and the leader-epoch
 // checkpoint, then a manifest naming them. Every file is opened before
 // the first byte is sent, so retention deleting the segment meanwhile
-// does not tear the copy. The returned RemoteSegment is the metadata to
-// record; until it is recorded, the objects belong to no segment.
-func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir string, base, next int64) (RemoteSegment, error) {
-	if next <= base {
-		return RemoteSegment{}, fmt.Errorf("tiered: segment %d of %s ends at %d", base, dir, next)
+// does not tear the copy. It returns r with the sizes copied: the
+// metadata to record. Until it is recorded, the objects belong to no
+// segment.
+func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir string, r RemoteSegment) (RemoteSegment, error) {
+	base, next := r.BaseOffset, r.EndOffset
+	if next <= base || r.StartOffset < base || r.StartOffset >= next {
+		return RemoteSegment{}, fmt.Errorf("tiered: segment %d of %s serving [%d, %d)", base, dir, r.StartOffset, next)
 	}
-	r := RemoteSegment{ID: newSegmentID(), BaseOffset: base, EndOffset: next, Sizes: map[string]int64{}, Keys: map[string]string{}}
+	r.Sizes = map[string]int64{}
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -118,11 +137,10 @@ func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir stri
 		if err != nil {
 			return RemoteSegment{}, fmt.Errorf("tiered: segment %d: %w", base, err)
 		}
-		key := r.keyOf(p, exts[i])
-		if err := store.Put(ctx, key, f, st.Size()); err != nil {
+		if err := store.Put(ctx, r.Key(p, exts[i]), f, st.Size()); err != nil {
 			return RemoteSegment{}, err
 		}
-		r.Sizes[exts[i]], r.Keys[exts[i]] = st.Size(), key
+		r.Sizes[exts[i]] = st.Size()
 	}
 	manifest, err := json.Marshal(r)
 	if err != nil {
@@ -134,23 +152,33 @@ func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir stri
 	return r, nil
 }
 
-// CopyRolled copies, in offset order, the rolled segments of l that start
-// at or after from and end at or below hw (the high watermark: nothing
-// uncommitted leaves the broker), and returns the metadata of those
-// copied, also when it stops at an error (the segments before it are
-// whole). The caller, the partition's leader, records them and passes the
-// EndOffset of the last as the next from.
-func CopyRolled(ctx context.Context, store ObjectStore, p Partition, l *logstore.Log, hw, from int64) ([]RemoteSegment, error) {
+// DeleteSegment removes every object of r (those a half-done upload may
+// have left too), the manifest first: a segment without its manifest is
+// known incomplete.
+func DeleteSegment(ctx context.Context, store ObjectStore, p Partition, r RemoteSegment) error {
+	exts := []string{"manifest"}
+	for _, sf := range segmentFiles {
+		exts = append(exts, sf.ext)
+	}
+	for _, ext := range append(exts, "epochs") {
+		if err := store.Delete(ctx, r.Key(p, ext)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CopyCandidates returns the rolled segments of l that end at or below
+// upTo (the last stable offset: nothing uncommitted or undecided leaves
+// the broker) and hold offsets at or after from (where the copy stands),
+// in offset order, as planned copies by the leader of epoch.
+func CopyCandidates(l *logstore.Log, upTo, from int64, epoch int32) []RemoteSegment {
 	var out []RemoteSegment
-	for _, sr := range l.RolledSegments(hw) {
-		if sr.Base < from {
+	for _, sr := range l.RolledSegments(upTo) {
+		if sr.Next <= from {
 			continue
 		}
-		r, err := UploadSegment(ctx, store, p, l.Dir(), sr.Base, sr.Next)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
+		out = append(out, NewRemoteSegment(sr, from, epoch))
 	}
-	return out, nil
+	return out
 }

@@ -49,6 +49,7 @@ func testStore(t *testing.T, keyPrefix string) *S3 {
 // TestS3Store: put, ranged get, list and delete against versitygw, under
 // the configured key prefix.
 func TestS3Store(t *testing.T) {
+	t.Parallel()
 	s := testStore(t, "cluster-a/")
 	ctx := context.Background()
 	for _, k := range []string{"t-1/0/b", "t-1/0/a", "t-1/1/a"} {
@@ -101,48 +102,38 @@ func rolledLog(t *testing.T) *logstore.Log {
 	return l
 }
 
-// TestCopyRolled copies only rolled segments that end at or below the
-// high watermark, from where the last copy ended.
-func TestCopyRolled(t *testing.T) {
-	s := testStore(t, "")
+// TestCopyCandidates plans only rolled segments that end at or below the
+// last stable offset, from where the copy stands (mid-segment too).
+func TestCopyCandidates(t *testing.T) {
+	t.Parallel()
 	l := rolledLog(t)
 	all := l.RolledSegments(l.EndOffset())
 	if len(all) < 3 {
 		t.Fatalf("%d rolled segments, want at least 3", len(all))
 	}
-	p := Partition{Topic: "t", TopicID: "id", Partition: 0}
-	ctx := context.Background()
-	// The high watermark inside the second segment: only the first goes.
-	got, err := CopyRolled(ctx, s, p, l, all[1].Next-1, 0)
-	if err != nil || len(got) != 1 || got[0].BaseOffset != 0 || got[0].EndOffset != all[0].Next {
-		t.Fatalf("CopyRolled to %d: %+v, %v", all[1].Next-1, got, err)
+	// The last stable offset inside the second segment: only the first goes.
+	got := CopyCandidates(l, all[1].Next-1, 0, 7)
+	if len(got) != 1 || got[0].BaseOffset != 0 || got[0].StartOffset != 0 || got[0].EndOffset != all[0].Next || got[0].LeaderEpoch != 7 {
+		t.Fatalf("CopyCandidates to %d: %+v", all[1].Next-1, got)
 	}
-	rest, err := CopyRolled(ctx, s, p, l, l.EndOffset(), got[0].EndOffset)
-	if err != nil || len(rest) != len(all)-1 || rest[0].BaseOffset != all[1].Base || rest[len(rest)-1].EndOffset != all[len(all)-1].Next {
-		t.Fatalf("CopyRolled from %d: %+v, %v", got[0].EndOffset, rest, err)
+	if got[0].MaxTimestamp <= 0 {
+		t.Errorf("max timestamp %d", got[0].MaxTimestamp)
 	}
-	objs, err := s.List(ctx, "t-id/0/")
-	if err != nil {
-		t.Fatal(err)
+	// From the middle of the second segment (another leader's boundary).
+	mid := all[1].Base + 1
+	rest := CopyCandidates(l, l.EndOffset(), mid, 7)
+	if len(rest) != len(all)-1 || rest[0].BaseOffset != all[1].Base || rest[0].StartOffset != mid || rest[1].StartOffset != all[2].Base {
+		t.Fatalf("CopyCandidates from %d: %+v", mid, rest)
 	}
-	manifests := 0
-	for _, o := range objs {
-		if strings.HasSuffix(o.Key, ".manifest") {
-			manifests++
-		}
-	}
-	if manifests != len(all) {
-		t.Fatalf("%d manifests for %d segments", manifests, len(all))
-	}
-	// Nothing uncommitted: no rolled segment ends at or below offset 0.
-	if none, err := CopyRolled(ctx, s, p, l, 0, 0); err != nil || len(none) != 0 {
-		t.Fatalf("CopyRolled to 0: %+v, %v", none, err)
+	if none := CopyCandidates(l, 0, 0, 7); len(none) != 0 {
+		t.Fatalf("CopyCandidates to 0: %+v", none)
 	}
 }
 
 // TestUploadSegment rolls segments in a real log, copies the first to
 // versitygw, and reads every file back byte for byte with its manifest.
 func TestUploadSegment(t *testing.T) {
+	t.Parallel()
 	s := testStore(t, "")
 	l := rolledLog(t)
 	dir := l.Dir()
@@ -155,14 +146,15 @@ func TestUploadSegment(t *testing.T) {
 
 	p := Partition{Topic: "orders", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", Partition: 3}
 	ctx := context.Background()
-	r, err := UploadSegment(ctx, s, p, dir, 0, next)
+	seg := logstore.SegmentRange{Base: 0, Next: next}
+	r, err := UploadSegment(ctx, s, p, dir, NewRemoteSegment(seg, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ext := range []string{"log", "index", "timeindex", "epochs"} {
-		key, ok := r.Keys[ext]
-		if !ok {
-			t.Fatalf("no %s copied: %v", ext, r.Keys)
+		key := r.Key(p, ext)
+		if _, ok := r.Sizes[ext]; !ok {
+			t.Fatalf("no %s copied: %v", ext, r.Sizes)
 		}
 		if !strings.HasPrefix(key, "orders-AAAAAAAAAAAAAAAAAAAAAA/3/00000000000000000000-"+r.ID+".") {
 			t.Errorf("key %s", key)
@@ -189,14 +181,27 @@ func TestUploadSegment(t *testing.T) {
 		t.Fatalf("manifest %s: %v", m, err)
 	}
 	// A second copy is another segment id, never overwriting the first.
-	r2, err := UploadSegment(ctx, s, p, dir, 0, next)
+	r2, err := UploadSegment(ctx, s, p, dir, NewRemoteSegment(seg, 0, 0))
 	if err != nil || r2.ID == r.ID {
 		t.Fatalf("second upload: id %q (first %q), %v", r2.ID, r.ID, err)
 	}
-	if _, err := UploadSegment(ctx, s, p, dir, 5, 5); err == nil {
+	if _, err := UploadSegment(ctx, s, p, dir, NewRemoteSegment(logstore.SegmentRange{Base: 5, Next: 5}, 0, 0)); err == nil {
 		t.Fatal("an empty range uploaded")
 	}
-	if _, err := UploadSegment(ctx, s, p, dir, 1, next); err == nil {
+	if _, err := UploadSegment(ctx, s, p, dir, NewRemoteSegment(logstore.SegmentRange{Base: 1, Next: next}, 0, 0)); err == nil {
 		t.Fatal("a segment that does not exist uploaded")
+	}
+	// DeleteSegment leaves nothing of it.
+	if err := DeleteSegment(ctx, s, p, r2); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := s.List(ctx, "orders-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if strings.Contains(o.Key, r2.ID) {
+			t.Errorf("%s left after DeleteSegment", o.Key)
+		}
 	}
 }

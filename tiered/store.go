@@ -1,12 +1,14 @@
 // Package tiered is samsa's tiered storage (KIP-405), beside the log as
 // Kafka's RemoteLogManager is: the object store behind an interface, S3
 // its first implementation (configured with the property names of Aiven's
-// tiered-storage-for-apache-kafka plugin, see internal/config), and the
-// upload of a rolled segment with its companion files.
+// tiered-storage-for-apache-kafka plugin, see internal/config), the
+// upload of a rolled segment with its companion files, the remote log
+// metadata (metadata.go: one etcd key per partition, written by its
+// leader fenced on its leader epoch; the bucket's manifests are the
+// completeness check) and the Manager, whose leader-only passes copy the
+// rolled segments below the last stable offset.
 //
-// This is the first slice of issue 26: the store and the copy of one
-// segment. Which segments a partition's leader copies, the remote log
-// metadata that records them, local retention and remote reads come next.
+// Local and remote retention and remote reads come next (issue 26).
 package tiered
 
 import (

@@ -66,7 +66,7 @@ func TestImportDirection(t *testing.T) {
 		"groups":             {"logstore", "protocol", "coordinator"},
 		"txn":                {"logstore", "protocol", "coordinator"},
 		"share":              {"coordinator", "protocol"},
-		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi", "registry", "clientmetrics"},
+		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi", "registry", "clientmetrics", "tiered"},
 		"registry":           {"coordinator"},
 		"httpapi":            {"internal/admin", "clientmetrics"},
 		"clientmetrics":      {"logstore"},

@@ -132,6 +132,9 @@ type BrokerSettings struct {
 	LeaderImbalanceCheckInterval time.Duration `prop:"leader.imbalance.check.interval.seconds,s"`
 
 	TelemetryMaxBytes int32 `prop:"telemetry.max.bytes"` // KIP-714 pushes
+
+	RemoteStorageSystem      bool          `prop:"remote.log.storage.system.enable"`
+	RemoteLogManagerInterval time.Duration `prop:"remote.log.manager.task.interval.ms,ms"`
 }
 
 // RackAwareReads reports whether replica.selector.class is Kafka's

@@ -34,6 +34,13 @@ type TopicSettings struct {
 	SegmentJitterMs                int64
 	SegmentMs                      int64
 	UncleanLeaderElection          bool
+	// Tiered storage (KIP-405): remote.storage.enable,
+	// remote.log.copy.disable, and local.retention.ms/bytes with -2
+	// resolved to retention.ms/bytes.
+	RemoteStorage       bool
+	RemoteCopyDisabled  bool
+	LocalRetentionMs    int64 // <0: no limit
+	LocalRetentionBytes int64 // <0: no limit
 	// LeaderThrottled are the replicas whose follower fetches this topic's
 	// leaders throttle (leader.replication.throttled.replicas).
 	LeaderThrottled Throttled
@@ -120,6 +127,10 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		SegmentJitterMs:             i64("segment.jitter.ms"),
 		SegmentMs:                   i64("segment.ms"),
 		UncleanLeaderElection:       m["unclean.leader.election.enable"] == "true",
+		RemoteStorage:               m["remote.storage.enable"] == "true",
+		RemoteCopyDisabled:          m["remote.log.copy.disable"] == "true",
+		LocalRetentionMs:            localRetention(i64("local.retention.ms"), i64("retention.ms")),
+		LocalRetentionBytes:         localRetention(i64("local.retention.bytes"), i64("retention.bytes")),
 		LeaderThrottled:             parseThrottled(m["leader.replication.throttled.replicas"]),
 		FollowerThrottled:           parseThrottled(m["follower.replication.throttled.replicas"]),
 	}
@@ -133,4 +144,13 @@ func segmentBytes(m map[string]string, i32 func(string) int32) int32 {
 		return i32("internal.segment.bytes")
 	}
 	return i32("segment.bytes")
+}
+
+// localRetention is local.retention.ms or .bytes in effect: -2 is the
+// topic's retention.
+func localRetention(local, total int64) int64 {
+	if local == -2 {
+		return total
+	}
+	return local
 }

@@ -1,0 +1,240 @@
+package tiered
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// Replica is a partition of a topic with remote.storage.enable that this
+// broker holds a replica of, as the broker sees it at one pass of the
+// Manager.
+type Replica struct {
+	Topic     string
+	TopicID   [16]byte
+	Partition int32
+	Log       *logstore.Log
+	// Leader is set while this broker leads the partition, in
+	// LeaderEpoch: only the leader copies and deletes remote segments.
+	Leader      bool
+	LeaderEpoch int32
+	// LastStableOffset bounds the copy: a segment goes once every offset
+	// in it is below it (and so below the high watermark).
+	LastStableOffset int64
+	// CopyDisabled is remote.log.copy.disable: nothing more is copied.
+	CopyDisabled bool
+}
+
+func (r Replica) objects() Partition {
+	return Partition{Topic: r.Topic, TopicID: base64.RawURLEncoding.EncodeToString(r.TopicID[:]), Partition: r.Partition}
+}
+
+// ManagerConfig configures a Manager.
+type ManagerConfig struct {
+	NodeID int32
+	Store  ObjectStore
+	Meta   MetadataStore
+	// Interval is remote.log.manager.task.interval.ms: how often each
+	// replica gets a pass. Default 30s.
+	Interval time.Duration
+	// Replicas lists this broker's replicas of tiered topics.
+	Replicas func() []Replica
+	Logger   *slog.Logger
+}
+
+// Manager is tiered storage's side of a broker, as Kafka's
+// RemoteLogManager: every Interval, for each partition of a tiered topic
+// led here, it finishes what an earlier leader left half way (entries in
+// Copying or Deleting) and copies the rolled segments below the last
+// stable offset from where the metadata says the copy stands, recording
+// each in the remote log metadata (Copying before the first object is
+// written, Segments once the manifest is). A leader that loses its
+// leadership fails its next metadata write and stops; the next leader
+// continues from the metadata, so that nothing is copied twice into
+// Segments and nothing is skipped.
+type Manager struct {
+	cfg  ManagerConfig
+	kick chan struct{}
+
+	mu    sync.Mutex
+	cache map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
+}
+
+type partKey struct {
+	id [16]byte
+	p  int32
+}
+
+// NewManager returns a Manager; Run runs it.
+func NewManager(cfg ManagerConfig) *Manager {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Replicas == nil {
+		cfg.Replicas = func() []Replica { return nil }
+	}
+	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}}
+}
+
+// Run gives every replica a pass each Interval (and at Kick) until ctx
+// ends.
+func (m *Manager) Run(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.kick:
+		}
+		m.pass(ctx)
+	}
+}
+
+// Kick asks for a pass now.
+func (m *Manager) Kick() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Manager) pass(ctx context.Context) {
+	for _, r := range m.cfg.Replicas() {
+		if ctx.Err() != nil {
+			return
+		}
+		if !r.Leader {
+			continue
+		}
+		if err := m.lead(ctx, r); err != nil && ctx.Err() == nil {
+			m.cfg.Logger.Warn("tiered storage: pass failed", "topic", r.Topic, "partition", r.Partition, "err", err)
+		}
+	}
+}
+
+// Metadata returns the remote log metadata of a partition: the copy this
+// broker last read or wrote, else read now.
+func (m *Manager) Metadata(ctx context.Context, topicID [16]byte, p int32) (Metadata, error) {
+	m.mu.Lock()
+	md, ok := m.cache[partKey{topicID, p}]
+	m.mu.Unlock()
+	if ok {
+		return md, nil
+	}
+	md, _, err := m.load(ctx, topicID, p)
+	return md, err
+}
+
+func (m *Manager) load(ctx context.Context, topicID [16]byte, p int32) (Metadata, int64, error) {
+	b, rev, err := m.cfg.Meta.RemoteLogMetadata(ctx, topicID, p)
+	if err != nil {
+		return Metadata{}, 0, err
+	}
+	md, err := decodeMetadata(b)
+	if err != nil {
+		return Metadata{}, 0, err
+	}
+	m.remember(topicID, p, md)
+	return md, rev, nil
+}
+
+func (m *Manager) remember(topicID [16]byte, p int32, md Metadata) {
+	m.mu.Lock()
+	m.cache[partKey{topicID, p}] = md
+	m.mu.Unlock()
+}
+
+// leader is one pass over a partition led here, writing its metadata as
+// the leader of r.LeaderEpoch.
+type leader struct {
+	m   *Manager
+	r   Replica
+	obj Partition
+	md  Metadata
+	rev int64
+}
+
+func (l *leader) commit(ctx context.Context, next Metadata) error {
+	next.Version = 1
+	b, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	rev, err := l.m.cfg.Meta.PutRemoteLogMetadata(ctx, l.r.Topic, l.r.TopicID, l.r.Partition, l.m.cfg.NodeID, l.r.LeaderEpoch, l.rev, b)
+	if err != nil {
+		return err
+	}
+	l.md, l.rev = next, rev
+	l.m.remember(l.r.TopicID, l.r.Partition, next)
+	return nil
+}
+
+func (m *Manager) lead(ctx context.Context, r Replica) error {
+	md, rev, err := m.load(ctx, r.TopicID, r.Partition)
+	if err != nil {
+		return err
+	}
+	l := &leader{m: m, r: r, obj: r.objects(), md: md, rev: rev}
+	if err := l.finishLeftovers(ctx); err != nil {
+		return err
+	}
+	if !r.CopyDisabled {
+		return l.copy(ctx)
+	}
+	return nil
+}
+
+// finishLeftovers deletes the objects of segments an earlier pass (of
+// this leader or another) left in Copying or Deleting, and forgets them.
+func (l *leader) finishLeftovers(ctx context.Context) error {
+	for _, s := range append(append([]RemoteSegment(nil), l.md.Copying...), l.md.Deleting...) {
+		if err := DeleteSegment(ctx, l.m.cfg.Store, l.obj, s); err != nil {
+			return err
+		}
+		next := l.md.clone()
+		next.Copying, next.Deleting = without(next.Copying, s.ID), without(next.Deleting, s.ID)
+		if err := l.commit(ctx, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copy copies the rolled segments below the last stable offset that the
+// metadata does not hold yet, one at a time, oldest first.
+func (l *leader) copy(ctx context.Context) error {
+	for _, c := range CopyCandidates(l.r.Log, l.r.LastStableOffset, l.md.CopiedEnd(), l.r.LeaderEpoch) {
+		next := l.md.clone()
+		next.Copying = append(next.Copying, c)
+		if err := l.commit(ctx, next); err != nil {
+			return err
+		}
+		start := time.Now()
+		done, err := UploadSegment(ctx, l.m.cfg.Store, l.obj, l.r.Log.Dir(), c)
+		if err != nil {
+			// Left in Copying: the next pass deletes what was written
+			// and copies the segment again.
+			return fmt.Errorf("copying segment %d: %w", c.BaseOffset, err)
+		}
+		next = l.md.clone()
+		next.Copying = without(next.Copying, c.ID)
+		next.Segments = append(next.Segments, done)
+		if err := l.commit(ctx, next); err != nil {
+			return err
+		}
+		l.m.cfg.Logger.Debug("tiered storage: segment copied", "topic", l.r.Topic, "partition", l.r.Partition,
+			"base", c.BaseOffset, "start", c.StartOffset, "end", c.EndOffset, "bytes", done.LogSize(), "took", time.Since(start))
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package tiered
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// metaStore starts an embedded etcd and opens the controller's store on
+// it, with topic "t" (one partition, replicas 1 and 2, led by 1 in epoch
+// 0) created.
+func metaStore(t *testing.T) (*controller.Store, [16]byte) {
+	t.Helper()
+	e, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: filepath.Join(t.TempDir(), "etcd"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := controller.Open(ctx, controller.Config{Endpoints: e.Endpoints(), NodeID: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	id := [16]byte{1, 2, 3}
+	if err := s.CreateTopic(ctx, "t", id, [][]int32{{1, 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, id
+}
+
+// failingStore fails every Put after the first puts ones while failing
+// is set.
+type failingStore struct {
+	ObjectStore
+	failing atomic.Bool
+	puts    atomic.Int32
+}
+
+func (f *failingStore) Put(ctx context.Context, key string, body io.ReadSeeker, size int64) error {
+	if f.failing.Load() && f.puts.Add(-1) < 0 {
+		return errors.New("injected: 503 SlowDown")
+	}
+	return f.ObjectStore.Put(ctx, key, body, size)
+}
+
+// appendLog appends n batches of 300 bytes to l.
+func appendLog(t *testing.T, l *logstore.Log, n int) {
+	t.Helper()
+	now := time.Now()
+	for i := range n {
+		b, err := logstore.BuildBatch(0, logstore.CodecNone, []logstore.Record{{Timestamp: now.UnixMilli(), Value: bytes.Repeat([]byte{byte(i)}, 300)}}, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b, 0, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newTestLog(t *testing.T, segmentBytes int64) *logstore.Log {
+	t.Helper()
+	l, err := logstore.Open(t.TempDir(), logstore.Config{SegmentBytes: segmentBytes, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1,
+		IndexIntervalBytes: 256, MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// checkContiguous fails unless the segments serve every offset from
+// from to end once.
+func checkContiguous(t *testing.T, md Metadata, from, end int64) {
+	t.Helper()
+	at := from
+	for _, s := range md.Segments {
+		if s.StartOffset != at {
+			t.Fatalf("segment %+v starts at %d, want %d (segments %+v)", s, s.StartOffset, at, md.Segments)
+		}
+		at = s.EndOffset
+	}
+	if at != end {
+		t.Fatalf("segments end at %d, want %d", at, end)
+	}
+}
+
+// passCopies runs a pass of m and fails unless the metadata then has
+// every rolled segment of r's log below its last stable offset copied.
+func passCopies(t *testing.T, m *Manager, r Replica) Metadata {
+	t.Helper()
+	ctx := context.Background()
+	m.pass(ctx)
+	md, err := m.Metadata(ctx, r.TopicID, r.Partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolled := r.Log.RolledSegments(r.LastStableOffset)
+	checkContiguous(t, md, 0, rolled[len(rolled)-1].Next)
+	return md
+}
+
+// checkNoOrphans fails if the bucket holds an object that no segment of
+// md names.
+func checkNoOrphans(t *testing.T, s ObjectStore, md Metadata) {
+	t.Helper()
+	objs, err := s.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		named := false
+		for _, seg := range md.Segments {
+			named = named || strings.Contains(o.Key, seg.ID)
+		}
+		if !named {
+			t.Errorf("orphan object %s", o.Key)
+		}
+	}
+}
+
+// TestManagerLeaderCopies: the leader copies every rolled segment below
+// the last stable offset once; a deposed leader writes nothing; the new
+// leader, whose segments are cut elsewhere, continues where the metadata
+// stands, without a gap or an overlap.
+func TestManagerLeaderCopies(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	ctx := context.Background()
+
+	l1 := newTestLog(t, 4096)
+	appendLog(t, l1, 40)
+	r1 := Replica{Topic: "t", TopicID: id, Log: l1, Leader: true, LeaderEpoch: 0, LastStableOffset: 30}
+	m1 := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r1} }})
+	md := passCopies(t, m1, r1)
+	// A second pass copies nothing again.
+	m1.pass(ctx)
+	if again, _ := m1.Metadata(ctx, id, 0); len(again.Segments) != len(md.Segments) {
+		t.Fatalf("second pass: %d segments, was %d", len(again.Segments), len(md.Segments))
+	}
+	checkNoOrphans(t, store, md)
+
+	// Broker 2 leads in epoch 1; its log rolled at other offsets.
+	tp, err := meta.Topic(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tp.Partitions[0]
+	st.Leader, st.LeaderEpoch = 2, 1
+	if _, err := meta.UpdatePartitionState(ctx, "t", 0, st); err != nil {
+		t.Fatal(err)
+	}
+	r1.LastStableOffset = 40
+	m1.pass(ctx) // deposed: fenced
+	l2 := newTestLog(t, 5000)
+	appendLog(t, l2, 60)
+	r2 := Replica{Topic: "t", TopicID: id, Log: l2, Leader: true, LeaderEpoch: 1, LastStableOffset: 60}
+	m2 := NewManager(ManagerConfig{NodeID: 2, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r2} }})
+	md2 := passCopies(t, m2, r2)
+	if md2.Segments[len(md.Segments)-1].ID != md.Segments[len(md.Segments)-1].ID {
+		t.Errorf("the old leader's segments changed: %+v", md2.Segments)
+	}
+	for _, s := range md2.Segments[len(md.Segments):] {
+		if s.LeaderEpoch != 1 {
+			t.Errorf("segment %+v copied by epoch %d", s, s.LeaderEpoch)
+		}
+	}
+	checkNoOrphans(t, store, md2)
+}
+
+// TestManagerUploadFails: an upload that fails half way leaves its
+// segment in Copying; the next pass deletes what it wrote and copies the
+// segment again, leaving no orphan object.
+func TestManagerUploadFails(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := &failingStore{ObjectStore: testStore(t, "")}
+	ctx := context.Background()
+	l := newTestLog(t, 4096)
+	appendLog(t, l, 20)
+	r := Replica{Topic: "t", TopicID: id, Log: l, Leader: true, LeaderEpoch: 0, LastStableOffset: 20}
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	// The first segment's log and index go, then every put fails.
+	store.puts.Store(2)
+	store.failing.Store(true)
+	m.pass(ctx)
+	md, _ := m.Metadata(ctx, id, 0)
+	if len(md.Segments) != 0 || len(md.Copying) != 1 {
+		t.Fatalf("after a failed upload: %+v", md)
+	}
+	store.failing.Store(false)
+	md = passCopies(t, m, r)
+	if len(md.Copying) != 0 {
+		t.Fatalf("copying left: %+v", md.Copying)
+	}
+	checkNoOrphans(t, store, md)
+}
