@@ -64,6 +64,20 @@ func (s *shareStore) coordinator(ctx context.Context, k share.Key) (leader int32
 	return -1, false, kerr.CoordinatorNotAvailable
 }
 
+// unreachableCoordinator is err, a failed round trip to the share
+// coordinator, as Kafka's persister takes it: a coordinator that cannot be
+// reached (not registered, refusing, gone mid-answer) is not available, to
+// be looked up again, and an acknowledgement that still fails is answered
+// COORDINATOR_NOT_AVAILABLE, which clients retry, rather than
+// UNKNOWN_SERVER_ERROR. The caller's own deadline stays itself.
+func unreachableCoordinator(ctx context.Context, err error) error {
+	var ke *kerr.Error
+	if ctx.Err() != nil || errors.As(err, &ke) && ke != kerr.BrokerNotAvailable {
+		return err
+	}
+	return fmt.Errorf("%w: %v", kerr.CoordinatorNotAvailable, err)
+}
+
 // shareStateAttempts bounds the tries of one read or write of share state
 // whose coordinator answers that it is not (or not yet) the coordinator:
 // right after __share_group_state is made, or its leadership moved, the
@@ -121,7 +135,7 @@ func (s *shareStore) readOnce(ctx context.Context, k share.Key) (share.Snapshot,
 	req.Topics = append(req.Topics, rt)
 	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
 	if err := s.b.peers.roundTrip(ctx, leader, req, resp); err != nil {
-		return share.Snapshot{}, false, err
+		return share.Snapshot{}, false, unreachableCoordinator(ctx, err)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return share.Snapshot{}, false, fmt.Errorf("ReadShareGroupState answered %d topics", len(resp.Topics))
@@ -171,7 +185,7 @@ func (s *shareStore) writeOnce(ctx context.Context, k share.Key, snap share.Snap
 	req.Topics = append(req.Topics, rt)
 	resp := req.ResponseKind().(*kmsg.WriteShareGroupStateResponse)
 	if err := s.b.peers.roundTrip(ctx, leader, req, resp); err != nil {
-		return err
+		return unreachableCoordinator(ctx, err)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return fmt.Errorf("WriteShareGroupState answered %d topics", len(resp.Topics))

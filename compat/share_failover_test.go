@@ -155,6 +155,14 @@ func TestShareGroupJavaLeaderChange(t *testing.T) {
 	l.mu.Lock()
 	ackedBefore := maps.Clone(l.acked)
 	l.mu.Unlock()
+	leadersBefore := map[int32]int32{}
+	td, err := adm.ListTopics(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, pd := range td[topic].Partitions {
+		leadersBefore[p] = pd.Leader
+	}
 	cl.Node(victim).Kill()
 	produce(2)
 	// Done when the broker has every record acknowledged: the start
@@ -196,6 +204,18 @@ func TestShareGroupJavaLeaderChange(t *testing.T) {
 		}
 	}
 	t.Logf("%d records acknowledged before the kill, %d delivered more than once", len(ackedBefore), redelivered)
+	// An acknowledgement to a live leader whose state could not be written
+	// while the share coordinator moved gets COORDINATOR_NOT_AVAILABLE,
+	// which the client retries, as from Kafka: never UNKNOWN_SERVER_ERROR.
+	// (The Java client reports its own lost connection to the killed
+	// leader as an unknown server error.)
+	for p, errs := range l.commitErrs {
+		for _, e := range errs {
+			if leadersBefore[int32(p)] != victim && strings.Contains(e, "UnknownServerException") {
+				t.Errorf("a commit to live leader %d failed with an unknown server error: %s", leadersBefore[int32(p)], e)
+			}
+		}
+	}
 	l.mu.Unlock()
 
 	after := describeShare(t, kc, group)

@@ -27,19 +27,20 @@ type shareDelivery struct {
 
 // shareLedger collects what the share members print.
 type shareLedger struct {
-	mu      sync.Mutex
-	reads   map[int64][]shareDelivery    // offset of partition 0 -> deliveries
-	byPart  map[[2]int64][]shareDelivery // partition, offset -> deliveries
-	acked   map[[2]int64]bool            // records whose acknowledgement a commit confirmed
-	pending map[string][][2]int64        // member -> the records of its last poll
-	failed  map[string]map[int64]bool    // member -> partitions its last commit failed on
-	holding map[string]bool              // members that hold records (mode hold)
+	mu         sync.Mutex
+	reads      map[int64][]shareDelivery    // offset of partition 0 -> deliveries
+	byPart     map[[2]int64][]shareDelivery // partition, offset -> deliveries
+	acked      map[[2]int64]bool            // records whose acknowledgement a commit confirmed
+	pending    map[string][][2]int64        // member -> the records of its last poll
+	failed     map[string]map[int64]bool    // member -> partitions its last commit failed on
+	holding    map[string]bool              // members that hold records (mode hold)
+	commitErrs map[int64][]string           // partition -> its failed commits, as the member printed them
 }
 
 func newShareLedger() *shareLedger {
 	return &shareLedger{reads: map[int64][]shareDelivery{}, byPart: map[[2]int64][]shareDelivery{},
 		acked: map[[2]int64]bool{}, pending: map[string][][2]int64{}, failed: map[string]map[int64]bool{},
-		holding: map[string]bool{}}
+		holding: map[string]bool{}, commitErrs: map[int64][]string{}}
 }
 
 // awaitHolding waits until member (in mode hold) holds records.
@@ -82,6 +83,7 @@ func startShareMember(t *testing.T, addr, group, topic, name, mode string, l *sh
 				l.failed[name] = map[int64]bool{}
 			}
 			l.failed[name][p] = true
+			l.commitErrs[p] = append(l.commitErrs[p], strings.Join(f, " "))
 			if err != nil {
 				l.failed[name][-1] = true // unreadable: none of the poll counts
 			}
