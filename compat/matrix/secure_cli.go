@@ -87,9 +87,12 @@ func cliSecure(ctx context.Context, e *env, scenario string) error {
 	}
 	// No ACL yet: the principal may not write the topic. (Not idempotent:
 	// an idempotent producer with no Write on any topic is refused
-	// IdempotentWrite on the cluster first.)
+	// IdempotentWrite on the cluster first.) The refusal comes with the
+	// first metadata answer; max.block.ms only bounds a broker that never
+	// gives it, and covers a cold JVM's first SASL connection on a loaded
+	// machine (5 s did not: "not present in metadata after 5000 ms").
 	if out, err := produce(ctx, cliLine(0)+"\n", "--producer-property", "enable.idempotence=false",
-		"--producer-property", "max.block.ms=5000"); err == nil || !authzError.MatchString(out+err.Error()) {
+		"--producer-property", "max.block.ms=30000"); err == nil || !authzError.MatchString(out+err.Error()) {
 		return fmt.Errorf("kafka-console-producer before kafka-acls --add: %v, want TopicAuthorizationException", err)
 	}
 	// --producer: Write, Describe and Create on the topic; --consumer:
