@@ -35,16 +35,18 @@ func (b *Broker) cordonedDirs() []string {
 // applyCordon puts p's cordoned.log.dirs in effect: the Placer's, and
 // the registration's when they changed. A stored value that does not
 // name this broker's directories (AlterConfigs validated it against
-// another broker's, at the cluster-wide default) cordons nothing.
+// another broker's, at the cluster-wide default) cordons nothing. The
+// etcd write runs under cordonApplyMu alone, so that the requests that
+// read the registered directories (cordonedDirs) never wait for etcd.
 func (b *Broker) applyCordon(ctx context.Context, p *config.Props) {
 	dirs, err := p.CordonedLogDirs()
 	if err != nil {
 		b.log.Warn("dynamic broker configs: cordoning nothing", "err", err)
 		dirs = nil
 	}
-	b.cordonMu.Lock()
-	defer b.cordonMu.Unlock()
-	if slices.Equal(dirs, b.cordoned) {
+	b.cordonApplyMu.Lock()
+	defer b.cordonApplyMu.Unlock()
+	if slices.Equal(dirs, b.cordonedDirs()) {
 		return
 	}
 	b.placer.SetCordoned(dirs)
@@ -52,7 +54,9 @@ func (b *Broker) applyCordon(ctx context.Context, p *config.Props) {
 		b.log.Warn("registering cordoned log directories", "err", err)
 		return // tried again at the next reload
 	}
+	b.cordonMu.Lock()
 	b.cordoned = dirs
+	b.cordonMu.Unlock()
 	b.log.Info("cordoned log directories", "dirs", dirs)
 }
 

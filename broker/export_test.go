@@ -29,3 +29,21 @@ var InternalTopicCreators = map[string]func(b *Broker, ctx context.Context) erro
 
 // HasTopic reports whether the broker's metadata has the topic.
 func (b *Broker) HasTopic(name string) bool { return b.meta.topic(name) != nil }
+
+// ApplyCordon puts cordoned.log.dirs=dirs in effect as a reload of the
+// dynamic broker configs does.
+func (b *Broker) ApplyCordon(ctx context.Context, dirs string) error {
+	p, err := b.props.WithDynamic(nil, map[string]string{"cordoned.log.dirs": dirs})
+	if err != nil {
+		return err
+	}
+	b.applyCordon(ctx, p)
+	return nil
+}
+
+// PlacerCordoned are the directories the broker places no new partition
+// in.
+func (b *Broker) PlacerCordoned() []string { return b.placer.Cordoned() }
+
+// LogDirs are the broker's log directories.
+func (b *Broker) LogDirs() []string { return b.logDirs }

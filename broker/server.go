@@ -70,8 +70,9 @@ type Broker struct {
 	logFS        logstore.FS                                                       // Config.LogFS
 	placer       logstore.Placer                                                   // places new partitions in log.dirs
 
-	cordonMu sync.Mutex // guards cordoned
-	cordoned []string   // cordoned log directories (cordon.go), as registered
+	cordonApplyMu sync.Mutex // serialises applyCordon
+	cordonMu      sync.Mutex // guards cordoned
+	cordoned      []string   // cordoned log directories (cordon.go), as registered
 
 	dirFailed   chan struct{}   // a log reported a storage failure (logdirs.go)
 	offlineMu   sync.Mutex      // guards offlineDirs

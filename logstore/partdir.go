@@ -139,6 +139,13 @@ func (pl *Placer) SetCordoned(dirs []string) {
 	pl.cordoned = slices.Clone(dirs)
 }
 
+// Cordoned are the cordoned directories.
+func (pl *Placer) Cordoned() []string {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return slices.Clone(pl.cordoned)
+}
+
 // OpenPartition opens, or creates, the log of partition p of a topic whose
 // id is id, in one of the log directories dirs, where the Placer's doc
 // says. A directory left by an older topic of the same name (another id in
