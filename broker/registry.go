@@ -2,18 +2,23 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/registry"
+	"github.com/samsa-io/samsa/security"
 )
 
 // newRegistry builds the schema registry when
@@ -25,22 +30,46 @@ func (b *Broker) newRegistry() {
 		return
 	}
 	b.registryPeers = &peerConns{b: b}
-	b.registry = registry.New(registry.Config{
+	cfg := registry.Config{
 		Log:           &schemasLog{b: b, topic: b.settings.SchemaRegistryTopic, peers: b.registryPeers},
 		Logger:        b.log.With("component", "registry"),
 		Topic:         b.settings.SchemaRegistryTopic,
 		Compatibility: b.settings.SchemaCompatibility,
 		Leader:        b.registryLeader,
 		Observe:       b.metrics.registryRequest,
-	})
+		Authorize:     b.registryAuthorize,
+	}
+	if strings.EqualFold(b.settings.SchemaRegistryAuth, "BASIC") {
+		cfg.Authenticate = (&registryAuth{b: b}).authenticate
+	}
+	if b.registryTLS != nil {
+		// Writes are forwarded to the writer's HTTPS listener, trusted as
+		// the registry's own settings trust.
+		cfg.Client = &http.Client{Timeout: 30 * time.Second,
+			Transport: &http.Transport{TLSClientConfig: b.registryTLS.ClientConfig("")}}
+	}
+	b.registry = registry.New(cfg)
 }
+
+// registryTLSName is the listener name whose ssl.* overrides
+// (listener.name.schema_registry.ssl.*) an https:// registry listener
+// serves with.
+const registryTLSName = "schema_registry"
 
 // listenRegistry binds samsa.schema.registry.listener, before the broker
 // registers with the registry's URL in its registration.
 func (b *Broker) listenRegistry() error {
-	addr := b.settings.SchemaRegistryListener
-	if addr == "" {
+	if b.settings.SchemaRegistryListener == "" {
 		return nil
+	}
+	scheme, addr := config.RegistryListener(b.settings.SchemaRegistryListener)
+	if scheme == "https" {
+		get := func(key string) string { return b.props.ListenerString(registryTLSName, key) }
+		t, err := security.NewTLS(security.TLSConfigFrom(get), b.log.With("listener", registryTLSName))
+		if err != nil {
+			return fmt.Errorf("broker: samsa.schema.registry.listener %s: %w", b.settings.SchemaRegistryListener, err)
+		}
+		b.registryTLS = t
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -64,7 +93,15 @@ func (b *Broker) registryURL() string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() && len(b.advertised) > 0 {
 		host = b.advertised[0].Host
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return b.registryScheme() + "://" + net.JoinHostPort(host, port)
+}
+
+// registryScheme is http, or https when the registry serves TLS.
+func (b *Broker) registryScheme() string {
+	if b.registryTLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // serveRegistry starts the registry's reader and serves it.
@@ -76,8 +113,12 @@ func (b *Broker) serveRegistry() error {
 		return nil
 	}
 	b.registry.Start()
-	b.registry.Serve(b.registryLn)
-	b.log.Info("serving the schema registry", "url", "http://"+b.registry.Addr()+"/")
+	ln := b.registryLn
+	if b.registryTLS != nil {
+		ln = tls.NewListener(ln, b.registryTLS.ServerConfig())
+	}
+	b.registry.Serve(ln)
+	b.log.Info("serving the schema registry", "url", b.registryScheme()+"://"+b.registry.Addr()+"/")
 	return nil
 }
 

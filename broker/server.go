@@ -144,6 +144,7 @@ type Broker struct {
 	registry      *registry.Registry // samsa.schema.registry.listener; nil when unset; set by Start before metadata is first synced
 	registryPeers *peerConns         // the registry's reader's connections
 	registryLn    net.Listener       // samsa.schema.registry.listener, bound before the broker registers
+	registryTLS   *security.TLS      // an https:// registry listener's TLS; nil for http
 	panics        atomic.Int64       // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go

@@ -52,16 +52,26 @@ type route map[string]handlerFunc
 func (r *Registry) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	add := func(pattern string, rt route) {
+		for method := range rt {
+			r.declared = append(r.declared, method+" "+pattern)
+		}
 		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			code := 0
 			defer func() { r.observe(req.Method, pattern, code) }()
-			h := rt[req.Method]
-			if h == nil && req.Method == http.MethodHead {
-				h = rt[http.MethodGet]
+			method := req.Method
+			h := rt[method]
+			if h == nil && method == http.MethodHead {
+				method, h = http.MethodGet, rt[http.MethodGet]
 			}
 			if h == nil {
 				code = 405
 				writeError(w, errf(405, 405, "HTTP 405 Method Not Allowed"))
+				return
+			}
+			if err := r.authorize(req, method, pattern); err != nil {
+				ae := r.apiErr(err)
+				code = ae.code
+				writeError(w, ae)
 				return
 			}
 			defer func() {
@@ -120,6 +130,9 @@ func (r *Registry) routes() *http.ServeMux {
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Body != nil {
 		req.Body = http.MaxBytesReader(w, req.Body, r.cfg.MaxBodyBytes)
+	}
+	if req = r.authenticate(w, req); req == nil {
+		return
 	}
 	if _, pattern := r.mux.Handler(req); pattern == "" {
 		r.observe(req.Method, "", 404)

@@ -23,6 +23,9 @@ func (tr *testRegistry) do(t *testing.T, method, path, body string) (int, string
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", contentType)
+	if tr.user != "" {
+		req.SetBasicAuth(tr.user, tr.password)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

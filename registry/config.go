@@ -313,6 +313,10 @@ func (r *Registry) byIDPath(req *http.Request) (*version, error) {
 	if len(vs) == 0 {
 		return nil, errSchemaIDNotFound(id)
 	}
+	readable := r.readable(req)
+	if vs = slices.DeleteFunc(vs, func(v *version) bool { return !readable(v.Subject) }); len(vs) == 0 {
+		return nil, errf(403, 40301, "User is denied operation Read on Schema: %d", id)
+	}
 	return vs[0], nil
 }
 
@@ -366,7 +370,11 @@ func (r *Registry) idUsage(req *http.Request) ([]idVersion, error) {
 		return nil, errSchemaIDNotFound(id)
 	}
 	out := []idVersion{}
+	readable := r.readable(req)
 	for _, v := range s.idVersions(id, queryBool(req, "deleted")) {
+		if !readable(v.Subject) {
+			continue
+		}
 		out = append(out, idVersion{v.Subject, v.Version})
 	}
 	return out, nil
@@ -380,6 +388,9 @@ func (r *Registry) listSchemas(_ http.ResponseWriter, req *http.Request) (any, e
 	deleted, latestOnly := queryBool(req, "deleted"), queryBool(req, "latestOnly")
 	out := []schemaResponse{}
 	for _, subject := range s.subjectNames(q.Get("subjectPrefix"), deleted) {
+		if !r.allowed(req, OpRead, subject) {
+			continue
+		}
 		vs := s.versions(subject, deleted)
 		if latestOnly {
 			vs = vs[len(vs)-1:]

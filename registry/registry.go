@@ -53,6 +53,13 @@ type Config struct {
 	Leader func(ctx context.Context) (string, error)
 	// Client forwards writes; http.DefaultClient's transport when nil.
 	Client *http.Client
+	// Authenticate, when set, checks every request's HTTP basic
+	// credentials: ok and the principal ("User:name") when they are a
+	// user's, err when they could not be checked.
+	Authenticate func(ctx context.Context, user, password string) (principal string, ok bool, err error)
+	// Authorize, when set, tells whether a principal, from host, may make
+	// op on subject ("": on the registry as a whole).
+	Authorize func(principal, host string, op Op, subject string) bool
 	// Observe, when set, is told of every request answered: its method,
 	// its route (the path pattern, "" when none matched) and the error
 	// code of Confluent's it got (0: none).
@@ -67,6 +74,8 @@ type Registry struct {
 	state *State
 	rt    *coordinator.Runtime[*writer]
 	mux   *http.ServeMux
+	// declared are the routes, "METHOD pattern", for a test to walk.
+	declared []string
 
 	srvMu sync.Mutex
 	srv   *http.Server // guarded by srvMu

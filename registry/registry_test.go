@@ -104,6 +104,8 @@ type testRegistry struct {
 	log *memLog
 	url string
 	cl  *sr.Client
+	// user and password, when set, are sent as basic credentials.
+	user, password string
 }
 
 func newTestRegistry(t *testing.T) *testRegistry {
@@ -115,7 +117,15 @@ func newTestRegistry(t *testing.T) *testRegistry {
 // partition, leader is its Config.Leader.
 func startTestRegistry(t *testing.T, l *memLog, lead bool, leader func(context.Context) (string, error)) *testRegistry {
 	t.Helper()
-	r := New(Config{Log: l, PollWait: 50 * time.Millisecond, Compatibility: "backward", Leader: leader})
+	return startTestRegistryWith(t, l, lead, Config{Leader: leader})
+}
+
+// startTestRegistryWith is startTestRegistry with more of the
+// registry's configuration.
+func startTestRegistryWith(t *testing.T, l *memLog, lead bool, cfg Config) *testRegistry {
+	t.Helper()
+	cfg.Log, cfg.PollWait, cfg.Compatibility = l, 50*time.Millisecond, "backward"
+	r := New(cfg)
 	r.Start()
 	srv := httptest.NewServer(r)
 	t.Cleanup(func() {

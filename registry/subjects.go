@@ -49,14 +49,16 @@ func (r *Registry) listSubjects(_ http.ResponseWriter, req *http.Request) (any, 
 	if queryBool(req, "deletedOnly") {
 		live := s.subjectNames(prefix, false)
 		out := []string{}
+		readable := r.readable(req)
 		for _, name := range s.subjectNames(prefix, true) {
-			if !slices.Contains(live, name) {
+			if !slices.Contains(live, name) && readable(name) {
 				out = append(out, name)
 			}
 		}
 		return out, nil
 	}
-	out := s.subjectNames(prefix, queryBool(req, "deleted"))
+	readable := r.readable(req)
+	out := slices.DeleteFunc(s.subjectNames(prefix, queryBool(req, "deleted")), func(name string) bool { return !readable(name) })
 	if out == nil {
 		out = []string{}
 	}

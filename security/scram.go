@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -303,4 +304,27 @@ func scramUnescape(n string) (string, bool) {
 		i += 2
 	}
 	return b.String(), true
+}
+
+// ScramPasswordMatches reports whether password is the one credential c
+// was made from (salted with c's salt and iterations, as a SCRAM client
+// salts it): how a password sent otherwise than by SCRAM, HTTP basic
+// authentication's, is checked against a SCRAM user.
+func ScramPasswordMatches(mechanism string, c ScramCredential, password string) (bool, error) {
+	h, err := scramHash(mechanism)
+	if err != nil {
+		return false, err
+	}
+	if c.Iterations <= 0 || c.Iterations > ScramMaxIterations {
+		return false, fmt.Errorf("SCRAM credential: %d iterations", c.Iterations)
+	}
+	salted, err := pbkdf2.Key(h, password, c.Salt, int(c.Iterations), h().Size())
+	if err != nil {
+		return false, err
+	}
+	want, err := NewScramCredential(mechanism, c.Salt, salted, c.Iterations)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(want.StoredKey, c.StoredKey) == 1, nil
 }

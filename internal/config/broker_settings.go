@@ -37,6 +37,7 @@ type BrokerSettings struct {
 	SchemaRegistryListener string `prop:"samsa.schema.registry.listener"` // "": no registry
 	SchemaRegistryTopic    string `prop:"kafkastore.topic"`
 	SchemaCompatibility    string `prop:"schema.compatibility.level"`
+	SchemaRegistryAuth     string `prop:"authentication.method"` // NONE or BASIC
 
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default

@@ -307,7 +307,8 @@ var brokerDefs = []Def{
 	{Name: "samsa.test.fault.file", Type: tString, Default: str(""), Doc: "samsa, for fault tests only: a file `samsa serve` reads every 100 ms; each line makes the log directories' file system fail operations, as `ops [sticky] [eio|enospc] [path=SUBSTRING]` with ops a comma-separated subset of write, fsync, fsyncdir, rename, create, remove, truncate, read; a missing or empty file clears the faults. Empty (the default): the logs use the OS file system directly."},
 	{Name: "samsa.http.pprof", Type: tBool, Default: str("false"), Doc: "samsa: the HTTP listener (samsa.http.listener) also serves Go's runtime profiles at /debug/pprof/ (CPU, heap, goroutines, mutex and block), for `go tool pprof`. Anyone who reaches the listener can read them: keep it on loopback or a trusted network."},
 	{Name: "samsa.http.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving Prometheus metrics at /metrics and the web console at /. Empty (the default) serves no HTTP.", check: checkHTTPListener},
-	{Name: "samsa.schema.registry.listener", Type: tString, Default: str(""), Doc: "samsa: host:port of the HTTP listener serving the Confluent-compatible Schema Registry REST API (Confluent's port is 8081), its state kept in kafkastore.topic. Empty (the default) serves no registry.", check: checkHTTPListener},
+	{Name: "samsa.schema.registry.listener", Type: tString, Default: str(""), Doc: "samsa: host:port (or http://host:port) of the HTTP listener serving the Confluent-compatible Schema Registry REST API (Confluent's port is 8081), its state kept in kafkastore.topic; https://host:port serves HTTPS with the TLS settings of listener.name.schema_registry.ssl.* (else ssl.*). Empty (the default) serves no registry.", check: checkRegistryListener},
+	{Name: "authentication.method", Type: tString, Default: str("NONE"), Doc: "samsa, Confluent Schema Registry's property: BASIC has the schema registry authenticate every request with HTTP basic credentials, checked against the cluster's SASL users (the PLAIN users of the SASL listeners' JAAS configs, the SCRAM credentials); NONE (the default) authenticates none. With an authorizer, the cluster's ACLs authorize each request (see the registry package).", check: oneOfFold("NONE", "BASIC")},
 	{Name: "kafkastore.topic", Type: tString, Default: str("_schemas"), Doc: "samsa, Confluent Schema Registry's property: the compacted topic (one partition) the schema registry keeps its schemas, configs and modes in, in Confluent's record format.", check: checkTopicName},
 	{Name: "schema.compatibility.level", Type: tString, Default: str("backward"), Doc: "samsa, Confluent Schema Registry's property: the schema registry's global compatibility level until PUT /config sets one: none, backward, backward_transitive, forward, forward_transitive, full or full_transitive.", check: oneOfFold("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")},
 }
@@ -514,6 +515,22 @@ func checkTopicName(v string) error {
 		}
 	}
 	return nil
+}
+
+// checkRegistryListener checks samsa.schema.registry.listener:
+// host:port, with an http:// or https:// scheme or none.
+func checkRegistryListener(v string) error {
+	_, addr := RegistryListener(v)
+	return checkHTTPListener(addr)
+}
+
+// RegistryListener splits samsa.schema.registry.listener into its scheme
+// (http unless https:// is given) and its host:port.
+func RegistryListener(v string) (scheme, addr string) {
+	if rest, ok := strings.CutPrefix(v, "https://"); ok {
+		return "https", rest
+	}
+	return "http", strings.TrimPrefix(v, "http://")
 }
 
 func checkHTTPListener(v string) error {
