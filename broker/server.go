@@ -232,8 +232,17 @@ func (b *Broker) Start() (err error) {
 	if ignored := b.props.Ignored(); len(ignored) > 0 {
 		b.log.Warn("accepted and ignored: samsa does not implement these Kafka properties", "properties", strings.Join(ignored, ","))
 	}
+	// Every log directory is created if missing, as Kafka's LogManager
+	// does: each gets a clean shutdown file, partition or not. The first
+	// holds the broker's own state; another that cannot be made is left
+	// to fail as a directory fails.
 	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
 		return fmt.Errorf("broker: log dir: %w", err)
+	}
+	for _, d := range b.logDirs[1:] {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.log.Warn("creating a log directory", "dir", d, "err", err)
+		}
 	}
 	endpoints := b.settings.EtcdEndpoints
 	if q, ok := b.props.Quorum(); ok && len(endpoints) == 0 {
