@@ -39,6 +39,8 @@ func errCode(err error) int16 {
 		return kerr.RequestTimedOut.Code
 	case errors.Is(err, logstore.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, logstore.ErrBelowLocalLog):
+		return kerr.OffsetMovedToTieredStorage.Code
 	case errors.Is(err, logstore.ErrMessageTooLarge):
 		return kerr.MessageTooLarge.Code
 	case errors.Is(err, logstore.ErrRecordListTooLarge):

@@ -317,7 +317,8 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props,
 			leaderThrottled: ts.LeaderThrottled, followerThrottled: ts.FollowerThrottled}
 		if ts.RemoteStorage {
-			nt.remote = &tieredTopic{copyDisabled: ts.RemoteCopyDisabled}
+			nt.remote = &tieredTopic{copyDisabled: ts.RemoteCopyDisabled, retentionMs: ts.RetentionMs, retentionBytes: ts.RetentionBytes,
+				localRetentionMs: ts.LocalRetentionMs, localRetentionBytes: ts.LocalRetentionBytes}
 		}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{

@@ -7,7 +7,9 @@ import (
 // tieredTopic is what tiered storage needs of a topic with
 // remote.storage.enable.
 type tieredTopic struct {
-	copyDisabled bool // remote.log.copy.disable
+	copyDisabled                          bool  // remote.log.copy.disable
+	retentionMs, retentionBytes           int64 // over the whole log
+	localRetentionMs, localRetentionBytes int64 // -2 resolved
 }
 
 // newTieredManager returns the remote log manager of a broker with
@@ -44,7 +46,10 @@ func (b *Broker) tieredReplicas() []tiered.Replica {
 			if p == nil || p.Log == nil || p.Offline() {
 				continue
 			}
-			r := tiered.Replica{Topic: t.name, TopicID: t.id, Partition: p.ID, Log: p.Log, CopyDisabled: t.remote.copyDisabled}
+			tt := t.remote
+			r := tiered.Replica{Topic: t.name, TopicID: t.id, Partition: p.ID, Log: p.Log, CopyDisabled: tt.copyDisabled,
+				RetentionMs: tt.retentionMs, RetentionBytes: tt.retentionBytes,
+				LocalRetentionMs: tt.localRetentionMs, LocalRetentionBytes: tt.localRetentionBytes}
 			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
 				r.Leader, r.LeaderEpoch, r.LastStableOffset = true, epoch, p.LastStableOffset()
 			}

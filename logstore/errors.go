@@ -9,6 +9,10 @@ var (
 	// ErrOffsetOutOfRange: a read below the log start offset or past the log
 	// end offset, or DeleteRecordsBefore past the end (OFFSET_OUT_OF_RANGE).
 	ErrOffsetOutOfRange = errors.New("logstore: offset out of range")
+	// ErrBelowLocalLog: a read at or above the log start offset but below
+	// the first local segment, which tiered storage deleted once it was
+	// copied (see Config.RemoteStorage): the offset is remote.
+	ErrBelowLocalLog = errors.New("logstore: offset below the local log")
 	// ErrMessageTooLarge: one batch is larger than max.message.bytes
 	// (MESSAGE_TOO_LARGE).
 	ErrMessageTooLarge = errors.New("logstore: batch larger than max.message.bytes")

@@ -256,6 +256,13 @@ func (l *Log) Dir() string { return l.dir }
 // StartOffset returns the log start offset (the first readable offset).
 func (l *Log) StartOffset() int64 { return l.start.Load() }
 
+// LocalStartOffset returns the first offset held in a local segment (or
+// the log start offset, when above it): below it, a tiered log's records
+// are remote (Kafka's local log start offset).
+func (l *Log) LocalStartOffset() int64 {
+	return max(l.start.Load(), l.segments()[0].base)
+}
+
 // EndOffset returns the log end offset (the next offset to be assigned).
 func (l *Log) EndOffset() int64 { return l.end.Load() }
 
@@ -274,6 +281,18 @@ func (l *Log) Size() int64 {
 	var n int64
 	for _, s := range l.segments() {
 		n += s.size.Load()
+	}
+	return n
+}
+
+// SizeFrom returns the bytes of the segments whose base is at or above
+// offset (tiered storage: those not copied yet).
+func (l *Log) SizeFrom(offset int64) int64 {
+	var n int64
+	for _, s := range l.segments() {
+		if s.base >= offset {
+			n += s.size.Load()
+		}
 	}
 	return n
 }
@@ -645,7 +664,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 		// An empty active segment cannot be sealed: replace it.
 		segs := l.segments()
 		l.setSegments(append([]*segment(nil), segs[:len(segs)-1]...))
-		if len(segs) == 1 && l.start.Load() < base {
+		if len(segs) == 1 && l.start.Load() < base && !l.config().RemoteStorage {
 			if err := l.setStartLocked(base); err != nil {
 				return err
 			}

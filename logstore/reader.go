@@ -134,7 +134,8 @@ func (l *Log) acquireAfter(base int64) *segment {
 // is set (KIP-74), and no batch starting at or beyond maxOffset (the high
 // watermark; < 0 means the log end). offset == EndOffset gives an empty
 // result; offset below StartOffset or beyond EndOffset gives
-// ErrOffsetOutOfRange. Read never takes the append lock. The caller must
+// ErrOffsetOutOfRange, one from StartOffset but below LocalStartOffset
+// (tiered storage) ErrBelowLocalLog. Read never takes the append lock. The caller must
 // Release the result.
 func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (ReadResult, error) {
 	if l.closed.Load() {
@@ -157,6 +158,9 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 	if seg == nil {
 		if l.closed.Load() {
 			return ReadResult{}, ErrClosed
+		}
+		if offset >= l.start.Load() {
+			return ReadResult{}, fmt.Errorf("%w: %d below %d", ErrBelowLocalLog, offset, l.LocalStartOffset())
 		}
 		return ReadResult{}, fmt.Errorf("%w: %d below the first segment", ErrOffsetOutOfRange, offset)
 	}

@@ -215,7 +215,10 @@ func (l *Log) load() error {
 	}
 
 	start := segs[0].base
-	if hasStart {
+	switch {
+	case hasStart && l.config().RemoteStorage:
+		start = startCkpt // may be below the local segments: they are remote
+	case hasStart:
 		start = max(start, startCkpt)
 	}
 	start = min(start, end)

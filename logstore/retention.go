@@ -109,6 +109,40 @@ func (l *Log) deleteOldestLocked(now time.Time, reason string, pred func(*segmen
 	return n, l.removeSegmentsLocked(victims, segs[n].base)
 }
 
+// DeleteLocalSegments is tiered storage's local retention
+// (local.retention.ms and local.retention.bytes, -1 for none): it deletes
+// the oldest rolled segments whose largest timestamp is older than
+// retentionMs, then those that keep the local segments above
+// retentionBytes, but only segments whose every offset is below
+// copiedEnd (already in the remote log), and never the active segment.
+// The log start offset stays: the deleted offsets are read from the
+// remote log (LocalStartOffset moves). It returns how many segments went.
+func (l *Log) DeleteLocalSegments(now time.Time, copiedEnd, retentionMs, retentionBytes int64) (int, error) {
+	if err := l.lockAppend(); err != nil {
+		return 0, err
+	}
+	defer l.appendMu.Unlock()
+	interval := l.config().IndexIntervalBytes
+	segs := l.segments()
+	diff := l.Size() - retentionBytes
+	n := 0
+	for ; n+1 < len(segs) && segs[n+1].base <= copiedEnd; n++ {
+		s := segs[n]
+		byTime := retentionMs >= 0 && now.UnixMilli()-s.largestTimestamp(interval) > retentionMs
+		bySize := retentionBytes >= 0 && diff-s.size.Load() >= 0
+		if !byTime && !bySize {
+			break
+		}
+		diff -= s.size.Load()
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	l.logger.Info("deleting local segments copied to remote storage", "log", l.dir, "count", n,
+		"first", segs[0].base, "last", segs[n-1].base)
+	return n, l.removeSegmentsLocked(segs[:n], -1)
+}
+
 // deleteBelowStartLocked deletes the sealed segments whose every offset is
 // below the log start offset.
 func (l *Log) deleteBelowStartLocked() (int, error) {
@@ -125,7 +159,8 @@ func (l *Log) deleteBelowStartLocked() (int, error) {
 }
 
 // removeSegmentsLocked drops the oldest segments (a prefix of the list),
-// moves the log start offset to at least newFirst and unlinks the files.
+// moves the log start offset to at least newFirst (-1: it stays, the
+// segments being remote) and unlinks the files.
 // Readers holding the segments keep them open until they release them.
 func (l *Log) removeSegmentsLocked(victims []*segment, newFirst int64) error {
 	segs := l.segments()

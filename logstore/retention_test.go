@@ -372,3 +372,59 @@ func TestTruncateWhileReading(t *testing.T) {
 	wg.Wait()
 	coreCheckContiguous(t, coreReadAll(t, f, 0), 0, f.EndOffset())
 }
+
+// TestDeleteLocalSegments: tiered storage's local retention deletes only
+// rolled segments below the copied end, by local.retention.ms and .bytes,
+// keeps the log start offset (reads below the local segments answer
+// ErrBelowLocalLog), and a reopened log keeps its start below them;
+// EnforceRetention leaves retention.ms/bytes alone under RemoteStorage.
+func TestDeleteLocalSegments(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	cfg.RemoteStorage = true
+	cfg.RetentionMs, cfg.RetentionBytes = 1, 1
+	l := coreOpen(t, dir, cfg)
+	day := int64(24 * 3600 * 1000)
+	base := coreT0.UnixMilli()
+	for i := range 30 {
+		coreAppend(t, l, 2, base+int64(i)*day/3, 150)
+	}
+	now := coreT0.Add(20 * 24 * time.Hour)
+	if n, err := l.EnforceRetention(now); err != nil || n != 0 {
+		t.Fatalf("EnforceRetention of a tiered log deleted %d: %v", n, err)
+	}
+	segs := coreSegmentBases(l)
+	if len(segs) < 6 {
+		t.Fatalf("segments %v", segs)
+	}
+	// Nothing copied: nothing goes, however old.
+	if n, err := l.DeleteLocalSegments(now, 0, 0, 0); err != nil || n != 0 {
+		t.Fatalf("deleted %d uncopied segments: %v", n, err)
+	}
+	// Copied up to the fourth segment's base; by time only the first
+	// three may go.
+	copied := segs[3]
+	n, err := l.DeleteLocalSegments(now, copied, day, -1)
+	if err != nil || n != 3 {
+		t.Fatalf("by time: deleted %d, want 3: %v", n, err)
+	}
+	if l.StartOffset() != 0 || l.LocalStartOffset() != copied {
+		t.Fatalf("start %d, local start %d; want 0, %d", l.StartOffset(), l.LocalStartOffset(), copied)
+	}
+	if _, err := l.Read(copied-1, 100, -1, true); !errors.Is(err, ErrBelowLocalLog) {
+		t.Fatalf("read below the local log: %v", err)
+	}
+	coreCheckContiguous(t, coreReadAll(t, l, copied), copied, 60)
+	// By size (none kept): everything copied goes, and nothing more.
+	if n, err := l.DeleteLocalSegments(now, segs[4], -1, 0); err != nil || n != 1 {
+		t.Fatalf("by size: deleted %d, want 1: %v", n, err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = coreOpen(t, dir, cfg)
+	if l.StartOffset() != 0 || l.LocalStartOffset() != segs[4] {
+		t.Fatalf("reopened: start %d, local start %d; want 0, %d", l.StartOffset(), l.LocalStartOffset(), segs[4])
+	}
+}

@@ -29,6 +29,11 @@ type Replica struct {
 	LastStableOffset int64
 	// CopyDisabled is remote.log.copy.disable: nothing more is copied.
 	CopyDisabled bool
+	// RetentionMs and RetentionBytes are retention.ms and .bytes over the
+	// whole log, remote and local (-1: none); LocalRetentionMs and
+	// LocalRetentionBytes are local.retention.ms and .bytes, -2 resolved.
+	RetentionMs, RetentionBytes           int64
+	LocalRetentionMs, LocalRetentionBytes int64
 }
 
 func (r Replica) objects() Partition {
@@ -61,6 +66,7 @@ type ManagerConfig struct {
 type Manager struct {
 	cfg  ManagerConfig
 	kick chan struct{}
+	now  func() time.Time // retention's clock (tests set it)
 
 	mu    sync.Mutex
 	cache map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
@@ -82,7 +88,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.Replicas == nil {
 		cfg.Replicas = func() []Replica { return nil }
 	}
-	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}}
+	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, now: time.Now}
 }
 
 // Run gives every replica a pass each Interval (and at Kick) until ctx
@@ -114,10 +120,13 @@ func (m *Manager) pass(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !r.Leader {
-			continue
+		var err error
+		if r.Leader {
+			err = m.lead(ctx, r)
+		} else {
+			err = m.follow(ctx, r)
 		}
-		if err := m.lead(ctx, r); err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("tiered storage: pass failed", "topic", r.Topic, "partition", r.Partition, "err", err)
 		}
 	}
@@ -189,10 +198,42 @@ func (m *Manager) lead(ctx context.Context, r Replica) error {
 	if err := l.finishLeftovers(ctx); err != nil {
 		return err
 	}
-	if !r.CopyDisabled {
-		return l.copy(ctx)
+	// Below the first remote segment nothing is left (remote retention
+	// of an earlier leader).
+	if s := md.StartOffset(); s > r.Log.StartOffset() {
+		if _, err := r.Log.DeleteRecordsBefore(s); err != nil {
+			return err
+		}
 	}
-	return nil
+	if !r.CopyDisabled {
+		if err := l.copy(ctx); err != nil {
+			return err
+		}
+	}
+	if err := l.expire(ctx, m.now()); err != nil {
+		return err
+	}
+	return m.deleteLocal(r, l.md)
+}
+
+// follow is a pass over a partition followed here: its local retention,
+// by the copy its leader recorded.
+func (m *Manager) follow(ctx context.Context, r Replica) error {
+	md, _, err := m.load(ctx, r.TopicID, r.Partition)
+	if err != nil {
+		return err
+	}
+	return m.deleteLocal(r, md)
+}
+
+// deleteLocal applies local.retention.ms and .bytes to the segments
+// copied whole.
+func (m *Manager) deleteLocal(r Replica, md Metadata) error {
+	if len(md.Segments) == 0 {
+		return nil
+	}
+	_, err := r.Log.DeleteLocalSegments(m.now(), md.CopiedEnd(), r.LocalRetentionMs, r.LocalRetentionBytes)
+	return err
 }
 
 // finishLeftovers deletes the objects of segments an earlier pass (of
@@ -214,7 +255,8 @@ func (l *leader) finishLeftovers(ctx context.Context) error {
 // copy copies the rolled segments below the last stable offset that the
 // metadata does not hold yet, one at a time, oldest first.
 func (l *leader) copy(ctx context.Context) error {
-	for _, c := range CopyCandidates(l.r.Log, l.r.LastStableOffset, l.md.CopiedEnd(), l.r.LeaderEpoch) {
+	from := max(l.md.CopiedEnd(), l.r.Log.StartOffset())
+	for _, c := range CopyCandidates(l.r.Log, l.r.LastStableOffset, from, l.r.LeaderEpoch) {
 		next := l.md.clone()
 		next.Copying = append(next.Copying, c)
 		if err := l.commit(ctx, next); err != nil {
@@ -230,6 +272,7 @@ func (l *leader) copy(ctx context.Context) error {
 		next = l.md.clone()
 		next.Copying = without(next.Copying, c.ID)
 		next.Segments = append(next.Segments, done)
+		next.CopiedTo = done.EndOffset
 		if err := l.commit(ctx, next); err != nil {
 			return err
 		}
@@ -237,4 +280,45 @@ func (l *leader) copy(ctx context.Context) error {
 			"base", c.BaseOffset, "start", c.StartOffset, "end", c.EndOffset, "bytes", done.LogSize(), "took", time.Since(start))
 	}
 	return nil
+}
+
+// expire is remote retention, as Kafka's: the oldest remote segments go
+// while they are entirely below the log start offset (DeleteRecords), or
+// older than retention.ms, or while the whole log (the remote segments
+// and the local ones not copied yet) stays above retention.bytes without
+// them. The log start offset moves past them before their objects are
+// deleted, so that no read is sent to an object about to go.
+func (l *leader) expire(ctx context.Context, now time.Time) error {
+	r := l.r
+	logStart := r.Log.StartOffset()
+	breach := l.md.Size() + r.Log.SizeFrom(l.md.CopiedEnd()) - r.RetentionBytes
+	n := 0
+	for _, s := range l.md.Segments {
+		expired := s.EndOffset <= logStart ||
+			r.RetentionMs >= 0 && now.UnixMilli()-s.MaxTimestamp > r.RetentionMs ||
+			r.RetentionBytes >= 0 && breach-s.LogSize() >= 0
+		if !expired {
+			break
+		}
+		breach -= s.LogSize()
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	victims := l.md.Segments[:n]
+	next := l.md.clone()
+	next.Segments = next.Segments[n:]
+	next.Deleting = append(next.Deleting, victims...)
+	if err := l.commit(ctx, next); err != nil {
+		return err
+	}
+	if start := victims[n-1].EndOffset; start > logStart {
+		if _, err := r.Log.DeleteRecordsBefore(start); err != nil {
+			return err
+		}
+	}
+	l.m.cfg.Logger.Info("tiered storage: remote segments expired", "topic", r.Topic, "partition", r.Partition,
+		"count", n, "first", victims[0].StartOffset, "end", victims[n-1].EndOffset)
+	return l.finishLeftovers(ctx)
 }

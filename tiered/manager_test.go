@@ -97,18 +97,30 @@ func checkContiguous(t *testing.T, md Metadata, from, end int64) {
 	}
 }
 
-// passCopies runs a pass of m and fails unless the metadata then has
-// every rolled segment of r's log below its last stable offset copied.
-func passCopies(t *testing.T, m *Manager, r Replica) Metadata {
+// leaderReplica is partition 0 of topic t led here in epoch, with no
+// retention.
+func leaderReplica(id [16]byte, l *logstore.Log, epoch int32, lso int64) Replica {
+	return Replica{Topic: "t", TopicID: id, Log: l, Leader: true, LeaderEpoch: epoch, LastStableOffset: lso,
+		RetentionMs: -1, RetentionBytes: -1, LocalRetentionMs: -1, LocalRetentionBytes: -1}
+}
+
+// passCopies runs a pass of m and fails unless the remote segments then
+// serve every offset from start (the first remote one) to the end of the
+// last segment of r's log rolled below its last stable offset (or its
+// local start, when local retention left no rolled segment).
+func passCopies(t *testing.T, m *Manager, r Replica, start int64) Metadata {
 	t.Helper()
 	ctx := context.Background()
+	end := r.Log.LocalStartOffset() // what local retention left: all copied
+	if rolled := r.Log.RolledSegments(r.LastStableOffset); len(rolled) > 0 {
+		end = rolled[len(rolled)-1].Next
+	}
 	m.pass(ctx)
 	md, err := m.Metadata(ctx, r.TopicID, r.Partition)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rolled := r.Log.RolledSegments(r.LastStableOffset)
-	checkContiguous(t, md, 0, rolled[len(rolled)-1].Next)
+	checkContiguous(t, md, start, end)
 	return md
 }
 
@@ -143,9 +155,9 @@ func TestManagerLeaderCopies(t *testing.T) {
 
 	l1 := newTestLog(t, 4096)
 	appendLog(t, l1, 40)
-	r1 := Replica{Topic: "t", TopicID: id, Log: l1, Leader: true, LeaderEpoch: 0, LastStableOffset: 30}
+	r1 := leaderReplica(id, l1, 0, 30)
 	m1 := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r1} }})
-	md := passCopies(t, m1, r1)
+	md := passCopies(t, m1, r1, 0)
 	// A second pass copies nothing again.
 	m1.pass(ctx)
 	if again, _ := m1.Metadata(ctx, id, 0); len(again.Segments) != len(md.Segments) {
@@ -167,9 +179,9 @@ func TestManagerLeaderCopies(t *testing.T) {
 	m1.pass(ctx) // deposed: fenced
 	l2 := newTestLog(t, 5000)
 	appendLog(t, l2, 60)
-	r2 := Replica{Topic: "t", TopicID: id, Log: l2, Leader: true, LeaderEpoch: 1, LastStableOffset: 60}
+	r2 := leaderReplica(id, l2, 1, 60)
 	m2 := NewManager(ManagerConfig{NodeID: 2, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r2} }})
-	md2 := passCopies(t, m2, r2)
+	md2 := passCopies(t, m2, r2, 0)
 	if md2.Segments[len(md.Segments)-1].ID != md.Segments[len(md.Segments)-1].ID {
 		t.Errorf("the old leader's segments changed: %+v", md2.Segments)
 	}
@@ -191,7 +203,7 @@ func TestManagerUploadFails(t *testing.T) {
 	ctx := context.Background()
 	l := newTestLog(t, 4096)
 	appendLog(t, l, 20)
-	r := Replica{Topic: "t", TopicID: id, Log: l, Leader: true, LeaderEpoch: 0, LastStableOffset: 20}
+	r := leaderReplica(id, l, 0, 20)
 	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
 	// The first segment's log and index go, then every put fails.
 	store.puts.Store(2)
@@ -202,9 +214,56 @@ func TestManagerUploadFails(t *testing.T) {
 		t.Fatalf("after a failed upload: %+v", md)
 	}
 	store.failing.Store(false)
-	md = passCopies(t, m, r)
+	md = passCopies(t, m, r, 0)
 	if len(md.Copying) != 0 {
 		t.Fatalf("copying left: %+v", md.Copying)
+	}
+	checkNoOrphans(t, store, md)
+}
+
+// TestManagerRetention: local retention deletes only copied segments and
+// keeps the log start; retention.bytes over the whole log, DeleteRecords
+// and retention.ms delete the oldest remote segments with their objects,
+// moving the log start past them; the copy never starts over.
+func TestManagerRetention(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	l := newTestLog(t, 4096)
+	l.SetConfig(logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1, IndexIntervalBytes: 256,
+		MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62, RemoteStorage: true})
+	appendLog(t, l, 60)
+	r := leaderReplica(id, l, 0, 60)
+	r.LocalRetentionBytes = 0
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	md := passCopies(t, m, r, 0)
+	if l.StartOffset() != 0 || l.LocalStartOffset() != md.CopiedEnd() {
+		t.Fatalf("local retention: start %d, local start %d, copied to %d", l.StartOffset(), l.LocalStartOffset(), md.CopiedEnd())
+	}
+
+	// retention.bytes: the whole log (remote, and local not copied) in
+	// at most the remote segments' size less the first two.
+	r.RetentionBytes = md.Size() + l.SizeFrom(md.CopiedEnd()) - md.Segments[0].LogSize() - md.Segments[1].LogSize()
+	md = passCopies(t, m, r, md.Segments[2].StartOffset)
+	if l.StartOffset() != md.Segments[0].StartOffset {
+		t.Fatalf("log start %d, first remote segment %+v", l.StartOffset(), md.Segments[0])
+	}
+	checkNoOrphans(t, store, md)
+
+	// DeleteRecords past the next segment: it goes at the next pass.
+	r.RetentionBytes = -1
+	if _, err := l.DeleteRecordsBefore(md.Segments[1].StartOffset + 1); err != nil {
+		t.Fatal(err)
+	}
+	md = passCopies(t, m, r, md.Segments[1].StartOffset)
+
+	// retention.ms: every remote segment expires; nothing is copied again.
+	r.RetentionMs = 1000
+	m.now = func() time.Time { return time.Now().Add(time.Hour) }
+	m.pass(context.Background())
+	md, _ = m.Metadata(context.Background(), id, 0)
+	if len(md.Segments) != 0 || md.CopiedEnd() != l.LocalStartOffset() || l.StartOffset() != md.CopiedEnd() {
+		t.Fatalf("after retention.ms: %+v, log start %d, local start %d", md, l.StartOffset(), l.LocalStartOffset())
 	}
 	checkNoOrphans(t, store, md)
 }

@@ -23,7 +23,10 @@ import (
 //	              "sizes":{"log":4020,"index":24,"timeindex":36,"snapshot":10,"epochs":17,"txnindex":0}}],
 //	 "copying":[…],"deleting":[…]}
 type Metadata struct {
-	Version  int             `json:"version"`
+	Version int `json:"version"`
+	// CopiedTo is where the copy stands, kept when remote retention
+	// deletes every segment (CopiedEnd).
+	CopiedTo int64           `json:"copied_to,omitempty"`
 	Segments []RemoteSegment `json:"segments,omitempty"` // copied whole, ascending and contiguous
 	Copying  []RemoteSegment `json:"copying,omitempty"`
 	Deleting []RemoteSegment `json:"deleting,omitempty"`
@@ -52,12 +55,12 @@ func decodeMetadata(b []byte) (Metadata, error) {
 }
 
 // CopiedEnd is the offset the copy stands at: every offset below it that
-// the log still holds is in a remote segment; 0 when none is.
+// the log still holds is in a remote segment; 0 when none ever was.
 func (m *Metadata) CopiedEnd() int64 {
 	if len(m.Segments) == 0 {
-		return 0
+		return m.CopiedTo
 	}
-	return m.Segments[len(m.Segments)-1].EndOffset
+	return max(m.CopiedTo, m.Segments[len(m.Segments)-1].EndOffset)
 }
 
 // StartOffset is the first offset a remote segment serves, -1 when none.
@@ -95,7 +98,7 @@ func (m *Metadata) SegmentFor(offset int64) (RemoteSegment, bool) {
 }
 
 func (m *Metadata) clone() Metadata {
-	return Metadata{Version: 1, Segments: slices.Clone(m.Segments), Copying: slices.Clone(m.Copying), Deleting: slices.Clone(m.Deleting)}
+	return Metadata{Version: 1, CopiedTo: m.CopiedTo, Segments: slices.Clone(m.Segments), Copying: slices.Clone(m.Copying), Deleting: slices.Clone(m.Deleting)}
 }
 
 func without(list []RemoteSegment, id string) []RemoteSegment {
