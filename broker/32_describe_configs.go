@@ -69,6 +69,11 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 			if err := b.checkBrokerResource(rr.ResourceName); err != nil {
 				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
 			}
+		case linkResourceType:
+			var err error
+			if entries, err = b.describeLink(rr.ResourceName); err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			}
 		default:
 			sr.ErrorCode = kerr.InvalidRequest.Code
 			sr.ErrorMessage = kmsg.StringPtr("unsupported resource type")

@@ -76,7 +76,7 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 				case kmsg.IncrementalAlterConfigOpDelete:
 					delete(next, c.Name)
 				case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-					if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig || rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+					if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig || rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics || rr.ResourceType == linkResourceType {
 						// Kafka 4.4 looks group and client-metrics configs
 						// up among the topic configs here, so it refuses
 						// every one.
@@ -137,6 +137,8 @@ func (b *Broker) alterResource(ctx context.Context, r *request, typ kmsg.ConfigR
 		return b.alterGroupConfigs(ctx, name, validateOnly, edit)
 	case kmsg.ConfigResourceTypeClientMetrics:
 		return b.alterClientMetrics(ctx, name, validateOnly, edit)
+	case linkResourceType:
+		return b.alterLink(ctx, name, validateOnly, edit)
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return err

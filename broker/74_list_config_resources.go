@@ -32,7 +32,7 @@ func (b *Broker) handleListConfigResources(ctx context.Context, r *request) (kms
 	for _, t := range req.ResourceTypes {
 		switch typ := kmsg.ConfigResourceType(t); typ {
 		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger,
-			kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig:
+			kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig, linkResourceType:
 			want[typ] = true
 		default:
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -53,6 +53,13 @@ func (b *Broker) handleListConfigResources(ctx context.Context, r *request) (kms
 		if m := b.groupCfgs.Load(); m != nil {
 			for _, g := range slices.Sorted(maps.Keys(m.all)) {
 				add(kmsg.ConfigResourceTypeGroupConfig, g)
+			}
+		}
+	}
+	if want[linkResourceType] && req.Version > 0 { // samsa's own: listed only when asked for
+		if ls := b.links.Load(); ls != nil {
+			for _, n := range slices.Sorted(maps.Keys(ls.links)) {
+				add(linkResourceType, n)
 			}
 		}
 	}

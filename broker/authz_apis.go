@@ -678,7 +678,7 @@ func (b *Broker) configRefusal(r *request, op security.Operation, t kmsg.ConfigR
 		if !b.may(r, op, security.ResourceTopic, name) {
 			return kerr.TopicAuthorizationFailed.Code
 		}
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics, linkResourceType:
 		if !b.mayCluster(r, op) {
 			return kerr.ClusterAuthorizationFailed.Code
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/samsa-io/samsa/groups"
 	"github.com/samsa-io/samsa/httpapi"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/link"
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/registry"
@@ -155,6 +156,15 @@ type Broker struct {
 	txnVerifiedHook atomic.Pointer[func(topic string, partition int32)]
 
 	passwords *security.PasswordEncoder // password.encoder.*; nil without a secret (see dynconfig.go)
+
+	// Cluster links (link.go): the links and mirror topics of etcd, the
+	// mirror partitions' fetchers, the loop's wake-up, and the errors of
+	// the last look at each link's source.
+	links     atomic.Pointer[linkSet]
+	linkMgr   *link.Manager
+	linkKick  chan struct{}
+	linkErrMu sync.Mutex
+	linkErrs  map[string]map[string]string // guarded by linkErrMu
 }
 
 // New validates the configuration; Start brings the broker up.
@@ -326,6 +336,9 @@ func (b *Broker) Start() (err error) {
 	if err := b.startClientMetrics(ctx); err != nil {
 		return fmt.Errorf("broker: client metrics: %w", err)
 	}
+	if err := b.loadLinks(ctx); err != nil {
+		return fmt.Errorf("broker: cluster links: %w", err)
+	}
 	prevEpoch, err := b.takeCleanShutdown()
 	if err != nil {
 		return err
@@ -367,6 +380,7 @@ func (b *Broker) Start() (err error) {
 		if _, err := b.syncCachedMetadata(b.ctx); err != nil && b.ctx.Err() == nil {
 			b.log.Warn("metadata sync failed", "err", err)
 		}
+		b.kickLinks() // leaderships of mirror partitions may have moved
 	}
 	if err := b.store.WatchCachedTopics(b.ctx, rev, syncCached); err != nil {
 		return fmt.Errorf("broker: watch metadata: %w", err)
@@ -381,6 +395,7 @@ func (b *Broker) Start() (err error) {
 	})
 	b.spawn(b.replicas.Run)
 	b.spawn(b.runController)
+	b.startLinks()
 	b.spawn(b.maintenanceLoop)
 	b.spawn(b.logDirFailureLoop)
 	b.spawn(b.livenessLoop)

@@ -35,6 +35,10 @@
 //	<prefix>/<cluster-id>/config/user-clients/<esc(esc user)/esc(client)>  quotas of a user's client id
 //	<prefix>/<cluster-id>/config/groups/<url-escaped group>      group configs (GROUP resource)
 //	    {"version":1,"config":{"consumer.session.timeout.ms":"50000"}}
+//	<prefix>/<cluster-id>/config/cluster-links/<link>             cluster links (links.go)
+//	    {"version":1,"config":{"source.bootstrap.servers":"h:9092","topics":"orders.*","state":"active"}}
+//	<prefix>/<cluster-id>/config/mirror-topics/<topic>            mirror topics (links.go)
+//	    {"version":1,"config":{"link":"l","state":"promoting","targets":"0:120,1:98","done":"0"}}
 //	<prefix>/<cluster-id>/delegation_token/tokens/<token id>        delegation tokens (tokens.go)
 //	    {"version":3,"tokenId":"<id>","owner":"User:alice","tokenRequester":"User:alice",
 //	     "renewers":[],"issueTimestamp":<ms>,"maxTimestamp":<ms>,"expiryTimestamp":<ms>}

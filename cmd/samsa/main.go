@@ -79,7 +79,7 @@ func run(args, environ []string, stdout, stderr io.Writer, sig <-chan os.Signal)
 		return serve(opts, stderr, sig)
 	case "healthcheck":
 		return healthcheck(args[1:], stdout, stderr)
-	case "topic", "produce", "consume", "group", "cluster":
+	case "topic", "produce", "consume", "group", "cluster", "link":
 		// A client: the first signal ends it (consume follows until then).
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

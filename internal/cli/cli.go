@@ -1,5 +1,5 @@
 // Package cli is samsa's command-line client: topic, produce, consume,
-// group and cluster, in the spirit of rpk and kcat. It is a Kafka client
+// group, cluster and link, in the spirit of rpk and kcat. It is a Kafka client
 // (franz-go's kgo and kadm, through internal/admin) and talks to any
 // Kafka-compatible cluster; it imports nothing of the broker. Every command
 // takes --bootstrap-server host:port[,...] (default 127.0.0.1:9092) and
@@ -28,7 +28,7 @@ import (
 )
 
 // Commands are the command names Run serves.
-var Commands = []string{"topic", "produce", "consume", "group", "cluster"}
+var Commands = []string{"topic", "produce", "consume", "group", "cluster", "link"}
 
 // Usage describes the commands.
 const Usage = `  samsa topic list|create|describe|alter|delete ...
@@ -36,6 +36,10 @@ const Usage = `  samsa topic list|create|describe|alter|delete ...
   samsa consume TOPIC [--offset start|end|N|@millis] [--group G] [--num N] [--format FMT]
   samsa group list|describe|seek|delete ...
   samsa cluster info|health|balance [--dry-run] [--topics t1,t2]
+  samsa link create NAME --source-bootstrap-servers H:P[,...] --topics REGEX[,...] [--groups REGEX[,...]]
+        [--sync-configs] [--sync-acls] [--source-config k=v]...
+  samsa link list|describe NAME|pause NAME|resume NAME|delete NAME
+  samsa link promote|failover NAME [--topics REGEX[,...]]
   (each takes --bootstrap-server host:port[,...], default 127.0.0.1:9092, --format table|json,
    and for a secured listener --sasl-mechanism M --sasl-username U --sasl-password P, --tls, --tls-ca FILE)`
 
@@ -65,6 +69,8 @@ func Run(ctx context.Context, args []string, std IO) int {
 		err = runGroup(ctx, args[1:], std)
 	case "cluster":
 		err = runCluster(ctx, args[1:], std)
+	case "link":
+		err = runLink(ctx, args[1:], std)
 	default:
 		err = usageErr("unknown command %q", args[0])
 	}

@@ -1,0 +1,411 @@
+package broker
+
+// Cluster links (issue 29, package link): this file keeps the links and
+// mirror topics of etcd (controller.EntityLinks, EntityMirrors) in memory,
+// hands the link Manager the mirror partitions led here, creates the
+// mirror topics on the controller broker, and refuses produce to a mirror.
+//
+// Design:
+//   - A link and a mirror topic are entity configs in etcd, watched by
+//     every broker like the group configs.
+//   - The controller broker looks at each active link's source every
+//     metadata.refresh.interval.ms and creates the mirror topics of new
+//     matches: the mirror record first (so that no produce ever lands on
+//     it), then the topic, with the source's partition count (and configs
+//     with sync.configs). A topic that exists here without a mirror record
+//     is not taken over: the link reports it.
+//   - The leader of a mirror partition here runs its fetcher (link.Manager)
+//     and appends the source's batches verbatim at their offsets
+//     (replication.ReplicaManager.AppendMirrored), stamped with this
+//     cluster's leader epoch; the partition's replicas follow it as any.
+//   - Produce to a mirror is INVALID_REQUEST, with a message naming the
+//     link, until the topic is promoted or failed over.
+//   - promote writes the source's high watermarks of the moment as the
+//     targets; each mirror leader stops at its target and marks its
+//     partition done, and the last one makes the topic promoted.
+//     failover makes it promoted at once.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/link"
+)
+
+// Mirror topic states and keys (controller.EntityMirrors).
+const (
+	mirrorLink    = "link"
+	mirrorState   = "state"
+	mirrorError   = "error"
+	mirrorTargets = "targets" // "p:offset,..." while promoting
+	mirrorDone    = "done"    // "p,..." the partitions that reached their target
+	mirrorLeft    = "left"    // "p:records,..." what a failover left behind
+
+	mirroring = "mirroring"
+	promoting = "promoting"
+	promoted  = "promoted"
+)
+
+// linkSet is every link's and mirror topic's config, read at rev.
+type linkSet struct {
+	rev     int64
+	links   map[string]map[string]string
+	mirrors map[string]map[string]string
+}
+
+// startLinks watches the links (loadLinks read them first) and starts
+// the loop that runs them.
+func (b *Broker) startLinks() {
+	b.linkKick = make(chan struct{}, 1)
+	b.linkMgr = link.NewManager(link.Config{Sink: linkSink{b}, Logger: b.log})
+	b.store.WatchLinks(b.ctx, b.links.Load().rev, func() {
+		if err := b.loadLinks(b.ctx); err != nil && b.ctx.Err() == nil {
+			b.log.Warn("reloading cluster links failed", "err", err)
+		}
+		b.kickLinks()
+	})
+	b.spawn(b.linkLoop)
+}
+
+func (b *Broker) loadLinks(ctx context.Context) error {
+	links, rev, err := b.store.EntityConfigsRev(ctx, controller.EntityLinks)
+	if err != nil {
+		return err
+	}
+	mirrors, mrev, err := b.store.EntityConfigsRev(ctx, controller.EntityMirrors)
+	if err != nil {
+		return err
+	}
+	next := &linkSet{rev: min(rev, mrev), links: links, mirrors: mirrors}
+	for {
+		cur := b.links.Load()
+		if cur != nil && cur.rev > next.rev {
+			return nil
+		}
+		if b.links.CompareAndSwap(cur, next) {
+			return nil
+		}
+	}
+}
+
+// kickLinks makes the link loop look at the links and leaderships again.
+func (b *Broker) kickLinks() {
+	if b.linkKick == nil {
+		return
+	}
+	select {
+	case b.linkKick <- struct{}{}:
+	default:
+	}
+}
+
+// mirrorRefusal refuses a write to a mirror topic not promoted yet.
+func (b *Broker) mirrorRefusal(topic string) error {
+	ls := b.links.Load()
+	if ls == nil {
+		return nil
+	}
+	m := ls.mirrors[topic]
+	if m == nil || m[mirrorState] == promoted {
+		return nil
+	}
+	return fmt.Errorf("%w: topic %s is a mirror of cluster link %s (%s): it takes no writes until promoted or failed over",
+		kerr.InvalidRequest, topic, m[mirrorLink], m[mirrorState])
+}
+
+// linkSpecs are the links in effect, parsed; a link whose config does not
+// parse is left out (its alter was validated, so only a hand edit gets
+// there).
+func (ls *linkSet) specs() map[string]*link.Spec {
+	out := map[string]*link.Spec{}
+	for name, cfg := range ls.links {
+		s, err := link.ParseSpec(name, cfg)
+		if err == nil {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// linkLoop runs the links until the broker stops: on each change of the
+// links or of the leaderships, and every second for the controller's
+// look at the sources.
+func (b *Broker) linkLoop(ctx context.Context) {
+	defer b.linkMgr.Close()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastLook := map[string]time.Time{}
+	for {
+		ls := b.links.Load()
+		specs := ls.specs()
+		active := map[string]*link.Spec{}
+		for n, s := range specs {
+			if !s.Paused {
+				active[n] = s
+			}
+		}
+		b.linkMgr.SetLinks(active)
+		b.linkMgr.Assign(b.mirrorAssignments(ls, active))
+		if b.store.IsController() {
+			now := time.Now()
+			for _, n := range slices.Sorted(maps.Keys(active)) {
+				s := active[n]
+				if now.Sub(lastLook[n]) < s.Refresh {
+					continue
+				}
+				lastLook[n] = now
+				b.lookAtSource(ctx, s)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.linkKick:
+		case <-tick.C:
+		}
+	}
+}
+
+// mirrorAssignments are the partitions of the mirroring topics of active
+// links that this broker leads.
+func (b *Broker) mirrorAssignments(ls *linkSet, active map[string]*link.Spec) []link.Assignment {
+	var as []link.Assignment
+	for topic, m := range ls.mirrors {
+		st := m[mirrorState]
+		if st != mirroring && st != promoting || active[m[mirrorLink]] == nil {
+			continue
+		}
+		t := b.meta.topic(topic)
+		if t == nil {
+			continue
+		}
+		targets := parsePartitionOffsets(m[mirrorTargets])
+		done := parsePartitionSet(m[mirrorDone])
+		for _, p := range t.parts {
+			if p.Log == nil || done[p.ID] {
+				continue
+			}
+			leader, epoch, _, _ := p.State()
+			if leader != b.nodeID {
+				continue
+			}
+			if _, _, err := b.replicas.Leading(p, epoch); err != nil {
+				continue
+			}
+			target := int64(-1)
+			if st == promoting {
+				target = targets[p.ID] // absent: 0, reached at once
+			}
+			as = append(as, link.Assignment{Link: m[mirrorLink], Topic: topic, Partition: p.ID, Epoch: epoch, Target: target})
+		}
+	}
+	return as
+}
+
+// lookAtSource creates the mirror topics of a link's new matches on the
+// source (on the controller broker).
+func (b *Broker) lookAtSource(ctx context.Context, s *link.Spec) {
+	cl := b.linkMgr.Client(s.Name)
+	if cl == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	topics, err := link.Discover(lctx, cl, s)
+	b.setLinkError(s.Name, "", err)
+	if err != nil {
+		b.log.Warn("cluster link: looking at the source failed", "link", s.Name, "err", err)
+		return
+	}
+	ls := b.links.Load()
+	for _, st := range topics {
+		m := ls.mirrors[st.Name]
+		if m != nil && m[mirrorLink] != s.Name {
+			continue // another link's mirror
+		}
+		b.setLinkError(s.Name, st.Name, nil)
+		if t := b.meta.topic(st.Name); t != nil {
+			if m == nil {
+				b.setLinkError(s.Name, st.Name, fmt.Errorf("topic %s exists here and is not a mirror: not mirrored", st.Name))
+				continue
+			}
+			if n := int32(len(t.parts)); n != st.Partitions && m[mirrorState] == mirroring {
+				b.setLinkError(s.Name, st.Name, fmt.Errorf("source topic %s has %d partitions, the mirror %d", st.Name, st.Partitions, n))
+			}
+			continue
+		}
+		if m != nil && m[mirrorState] == promoted {
+			continue // promoted, then deleted here: not mirrored again
+		}
+		if err := b.store.UpdateEntityConfig(lctx, controller.EntityMirrors, st.Name, func(cur map[string]string) (map[string]string, error) {
+			if len(cur) > 0 && cur[mirrorLink] != s.Name {
+				return nil, fmt.Errorf("topic %s is a mirror of link %s", st.Name, cur[mirrorLink])
+			}
+			return map[string]string{mirrorLink: s.Name, mirrorState: mirroring}, nil
+		}); err != nil {
+			b.log.Warn("cluster link: recording a mirror topic", "link", s.Name, "topic", st.Name, "err", err)
+			continue
+		}
+		configs := b.mirrorConfigs(st.Configs)
+		err := b.createTopic(lctx, &topicSpec{name: st.Name, partitions: st.Partitions, replication: -1, configs: configs}, false)
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.log.Warn("cluster link: creating a mirror topic", "link", s.Name, "topic", st.Name, "err", err)
+			b.setLinkError(s.Name, st.Name, err)
+			continue
+		}
+		b.log.Info("cluster link: mirror topic created", "link", s.Name, "topic", st.Name, "partitions", st.Partitions)
+	}
+	if err := b.loadLinks(ctx); err == nil {
+		b.kickLinks()
+	}
+}
+
+// mirrorConfigs are the source topic's configs that this cluster takes.
+func (b *Broker) mirrorConfigs(src map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range src {
+		if b.cfg().ValidateTopicChange(nil, map[string]string{k: v}) == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// setLinkError records (or, for nil, clears) an error of a link's last
+// look at its source: of the link itself (topic "") or of one topic. They
+// are kept in memory on the controller broker and described there.
+func (b *Broker) setLinkError(name, topic string, err error) {
+	b.linkErrMu.Lock()
+	defer b.linkErrMu.Unlock()
+	if err == nil {
+		delete(b.linkErrs[name], topic)
+		return
+	}
+	if b.linkErrs == nil {
+		b.linkErrs = map[string]map[string]string{}
+	}
+	if b.linkErrs[name] == nil {
+		b.linkErrs[name] = map[string]string{}
+	}
+	b.linkErrs[name][topic] = err.Error()
+}
+
+func (b *Broker) linkErrors(name string) map[string]string {
+	b.linkErrMu.Lock()
+	defer b.linkErrMu.Unlock()
+	return maps.Clone(b.linkErrs[name])
+}
+
+// linkSink appends to the mirror partitions led here.
+type linkSink struct{ b *Broker }
+
+func (s linkSink) part(topic string, partition int32) (*partition, error) {
+	p := s.b.meta.partition(topic, partition)
+	if p == nil || p.Log == nil {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	return p, nil
+}
+
+func (s linkSink) End(topic string, partition, epoch int32) (int64, error) {
+	p, err := s.part(topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	l, _, err := s.b.replicas.Leading(p, epoch)
+	if err != nil {
+		return 0, err
+	}
+	return l.EndOffset(), nil
+}
+
+func (s linkSink) Append(topic string, partition, epoch int32, batches []byte) error {
+	p, err := s.part(topic, partition)
+	if err != nil {
+		return err
+	}
+	_, err = s.b.replicas.AppendMirrored(p, batches, time.Now(), epoch)
+	return err
+}
+
+func (s linkSink) StartAt(topic string, partition, epoch int32, offset int64) error {
+	p, err := s.part(topic, partition)
+	if err != nil {
+		return err
+	}
+	return s.b.replicas.StartMirrorAt(p, offset, epoch)
+}
+
+// Reached marks a promoting partition done; the last one makes the topic
+// promoted.
+func (s linkSink) Reached(topic string, partition int32) {
+	b := s.b
+	err := b.store.UpdateEntityConfig(b.ctx, controller.EntityMirrors, topic, func(cur map[string]string) (map[string]string, error) {
+		if cur[mirrorState] != promoting {
+			return cur, nil
+		}
+		done := parsePartitionSet(cur[mirrorDone])
+		done[partition] = true
+		cur[mirrorDone] = formatPartitionSet(done)
+		if t := b.meta.topic(topic); t != nil && len(done) >= len(t.parts) {
+			cur[mirrorState] = promoted
+			delete(cur, mirrorDone)
+		}
+		return cur, nil
+	})
+	if err != nil && b.ctx.Err() == nil {
+		b.log.Warn("cluster link: marking a promoted partition", "topic", topic, "partition", partition, "err", err)
+	}
+}
+
+// parsePartitionOffsets parses "p:offset,...".
+func parsePartitionOffsets(s string) map[int32]int64 {
+	out := map[int32]int64{}
+	for _, e := range strings.Split(s, ",") {
+		p, o, ok := strings.Cut(e, ":")
+		if !ok {
+			continue
+		}
+		pi, err1 := strconv.ParseInt(p, 10, 32)
+		oi, err2 := strconv.ParseInt(o, 10, 64)
+		if err1 == nil && err2 == nil {
+			out[int32(pi)] = oi
+		}
+	}
+	return out
+}
+
+func formatPartitionOffsets(m map[int32]int64) string {
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d:%d", p, m[p]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// parsePartitionSet parses "p,...".
+func parsePartitionSet(s string) map[int32]bool {
+	out := map[int32]bool{}
+	for _, e := range strings.Split(s, ",") {
+		if p, err := strconv.ParseInt(e, 10, 32); err == nil {
+			out[int32(p)] = true
+		}
+	}
+	return out
+}
+
+func formatPartitionSet(m map[int32]bool) string {
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, strconv.Itoa(int(p)))
+	}
+	return strings.Join(parts, ",")
+}

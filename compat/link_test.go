@@ -1,0 +1,375 @@
+package compat
+
+// Cluster links (issue 29): topics of a source cluster mirrored into samsa
+// at the same offsets, compared batch by batch and record by record, then
+// promoted. The source is Apache Kafka 4.4 (internal/kafkaref) or another
+// samsa cluster.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/admin"
+	"github.com/samsa-io/samsa/internal/cli"
+	"github.com/samsa-io/samsa/internal/poll"
+	"github.com/samsa-io/samsa/internal/testutil"
+)
+
+// linkCLI runs `samsa link ARGS --bootstrap-server addr` and returns its
+// output; a failure fails the test unless wantFail.
+func linkCLI(t *testing.T, addr string, wantFail bool, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	args = append(append([]string{"link"}, args...), "--bootstrap-server", addr, "--timeout", "90s")
+	code := cli.Run(testCtx(t, 2*time.Minute), args, cli.IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	if (code != 0) != wantFail {
+		t.Fatalf("samsa %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
+}
+
+// linkDescribe is `samsa link describe NAME --format json`.
+func linkDescribe(t *testing.T, addr, name string) admin.Link {
+	t.Helper()
+	var l admin.Link
+	out := linkCLI(t, addr, false, "describe", name, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		t.Fatalf("describe: %v\n%s", err, out)
+	}
+	return l
+}
+
+// linkSourceData writes to the source what the mirror must copy: a
+// plain topic of 3 partitions written by idempotent producers with each
+// compression codec, and a transactional topic with committed and
+// aborted transactions. It returns the topics.
+func linkSourceData(t *testing.T, src string, prefix string) (plain, txn string) {
+	t.Helper()
+	adm, _ := admAdmin(t, src)
+	plain, txn = prefix+"-plain", prefix+"-txn"
+	admCreate(t, adm, plain, 3, 1, nil)
+	admCreate(t, adm, txn, 2, 1, nil)
+	ctx := testCtx(t, 2*time.Minute)
+	for i, codec := range []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		cl := newKgo(t, src, kgo.ProducerBatchCompression(codec), kgo.DefaultProduceTopic(plain), kgo.ProducerLinger(5*time.Millisecond))
+		var recs []*kgo.Record
+		for j := range 40 {
+			recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", j%7)), Value: bytes.Repeat([]byte{byte('a' + i)}, 50+j),
+				Headers: []kgo.RecordHeader{{Key: "h", Value: []byte(fmt.Sprint(i, j))}}, Partition: int32(j % 3)})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	tcl := newKgo(t, src, kgo.TransactionalID(prefix+"-tx"), kgo.DefaultProduceTopic(txn), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for round := range 6 {
+		if err := tcl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 10 {
+			r := &kgo.Record{Value: []byte(fmt.Sprintf("r%d-%d", round, j)), Partition: int32(j % 2)}
+			if err := tcl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tcl.EndTransaction(ctx, kgo.TransactionEndTry(round%3 != 1)); err != nil {
+			t.Fatalf("end txn %d: %v", round, err)
+		}
+	}
+	return plain, txn
+}
+
+// linkEnds are the end offsets (high watermarks) of a topic's partitions.
+func linkEnds(t *testing.T, addr, topic string) (map[int32]int64, error) {
+	t.Helper()
+	adm, _ := admAdmin(t, addr)
+	los, err := adm.ListEndOffsets(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	var errs []error
+	los.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			errs = append(errs, o.Err)
+		}
+		out[o.Partition] = o.Offset
+	})
+	return out, errors.Join(errs...)
+}
+
+// linkWaitCaughtUp waits until the mirror has every partition of the
+// source topic up to the source's end.
+func linkWaitCaughtUp(t *testing.T, src, dst, topic string) {
+	t.Helper()
+	want, err := linkEnds(t, src, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 60*time.Second, func() error {
+		got, err := linkEnds(t, dst, topic)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("mirror ends %v, source %v", got, want)
+		}
+		return nil
+	})
+}
+
+// linkBatches fetches every batch of a partition (read_uncommitted) from
+// its leader, with the partition leader epoch zeroed (the one field a
+// mirror rewrites, outside the CRC).
+func linkBatches(t *testing.T, addr, topic string, partition int32, end int64) [][]byte {
+	t.Helper()
+	cl := newKgo(t, addr)
+	ctx := testCtx(t, 30*time.Second)
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	mreq.Topics = append(mreq.Topics, mt)
+	mresp, err := mreq.RequestWith(ctx, cl)
+	if err != nil || len(mresp.Topics) != 1 {
+		t.Fatalf("metadata %s: %v", topic, err)
+	}
+	var leader int32 = -1
+	for _, p := range mresp.Topics[0].Partitions {
+		if p.Partition == partition {
+			leader = p.Leader
+		}
+	}
+	var out [][]byte
+	for off := int64(0); off < end; {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 100, 1, 1<<20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, mresp.Topics[0].TopicID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, off, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		kr, err := cl.Broker(int(leader)).Request(ctx, req)
+		if err != nil {
+			t.Fatalf("fetch %s-%d@%d: %v", topic, partition, off, err)
+		}
+		resp := kr.(*kmsg.FetchResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("fetch %s-%d: %+v", topic, partition, resp)
+		}
+		fp := resp.Topics[0].Partitions[0]
+		if err := kerr.ErrorForCode(fp.ErrorCode); err != nil {
+			t.Fatalf("fetch %s-%d@%d: %v", topic, partition, off, err)
+		}
+		b := fp.RecordBatches
+		moved := false
+		for len(b) >= 61 {
+			size := int(uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11])) + 12
+			if size > len(b) {
+				break
+			}
+			batch := bytes.Clone(b[:size])
+			var h kmsg.RecordBatch
+			if err := h.ReadFrom(batch); err != nil {
+				t.Fatal(err)
+			}
+			b = b[size:]
+			if h.FirstOffset+int64(h.LastOffsetDelta) < off {
+				continue
+			}
+			copy(batch[12:16], []byte{0, 0, 0, 0})
+			out = append(out, batch)
+			off, moved = h.FirstOffset+int64(h.LastOffsetDelta)+1, true
+		}
+		if !moved {
+			t.Fatalf("fetch %s-%d@%d: no progress below %d", topic, partition, off, end)
+		}
+	}
+	return out
+}
+
+// linkCompare checks that the mirror holds the source's batches, byte for
+// byte but the leader epoch, and that read_committed consumers of both
+// see the same records at the same offsets.
+func linkCompare(t *testing.T, src, dst, topic string) {
+	t.Helper()
+	ends, err := linkEnds(t, src, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastVisible := map[int32]int64{}
+	for p, end := range ends {
+		sb, mb := linkBatches(t, src, topic, p, end), linkBatches(t, dst, topic, p, end)
+		if len(sb) != len(mb) {
+			t.Fatalf("%s-%d: %d batches on the source, %d on the mirror", topic, p, len(sb), len(mb))
+		}
+		for i := range sb {
+			if !bytes.Equal(sb[i], mb[i]) {
+				t.Fatalf("%s-%d: batch %d differs", topic, p, i)
+			}
+		}
+		lastVisible[p] = linkLastVisible(t, sb)
+	}
+	read := func(addr string) []string {
+		cl := newKgo(t, addr, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		var out []string
+		done := map[int32]bool{}
+		for p, o := range lastVisible {
+			if o < 0 {
+				done[p] = true
+			}
+		}
+		ctx := testCtx(t, 60*time.Second)
+		for len(done) < len(ends) {
+			fs := cl.PollFetches(ctx)
+			if err := ctx.Err(); err != nil {
+				t.Fatalf("reading %s from %s: %v (%d records)", topic, addr, err, len(out))
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				out = append(out, fmt.Sprintf("%d/%d %s=%s %v %d", r.Partition, r.Offset, r.Key, r.Value, r.Headers, r.Timestamp.UnixMilli()))
+				if r.Offset >= lastVisible[r.Partition] {
+					done[r.Partition] = true
+				}
+			})
+		}
+		return out
+	}
+	s, m := read(src), read(dst)
+	slices.Sort(s)
+	slices.Sort(m)
+	if len(s) != len(m) {
+		t.Fatalf("%s read_committed: source %d records, mirror %d", topic, len(s), len(m))
+	}
+	for i := range s {
+		if s[i] != m[i] {
+			t.Fatalf("%s read_committed: record %d: source %s, mirror %s", topic, i, s[i], m[i])
+		}
+	}
+}
+
+// linkScenario mirrors a source's topics into dst, compares them, checks
+// that the mirror refuses produce, then promotes the plain topic and
+// fails over the transactional one.
+func linkScenario(t *testing.T, src, dst, prefix string) {
+	plain, txn := linkSourceData(t, src, prefix)
+	linkCLI(t, dst, false, "create", "l1", "--source-bootstrap-servers", src, "--topics", prefix+"-.*",
+		"--config", "metadata.refresh.interval.ms=100")
+	if out := linkCLI(t, dst, true, "create", "l1", "--source-bootstrap-servers", src, "--topics", "x"); !strings.Contains(out, "already exists") {
+		t.Fatalf("a second create: %s", out)
+	}
+	if out := linkCLI(t, dst, false, "list"); !strings.Contains(out, "l1") {
+		t.Fatalf("list: %s", out)
+	}
+	linkWaitCaughtUp(t, src, dst, plain)
+	linkWaitCaughtUp(t, src, dst, txn)
+	linkCompare(t, src, dst, plain)
+	linkCompare(t, src, dst, txn)
+
+	// Produce to a mirror is refused, saying why.
+	dcl := newKgo(t, dst, kgo.DefaultProduceTopic(plain))
+	tds, err := kadm.NewClient(dcl).ListTopics(testCtx(t, 10*time.Second), plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := produceRaw(t, dcl, plain, tds[plain].ID, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("x")))
+	if rp.ErrorCode != kerr.InvalidRequest.Code || rp.ErrorMessage == nil || !strings.Contains(*rp.ErrorMessage, "mirror") {
+		t.Fatalf("produce to a mirror: %d %v", rp.ErrorCode, rp.ErrorMessage)
+	}
+
+	// What the source gets after the link was made is copied too.
+	scl := newKgo(t, src, kgo.DefaultProduceTopic(plain))
+	for i := range 30 {
+		if err := scl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Value: []byte(fmt.Sprint("late", i)), Partition: int32(i % 3)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	linkWaitCaughtUp(t, src, dst, plain)
+	l := linkDescribe(t, dst, "l1")
+	if len(l.Mirrors) != 2 || len(l.Partitions) != 5 {
+		t.Fatalf("describe: %+v", l)
+	}
+
+	// promote: caught up to the source's end, then writable.
+	ends, _ := linkEnds(t, src, plain)
+	out := linkCLI(t, dst, false, "promote", "l1", "--topics", plain)
+	if !strings.Contains(out, "promoted") {
+		t.Fatalf("promote: %s", out)
+	}
+	res := dcl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Value: []byte("after"), Partition: 0})
+	if err := res.FirstErr(); err != nil {
+		t.Fatalf("produce after promote: %v", err)
+	}
+	if r := res[0].Record; r.Offset != ends[r.Partition] {
+		t.Fatalf("produce after promote at %d, the source ended at %d", r.Offset, ends[r.Partition])
+	}
+	// failover: at once.
+	linkCLI(t, dst, false, "failover", "l1", "--topics", txn)
+	if err := newKgo(t, dst, kgo.DefaultProduceTopic(txn)).ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("produce after failover: %v", err)
+	}
+	linkCLI(t, dst, false, "delete", "l1")
+	if out := linkCLI(t, dst, false, "list"); strings.Contains(out, "l1") {
+		t.Fatalf("list after delete: %s", out)
+	}
+}
+
+func TestLinkFromSamsa(t *testing.T) {
+	t.Parallel()
+	src := testutil.StartBroker(t, nil)
+	dst := testutil.StartBroker(t, nil)
+	linkScenario(t, src.Addr(), dst.Addr(), admTopic("lnk"))
+}
+
+func TestLinkFromKafkaReference(t *testing.T) {
+	t.Parallel()
+	kb, _ := startKafkaRef(t)
+	dst := testutil.StartBroker(t, nil)
+	linkScenario(t, kb.Addr, dst.Addr(), admTopic("lnk"))
+}
+
+// linkLastVisible is the offset of the last record of batches that a
+// read_committed consumer sees (-1 for none): data outside transactions
+// and in committed ones.
+func linkLastVisible(t *testing.T, batches [][]byte) int64 {
+	t.Helper()
+	last := int64(-1)
+	pending := map[int64]int64{} // producer id -> last offset of its open transaction
+	for _, raw := range batches {
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw); err != nil {
+			t.Fatal(err)
+		}
+		end := b.FirstOffset + int64(b.LastOffsetDelta)
+		txnl, control := b.Attributes&0x10 != 0, b.Attributes&0x20 != 0
+		switch {
+		case control:
+			var r kmsg.Record
+			if err := r.ReadFrom(b.Records); err != nil || len(r.Key) < 4 {
+				t.Fatalf("control record: %v", err)
+			}
+			if r.Key[3] == 1 { // COMMIT
+				if o, ok := pending[b.ProducerID]; ok {
+					last = max(last, o)
+				}
+			}
+			delete(pending, b.ProducerID)
+		case txnl:
+			pending[b.ProducerID] = end
+		default:
+			last = max(last, end)
+		}
+	}
+	return last
+}

@@ -1,0 +1,198 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Cluster links are samsa's config resources of type 100 (CLUSTER_LINK):
+// IncrementalAlterConfigs sets a link's configs and carries its actions
+// (create, promote.topics, failover.topics), DescribeConfigs returns its
+// configs and, read-only, its state; each broker describes the mirror
+// partitions it leads, so Link asks every one. See the broker's
+// link_configs.go.
+
+// LinkResourceType is samsa's CLUSTER_LINK config resource.
+const LinkResourceType kmsg.ConfigResourceType = 100
+
+// Link is one cluster link.
+type Link struct {
+	Name       string            `json:"name"`
+	State      string            `json:"state"` // active or paused
+	Configs    map[string]string `json:"configs"`
+	Errors     map[string]string `json:"errors,omitempty"` // "" for the link's own, else by topic
+	Mirrors    []MirrorTopic     `json:"mirrors"`
+	Partitions []MirrorPartition `json:"partitions"`
+}
+
+// MirrorTopic is a link's mirror topic.
+type MirrorTopic struct {
+	Topic   string `json:"topic"`
+	State   string `json:"state"`             // mirroring, promoting or promoted
+	Targets string `json:"targets,omitempty"` // while promoting: p:offset,...
+	Done    string `json:"done,omitempty"`    // while promoting: the partitions that reached them
+}
+
+// MirrorPartition is what the leader of a mirror partition knows of it.
+type MirrorPartition struct {
+	Topic        string `json:"topic"`
+	Partition    int32  `json:"partition"`
+	Leader       int32  `json:"leader"`
+	SourceStart  int64  `json:"source_start_offset"`
+	SourceEnd    int64  `json:"source_end_offset"`
+	MirrorEnd    int64  `json:"mirror_end_offset"`
+	Lag          int64  `json:"lag"`
+	LagSeconds   int64  `json:"lag_seconds"`
+	SourceLeader int32  `json:"source_leader"`
+	Error        string `json:"error,omitempty"`
+}
+
+// Links lists the cluster links by name.
+func (c *Client) Links(ctx context.Context) ([]string, error) {
+	req := kmsg.NewPtrListConfigResourcesRequest()
+	req.ResourceTypes = []int8{int8(LinkResourceType)}
+	resp, err := req.RequestWith(ctx, c.KGO)
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range resp.ConfigResources {
+		out = append(out, r.Name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// AlterLink sets and deletes configs of a link (and its actions).
+func (c *Client) AlterLink(ctx context.Context, name string, set map[string]string, remove []string) error {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = LinkResourceType, name
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value, cfg.Op = k, kmsg.StringPtr(set[k]), kmsg.IncrementalAlterConfigOpSet
+		r.Configs = append(r.Configs, cfg)
+	}
+	for _, k := range remove {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Op = k, kmsg.IncrementalAlterConfigOpDelete
+		r.Configs = append(r.Configs, cfg)
+	}
+	req.Resources = append(req.Resources, r)
+	resp, err := req.RequestWith(ctx, c.KGO)
+	if err != nil {
+		return err
+	}
+	for _, rr := range resp.Resources {
+		if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
+			msg := ""
+			if rr.ErrorMessage != nil {
+				msg = *rr.ErrorMessage
+			}
+			return withMessage(err, msg)
+		}
+	}
+	return nil
+}
+
+// Link describes a link, asking every broker for the mirror partitions
+// it leads.
+func (c *Client) Link(ctx context.Context, name string) (Link, error) {
+	l := Link{Name: name, Configs: map[string]string{}}
+	meta, err := c.ADM.BrokerMetadata(ctx)
+	if err != nil {
+		return l, err
+	}
+	found := false
+	var firstErr error
+	for _, b := range meta.Brokers {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName = LinkResourceType, name
+		req.Resources = append(req.Resources, r)
+		kr, err := c.KGO.Broker(int(b.NodeID)).Request(ctx, req)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("broker %d: %w", b.NodeID, err)
+			}
+			continue
+		}
+		for _, rr := range kr.(*kmsg.DescribeConfigsResponse).Resources {
+			if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
+				msg := ""
+				if rr.ErrorMessage != nil {
+					msg = *rr.ErrorMessage
+				}
+				if firstErr == nil {
+					firstErr = withMessage(err, msg)
+				}
+				continue
+			}
+			found = true
+			l.merge(b.NodeID, rr.Configs)
+		}
+	}
+	if !found {
+		return l, firstErr
+	}
+	l.State = "active"
+	if l.Configs["state"] != "" {
+		l.State = l.Configs["state"]
+	}
+	slices.SortFunc(l.Mirrors, func(a, b MirrorTopic) int { return strings.Compare(a.Topic, b.Topic) })
+	slices.SortFunc(l.Partitions, func(a, b MirrorPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return l, nil
+}
+
+func (l *Link) merge(broker int32, cfgs []kmsg.DescribeConfigsResponseResourceConfig) {
+	seenMirror := map[string]bool{}
+	for _, m := range l.Mirrors {
+		seenMirror[m.Topic] = true
+	}
+	for _, c := range cfgs {
+		v := ""
+		if c.Value != nil {
+			v = *c.Value
+		}
+		switch {
+		case !c.ReadOnly:
+			if c.IsSensitive {
+				v = "[hidden]"
+			}
+			l.Configs[c.Name] = v
+		case c.Name == "error" || strings.HasPrefix(c.Name, "error."):
+			if l.Errors == nil {
+				l.Errors = map[string]string{}
+			}
+			l.Errors[strings.TrimPrefix(strings.TrimPrefix(c.Name, "error"), ".")] = v
+		case strings.HasPrefix(c.Name, "mirror."):
+			var m MirrorTopic
+			if json.Unmarshal([]byte(v), &m) == nil && !seenMirror[c.Name[len("mirror."):]] {
+				m.Topic = c.Name[len("mirror."):]
+				seenMirror[m.Topic] = true
+				l.Mirrors = append(l.Mirrors, m)
+			}
+		case strings.HasPrefix(c.Name, "partition."):
+			var p MirrorPartition
+			if json.Unmarshal([]byte(v), &p) == nil {
+				p.Leader = broker
+				l.Partitions = append(l.Partitions, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,485 @@
+package link
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrSourceWentBack stops a mirror partition whose source ends below
+// what the mirror already holds.
+var ErrSourceWentBack = errors.New("link: the source partition's offsets went back below the mirror's end")
+
+// Sink is the mirror side of the partitions, which the broker supplies.
+// Each call names the leader epoch the partition was assigned in and
+// fails once it is led in another (or elsewhere).
+type Sink interface {
+	// End is the mirror partition's log end offset.
+	End(topic string, partition, epoch int32) (int64, error)
+	// Append appends whole source batches at their offsets.
+	Append(topic string, partition, epoch int32, batches []byte) error
+	// StartAt empties the mirror partition and starts it at offset (the
+	// source's log start moved past the mirror's end).
+	StartAt(topic string, partition, epoch int32, offset int64) error
+	// Reached tells that the partition reached its promote target.
+	Reached(topic string, partition int32)
+}
+
+// Assignment is a mirror partition led here in Epoch.
+type Assignment struct {
+	Link      string
+	Topic     string
+	Partition int32
+	Epoch     int32
+	// Target is the source offset that ends the mirroring (a promote in
+	// progress); -1 mirrors on.
+	Target int64
+}
+
+// PartitionStatus is what the mirror of one partition knows.
+type PartitionStatus struct {
+	Link         string `json:"link"`
+	Topic        string `json:"topic"`
+	Partition    int32  `json:"partition"`
+	SourceStart  int64  `json:"source_start_offset"`
+	SourceEnd    int64  `json:"source_end_offset"` // the source's high watermark at the last fetch
+	MirrorEnd    int64  `json:"mirror_end_offset"`
+	Lag          int64  `json:"lag"`
+	LagSeconds   int64  `json:"lag_seconds"` // since the mirror last had all the source had
+	SourceLeader int32  `json:"source_leader"`
+	Error        string `json:"error,omitempty"`
+}
+
+// Config configures a Manager.
+type Config struct {
+	Sink   Sink
+	Logger *slog.Logger
+	// MaxWait, PartitionMaxBytes: the Fetch requests' (defaults 500ms, 8 MiB).
+	MaxWait           time.Duration
+	PartitionMaxBytes int32
+	// Backoff after an error (default 200ms).
+	Backoff time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Manager runs the mirror partitions led here.
+type Manager struct {
+	cfg Config
+
+	mu      sync.Mutex
+	closed  bool
+	links   map[string]*source           // by link name
+	running map[partKey]*partitionMirror // by mirror partition
+	status  map[partKey]*PartitionStatus // guarded by mu; kept after a partition stops
+	// caughtUp is when each partition last had all the source had.
+	caughtUp map[partKey]time.Time // guarded by mu
+	wg       sync.WaitGroup
+}
+
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// source is a link's client of its source cluster.
+type source struct {
+	spec *Spec
+	cl   *kgo.Client
+}
+
+type partitionMirror struct {
+	a      Assignment
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewManager returns a Manager; Close stops it.
+func NewManager(cfg Config) *Manager {
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 500 * time.Millisecond
+	}
+	if cfg.PartitionMaxBytes <= 0 {
+		cfg.PartitionMaxBytes = 8 << 20
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 200 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{cfg: cfg, links: map[string]*source{}, running: map[partKey]*partitionMirror{}, status: map[partKey]*PartitionStatus{}, caughtUp: map[partKey]time.Time{}}
+}
+
+// Client returns the client of a link's source (nil for no such link).
+func (m *Manager) Client(link string) *kgo.Client {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.links[link]; s != nil {
+		return s.cl
+	}
+	return nil
+}
+
+// SetLinks makes specs the links in effect: a link whose spec changed
+// gets a new client (its partitions restart on it), a link gone is
+// closed with its partitions.
+func (m *Manager) SetLinks(specs map[string]*Spec) {
+	m.mu.Lock()
+	var stop []*partitionMirror
+	var closeCl []*kgo.Client
+	for name, s := range m.links {
+		if n, ok := specs[name]; ok && sameSpec(n, s.spec) {
+			s.spec = n
+			continue
+		}
+		closeCl = append(closeCl, s.cl)
+		delete(m.links, name)
+		for k, pm := range m.running {
+			if pm.a.Link == name {
+				stop = append(stop, pm)
+				delete(m.running, k)
+			}
+		}
+	}
+	for name, spec := range specs {
+		if _, ok := m.links[name]; ok {
+			continue
+		}
+		opts, err := spec.clientOpts()
+		if err != nil {
+			m.cfg.Logger.Warn("cluster link: bad source config", "link", name, "err", err)
+			continue
+		}
+		cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(m.cfg.MaxWait+5*time.Second))...)
+		if err != nil {
+			m.cfg.Logger.Warn("cluster link: source client", "link", name, "err", err)
+			continue
+		}
+		m.links[name] = &source{spec: spec, cl: cl}
+	}
+	m.mu.Unlock()
+	for _, pm := range stop {
+		pm.cancel()
+		<-pm.done
+	}
+	for _, cl := range closeCl {
+		cl.Close()
+	}
+}
+
+func sameSpec(a, b *Spec) bool {
+	if len(a.Source) != len(b.Source) {
+		return false
+	}
+	for k, v := range a.Source {
+		if b.Source[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Assign makes as the mirror partitions running here: the others stop
+// (and Assign waits for them), new ones start, and one whose epoch or
+// target changed restarts.
+func (m *Manager) Assign(as []Assignment) {
+	want := make(map[partKey]Assignment, len(as))
+	for _, a := range as {
+		want[partKey{a.Topic, a.Partition}] = a
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	var stop []*partitionMirror
+	for k, pm := range m.running {
+		if a, ok := want[k]; !ok || a != pm.a {
+			stop = append(stop, pm)
+			delete(m.running, k)
+		}
+	}
+	for k := range m.status {
+		if _, ok := want[k]; !ok {
+			delete(m.status, k)
+			delete(m.caughtUp, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, pm := range stop {
+		pm.cancel()
+		<-pm.done
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, a := range want {
+		if _, ok := m.running[k]; ok || m.closed {
+			continue
+		}
+		src := m.links[a.Link]
+		if src == nil {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		pm := &partitionMirror{a: a, cancel: cancel, done: make(chan struct{})}
+		m.running[k] = pm
+		if m.status[k] == nil {
+			m.status[k] = &PartitionStatus{Link: a.Link, Topic: a.Topic, Partition: a.Partition, SourceStart: -1, SourceEnd: -1, MirrorEnd: -1, SourceLeader: -1}
+		}
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			defer close(pm.done)
+			m.run(ctx, src.cl, a)
+		}()
+	}
+}
+
+// Status is the state of every mirror partition led here.
+func (m *Manager) Status() []PartitionStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]PartitionStatus, 0, len(m.status))
+	now := m.cfg.Now()
+	for k, st := range m.status {
+		s := *st
+		if s.SourceEnd >= 0 && s.MirrorEnd >= 0 {
+			s.Lag = max(0, s.SourceEnd-s.MirrorEnd)
+		}
+		if cu := m.caughtUp[k]; !cu.IsZero() && s.Lag > 0 {
+			s.LagSeconds = int64(now.Sub(cu) / time.Second)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close stops every partition and closes the source clients.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	for k, pm := range m.running {
+		pm.cancel()
+		delete(m.running, k)
+	}
+	links := m.links
+	m.links = map[string]*source{}
+	m.mu.Unlock()
+	m.wg.Wait()
+	for _, s := range links {
+		s.cl.Close()
+	}
+}
+
+func (m *Manager) update(k partKey, f func(*PartitionStatus)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.status[k]; st != nil {
+		f(st)
+		if st.SourceEnd >= 0 && st.MirrorEnd >= st.SourceEnd {
+			m.caughtUp[k] = m.cfg.Now()
+		}
+	}
+}
+
+// sourceLeader is where a source partition is led.
+type sourceLeader struct {
+	id      int32
+	epoch   int32
+	topicID [16]byte
+}
+
+func (m *Manager) lookupLeader(ctx context.Context, cl *kgo.Client, topic string, partition int32) (sourceLeader, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return sourceLeader{}, fmt.Errorf("source metadata: %w", err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return sourceLeader{}, fmt.Errorf("source topic %s: %w", topic, err)
+		}
+		for _, p := range t.Partitions {
+			if p.Partition != partition {
+				continue
+			}
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil && p.Leader < 0 {
+				return sourceLeader{}, fmt.Errorf("source partition %s-%d: %w", topic, partition, err)
+			}
+			if p.Leader < 0 {
+				return sourceLeader{}, fmt.Errorf("source partition %s-%d has no leader", topic, partition)
+			}
+			return sourceLeader{id: p.Leader, epoch: p.LeaderEpoch, topicID: t.TopicID}, nil
+		}
+		return sourceLeader{}, fmt.Errorf("source topic %s has no partition %d (its partitions shrank?)", topic, partition)
+	}
+	return sourceLeader{}, fmt.Errorf("source topic %s: %w", topic, kerr.UnknownTopicOrPartition)
+}
+
+// run mirrors one partition until ctx ends, the leadership here ends or
+// the target is reached.
+func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
+	k := partKey{a.Topic, a.Partition}
+	log := m.cfg.Logger.With("link", a.Link, "topic", a.Topic, "partition", a.Partition)
+	var leader *sourceLeader
+	fail := func(err error) bool {
+		m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
+		t := time.NewTimer(m.cfg.Backoff)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for ctx.Err() == nil {
+		end, err := m.cfg.Sink.End(a.Topic, a.Partition, a.Epoch)
+		if err != nil {
+			log.Debug("cluster link: mirror partition no longer led here", "err", err)
+			return
+		}
+		m.update(k, func(st *PartitionStatus) { st.MirrorEnd = end })
+		if a.Target >= 0 && end >= a.Target {
+			m.cfg.Sink.Reached(a.Topic, a.Partition)
+			return
+		}
+		if leader == nil {
+			l, err := m.lookupLeader(ctx, cl, a.Topic, a.Partition)
+			if err != nil {
+				if !fail(err) {
+					return
+				}
+				continue
+			}
+			leader = &l
+			m.update(k, func(st *PartitionStatus) { st.SourceLeader = l.id })
+		}
+		rp, err := m.fetch(ctx, cl, a, *leader, end)
+		if err != nil {
+			leader = nil
+			if !fail(err) {
+				return
+			}
+			continue
+		}
+		switch err := kerr.ErrorForCode(rp.ErrorCode); {
+		case err == nil:
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			if rp.LogStartOffset > end {
+				if err := m.cfg.Sink.StartAt(a.Topic, a.Partition, a.Epoch, rp.LogStartOffset); err != nil {
+					if !fail(fmt.Errorf("starting the mirror at the source's log start %d: %w", rp.LogStartOffset, err)) {
+						return
+					}
+				}
+				continue
+			}
+			err = fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark)
+			log.Error("cluster link: mirror partition stopped", "err", err)
+			m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
+			<-ctx.Done()
+			return
+		default:
+			leader = nil
+			if !fail(fmt.Errorf("source fetch: %w", err)) {
+				return
+			}
+			continue
+		}
+		if rp.HighWatermark >= 0 && rp.HighWatermark < end {
+			err := fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark)
+			log.Error("cluster link: mirror partition stopped", "err", err)
+			m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
+			<-ctx.Done()
+			return
+		}
+		m.update(k, func(st *PartitionStatus) {
+			st.SourceEnd, st.SourceStart, st.Error = rp.HighWatermark, rp.LogStartOffset, ""
+		})
+		recs := batchesFrom(rp.RecordBatches, end)
+		if len(recs) == 0 {
+			continue
+		}
+		if err := m.cfg.Sink.Append(a.Topic, a.Partition, a.Epoch, recs); err != nil {
+			if !fail(fmt.Errorf("appending to the mirror: %w", err)) {
+				return
+			}
+		}
+	}
+}
+
+// fetch sends one Fetch for the partition to its source leader.
+func (m *Manager) fetch(ctx context.Context, cl *kgo.Client, a Assignment, l sourceLeader, offset int64) (*kmsg.FetchResponseTopicPartition, error) {
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis = int32(m.cfg.MaxWait / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = m.cfg.PartitionMaxBytes
+	req.IsolationLevel = 0 // read_uncommitted: markers and aborted batches too
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = a.Topic, l.topicID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition = a.Partition
+	rp.CurrentLeaderEpoch = l.epoch
+	rp.FetchOffset = offset
+	rp.LogStartOffset = -1
+	rp.PartitionMaxBytes = m.cfg.PartitionMaxBytes
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := cl.Broker(int(l.id)).Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("source fetch from broker %d: %w", l.id, err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, fmt.Errorf("source fetch from broker %d: %w", l.id, err)
+	}
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if p := &resp.Topics[i].Partitions[j]; p.Partition == a.Partition {
+				return p, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("source fetch from broker %d: no answer for %s-%d", l.id, a.Topic, a.Partition)
+}
+
+// batchesFrom returns the whole batches of b (a fetch may end inside
+// one) from the first that ends at or after offset (a fetch returns the
+// whole batch holding its offset).
+func batchesFrom(b []byte, offset int64) []byte {
+	start, n := -1, 0
+	for len(b)-n >= 12 {
+		size := int(binary.BigEndian.Uint32(b[n+8:]))
+		if size < 49 || len(b)-n < 12+size {
+			break
+		}
+		base := int64(binary.BigEndian.Uint64(b[n:]))
+		lastDelta := int64(int32(binary.BigEndian.Uint32(b[n+23:])))
+		if start < 0 && base+lastDelta >= offset {
+			start = n
+		}
+		n += 12 + size
+	}
+	if start < 0 {
+		return nil
+	}
+	return b[start:n]
+}
