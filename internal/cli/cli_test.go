@@ -281,6 +281,11 @@ func TestUsageErrors(t *testing.T) {
 		{"group", "seek", "g", "--to", "nowhere"},
 		{"produce", "t", "--acks", "2"},
 		{"nonsense"},
+		{"link"},
+		{"link", "create"},
+		{"link", "create", "l"},
+		{"link", "describe"},
+		{"link", "list", "--format", "yaml"},
 	} {
 		code, _, errOut := samsa(t, "127.0.0.1:1", "", args...)
 		if code != 2 || !strings.HasPrefix(errOut, "samsa: ") {

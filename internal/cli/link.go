@@ -41,6 +41,9 @@ func runLink(ctx context.Context, args []string, std IO) error {
 	if name != "list" && len(pos) != 1 {
 		return usageErr("samsa link %s: expected one link name", name)
 	}
+	if name == "create" && *source == "" {
+		return usageErr("samsa link create: --source-bootstrap-servers is required")
+	}
 	cl, ctx, done, err := c.connect(ctx)
 	if err != nil {
 		return err
@@ -64,9 +67,6 @@ func runLink(ctx context.Context, args []string, std IO) error {
 			return []string{l.Name, l.State, l.Configs["source.bootstrap.servers"], dash(l.Configs["topics"]), strconv.Itoa(len(l.Mirrors))}
 		})
 	case "create":
-		if *source == "" {
-			return usageErr("samsa link create: --source-bootstrap-servers is required")
-		}
 		set := map[string]string{"create": "", "source.bootstrap.servers": *source, "topics": *topics}
 		if *groups != "" {
 			set["groups"] = *groups
