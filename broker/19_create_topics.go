@@ -224,8 +224,9 @@ func (b *Broker) createTopic(ctx context.Context, spec *topicSpec, validateOnly 
 	return b.awaitTopic(ctx, spec.name, len(spec.assignment))
 }
 
+// topicExists is TOPIC_ALREADY_EXISTS with Kafka's message.
 func topicExists(name string) error {
-	return fmt.Errorf("%w: topic '%s' already exists", kerr.TopicAlreadyExists, name)
+	return &codedError{kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
 }
 
 // internalTopic is a topic the broker creates on first use: a

@@ -107,3 +107,30 @@ func TestReplicationFactorAboveBrokersRefused(t *testing.T) {
 		t.Fatalf("replication factor 3 on 2 brokers: %v, want INVALID_REPLICATION_FACTOR", err)
 	}
 }
+
+// Creating a topic that exists answers TOPIC_ALREADY_EXISTS with Kafka
+// 4.4's message, also when only validating (and so when another broker
+// made it meanwhile: the same answer).
+func TestCreateTopicsExistingKafkaReference(t *testing.T) {
+	t.Parallel()
+	kb, _ := startKafkaRef(t)
+	n := admBroker(t, nil)
+	probe := func(addr string) map[string]string {
+		c := admDial(t, addr)
+		out := map[string]string{}
+		for _, step := range []struct {
+			name         string
+			validateOnly bool
+		}{{"create", false}, {"again", false}, {"again, validating only", true}} {
+			req := kmsg.NewPtrCreateTopicsRequest()
+			req.TimeoutMillis, req.ValidateOnly = 30000, step.validateOnly
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "exists-t", 1, 1
+			req.Topics = append(req.Topics, rt)
+			st := c.roundTrip(req, 7).(*kmsg.CreateTopicsResponse).Topics[0]
+			out[step.name] = gkAnswer(st.ErrorCode, st.ErrorMessage)
+		}
+		return out
+	}
+	compareProbes(t, probe(kb.Addr), probe(n.Addr()))
+}
