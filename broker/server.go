@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -413,8 +414,12 @@ func (b *Broker) Start() (err error) {
 	}
 	if addr := b.settings.HTTPListener; addr != "" {
 		bootstrap, mechanism := b.consoleBootstrap()
+		var reg http.Handler // no typed nil: the console tells "no registry" by nil
+		if b.registry != nil {
+			reg = b.registry.Handler()
+		}
 		b.http, err = httpapi.Start(httpapi.Config{Addr: addr, Gatherer: b.metrics.reg, Bootstrap: bootstrap, SASLMechanism: mechanism,
-			Clients: b.telemetry.Store().Clients, Pprof: b.settings.HTTPPprof, Logger: b.log})
+			Clients: b.telemetry.Store().Clients, Registry: reg, Pprof: b.settings.HTTPPprof, Logger: b.log})
 		if err != nil {
 			return fmt.Errorf("broker: samsa.http.listener %s: %w", addr, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -98,33 +99,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// page opens a route (the first time the console itself, then by its
-	// hash, as a click on a link does) and waits until the console has
-	// rendered it, with an element sel.
-	opened := false
-	page := func(route, sel string) string {
-		t.Helper()
-		var err error
-		if !opened {
-			err = chromedp.Do(b, chromedp.Navigate(base+route))
-			opened = true
-		} else {
-			_, err = chromedp.Run(b, chromedp.Evaluate[bool](fmt.Sprintf("(location.hash = %q, true)", route)))
-		}
-		if err != nil {
-			t.Fatalf("opening %s: %v", route, err)
-		}
-		ready := fmt.Sprintf("document.getElementById(\"view\").dataset.route === %q && document.querySelector(%q) !== null", route, sel)
-		if _, err := chromedp.Run(b, chromedp.Poll[bool](ready, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			text, _ := chromedp.Run(b, chromedp.Text(chromedp.CSS("#view")))
-			t.Fatalf("%s: waiting for %s: %v\npage:\n%s", route, sel, err, text)
-		}
-		text, err := chromedp.Run(b, chromedp.Text(chromedp.CSS("#view")))
-		if err != nil {
-			t.Fatalf("%s: %v", route, err)
-		}
-		return text
-	}
+	page := newConsole(t, b, base).open
 	// await polls a JavaScript condition in the page.
 	await := func(what, js string) {
 		t.Helper()
@@ -236,6 +211,82 @@ func TestConsoleInBrowser(t *testing.T) {
 	contains("messages as hex", text, "de ad be ef", "null")
 	text = page("#/messages?topic=orders&partition=0&from=start&limit=2&format=text", "#messages")
 	contains("messages as text", text, `{"id":0,"item":"widget","qty":1}`, "2 message(s)")
+}
+
+// console opens the console's pages in a browser tab.
+type console struct {
+	t      *testing.T
+	b      context.Context
+	base   string
+	opened bool
+}
+
+func newConsole(t *testing.T, b context.Context, base string) *console {
+	return &console{t: t, b: b, base: base}
+}
+
+// open opens a route (the first time the console itself, then by its
+// hash, as a click on a link does), waits until the console has rendered
+// it, with an element sel, and returns the page's text.
+func (c *console) open(route, sel string) string {
+	t, b := c.t, c.b
+	t.Helper()
+	var err error
+	if !c.opened {
+		err = chromedp.Do(b, chromedp.Navigate(c.base+route))
+		c.opened = true
+	} else {
+		_, err = chromedp.Run(b, chromedp.Evaluate[bool](fmt.Sprintf("(location.hash = %q, true)", route)))
+	}
+	if err != nil {
+		t.Fatalf("opening %s: %v", route, err)
+	}
+	ready := fmt.Sprintf("document.getElementById(\"view\").dataset.route === %q && document.querySelector(%q) !== null", route, sel)
+	if _, err := chromedp.Run(b, chromedp.Poll[bool](ready, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		text, _ := chromedp.Run(b, chromedp.Text(chromedp.CSS("#view")))
+		t.Fatalf("%s: waiting for %s: %v\npage:\n%s", route, sel, err, text)
+	}
+	text, err := chromedp.Run(b, chromedp.Text(chromedp.CSS("#view")))
+	if err != nil {
+		t.Fatalf("%s: %v", route, err)
+	}
+	return text
+}
+
+// TestConsoleSchemasInBrowser: the Schemas page lists the registry's
+// subjects, and a subject's page its versions, newest first, with their
+// schemas and the subject's compatibility level.
+func TestConsoleSchemasInBrowser(t *testing.T) {
+	n := testutil.StartBroker(t, map[string]string{"samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": "127.0.0.1:0"})
+	rc, err := sr.NewClient(sr.URLs("http://" + n.RegistryAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	testutil.Eventually(t, 30*time.Second, func() error {
+		_, err := rc.CreateSchema(ctx, "orders-value", sr.Schema{Schema: `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`})
+		return err
+	})
+	if _, err := rc.CreateSchema(ctx, "orders-value", sr.Schema{Schema: `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"note","type":"string","default":""}]}`}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.CreateSchema(ctx, "users-value", sr.Schema{Schema: `{"type":"object"}`, Type: sr.TypeJSON}); err != nil {
+		t.Fatal(err)
+	}
+	c := newConsole(t, browser(t), "http://"+n.HTTPAddr()+"/")
+	text := c.open("#/schemas", "#subjects")
+	for _, want := range []string{"orders-value", "users-value", "BACKWARD"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("schemas page: no %q in\n%s", want, text)
+		}
+	}
+	text = c.open("#/schemas/orders-value", "#versions")
+	for _, want := range []string{"AVRO", "version 2", "version 1", `"name": "note"`, "BACKWARD"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("orders-value page: no %q in\n%s", want, text)
+		}
+	}
 }
 
 func topicConfig(t *testing.T, adm *kadm.Client, topic, name string) string {

@@ -3,7 +3,8 @@
 // API under /api/ that it calls. The console's API is a Kafka client of
 // the broker itself (internal/admin, over franz-go's kadm), so it goes
 // through the same handlers, and the same authorization, as any other
-// client. Of the project's packages it imports internal/admin only
+// client; its Schemas page reads the schema registry's REST API, passed
+// in as a handler, with the console user's credentials. Of the project's packages it imports internal/admin only
 // (api.go, login.go) and clientmetrics (the Clients page's data), as
 // internal/archtest checks.
 package httpapi
@@ -40,6 +41,9 @@ type Config struct {
 	// Clients, when set, lists the client instances that pushed their
 	// metrics to this broker (KIP-714), for the console's Clients page.
 	Clients func() []clientmetrics.ClientView
+	// Registry, when set, is the schema registry's REST API, which the
+	// console's Schemas page reads (GET only) under /api/registry/.
+	Registry http.Handler
 	// Pprof also serves net/http/pprof's profiles at /debug/pprof/
 	// (samsa.http.pprof).
 	Pprof  bool
@@ -79,6 +83,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.api.clients = cfg.Clients
 	s.api.routes(mux)
+	mux.Handle("GET /api/registry/", s.api.requireLogin(registryReads(cfg.Registry)))
 	mux.Handle("GET /", s.api.requireLogin(consoleHandler()))
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -88,6 +93,17 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// registryReads serves the registry's reads under /api/registry/, or a
+// 404 when the broker serves no registry.
+func registryReads(reg http.Handler) http.Handler {
+	if reg == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusNotFound, errors.New("this broker serves no schema registry (samsa.schema.registry.listener)"))
+		})
+	}
+	return http.StripPrefix("/api/registry", reg)
 }
 
 // Addr is the bound address.

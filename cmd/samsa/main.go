@@ -4,7 +4,7 @@
 //	samsa serve [--config server.properties] [--override key=value]... [--etcd-endpoints URLs] [--log-level info]
 //	samsa serve --help-config
 //	samsa healthcheck [--bootstrap-server host:port] [--timeout 5s]
-//	samsa topic|produce|consume|group|cluster ... (the CLI: internal/cli)
+//	samsa topic|produce|consume|group|cluster|registry ... (the CLI: internal/cli)
 //	samsa version
 //
 // serve reads Kafka's broker properties from the file, then from the
@@ -79,7 +79,7 @@ func run(args, environ []string, stdout, stderr io.Writer, sig <-chan os.Signal)
 		return serve(opts, stderr, sig)
 	case "healthcheck":
 		return healthcheck(args[1:], stdout, stderr)
-	case "topic", "produce", "consume", "group", "cluster", "link":
+	case "topic", "produce", "consume", "group", "cluster", "link", "registry":
 		// A client: the first signal ends it (consume follows until then).
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

@@ -1,7 +1,8 @@
 // samsa console: a small single-page app over the JSON API under /api/
 // (httpapi/api.go). No build step, no dependencies. Pages are routed by
 // the URL's hash: #/brokers, #/topics, #/topics/NAME, #/groups,
-// #/groups/NAME, #/messages?topic=..., #/clients
+// #/groups/NAME, #/messages?topic=..., #/clients, #/schemas,
+// #/schemas/SUBJECT
 "use strict";
 
 const view = document.getElementById("view");
@@ -21,7 +22,7 @@ async function api(method, path, body) {
   }
   const resp = await fetch("/api" + path, opts);
   const data = await resp.json().catch(() => ({ error: resp.statusText }));
-  if (!resp.ok) throw new Error(data.error || resp.statusText);
+  if (!resp.ok) throw new Error(data.error || data.message || resp.statusText); // message: the registry's
   return data;
 }
 
@@ -389,6 +390,36 @@ async function clientsPage(refresh) {
   if (!refresh) timer = setInterval(() => clientsPage(true).catch(err => toast(err.message, true)), 5000);
 }
 
+// schemasPage lists the schema registry's subjects.
+async function schemasPage() {
+  const subjects = await api("GET", "/registry/subjects");
+  const global = await api("GET", "/registry/config");
+  view.innerHTML = `
+    <h1>Schemas</h1>
+    <p class="muted">Subjects of the schema registry; global compatibility <span class="mono">${esc(global.compatibilityLevel)}</span>.</p>
+    ${table(["Subject"], subjects.map(s => [tdHTML(`<a href="#/schemas/${enc(s)}">${esc(s)}</a>`)]), "subjects")}`;
+}
+
+// schemaPage shows a subject's versions, newest first, each schema in
+// full.
+async function schemaPage(subject) {
+  const base = `/registry/subjects/${enc(subject)}/versions`;
+  const versions = await api("GET", base);
+  const all = (await Promise.all(versions.map(v => api("GET", `${base}/${v}`)))).reverse();
+  const level = await api("GET", `/registry/config/${enc(subject)}?defaultToGlobal=true`);
+  view.innerHTML = `
+    <h1>${esc(subject)}</h1>
+    <p class="muted">Compatibility <span class="mono">${esc(level.compatibilityLevel)}</span>.</p>
+    ${table(["Version:num", "Id:num", "Type", "References"], all.map(v => [
+      num(v.version), num(v.id), td(v.schemaType || "AVRO"), td((v.references || []).map(r => `${r.name} → ${r.subject} v${r.version}`).join(", "))]), "versions")}
+    ${all.map(v => `<details${v === all[0] ? " open" : ""}><summary>version ${esc(v.version)}</summary><pre class="mono">${esc(pretty(v.schema))}</pre></details>`).join("")}`;
+}
+
+// pretty indents a JSON schema; other text (Protobuf) is shown as it is.
+function pretty(s) {
+  try { return JSON.stringify(JSON.parse(s), null, 2); } catch { return s; }
+}
+
 // ---- routing ----
 
 async function route() {
@@ -406,6 +437,7 @@ async function route() {
       case "groups": await (parts[1] !== undefined ? groupPage(parts[1]) : groupsPage()); break;
       case "messages": await messagesPage(params); break;
       case "clients": await clientsPage(); break;
+      case "schemas": await (parts[1] !== undefined ? schemaPage(parts[1]) : schemasPage()); break;
       default: await brokersPage();
     }
   } catch (err) {

@@ -1,5 +1,6 @@
 // Package cli is samsa's command-line client: topic, produce, consume,
-// group, cluster and link, in the spirit of rpk and kcat. It is a Kafka client
+// group, cluster, link and registry (a Schema Registry's REST API,
+// through franz-go's sr), in the spirit of rpk and kcat. It is a Kafka client
 // (franz-go's kgo and kadm, through internal/admin) and talks to any
 // Kafka-compatible cluster; it imports nothing of the broker. Every command
 // takes --bootstrap-server host:port[,...] (default 127.0.0.1:9092) and
@@ -28,7 +29,7 @@ import (
 )
 
 // Commands are the command names Run serves.
-var Commands = []string{"topic", "produce", "consume", "group", "cluster", "link"}
+var Commands = []string{"topic", "produce", "consume", "group", "cluster", "link", "registry"}
 
 // Usage describes the commands.
 const Usage = `  samsa topic list|create|describe|alter|delete ...
@@ -40,6 +41,7 @@ const Usage = `  samsa topic list|create|describe|alter|delete ...
         [--sync-configs] [--sync-acls] [--source-config k=v]...
   samsa link list|describe NAME|pause NAME|resume NAME|delete NAME
   samsa link promote|failover NAME [--topics REGEX[,...]]
+  samsa registry subjects|versions|get|register|check|compatibility|delete ... [--registry-url URL]
   (each takes --bootstrap-server host:port[,...], default 127.0.0.1:9092, --format table|json,
    and for a secured listener --sasl-mechanism M --sasl-username U --sasl-password P, --tls, --tls-ca FILE)`
 
@@ -71,6 +73,8 @@ func Run(ctx context.Context, args []string, std IO) int {
 		err = runCluster(ctx, args[1:], std)
 	case "link":
 		err = runLink(ctx, args[1:], std)
+	case "registry":
+		err = runRegistry(ctx, args[1:], std)
 	default:
 		err = usageErr("unknown command %q", args[0])
 	}
@@ -178,24 +182,14 @@ func (c *common) checkConn() error {
 // security is the kgo options of --sasl-* and --tls*.
 func (c *common) security() ([]kgo.Opt, error) {
 	var opts []kgo.Opt
-	if c.tls || c.tlsCA != "" {
-		cfg := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
-		if c.tlsCA != "" {
-			pem, err := os.ReadFile(c.tlsCA)
-			if err != nil {
-				return nil, err
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", c.tlsCA)
-			}
-		}
+	cfg, err := c.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg))
 	}
-	password := c.saslPassword
-	if password == "" {
-		password = os.Getenv("SAMSA_SASL_PASSWORD")
-	}
+	password := c.password()
 	switch c.saslMechanism {
 	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: c.saslUser, Pass: password}.AsMechanism()))
@@ -205,6 +199,33 @@ func (c *common) security() ([]kgo.Opt, error) {
 		opts = append(opts, kgo.SASL(scram.Auth{User: c.saslUser, Pass: password}.AsSha512Mechanism()))
 	}
 	return opts, nil
+}
+
+// tlsConfig is the TLS of --tls and --tls-ca*, or nil without.
+func (c *common) tlsConfig() (*tls.Config, error) {
+	if !c.tls && c.tlsCA == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: c.tlsServerName, MinVersion: tls.VersionTLS12}
+	if c.tlsCA != "" {
+		pem, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate", c.tlsCA)
+		}
+	}
+	return cfg, nil
+}
+
+// password is --sasl-password, else $SAMSA_SASL_PASSWORD.
+func (c *common) password() string {
+	if c.saslPassword != "" {
+		return c.saslPassword
+	}
+	return os.Getenv("SAMSA_SASL_PASSWORD")
 }
 
 // client connects to the cluster.
