@@ -9,6 +9,7 @@ package broker
 // sizes, group lag) are computed when /metrics is scraped.
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,8 +375,20 @@ func (m *metrics) flushed(took time.Duration) {
 
 // registryRequest counts a request the schema registry answered.
 func (m *metrics) registryRequest(method, route string, code int) {
-	m.registryRequests.WithLabelValues(method, route).Inc()
+	m.registryRequests.WithLabelValues(httpMethodLabel(method), route).Inc()
 	if code != 0 {
 		m.registryErrors.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	}
+}
+
+// httpMethodLabel is a request's method as a label value: the methods
+// HTTP defines by name, any other "other". The client names the method
+// (any token), and each name would be a series kept for good.
+func httpMethodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
