@@ -368,6 +368,11 @@ func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64
 		limit, minOne = min(limit, allowed), true
 	}
 	rr, err := l.Read(fp.offset, int32(min(limit, 1<<31-1)), maxOffset, minOne)
+	if errors.Is(err, logstore.ErrBelowLocalLog) && !fp.follower && fp.t != nil && fp.t.remote != nil && b.tiered != nil {
+		// Tiered storage: a consumer reads below the local log from
+		// the object store; a follower gets OFFSET_MOVED_TO_TIERED_STORAGE.
+		rr, err = b.readRemote(fp, int32(min(limit, 1<<31-1)), maxOffset, minOne)
+	}
 	if err != nil {
 		fp.err = err
 		return 0, true

@@ -90,7 +90,7 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 	switch rp.Timestamp {
 	case tsLatest:
 		sp.Offset = hw
-	case tsEarliest, tsEarliestLocal:
+	case tsEarliest:
 		sp.Offset = l.StartOffset()
 	case tsMax:
 		off, ts, err := l.MaxTimestamp()
@@ -101,9 +101,13 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 			off, ts = -1, -1
 		}
 		sp.Offset, sp.Timestamp = off, ts
-	case tsLatestTiered, tsEarliestUpload:
-		// No tiered storage: Kafka answers an unknown offset.
-		sp.Offset, sp.Timestamp = -1, -1
+	case tsEarliestLocal, tsLatestTiered, tsEarliestUpload:
+		off, ep, err := b.tieredOffset(rp.Timestamp, b.meta.topic(topicName), p, l)
+		if err != nil {
+			return err
+		}
+		sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, -1, ep
+		return nil
 	default:
 		if rp.Timestamp < 0 {
 			return kerr.InvalidRequest

@@ -1,6 +1,11 @@
 package broker
 
 import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/tiered"
 )
 
@@ -24,14 +29,69 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	chunk, _ := strconv.ParseInt(b.props.RSM("rsm.config.chunk.size"), 10, 64)
+	cache, _ := strconv.ParseInt(b.props.RSM("rsm.config.fetch.chunk.cache.size"), 10, 64)
 	return tiered.NewManager(tiered.ManagerConfig{
-		NodeID:   b.nodeID,
-		Store:    store,
-		Meta:     b.store,
-		Interval: b.settings.RemoteLogManagerInterval,
-		Replicas: b.tieredReplicas,
-		Logger:   b.log,
+		NodeID:     b.nodeID,
+		Store:      store,
+		Meta:       b.store,
+		Interval:   b.settings.RemoteLogManagerInterval,
+		Replicas:   b.tieredReplicas,
+		ChunkSize:  chunk,
+		CacheBytes: cache,
+		Logger:     b.log,
 	}), nil
+}
+
+// readRemote answers a consumer's fetch below the local log of a tiered
+// partition from the object store, waiting at most
+// remote.fetch.max.wait.ms: past it the partition is answered without
+// records, and the consumer fetches again.
+func (b *Broker) readRemote(fp *fetchPart, maxBytes int32, maxOffset int64, minOne bool) (logstore.ReadResult, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg().Settings().RemoteFetchMaxWait)
+	defer cancel()
+	rr, err := b.tiered.Read(ctx, fp.p.Topic, fp.p.TopicID, fp.p.ID, fp.offset, maxBytes, maxOffset, minOne)
+	if errors.Is(err, context.DeadlineExceeded) && b.ctx.Err() == nil {
+		b.log.Debug("remote fetch timed out", "partition", fp.p.String(), "offset", fp.offset)
+		return logstore.ReadResult{}, nil
+	}
+	return rr, err
+}
+
+// tieredOffset answers ListOffsets' EARLIEST_LOCAL (-4), LATEST_TIERED
+// (-5) and EARLIEST_PENDING_UPLOAD (-6) for a partition led here, as
+// Kafka 4.4's UnifiedLog: offset and leader epoch, -1 for unknown.
+func (b *Broker) tieredOffset(ts int64, t *topic, p *partition, l *logstore.Log) (int64, int32, error) {
+	epochOf := func(off int64) int32 {
+		if off < 0 {
+			return -1
+		}
+		return l.EpochForOffset(off)
+	}
+	if ts == tsEarliestLocal {
+		off := l.LocalStartOffset()
+		return off, epochOf(off), nil
+	}
+	if t == nil || t.remote == nil || b.tiered == nil {
+		return -1, -1, nil
+	}
+	copied, err := b.tiered.CopiedEnd(b.ctx, p.TopicID, p.ID)
+	if err != nil {
+		return -1, -1, err
+	}
+	highest := copied - 1 // -1: nothing copied
+	if ts == tsLatestTiered {
+		return highest, epochOf(highest), nil
+	}
+	if highest < 0 {
+		if l.LocalStartOffset() == l.StartOffset() {
+			off := l.StartOffset() // nothing uploaded yet: the earliest offset
+			return off, epochOf(off), nil
+		}
+		return -1, -1, nil
+	}
+	off := max(highest+1, l.StartOffset())
+	return off, epochOf(off), nil
 }
 
 // tieredReplicas lists this broker's replicas of tiered topics, each

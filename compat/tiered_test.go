@@ -6,12 +6,14 @@ package compat
 // completeness check of what the leaders copied.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +176,75 @@ func TestTieredUploadLeaderChange(t *testing.T) {
 	ms := waitCopied(t, st, 160)
 	if len(ms) <= len(first) || ms[len(ms)-1].LeaderEpoch == 0 {
 		t.Errorf("after the leader change: %+v", ms)
+	}
+}
+
+// listOffsetsAt asks for partition 0 of topic at each of the special
+// timestamps, and returns the offset and leader epoch answered, by
+// timestamp.
+func listOffsetsAt(t *testing.T, cl *kgo.Client, topic string, timestamps ...int64) map[int64][2]int64 {
+	t.Helper()
+	out := map[int64][2]int64{}
+	for _, ts := range timestamps {
+		sp := listOffsetRaw(t, cl, topic, 0, ts)
+		if sp.ErrorCode != 0 {
+			t.Fatalf("ListOffsets %d: error %d", ts, sp.ErrorCode)
+		}
+		out[ts] = [2]int64{sp.Offset, int64(sp.LeaderEpoch)}
+	}
+	return out
+}
+
+// TestTieredConsumeFromRemote: with local.retention.bytes=0 the broker
+// keeps only what is not copied yet; ListOffsets answers earliest,
+// earliest-local, latest-tiered and earliest-pending-upload as Kafka
+// 4.4's UnifiedLog does; a kgo consumer and Kafka's console consumer
+// read every record from offset 0, the old ones from the bucket.
+func TestTieredConsumeFromRemote(t *testing.T) {
+	t.Parallel()
+	st := s3test.Start(t, "tiered")
+	n := admBroker(t, tieredBrokerProps(st))
+	topic := "tiered-consume"
+	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	const total = 120
+	produceValues(t, cl, topic, 0, total)
+	var offs map[int64][2]int64
+	testutil.Eventually(t, 60*time.Second, func() error {
+		offs = listOffsetsAt(t, cl, topic, -2, -4, -5, -6)
+		if offs[-4][0] < 100 {
+			return fmt.Errorf("local log starts at %d", offs[-4][0])
+		}
+		return nil
+	})
+	if offs[-2] != [2]int64{0, 0} || offs[-5][0] != offs[-4][0]-1 || offs[-6][0] != offs[-4][0] || offs[-5][1] != 0 || offs[-6][1] != 0 {
+		t.Errorf("ListOffsets earliest, earliest-local, latest-tiered, pending-upload: %v", offs)
+	}
+
+	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(200*time.Millisecond), kgo.FetchMaxBytes(3000))
+	ctx := testCtx(t, 60*time.Second)
+	for next := 0; next < total; {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("poll at %d: %v", next, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != int64(next) || !bytes.Equal(r.Value, tieredValue(next)) {
+				t.Fatalf("record at %d: offset %d, value %.10q", next, r.Offset, r.Value)
+			}
+			next++
+		})
+	}
+
+	out, err := kafkaToolIn(t, ctx, n.Addr(), t.TempDir())("", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+		"--topic", topic, "--from-beginning", "--max-messages", strconv.Itoa(total), "--timeout-ms", "60000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 50, total - 1} {
+		if !strings.Contains(out, string(tieredValue(i))+"\n") {
+			t.Errorf("the console consumer did not print record %d", i)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -50,7 +51,13 @@ type ManagerConfig struct {
 	Interval time.Duration
 	// Replicas lists this broker's replicas of tiered topics.
 	Replicas func() []Replica
-	Logger   *slog.Logger
+	// ChunkSize is rsm.config.chunk.size: remote objects are read, and
+	// cached, in ranges of this many bytes. Default 4 MiB.
+	ChunkSize int64
+	// CacheBytes bounds the chunks held for remote reads (beyond those
+	// of reads being sent). Default 64 MiB.
+	CacheBytes int64
+	Logger     *slog.Logger
 }
 
 // Manager is tiered storage's side of a broker, as Kafka's
@@ -67,6 +74,8 @@ type Manager struct {
 	cfg  ManagerConfig
 	kick chan struct{}
 	now  func() time.Time // retention's clock (tests set it)
+
+	reader *reader
 
 	mu    sync.Mutex
 	cache map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
@@ -88,7 +97,14 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.Replicas == nil {
 		cfg.Replicas = func() []Replica { return nil }
 	}
-	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, now: time.Now}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = 4 << 20
+	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = 64 << 20
+	}
+	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, now: time.Now,
+		reader: &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
 }
 
 // Run gives every replica a pass each Interval (and at Kick) until ctx
@@ -321,4 +337,41 @@ func (l *leader) expire(ctx context.Context, now time.Time) error {
 	l.m.cfg.Logger.Info("tiered storage: remote segments expired", "topic", r.Topic, "partition", r.Partition,
 		"count", n, "first", victims[0].StartOffset, "end", victims[n-1].EndOffset)
 	return l.finishLeftovers(ctx)
+}
+
+// Read reads a partition's remote log with logstore.Log.Read's contract,
+// from the one remote segment serving offset (a read never crosses into
+// the next one, as Kafka's remote fetch): whole batches, at most maxBytes
+// but the first whole when minOneBatch, none at or past maxOffset. An
+// offset no remote segment serves is logstore.ErrOffsetOutOfRange. The
+// result's bytes stay in the chunk cache until it is released.
+func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, partition int32, offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (logstore.ReadResult, error) {
+	obj := Replica{Topic: topic, TopicID: topicID, Partition: partition}.objects()
+	md, err := m.Metadata(ctx, topicID, partition)
+	if err != nil {
+		return logstore.ReadResult{}, err
+	}
+	for fresh := false; ; fresh = true {
+		seg, ok := md.SegmentFor(offset)
+		if ok {
+			res, err := m.reader.read(ctx, obj, seg, offset, maxBytes, maxOffset, minOneBatch)
+			if !errors.Is(err, ErrNotFound) || fresh {
+				return res, err
+			}
+		} else if fresh {
+			return logstore.ReadResult{}, fmt.Errorf("%w: no remote segment of %s-%d holds %d", logstore.ErrOffsetOutOfRange, topic, partition, offset)
+		}
+		// The copy read last may be stale (a segment copied or deleted
+		// by the leader since): read the metadata again, once.
+		if md, _, err = m.load(ctx, topicID, partition); err != nil {
+			return logstore.ReadResult{}, err
+		}
+	}
+}
+
+// CopiedEnd is where the copy of a partition stands (0: nothing copied),
+// by the metadata this broker last read.
+func (m *Manager) CopiedEnd(ctx context.Context, topicID [16]byte, partition int32) (int64, error) {
+	md, err := m.Metadata(ctx, topicID, partition)
+	return md.CopiedEnd(), err
 }

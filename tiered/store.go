@@ -6,9 +6,11 @@
 // metadata (metadata.go: one etcd key per partition, written by its
 // leader fenced on its leader epoch; the bucket's manifests are the
 // completeness check) and the Manager, whose leader-only passes copy the
-// rolled segments below the last stable offset.
-//
-// Local and remote retention and remote reads come next (issue 26).
+// rolled segments below the last stable offset and apply remote
+// retention, and whose passes on every replica apply local retention.
+// Reads below the local log come from the object store through a chunk
+// cache of bounded size (reader.go, cache.go), as bytes regions of
+// logstore's SegmentSource seam.
 package tiered
 
 import (

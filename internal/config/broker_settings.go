@@ -136,6 +136,7 @@ type BrokerSettings struct {
 
 	RemoteStorageSystem      bool          `prop:"remote.log.storage.system.enable"`
 	RemoteLogManagerInterval time.Duration `prop:"remote.log.manager.task.interval.ms,ms"`
+	RemoteFetchMaxWait       time.Duration `prop:"remote.fetch.max.wait.ms,ms"`
 }
 
 // RackAwareReads reports whether replica.selector.class is Kafka's

@@ -31,6 +31,7 @@ const (
 var rsmDefs = []Def{
 	{Name: "rsm.config.storage.backend.class", Type: tClass, Doc: "The plugin's storage backend; samsa implements " + AivenS3BackendClass + "."},
 	{Name: "rsm.config.chunk.size", Type: tInt, Doc: "The size of the chunks a segment is stored and fetched in.", check: between(1, 1<<30-1)},
+	{Name: "rsm.config.fetch.chunk.cache.size", Type: tLong, Default: str("67108864"), Doc: "The bytes of remote chunks kept in memory for remote reads (beyond those being sent); -1, the plugin's unbounded, is taken as the default.", check: atLeast(-1)},
 	{Name: "rsm.config.key.prefix", Type: tString, Default: str(""), Doc: "The prefix of every object key."},
 	{Name: "rsm.config.storage.s3.bucket.name", Type: tString, Doc: "The S3 bucket."},
 	{Name: "rsm.config.storage.s3.endpoint.url", Type: tString, Doc: "The S3 endpoint (an S3-compatible store's URL); unset: AWS's endpoint of the region.", check: checkEndpointURL},

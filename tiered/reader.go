@@ -1,0 +1,164 @@
+package tiered
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// reader reads record batches of remote segments through a chunk cache:
+// the offset index finds the position at or below the offset, then batch
+// headers are read forward; the result's regions point into the cached
+// chunks (pinned until it is released), so nothing but the cache holds
+// remote bytes.
+type reader struct {
+	cache *chunkCache
+}
+
+// pinned is what a read holds until its result is released.
+type pinned struct {
+	c      *chunkCache
+	chunks []*chunk
+}
+
+func (p *pinned) release() {
+	for _, ch := range p.chunks {
+		p.c.unpin(ch)
+	}
+	p.chunks = nil
+}
+
+// bytesAt returns n bytes of the object at pos, as pieces of cached
+// chunks (pinned into p).
+func (r *reader) bytesAt(ctx context.Context, p *pinned, object string, objectSize, pos, n int64) ([][]byte, error) {
+	var out [][]byte
+	for n > 0 {
+		if pos >= objectSize {
+			return nil, fmt.Errorf("tiered: %s: read past its end (%d of %d bytes)", object, pos, objectSize)
+		}
+		ch, err := r.cache.get(ctx, object, objectSize, pos/r.cache.size)
+		if err != nil {
+			return nil, err
+		}
+		p.chunks = append(p.chunks, ch)
+		from := pos - ch.key.index*r.cache.size
+		if from >= int64(len(ch.data)) {
+			return nil, fmt.Errorf("tiered: %s: short chunk %d", object, ch.key.index)
+		}
+		piece := ch.data[from:min(int64(len(ch.data)), from+n)]
+		out = append(out, piece)
+		pos += int64(len(piece))
+		n -= int64(len(piece))
+	}
+	return out, nil
+}
+
+// copied reads n bytes at pos into a small buffer (headers, index entries).
+func (r *reader) copied(ctx context.Context, object string, objectSize, pos int64, buf []byte) error {
+	p := &pinned{c: r.cache}
+	defer p.release()
+	pieces, err := r.bytesAt(ctx, p, object, objectSize, pos, int64(len(buf)))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, pc := range pieces {
+		n += copy(buf[n:], pc)
+	}
+	return nil
+}
+
+// startPosition is the position of the last offset index entry at or
+// below offset (0 when none): a binary search over the remote index.
+func (r *reader) startPosition(ctx context.Context, obj Partition, seg RemoteSegment, offset int64) (int64, error) {
+	key, size := seg.Key(obj, "index"), seg.Sizes["index"]
+	n := size / 8
+	var entry [8]byte
+	lo, hi := int64(0), n // entries[:lo] are at or below offset
+	var pos int64
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if err := r.copied(ctx, key, size, mid*8, entry[:]); err != nil {
+			return 0, err
+		}
+		rel := int64(binary.BigEndian.Uint32(entry[:4]))
+		if seg.BaseOffset+rel <= offset {
+			lo, pos = mid+1, int64(binary.BigEndian.Uint32(entry[4:]))
+		} else {
+			hi = mid
+		}
+	}
+	return pos, nil
+}
+
+// read is logstore.Log.Read over one remote segment: whole batches from
+// the one holding offset, at most maxBytes (the first whole when
+// minOneBatch), none starting at or past maxOffset or the segment's end.
+func (r *reader) read(ctx context.Context, obj Partition, seg RemoteSegment, offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (logstore.ReadResult, error) {
+	logKey, logSize := seg.Key(obj, "log"), seg.LogSize()
+	maxOffset = min(maxOffset, seg.EndOffset)
+	pos, err := r.startPosition(ctx, obj, seg, offset)
+	if err != nil {
+		return logstore.ReadResult{}, err
+	}
+	var hdr [logstore.BatchHeaderSize]byte
+	// Forward to the batch holding offset.
+	var h logstore.BatchHeader
+	for {
+		if pos+logstore.BatchHeaderSize > logSize {
+			return logstore.ReadResult{}, nil
+		}
+		if err := r.copied(ctx, logKey, logSize, pos, hdr[:]); err != nil {
+			return logstore.ReadResult{}, err
+		}
+		if h, err = logstore.ParseBatchHeader(hdr[:]); err != nil || h.Size() < logstore.BatchHeaderSize || pos+h.Size() > logSize {
+			return logstore.ReadResult{}, fmt.Errorf("%w: %s at %d", logstore.ErrCorruptBatch, logKey, pos)
+		}
+		if h.LastOffset() >= offset {
+			break
+		}
+		pos += h.Size()
+	}
+	if h.BaseOffset >= maxOffset {
+		return logstore.ReadResult{}, nil
+	}
+	// Whole batches from pos, within the budget.
+	from, to, next := pos, pos, h.BaseOffset
+	budget := int64(max(maxBytes, 0))
+	for {
+		if to-from+h.Size() > budget && !(to == from && minOneBatch) {
+			break
+		}
+		to += h.Size()
+		if to+logstore.BatchHeaderSize > logSize {
+			next = seg.EndOffset
+			break
+		}
+		if err := r.copied(ctx, logKey, logSize, to, hdr[:]); err != nil {
+			return logstore.ReadResult{}, err
+		}
+		if h, err = logstore.ParseBatchHeader(hdr[:]); err != nil || h.Size() < logstore.BatchHeaderSize || to+h.Size() > logSize {
+			return logstore.ReadResult{}, fmt.Errorf("%w: %s at %d", logstore.ErrCorruptBatch, logKey, to)
+		}
+		next = h.BaseOffset
+		if h.BaseOffset >= maxOffset {
+			break
+		}
+	}
+	if to == from {
+		return logstore.ReadResult{}, nil
+	}
+	p := &pinned{c: r.cache}
+	pieces, err := r.bytesAt(ctx, p, logKey, logSize, from, to-from)
+	if err != nil {
+		p.release()
+		return logstore.ReadResult{}, err
+	}
+	regions := make([]logstore.Region, len(pieces))
+	for i, pc := range pieces {
+		regions[i] = logstore.Region{Bytes: pc, Length: int64(len(pc))}
+	}
+	return logstore.NewReadResult(regions, min(next, maxOffset), p.release), nil
+}
