@@ -32,6 +32,7 @@ import (
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/internal/kafkaref"
+	"github.com/samsa-io/samsa/internal/procstat"
 )
 
 // failoverCluster is three brokers the failover case can kill.
@@ -46,9 +47,17 @@ type failoverCluster struct {
 	// data, returning when the processes were started.
 	restart func() (time.Time, error)
 	// bounce stops broker i (0-based) with SIGTERM, returning how long
-	// its clean shutdown took (to the process's exit), and starts it
-	// again on its data.
-	bounce func(i int) (time.Duration, error)
+	// its clean shutdown took (to the process's exit) and the CPU time it
+	// spent on it, and starts it again on its data.
+	bounce func(i int) (stopped, error)
+	// logs are the samsa brokers' log files, by position; nil for Kafka.
+	logs []string
+}
+
+// stopped is one clean shutdown as bounce measured it.
+type stopped struct {
+	took time.Duration // SIGTERM to the process's exit
+	cpu  time.Duration // the process's CPU time over the same span; -1 when unknown
 }
 
 type failoverResult struct {
@@ -61,7 +70,7 @@ type failoverResult struct {
 func runFailover(ctx context.Context, cfg config, samsaBin string, withSamsa, withKafka bool) []failoverResult {
 	var out []failoverResult
 	if withSamsa {
-		c, err := startSamsaCluster(ctx, samsaBin, filepath.Join(cfg.tmp, "failover-samsa"))
+		c, err := startSamsaCluster(ctx, samsaBin, filepath.Join(cfg.tmp, "failover-samsa"), "")
 		r := failoverResult{name: "samsa", err: err}
 		if err == nil {
 			r.elected, r.worstGap, r.err = measureFailover(ctx, c)
@@ -117,13 +126,13 @@ func startKafkaCluster(ctx context.Context, libs, dir string) (*failoverCluster,
 		}
 		return t0, nil
 	}
-	c.bounce = func(i int) (time.Duration, error) {
+	c.bounce = func(i int) (stopped, error) {
 		t0 := time.Now()
 		if err := nodes[i].Stop(10 * time.Minute); err != nil {
-			return 0, err
+			return stopped{}, err
 		}
-		took := time.Since(t0)
-		return took, nodes[i].Relaunch(libs, o)
+		s := stopped{took: time.Since(t0), cpu: -1}
+		return s, nodes[i].Relaunch(libs, o)
 	}
 	for _, n := range nodes {
 		c.addrs = append(c.addrs, n.Addr)
@@ -132,8 +141,11 @@ func startKafkaCluster(ctx context.Context, libs, dir string) (*failoverCluster,
 }
 
 // startSamsaCluster runs an etcd in this process and three samsa
-// processes on it, with default settings.
-func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, error) {
+// processes on it, with default settings, logging at level (warn when "").
+func startSamsaCluster(ctx context.Context, bin, dir, level string) (*failoverCluster, error) {
+	if level == "" {
+		level = "warn"
+	}
 	e, err := controller.StartEmbedded(controller.EmbeddedConfig{Dir: filepath.Join(dir, "etcd"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
@@ -186,7 +198,7 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 		if err := os.MkdirAll(data, 0o755); err != nil {
 			return err
 		}
-		cmd := exec.CommandContext(ctx, bin, "serve", "--log-level", "warn",
+		cmd := exec.CommandContext(ctx, bin, "serve", "--log-level", level,
 			"--override", "node.id="+strconv.Itoa(i+1),
 			"--override", "listeners=PLAINTEXT://"+c.addrs[i],
 			"--override", "log.dirs="+data,
@@ -221,20 +233,26 @@ func startSamsaCluster(ctx context.Context, bin, dir string) (*failoverCluster, 
 		}
 		return t0, nil
 	}
-	c.bounce = func(i int) (time.Duration, error) {
+	c.bounce = func(i int) (stopped, error) {
 		mu.Lock()
 		cmd := cmds[i]
 		cmds[i] = nil
 		mu.Unlock()
 		t0 := time.Now()
+		s := stopped{cpu: -1}
 		if cmd != nil {
+			before, err := procstat.CPUTime(cmd.Process.Pid)
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			_ = cmd.Wait()
+			if st := cmd.ProcessState; err == nil && st != nil {
+				s.cpu = st.UserTime() + st.SystemTime() - before
+			}
 		}
-		took := time.Since(t0)
-		return took, launch(i)
+		s.took = time.Since(t0)
+		return s, launch(i)
 	}
 	for i := range 3 {
+		c.logs = append(c.logs, filepath.Join(dir, "node"+strconv.Itoa(i+1), "samsa.log"))
 		c.addrs = append(c.addrs, "127.0.0.1:"+strconv.Itoa(ports[i]))
 		c.httpAddrs = append(c.httpAddrs, "127.0.0.1:"+strconv.Itoa(ports[3+i]))
 	}

@@ -82,7 +82,7 @@ func run() int {
 	verbose := flag.Bool("v", false, "print every run's figures as they come")
 	sectionList := flag.String("sections", "", "run only these parts of each round, comma-separated: produce, consume, latency, fanin, txn (consume and latency need produce)")
 	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
-	scale := flag.Bool("scale", false, "run only the scale cases (scale.go): "+strings.Join(scaleSections, ", ")+"; -sections picks among them")
+	scale := flag.Bool("scale", false, "run only the scale cases (scale.go): "+strings.Join(scaleSections, ", ")+"; -sections picks among them, or "+strings.Join(scaleExtraSections, ", ")+" (off by default)")
 	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory; with -scale, the CPU profiles of each samsa broker of the partitions section (creation, failover, restart) and their heap at rest")

@@ -37,6 +37,9 @@ package main
 //     the total, each clean shutdown (SIGTERM to exit), and the longest
 //     window in which one of the producers (one per partition of six,
 //     each writing one record after the other) saw no acknowledgement.
+//   - restart (only when -sections names it): that rolling restart
+//     alone, after one record written to each partition, with each clean
+//     shutdown's CPU time and the phases samsa logs of it.
 
 import (
 	"bufio"
@@ -63,6 +66,10 @@ import (
 )
 
 var scaleSections = []string{"pinned", "compressed", "connections", "cluster", "partitions"}
+
+// scaleExtraSections run only when -sections names them: restart is the
+// rolling restart of partitions alone (scaleRestart).
+var scaleExtraSections = []string{"restart"}
 
 // scalePlan is what bench -scale measures.
 type scalePlan struct {
@@ -123,7 +130,7 @@ func (p *scalePlan) only(list string) error {
 	if list == "" {
 		return nil
 	}
-	want, err := pickSections(list, scaleSections)
+	want, err := pickSections(list, append(slices.Clone(scaleSections), scaleExtraSections...))
 	if err != nil {
 		return err
 	}
@@ -257,16 +264,16 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 		defer br.stop(30 * time.Second)
 		return scaleConnections(ctx, cfg, sp, res, b, br)
 	})
-	startCluster := func(b, dir string) (*failoverCluster, error) {
+	startCluster := func(b, dir, level string) (*failoverCluster, error) {
 		if b == "kafka" {
 			return startKafkaCluster(ctx, cfg.tools.libs, dir)
 		}
-		return startSamsaCluster(ctx, samsaBin, dir)
+		return startSamsaCluster(ctx, samsaBin, dir, level)
 	}
 	section("cluster", func(b string) error {
 		dir := dirOf("cluster", b)
 		defer cfg.remove(dir)
-		c, err := startCluster(b, dir)
+		c, err := startCluster(b, dir, "")
 		if err != nil {
 			return err
 		}
@@ -276,11 +283,30 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 	section("partitions", func(b string) error {
 		for _, n := range sp.manyParts {
 			dir := dirOf(fmt.Sprintf("partitions-%d", n), b)
-			c, err := startCluster(b, dir)
+			c, err := startCluster(b, dir, "")
 			if err != nil {
 				return err
 			}
 			err = scalePartitions(ctx, cfg, sp, res, b, c, n)
+			c.stop()
+			cfg.remove(dir)
+			if err != nil {
+				return fmt.Errorf("%d partitions: %w", n, err)
+			}
+		}
+		return nil
+	})
+	// Not among the default sections (partitions includes it): for
+	// measuring shutdowns alone. samsa logs at info here, its default,
+	// for the phases of each shutdown.
+	section("restart", func(b string) error {
+		for _, n := range sp.manyParts {
+			dir := dirOf(fmt.Sprintf("restart-%d", n), b)
+			c, err := startCluster(b, dir, "info")
+			if err != nil {
+				return err
+			}
+			err = scaleRestart(ctx, cfg, res, b, c, n)
 			c.stop()
 			cfg.remove(dir)
 			if err != nil {
@@ -690,13 +716,7 @@ const manyTopicParts = 1000
 
 func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleResults, b string, c *failoverCluster, n int32) error {
 	sec := "partitions"
-	k := (n + manyTopicParts - 1) / manyTopicParts
-	per := n / k
-	pre := fmt.Sprintf("%d RF3 (%d topics): ", per*k, k)
-	var topics []string
-	for i := range k {
-		topics = append(topics, fmt.Sprintf("many-%d-%d", n, i))
-	}
+	topics, per, pre := manyTopics(n)
 	profiled := profileCluster(cfg, c, fmt.Sprintf("%d-create", n), 20*time.Second, 0)
 	took, err := createClusterTopics(ctx, c, topics, per)
 	profiled()
@@ -787,23 +807,122 @@ func scalePartitions(ctx context.Context, cfg config, sp scalePlan, res *scaleRe
 	if err := awaitServing(ctx, adm, topics, per, true, 10*time.Minute); err != nil {
 		return fmt.Errorf("before the rolling restart: %w", err)
 	}
-	total, slowest, gap, err := rollingRestart(ctx, c, adm, topics, per)
+	rr, err := rollingRestart(ctx, c, adm, topics, per, "")
 	if err != nil {
 		return fmt.Errorf("rolling restart: %w", err)
 	}
-	res.set(sec, pre+"rolling restart under acks=all: total", "s", true, b, total.Seconds())
-	res.set(sec, pre+"rolling restart: slowest clean shutdown", "s", true, b, slowest.Seconds())
-	res.set(sec, pre+"rolling restart: longest no-ack window", "s", true, b, gap.Seconds())
+	rr.report(res, sec, pre, b)
 	return nil
+}
+
+// manyTopics names the topics n partitions are spread over (at most
+// manyTopicParts each), with the partitions of each and the prefix of the
+// figures about them.
+func manyTopics(n int32) (topics []string, per int32, pre string) {
+	k := (n + manyTopicParts - 1) / manyTopicParts
+	per = n / k
+	for i := range k {
+		topics = append(topics, fmt.Sprintf("many-%d-%d", n, i))
+	}
+	return topics, per, fmt.Sprintf("%d RF3 (%d topics): ", per*k, k)
+}
+
+// scaleRestart is the rolling restart of the partitions section alone, on
+// partitions that each hold a record (so that every log has its files and
+// a leader epoch to carry through the shutdown): n partitions created, one
+// acks=all record written to each, then rollingRestart. Besides its
+// figures it prints each clean shutdown's time, CPU time, and the phases
+// a samsa broker logs ("controlled shutdown: leadership moved", "logs
+// flushed ahead of the close", "samsa stopped").
+func scaleRestart(ctx context.Context, cfg config, res *scaleResults, b string, c *failoverCluster, n int32) error {
+	const sec = "restart"
+	topics, per, pre := manyTopics(n)
+	took, err := createClusterTopics(ctx, c, topics, per)
+	if err != nil {
+		return err
+	}
+	progress("  created in %.1fs", took.Seconds())
+	if err := produceToAll(ctx, c, topics, per); err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if err := awaitServing(ctx, adm, topics, per, true, 10*time.Minute); err != nil {
+		return fmt.Errorf("before the rolling restart: %w", err)
+	}
+	rr, err := rollingRestart(ctx, c, adm, topics, per, cfg.scaleProfile)
+	if err != nil {
+		return fmt.Errorf("rolling restart: %w", err)
+	}
+	rr.report(res, sec, pre, b)
+	for i, s := range rr.stops {
+		line := fmt.Sprintf("  broker %d: clean shutdown %.1fs, %.1f CPU-s", i+1, s.took.Seconds(), s.cpu.Seconds())
+		if i < len(c.logs) {
+			line += "; " + shutdownPhases(c.logs[i])
+		}
+		progress("%s", line)
+	}
+	return nil
+}
+
+// produceToAll writes one acks=all record to every partition of topics
+// (per each).
+func produceToAll(ctx context.Context, c *failoverCluster, topics []string, per int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedRecords(len(topics)*int(per)+1))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var rs []*kgo.Record
+	for _, topic := range topics {
+		for p := range per {
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")})
+		}
+	}
+	t0 := time.Now()
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("a record to every partition: %w", err)
+	}
+	progress("  a record written to each of %d partitions in %.1fs", len(rs), time.Since(t0).Seconds())
+	return nil
+}
+
+// shutdownPhases returns what the last clean shutdown in a samsa broker's
+// log said of its phases: the attributes of its last "leadership moved",
+// "logs flushed ahead of the close" and "samsa stopped" lines.
+func shutdownPhases(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, msg := range []string{"controlled shutdown: leadership moved", "shutdown: logs flushed ahead of the close", "samsa stopped"} {
+		i := strings.LastIndex(string(b), `msg="`+msg+`"`)
+		if i < 0 {
+			continue
+		}
+		line, _, _ := strings.Cut(string(b[i+len(msg)+7:]), "\n")
+		out = append(out, msg+":"+line)
+	}
+	return strings.Join(out, "; ")
 }
 
 // rollingRestart bounces the brokers of c one after the other while six
 // producers (one per partition 0-5 of the first topic) write acks=all
 // records one at a time; before the next broker goes, every partition of
 // topics (per each) is back to three replicas in sync. It returns the
-// total time, the slowest clean shutdown and the longest time a producer
-// waited for an acknowledgement.
-func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, topics []string, per int32) (total, slowest, gap time.Duration, err error) {
+// total time, each clean shutdown and the longest time a producer waited
+// for an acknowledgement.
+//
+// With profile set (a directory), a CPU profile of the first 5 s of each
+// samsa broker's shutdown is written to it as shutdown-<node>.cpu.pprof
+// (see profileShutdown).
+func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, topics []string, per int32, profile string) (rr rolled, err error) {
 	const producers = 6
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -815,11 +934,11 @@ func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, t
 			kgo.ProducerLinger(0), kgo.MetadataMinAge(100*time.Millisecond), kgo.RecordRetries(1<<30),
 			kgo.RetryTimeout(10*time.Minute))
 		if err != nil {
-			return 0, 0, 0, err
+			return rr, err
 		}
 		defer cl.Close()
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topics[0], Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
-			return 0, 0, 0, fmt.Errorf("before the rolling restart: %w", err)
+			return rr, fmt.Errorf("before the rolling restart: %w", err)
 		}
 		last[p] = time.Now()
 		wg.Add(1)
@@ -831,7 +950,7 @@ func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, t
 				}
 				now := time.Now()
 				mu.Lock()
-				gap = max(gap, now.Sub(last[p]))
+				rr.gap = max(rr.gap, now.Sub(last[p]))
 				last[p] = now
 				mu.Unlock()
 			}
@@ -839,28 +958,72 @@ func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, t
 	}
 	t0 := time.Now()
 	for i := range c.addrs {
-		took, err := c.bounce(i)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("broker %d: %w", i+1, err)
+		profiled := func() {}
+		if profile != "" && i < len(c.httpAddrs) {
+			profiled = profileShutdown(c.httpAddrs[i], filepath.Join(profile, fmt.Sprintf("shutdown-%d.cpu.pprof", i+1)))
 		}
-		slowest = max(slowest, took)
-		progress("  rolling restart: broker %d stopped in %.1fs", i+1, took.Seconds())
+		s, err := c.bounce(i)
+		profiled()
+		if err != nil {
+			return rr, fmt.Errorf("broker %d: %w", i+1, err)
+		}
+		rr.stops = append(rr.stops, s)
+		progress("  rolling restart: broker %d stopped in %.1fs (load %s)", i+1, s.took.Seconds(), loadAvg())
 		if err := awaitServing(ctx, adm, topics, per, true, 10*time.Minute); err != nil {
-			return 0, 0, 0, fmt.Errorf("after restarting broker %d: %w", i+1, err)
+			return rr, fmt.Errorf("after restarting broker %d: %w", i+1, err)
 		}
 		progress("  rolling restart: broker %d back in sync %.1fs after its stop began", i+1, time.Since(t0).Seconds())
 	}
-	total = time.Since(t0)
+	rr.total = time.Since(t0)
 	cancel()
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
 	for _, t := range last {
 		if t.Before(t0) {
-			return 0, 0, 0, errors.New("a producer took no write during the rolling restart")
+			return rr, errors.New("a producer took no write during the rolling restart")
 		}
 	}
-	return total, slowest, gap, nil
+	return rr, nil
+}
+
+// profileShutdown fetches a CPU profile of the first seconds of the
+// shutdown of the samsa broker whose HTTP listener is addr into path (the
+// listener closes once leadership moved and the logs were flushed: a
+// shutdown that reaches that sooner leaves no profile). The func it
+// returns waits for it.
+func profileShutdown(addr, path string) func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := fetchProfile("http://"+addr+"/debug/pprof/profile?seconds=5", path, time.Minute); err != nil {
+			progress("shutdown profile: %v", err)
+		}
+	}()
+	return func() { <-done }
+}
+
+// rolled is what rollingRestart measured.
+type rolled struct {
+	total time.Duration
+	gap   time.Duration // the longest a producer waited for an acknowledgement
+	stops []stopped     // each broker's clean shutdown, in order
+}
+
+// report sets rr's figures in section sec of res.
+func (rr rolled) report(res *scaleResults, sec, pre, b string) {
+	var slowest stopped
+	for _, s := range rr.stops {
+		if s.took > slowest.took {
+			slowest = s
+		}
+	}
+	res.set(sec, pre+"rolling restart under acks=all: total", "s", true, b, rr.total.Seconds())
+	res.set(sec, pre+"rolling restart: slowest clean shutdown", "s", true, b, slowest.took.Seconds())
+	if slowest.cpu >= 0 {
+		res.set(sec, pre+"rolling restart: that shutdown's CPU time", "s", true, b, slowest.cpu.Seconds())
+	}
+	res.set(sec, pre+"rolling restart: longest no-ack window", "s", true, b, rr.gap.Seconds())
 }
 
 // profileCluster starts fetching a CPU profile of d from each samsa broker
