@@ -134,63 +134,44 @@ func (m *metadata) closeAll(clean bool) error {
 			}
 		}
 	}
-	err := eachLog(ps, func(p *partition) error {
-		switch {
-		case p.Offline():
-			// Its directory failed: closed as a crash leaves it, the
-			// next start recovers it (or finds the disk still bad).
-			_ = p.Log.Abandon()
-			return nil
-		case clean:
-			return p.Log.Close()
-		default:
-			return p.Log.Abandon()
+	var online []*logstore.Log
+	var errs []error
+	for _, p := range ps {
+		if clean && !p.Offline() {
+			online = append(online, p.Log)
+			continue
 		}
-	})
+		// Kill, or its directory failed: closed as a crash leaves it,
+		// the next start recovers it (or finds the disk still bad).
+		errs = append(errs, p.Log.Abandon())
+	}
+	if len(online) > 0 {
+		// One syncfs per log directory rather than an fsync per file.
+		errs = append(errs, logstore.CloseAll(online, closeParallel))
+	}
+	err := errors.Join(errs...)
 	m.topics = map[string]*topic{}
 	m.byID = map[[16]byte]*topic{}
 	return err
 }
 
 // prepareClose makes every online log durable as a clean close leaves it,
-// without the marker (logstore.Log.PrepareClose), while the broker still
+// without the marker (logstore.PrepareCloseAll), while the broker still
 // serves: the final closeAll then writes only what changed since. A log
 // that fails here is closed uncleanly by closeAll, which reports it.
 func (m *metadata) prepareClose() {
-	ps := m.allPartitions()
-	_ = eachLog(ps, func(p *partition) error {
+	var logs []*logstore.Log
+	for _, p := range m.allPartitions() {
 		if !p.Offline() {
-			_ = p.Log.PrepareClose()
+			logs = append(logs, p.Log)
 		}
-		return nil
-	})
+	}
+	_ = logstore.PrepareCloseAll(logs, closeParallel)
 }
 
-// eachLog runs f for every partition of ps, several at once: closing or
-// flushing thousands of logs is seconds of waiting on the disk, which
-// parallel fsyncs share, as Kafka's shutdown does with a bounded pool.
-func eachLog(ps []*partition, f func(p *partition) error) error {
-	var (
-		errMu sync.Mutex
-		errs  []error
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, 8)
-	)
-	for _, p := range ps {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if err := f(p); err != nil {
-				errMu.Lock()
-				errs = append(errs, err)
-				errMu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
+// closeParallel is how many logs a shutdown writes at once, as Kafka's
+// shutdown closes its logs with a bounded pool.
+const closeParallel = 8
 
 // LiveBrokers are the registered brokers as this broker knows them: the
 // ones Metadata lists and CreateTopics places replicas on.

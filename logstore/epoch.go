@@ -29,7 +29,10 @@ type epochCache struct {
 
 	mu      sync.RWMutex
 	entries []epochEntry // guarded by mu
-	dirty   bool         // guarded by the append lock: written by persistLazy, not yet fsynced
+	// dirty: the checkpoint may not be durable (written by persistLazy,
+	// or a write failed); unwritten: the file may not hold the entries (a
+	// write failed). Guarded by the append lock.
+	dirty, unwritten bool
 }
 
 // loadEpochCache reads the checkpoint; a missing file is an empty cache,
@@ -101,13 +104,23 @@ func (c *epochCache) persist() error { return c.save(true) }
 // succeeds the cache stays dirty: a failed write is made again at the
 // next flush or clean shutdown. Caller holds the append lock.
 func (c *epochCache) save(syncDir bool) error {
-	c.dirty = true
+	c.dirty, c.unwritten = true, true
 	err := renameSynced(c.fs, c.path, c.encode())
-	if err == nil && syncDir {
-		err = c.fs.SyncDir(filepath.Dir(c.path))
-	}
 	if err != nil {
 		return err
+	}
+	c.unwritten = false
+	return c.synced(syncDir)
+}
+
+// synced clears dirty once the checkpoint's content is durable, and its
+// directory entry when syncDir is set (else the caller fsyncs the
+// directory). Caller holds the append lock.
+func (c *epochCache) synced(syncDir bool) error {
+	if syncDir {
+		if err := c.fs.SyncDir(filepath.Dir(c.path)); err != nil {
+			return err
+		}
 	}
 	c.dirty = false
 	return nil
@@ -121,18 +134,38 @@ func (c *epochCache) save(syncDir bool) error {
 // what a power failure loses past the recovery point, recovery rebuilds
 // from the batches it scans. Caller holds the append lock.
 func (c *epochCache) persistLazy() error {
-	c.dirty = true
-	return replaceFile(c.fs, c.path, c.encode())
+	c.dirty, c.unwritten = true, true
+	if err := replaceFile(c.fs, c.path, c.encode()); err != nil {
+		return err
+	}
+	c.unwritten = false
+	return nil
 }
 
 // syncIfDirty makes a checkpoint that may not be durable (written lazily,
 // or a write failed) durable, fsyncing the directory too when syncDir is
-// set. Caller holds the append lock.
+// set: one written already is fsynced where it is. Caller holds the
+// append lock.
 func (c *epochCache) syncIfDirty(syncDir bool) error {
 	if !c.dirty {
 		return nil
 	}
-	return c.save(syncDir)
+	if c.unwritten {
+		return c.save(syncDir)
+	}
+	if err := syncFile(c.fs, c.path); err != nil {
+		return err
+	}
+	return c.synced(syncDir)
+}
+
+// writeIfUnwritten writes, without fsync, a checkpoint whose last write
+// failed (see writeCleanStateLocked). Caller holds the append lock.
+func (c *epochCache) writeIfUnwritten() error {
+	if !c.unwritten {
+		return nil
+	}
+	return c.persistLazy()
 }
 
 func (c *epochCache) encode() []byte {

@@ -23,6 +23,7 @@ const (
 	OpTruncate                     // File.Truncate
 	OpRead                         // File.Read, File.ReadAt (not sendfile of Region.File)
 	OpChtimes                      // FS.Chtimes
+	OpSyncFS                       // FS.SyncFS
 )
 
 func (op FaultOp) String() string {
@@ -45,6 +46,8 @@ func (op FaultOp) String() string {
 		return "read"
 	case OpChtimes:
 		return "chtimes"
+	case OpSyncFS:
+		return "syncfs"
 	}
 	return fmt.Sprintf("ops(%#x)", uint16(op))
 }
@@ -216,6 +219,15 @@ func (fs *FaultFS) SyncDir(dir string) error {
 		return err
 	}
 	return fs.base.SyncDir(dir)
+}
+
+// SyncFS fails on a fault of OpSyncFS or of OpSync: a syncfs fsyncs
+// every file, and a disk that fails an fsync fails it too.
+func (fs *FaultFS) SyncFS(dir string) error {
+	if f, ok := fs.check(OpSyncFS|OpSync, dir); ok {
+		return &os.PathError{Op: OpSyncFS.String(), Path: dir, Err: f.Err}
+	}
+	return fs.base.SyncFS(dir)
 }
 
 // faultFile is a File of a FaultFS.

@@ -1,11 +1,16 @@
 package logstore
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // FS is the file system a Log keeps its files in (pebble's vfs.FS, cut
@@ -25,7 +30,18 @@ type FS interface {
 	// SyncDir fsyncs a directory, making the creations, renames and
 	// removals in it durable.
 	SyncDir(dir string) error
+	// SyncFS makes durable everything written to the file system that
+	// holds dir, file contents and directory entries alike (syncfs(2)),
+	// and reports a write-back error of any file of it: one call instead
+	// of an fsync per file (CloseAll). It returns ErrSyncFSUnsupported,
+	// doing nothing, where errors would go unreported.
+	SyncFS(dir string) error
 }
+
+// ErrSyncFSUnsupported is SyncFS's answer where the system cannot make a
+// file system durable with its write-back errors reported (Linux before
+// 5.8, whose syncfs(2) returns no error).
+var ErrSyncFSUnsupported = errors.New("logstore: syncfs with error reporting unsupported")
 
 // File is an open file of an FS. Its methods behave as *os.File's.
 type File interface {
@@ -86,6 +102,92 @@ func (osFS) SyncDir(dir string) error {
 	return err
 }
 
+// SyncFS is syncfs(2) on a descriptor of dir's parent held open since
+// the first Log in it opened (pinFS), when one is: the kernel reports
+// through it every write-back error of the file system since then (and
+// one no syncfs saw before), where a descriptor opened now would miss one
+// that another process's syncfs saw meanwhile, as a log file's own
+// descriptor does for fsync.
+func (osFS) SyncFS(dir string) error {
+	if !syncfsReportsErrors() {
+		return ErrSyncFSUnsupported
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	unpin, err := pinFS(parent)
+	if err != nil {
+		return err
+	}
+	defer unpin()
+	pinMu.Lock()
+	f := pins[parent].f
+	pinMu.Unlock()
+	for {
+		err = unix.Syncfs(int(f.Fd()))
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return &os.PathError{Op: "syncfs", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// pin is a directory held open for SyncFS while n holders need it.
+type pin struct {
+	f *os.File
+	n int
+}
+
+var (
+	pinMu sync.Mutex
+	pins  = map[string]*pin{} // guarded by pinMu: by directory
+)
+
+// pinFS holds dir open for SyncFS until the func it returns is called (as
+// many times as pinFS): a Log pins its parent directory for its lifetime,
+// so that a broker's log directories stay open from the first Open to
+// the last close.
+func pinFS(dir string) (unpin func(), err error) {
+	pinMu.Lock()
+	defer pinMu.Unlock()
+	p := pins[dir]
+	if p == nil {
+		f, err := os.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		p = &pin{f: f}
+		pins[dir] = p
+	}
+	p.n++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pinMu.Lock()
+			defer pinMu.Unlock()
+			if p.n--; p.n == 0 {
+				p.f.Close()
+				delete(pins, dir)
+			}
+		})
+	}, nil
+}
+
+// syncfsReportsErrors reports whether the kernel's syncfs(2) returns
+// write-back errors: Linux 5.8 and later.
+var syncfsReportsErrors = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 8
+})
+
 // readFile is os.ReadFile on fs.
 func readFile(fs FS, name string) ([]byte, error) {
 	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
@@ -117,6 +219,19 @@ func readFile(fs FS, name string) ([]byte, error) {
 // error the file is removed.
 func writeFileSynced(fs FS, path string, data []byte) error {
 	return writeNewFile(fs, path, data, true)
+}
+
+// syncFile fsyncs the file at path, written before.
+func syncFile(fs FS, path string) error {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeNewFile writes data to a new file at path, fsynced when sync is

@@ -189,17 +189,24 @@ type Log struct {
 
 	ckptMu        sync.Mutex // serialises checkpoint and snapshot files
 	recoveryPoint int64      // guarded by ckptMu
-	// snapSaved is the digest of the producer snapshot on disk at offset
-	// snapSavedAt (written or loaded here); snapSavedAt is -1 when none
-	// is known. Guarded by ckptMu.
-	snapSaved   [sha256.Size]byte
-	snapSavedAt int64
+	// snapSaved is the digest of the producer snapshot on disk, durable,
+	// at offset snapSavedAt (written or loaded after a clean shutdown);
+	// snapSavedAt is -1 when none is known. snapWritten is one written
+	// without fsync by a clean close's first half (writeCleanStateLocked).
+	// Guarded by ckptMu.
+	snapSaved     [sha256.Size]byte
+	snapSavedAt   int64
+	snapWritten   [sha256.Size]byte
+	snapWrittenAt int64
 	// startSaved is the log start offset checkpoint on disk, -1 when
 	// there is none. Guarded by ckptMu.
 	startSaved int64
 	// dirDirty: entries of the directory changed since its last fsync
 	// (see dirTracker); set at Open until the first one.
 	dirDirty atomic.Bool
+	// unpin releases the log's hold on its parent directory for SyncFS
+	// (pinFS); nil when it holds none.
+	unpin func()
 
 	failMu sync.Mutex
 	failed error // guarded by failMu: a write failed; appends refused
@@ -836,7 +843,7 @@ func (l *Log) PrepareClose() error {
 	}
 	defer l.appendMu.Unlock()
 	l.wg.Wait()
-	return l.writeCleanStateLocked()
+	return l.writeCleanStateLocked(true)
 }
 
 // Abandon closes the log's files the way a killed process leaves them:
@@ -857,15 +864,40 @@ func (l *Log) Delete() error {
 }
 
 func (l *Log) close(clean bool) error {
+	mode := closeAbandon
+	if clean {
+		mode = closeSynced
+	}
+	_, err := l.closeFiles(mode)
+	l.release()
+	return err
+}
+
+// closeMode is how closeFiles leaves a log.
+type closeMode int
+
+const (
+	closeAbandon closeMode = iota // as a crash leaves it
+	closeSynced                   // clean: durable, then the marker
+	closeWritten                  // clean but not yet durable: written, no fsync, no marker (CloseAll)
+)
+
+// closeFiles closes the log's files, leaving them as mode says, and
+// reports whether it closed them (not closed before). An error of a
+// clean close leaves no marker: the next Open recovers.
+func (l *Log) closeFiles(mode closeMode) (bool, error) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	if l.closed.Swap(true) {
-		return nil
+		return false, nil
 	}
 	l.wg.Wait()
 	var err error
-	if clean && l.failure() == nil {
-		err = l.shutdownCleanLocked()
+	if mode != closeAbandon && l.failure() == nil {
+		err = l.writeCleanStateLocked(mode == closeSynced)
+		if err == nil && mode == closeSynced {
+			err = l.markCleanLocked()
+		}
 		if err != nil {
 			l.logger.Error("unclean close: the next open will recover", "log", l.dir, "err", err)
 		}
@@ -875,64 +907,75 @@ func (l *Log) close(clean bool) error {
 	for _, s := range segs {
 		s.unref()
 	}
-	return err
+	return true, err
 }
 
-// shutdownCleanLocked writes everything the next Open needs to skip the
-// recovery scan (writeCleanStateLocked), then the marker.
-func (l *Log) shutdownCleanLocked() error {
-	if err := l.writeCleanStateLocked(); err != nil {
-		return err
+// release lets go of what a closed log still holds: its pin of the
+// parent directory (pinFS).
+func (l *Log) release() {
+	if l.unpin != nil {
+		l.unpin()
 	}
+}
+
+// markCleanLocked writes the clean-shutdown marker, not fsynced:
+// everything it vouches for is durable before it exists, so whichever way
+// a power failure goes the next Open either trusts durable state or
+// recovers.
+func (l *Log) markCleanLocked() error {
 	return writeNewFile(l.fs, pathJoin(l.dir, cleanShutdownName), nil, false)
 }
 
-// writeCleanStateLocked makes durable what the clean-shutdown marker
-// vouches for. Only what changed since it was last made
-// durable is written and fsynced (an idle partition costs no fsync), the
-// directory is fsynced once for all its new and renamed files; the marker
-// comes after it, itself not fsynced: everything it
-// vouches for is durable before it exists, so whichever way a power
-// failure goes the next Open either trusts durable state or recovers.
+// writeCleanStateLocked writes what the clean-shutdown marker vouches
+// for: the index files, the producer snapshot, the checkpoints. With sync
+// it makes them durable, each file fsynced and the directory once for all
+// its new and renamed files, writing and fsyncing only what changed since
+// it was last made durable (an idle partition costs no fsync). Without,
+// it writes only what is not yet written and fsyncs nothing (the caller
+// makes the whole file system durable after it: CloseAll, PrepareCloseAll).
 // Caller holds appendMu, and no rolled segment's fsync is under way.
-func (l *Log) writeCleanStateLocked() error {
+func (l *Log) writeCleanStateLocked(sync bool) error {
 	if err := l.active.sealIndexes(); err != nil {
 		return err
 	}
-	for _, s := range l.segments() {
-		if err := s.syncFiles(); err != nil {
-			return err
+	if sync {
+		for _, s := range l.segments() {
+			if err := s.syncFiles(); err != nil {
+				return err
+			}
+			s.synced.Store(true)
 		}
-		s.synced.Store(true)
 	}
 	end := l.end.Load()
 	var snap bytes.Buffer
 	if err := l.pstate.writeSnapshot(&snap, end); err != nil {
 		return err
 	}
-	if err := l.epochs.syncIfDirty(false); err != nil {
+	if sync {
+		if err := l.epochs.syncIfDirty(false); err != nil {
+			return err
+		}
+	} else if err := l.epochs.writeIfUnwritten(); err != nil {
 		return err
 	}
 	l.ckptMu.Lock()
 	defer l.ckptMu.Unlock()
-	if sum := sha256.Sum256(snap.Bytes()); l.snapSavedAt != end || sum != l.snapSaved {
-		// (Snapshots are only ever written fsynced, so an equal one on
-		// disk is durable already.)
-		path := segmentName(l.dir, end, snapshotSuffix)
-		if old, err := readFile(l.fs, path); err != nil || !bytes.Equal(old, snap.Bytes()) {
-			if err := renameSynced(l.fs, path, snap.Bytes()); err != nil {
-				return err
-			}
-			l.pruneSnapshotsLocked()
-		}
-		l.snapSaved, l.snapSavedAt = sum, end
+	if err := l.writeSnapshotCleanLocked(end, snap.Bytes(), sync); err != nil {
+		return err
 	}
 	start := l.start.Load()
 	if l.startSaved >= 0 && l.startSaved != start || l.startSaved < 0 && start != l.segments()[0].base {
+		if !sync {
+			// Not startSaved: that one is durable.
+			return replaceFile(l.fs, pathJoin(l.dir, startOffsetName), offsetCheckpoint(start))
+		}
 		if err := renameSynced(l.fs, pathJoin(l.dir, startOffsetName), offsetCheckpoint(start)); err != nil {
 			return err
 		}
 		l.startSaved = start
+	}
+	if !sync {
+		return nil // partition.metadata was written when it was created
 	}
 	// The recovery point is not written: a log with the marker is not
 	// scanned, and without it the checkpoint already names the active
@@ -943,6 +986,44 @@ func (l *Log) writeCleanStateLocked() error {
 	}
 	if l.dirDirty.Load() {
 		return l.fs.SyncDir(l.dir)
+	}
+	return nil
+}
+
+// writeSnapshotCleanLocked writes the producer snapshot snap, at offset
+// end, for a clean close: with sync durably, else only written. A
+// snapshot already on disk is not written again: with sync it is fsynced
+// in place unless known durable (snapSaved), without it is left as it is
+// when written already (snapWritten). Caller holds ckptMu.
+func (l *Log) writeSnapshotCleanLocked(end int64, snap []byte, sync bool) error {
+	sum := sha256.Sum256(snap)
+	if l.snapSavedAt == end && sum == l.snapSaved || !sync && l.snapWrittenAt == end && sum == l.snapWritten {
+		return nil
+	}
+	path := segmentName(l.dir, end, snapshotSuffix)
+	switch old, err := readFile(l.fs, path); {
+	case err == nil && bytes.Equal(old, snap):
+		// Written without fsync (PrepareCloseAll, or before a crash).
+		if sync {
+			if err := syncFile(l.fs, path); err != nil {
+				return err
+			}
+		}
+	case sync:
+		if err := renameSynced(l.fs, path, snap); err != nil {
+			return err
+		}
+		l.pruneSnapshotsLocked()
+	default:
+		if err := replaceFile(l.fs, path, snap); err != nil {
+			return err
+		}
+		l.pruneSnapshotsLocked()
+	}
+	if sync {
+		l.snapSaved, l.snapSavedAt = sum, end
+	} else {
+		l.snapWritten, l.snapWrittenAt = sum, end
 	}
 	return nil
 }

@@ -47,7 +47,12 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStorage, err)
 	}
-	l := &Log{dir: dir, snapSavedAt: -1, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
+	l := &Log{dir: dir, snapSavedAt: -1, snapWrittenAt: -1, onFailure: cfg.OnFailure, onFlush: cfg.OnFlush, logger: logger, lastFlush: time.Now()}
+	if fs == OS {
+		if unpin, err := pinFS(filepath.Dir(filepath.Clean(dir))); err == nil {
+			l.unpin = unpin
+		}
+	}
 	l.dirDirty.Store(true)
 	l.fs = dirTracker{FS: fs, dir: filepath.Clean(dir), dirty: &l.dirDirty}
 	c := cfg.normalized()
@@ -57,6 +62,7 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 		for _, s := range l.segments() {
 			s.unref()
 		}
+		l.release()
 		return nil, fmt.Errorf("%w: open %s: %v", ErrStorage, dir, err)
 	}
 	return l, nil
@@ -170,6 +176,18 @@ func (l *Log) load() error {
 	for i := 0; i < recoverFrom && i < last; i++ {
 		segs[i].synced.Store(true) // below the recovery point: fsynced before
 	}
+	if recoverFrom < len(segs) {
+		// The epochs from the first offset scanned on are those of the
+		// batches scanned: an entry there that a truncation removed
+		// without fsync (TruncateTo), brought back by a power failure,
+		// would otherwise stand for batches of an older epoch appended
+		// after it.
+		from := segs[recoverFrom].base
+		if recoverFrom > 0 {
+			from = max(from, segs[recoverFrom-1].next.Load())
+		}
+		l.epochs.truncateFromEnd(from)
+	}
 	for i := recoverFrom; i < len(segs); i++ {
 		s := segs[i]
 		lower := s.base
@@ -242,6 +260,12 @@ func (l *Log) load() error {
 	}
 	if err := l.loadProducerState(snapshots, end, rebuildTxns); err != nil {
 		return err
+	}
+	if !marked {
+		// A snapshot found without a marker may be one a clean close
+		// wrote without fsync before the process died: the next clean
+		// close fsyncs it rather than take it as durable.
+		l.snapSavedAt = -1
 	}
 
 	// A cleaner checkpoint past a truncated end only delays the next pass.

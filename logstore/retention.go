@@ -221,8 +221,17 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		// and appended nothing before the next leader was elected holds
 		// an entry for an epoch the new leader never knew, and would
 		// report it as its last fetched epoch for ever.
+		//
+		// Written without fsync, as Kafka flushes a truncation of its
+		// epoch cache in the background (truncateFromEndAsyncFlush): a
+		// broker whose leaderships move away in a controlled shutdown
+		// does this for each, and two fsyncs each made the shutdown wait.
+		// The next flush, roll or clean close makes it durable; an entry a
+		// power failure brings back starts at or past the recovery point,
+		// where recovery rebuilds the cache from the batches (load) and
+		// Open drops what starts at the log end, as Kafka's LogLoader.
 		if l.epochs.truncateFromEnd(end) {
-			if err := l.epochs.persist(); err != nil {
+			if err := l.epochs.persistLazy(); err != nil {
 				l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
 			}
 		}

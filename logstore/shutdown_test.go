@@ -102,6 +102,24 @@ func (p *powerFS) SyncDir(dir string) error {
 	return err
 }
 
+// SyncFS makes every file's content and every entry of the directory
+// durable, as syncfs(2) does for a whole file system.
+func (p *powerFS) SyncFS(dir string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.durable = map[string]int{}
+	for n, id := range p.cur {
+		b, err := os.ReadFile(filepath.Join(p.dir, n))
+		if err != nil {
+			return err
+		}
+		p.durable[n], p.content[id] = id, b
+		p.synced[n] = ""
+	}
+	p.syncs[OpSyncFS]++
+	return nil
+}
+
 type powerFile struct {
 	File
 	p    *powerFS
@@ -170,9 +188,13 @@ type shutdownState struct {
 // shutdownLog builds a log whose clean shutdown has everything to do: a
 // durable part (flushed), then unflushed batches of an idempotent
 // producer, a moved log start offset, index entries of the active segment,
-// and a new leader epoch whose checkpoint was written lazily (renamed into
-// place, neither it nor the directory fsynced).
-func shutdownLog(t *testing.T, fs FS, dir string) (*Log, shutdownState) {
+// a new leader epoch whose checkpoint was written lazily (renamed into
+// place, neither it nor the directory fsynced), and one more epoch
+// dropped again by a truncation at the log end, written lazily too (a
+// leadership moved away in a controlled shutdown). The shutdown's first
+// half, how closing fl makes the log durable while it still serves,
+// runs halfway.
+func shutdownLog(t *testing.T, fs FS, dir string, cl closer) (*Log, shutdownState) {
 	t.Helper()
 	cfg := coreConfig()
 	cfg.SegmentBytes = 4096
@@ -201,7 +223,7 @@ func shutdownLog(t *testing.T, fs FS, dir string) (*Log, shutdownState) {
 		t.Fatal(err)
 	}
 	st.durableEnd = l.EndOffset()
-	if err := l.PrepareClose(); err != nil { // what a broker does while it drains
+	if err := cl.prepare(l); err != nil { // what a broker does while it drains
 		t.Fatal(err)
 	}
 	if err := l.AssignEpoch(4); err != nil {
@@ -216,9 +238,29 @@ func shutdownLog(t *testing.T, fs FS, dir string) (*Log, shutdownState) {
 		t.Fatal(err)
 	}
 	appendP(5) // (Open forgets an epoch that starts at the log end, as Kafka does)
+	if err := l.AssignEpoch(6); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.TruncateTo(l.EndOffset()); err != nil || l.LatestEpoch() != 5 {
+		t.Fatalf("truncation at the end: %v, epoch %d", err, l.LatestEpoch())
+	}
 	st.start, st.end, st.epoch = l.StartOffset(), l.EndOffset(), l.LatestEpoch()
 	l.wg.Wait() // the background fsyncs of rolled segments
 	return l, st
+}
+
+// closer is a way to shut a log down cleanly: a first half while it
+// serves, then the close.
+type closer struct {
+	name           string
+	prepare, close func(l *Log) error
+}
+
+// closers are a log's own (PrepareClose and Close, an fsync per file) and
+// a broker's (PrepareCloseAll and CloseAll, one syncfs for all its logs).
+var closers = []closer{
+	{"fsync", (*Log).PrepareClose, (*Log).Close},
+	{"syncfs", func(l *Log) error { return PrepareCloseAll([]*Log{l}, 1) }, func(l *Log) error { return CloseAll([]*Log{l}, 1) }},
 }
 
 // TestCleanShutdownPowerLoss stops a clean shutdown at every one of its
@@ -227,52 +269,59 @@ func shutdownLog(t *testing.T, fs FS, dir string) (*Log, shutdownState) {
 // kept while the rest is lost. A log whose marker survives must hold
 // exactly what it held (end offset, start offset, leader epoch, producer
 // state); one without must recover, losing nothing that was durable.
+// Both closers are crashed so, a syncfs counting as an operation.
 func TestCleanShutdownPowerLoss(t *testing.T) {
-	for _, keepMarker := range []bool{false, true} {
-		for n := 1; ; n++ {
-			done := t.Run(fmt.Sprintf("keepMarker=%v/crash-at-op-%d", keepMarker, n), func(t *testing.T) {
-				dir := t.TempDir()
-				pfs := newPowerFS(t, dir)
-				ffs := NewFaultFS(pfs)
-				l, want := shutdownLog(t, ffs, dir)
-				ffs.Inject(Fault{Ops: OpWrite | OpSync | OpSyncDir | OpRename | OpCreate | OpRemove | OpTruncate, Nth: n, Sticky: true})
-				closeErr := l.Close()
-				pfs.powerCut(t, func(name string) bool { return keepMarker && name == cleanShutdownName })
-				_, err := os.Stat(filepath.Join(dir, cleanShutdownName))
-				marked := err == nil
-				if closeErr == nil && ffs.Injected() == 0 {
-					t.Log("the shutdown ended before the crash point")
-					n = -1
-				}
+	for _, cl := range closers {
+		for _, keepMarker := range []bool{false, true} {
+			cleanShutdownPowerLoss(t, cl, keepMarker)
+		}
+	}
+}
 
-				r := coreOpen(t, dir, coreConfig())
-				if !marked && r.recoveredSegments.Load() == 0 {
-					t.Fatal("no marker, yet Open trusted the log without a recovery scan")
-				}
-				if r.StartOffset() != want.start {
-					t.Fatalf("start offset %d, want %d (its checkpoint was durable before the shutdown)", r.StartOffset(), want.start)
-				}
-				coreCheckContiguous(t, coreReadAll(t, r, r.StartOffset()), r.StartOffset(), r.EndOffset())
-				if r.EndOffset() < want.durableEnd {
-					t.Fatalf("end offset %d below the flushed %d", r.EndOffset(), want.durableEnd)
-				}
-				if !marked {
-					return
-				}
-				if r.EndOffset() != want.end || r.LatestEpoch() != want.epoch {
-					t.Fatalf("marker kept: end %d epoch %d, want %d %d: it vouched for what was not durable",
-						r.EndOffset(), r.LatestEpoch(), want.end, want.epoch)
-				}
-				if res, err := r.Append(want.last, want.epoch, coreT0); err != nil || !res.Duplicate {
-					t.Fatalf("marker kept: retry of the last batch: %+v %v (producer state lost)", res, err)
-				}
-			})
-			if !done {
-				t.FailNow()
+func cleanShutdownPowerLoss(t *testing.T, cl closer, keepMarker bool) {
+	for n := 1; ; n++ {
+		done := t.Run(fmt.Sprintf("%s/keepMarker=%v/crash-at-op-%d", cl.name, keepMarker, n), func(t *testing.T) {
+			dir := t.TempDir()
+			pfs := newPowerFS(t, dir)
+			ffs := NewFaultFS(pfs)
+			l, want := shutdownLog(t, ffs, dir, cl)
+			ffs.Inject(Fault{Ops: OpWrite | OpSync | OpSyncDir | OpSyncFS | OpRename | OpCreate | OpRemove | OpTruncate, Nth: n, Sticky: true})
+			closeErr := cl.close(l)
+			pfs.powerCut(t, func(name string) bool { return keepMarker && name == cleanShutdownName })
+			_, err := os.Stat(filepath.Join(dir, cleanShutdownName))
+			marked := err == nil
+			if closeErr == nil && ffs.Injected() == 0 {
+				t.Log("the shutdown ended before the crash point")
+				n = -1
 			}
-			if n < 0 || n > 500 {
-				break
+
+			r := coreOpen(t, dir, coreConfig())
+			if !marked && r.recoveredSegments.Load() == 0 {
+				t.Fatal("no marker, yet Open trusted the log without a recovery scan")
 			}
+			if r.StartOffset() != want.start {
+				t.Fatalf("start offset %d, want %d (its checkpoint was durable before the shutdown)", r.StartOffset(), want.start)
+			}
+			coreCheckContiguous(t, coreReadAll(t, r, r.StartOffset()), r.StartOffset(), r.EndOffset())
+			if r.EndOffset() < want.durableEnd {
+				t.Fatalf("end offset %d below the flushed %d", r.EndOffset(), want.durableEnd)
+			}
+			if !marked {
+				return
+			}
+			if r.EndOffset() != want.end || r.LatestEpoch() != want.epoch {
+				t.Fatalf("marker kept: end %d epoch %d, want %d %d: it vouched for what was not durable",
+					r.EndOffset(), r.LatestEpoch(), want.end, want.epoch)
+			}
+			if res, err := r.Append(want.last, want.epoch, coreT0); err != nil || !res.Duplicate {
+				t.Fatalf("marker kept: retry of the last batch: %+v %v (producer state lost)", res, err)
+			}
+		})
+		if !done {
+			t.FailNow()
+		}
+		if n < 0 || n > 500 {
+			break
 		}
 	}
 }
@@ -288,7 +337,7 @@ func TestIdleCleanShutdownSyncsNothing(t *testing.T) {
 		prepare func(t *testing.T, dir string) (*Log, *powerFS, shutdownState)
 	}{
 		{"reopened", func(t *testing.T, dir string) (*Log, *powerFS, shutdownState) {
-			l, want := shutdownLog(t, OS, dir)
+			l, want := shutdownLog(t, OS, dir, closers[0])
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +348,7 @@ func TestIdleCleanShutdownSyncsNothing(t *testing.T) {
 		}},
 		{"prepared", func(t *testing.T, dir string) (*Log, *powerFS, shutdownState) {
 			pfs := newPowerFS(t, dir)
-			l, want := shutdownLog(t, pfs, dir)
+			l, want := shutdownLog(t, pfs, dir, closers[0])
 			if err := l.PrepareClose(); err != nil {
 				t.Fatal(err)
 			}
@@ -331,16 +380,19 @@ func TestIdleCleanShutdownSyncsNothing(t *testing.T) {
 	}
 }
 
-// TestCleanShutdownFsyncFails: an fsync that fails during a clean
-// shutdown leaves no marker, and the next Open recovers.
+// TestCleanShutdownFsyncFails: an fsync (or syncfs) that fails during a
+// clean shutdown leaves no marker, and the next Open recovers.
 func TestCleanShutdownFsyncFails(t *testing.T) {
-	for _, op := range []FaultOp{OpSync, OpSyncDir} {
-		t.Run(op.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		cl closer
+		op FaultOp
+	}{{closers[0], OpSync}, {closers[0], OpSyncDir}, {closers[1], OpSync}, {closers[1], OpSyncFS}} {
+		t.Run(tc.cl.name+"/"+tc.op.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			ffs := NewFaultFS(nil)
-			l, want := shutdownLog(t, ffs, dir)
-			ffs.Inject(Fault{Ops: op, Err: syscall.EIO})
-			if err := l.Close(); !errors.Is(err, syscall.EIO) {
+			l, want := shutdownLog(t, ffs, dir, tc.cl)
+			ffs.Inject(Fault{Ops: tc.op, Err: syscall.EIO})
+			if err := tc.cl.close(l); !errors.Is(err, syscall.EIO) {
 				t.Fatalf("Close = %v (log failed: %v), want EIO", err, l.Failed())
 			}
 			if _, err := os.Stat(filepath.Join(dir, cleanShutdownName)); !errors.Is(err, os.ErrNotExist) {
@@ -351,5 +403,51 @@ func TestCleanShutdownFsyncFails(t *testing.T) {
 				t.Fatalf("reopen: recovered %d, end %d; want a scan and %d", r.recoveredSegments.Load(), r.EndOffset(), want.end)
 			}
 		})
+	}
+}
+
+// TestLazyEpochTruncationPowerLoss: a truncation at the log end drops an
+// epoch from the checkpoint without fsync (TruncateTo); a power failure
+// that loses it while batches of an older epoch appended after it
+// survive must not leave the dropped epoch standing for those batches:
+// recovery rebuilds the epochs past the recovery point from the batches.
+func TestLazyEpochTruncationPowerLoss(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	l := coreOpen(t, dir, cfg)
+	leader := coreOpen(t, t.TempDir(), cfg)
+	if _, err := l.AppendAsFollower(coreLeaderBatches(t, leader, 5, 1), coreT0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AssignEpoch(3); err != nil { // led epoch 3, appended nothing
+		t.Fatal(err)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, epochCheckpointName)
+	durable, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next leader's epoch 1 went on past it: truncate, then follow.
+	if _, err := l.TruncateTo(l.EndOffset()); err != nil || l.LatestEpoch() != 1 {
+		t.Fatalf("TruncateTo: %v, epoch %d", err, l.LatestEpoch())
+	}
+	if _, err := l.AppendAsFollower(coreLeaderBatches(t, leader, 5, 1), coreT0); err != nil {
+		t.Fatal(err)
+	}
+	end := l.EndOffset()
+	coreCrash(t, l)
+	// The power failure kept the batches but not the checkpoint's rename.
+	if err := os.WriteFile(ckpt, durable, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := coreOpen(t, dir, cfg)
+	if r.EndOffset() != end || r.LatestEpoch() != 1 {
+		t.Fatalf("after recovery: end %d, latest epoch %d; want %d, 1", r.EndOffset(), r.LatestEpoch(), end)
+	}
+	if e, o := r.EndOffsetForEpoch(1); e != 1 || o != end {
+		t.Fatalf("EndOffsetForEpoch(1) = %d %d, want 1 %d", e, o, end)
 	}
 }

@@ -19,7 +19,7 @@ import (
 const faultPoll = 100 * time.Millisecond
 
 var faultOps = map[string]logstore.FaultOp{
-	"write": logstore.OpWrite, "fsync": logstore.OpSync, "fsyncdir": logstore.OpSyncDir,
+	"write": logstore.OpWrite, "fsync": logstore.OpSync, "fsyncdir": logstore.OpSyncDir, "syncfs": logstore.OpSyncFS,
 	"rename": logstore.OpRename, "create": logstore.OpCreate, "remove": logstore.OpRemove,
 	"truncate": logstore.OpTruncate, "read": logstore.OpRead,
 }
