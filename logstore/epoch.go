@@ -30,8 +30,8 @@ type epochCache struct {
 	mu      sync.RWMutex
 	entries []epochEntry // guarded by mu
 	// dirty: the checkpoint may not be durable (written by persistLazy,
-	// or a write failed); unwritten: the file may not hold the entries (a
-	// write failed). Guarded by the append lock.
+	// deferred, or a write failed); unwritten: the file may not hold the
+	// entries (deferWrite, or a write failed). Guarded by the append lock.
 	dirty, unwritten bool
 }
 
@@ -159,8 +159,15 @@ func (c *epochCache) syncIfDirty(syncDir bool) error {
 	return c.synced(syncDir)
 }
 
-// writeIfUnwritten writes, without fsync, a checkpoint whose last write
-// failed (see writeCleanStateLocked). Caller holds the append lock.
+// deferWrite notes a change of the entries that the next flush, roll or
+// clean close writes and makes durable (syncIfDirty, writeIfUnwritten),
+// with nothing written now: see AssignEpoch and TruncateTo. Caller holds
+// the append lock.
+func (c *epochCache) deferWrite() { c.dirty, c.unwritten = true, true }
+
+// writeIfUnwritten writes, without fsync, a checkpoint not written since
+// its entries changed (see writeCleanStateLocked). Caller holds the
+// append lock.
 func (c *epochCache) writeIfUnwritten() error {
 	if !c.unwritten {
 		return nil

@@ -1,12 +1,19 @@
 package logstore
 
-import "fmt"
-
 // AssignEpoch records that leader epoch starts at the current log end
 // offset, as Kafka does when a replica becomes leader
 // (UnifiedLog.maybeAssignEpochStartOffset), so that OffsetForLeaderEpoch
 // answers the current epoch with the log end offset even before the first
 // append in it. An epoch not newer than the latest is ignored.
+//
+// The checkpoint is written at the next flush, roll or clean close, not
+// now (Kafka writes and fsyncs it here): a broker taking over thousands
+// of leaderships, in a failover or another's controlled shutdown, wrote a
+// file for each before it led them. Nothing is lost by a crash before
+// then: an epoch with no batch starts at the log end, where Open drops it
+// as Kafka's LogLoader does, and one with batches is rebuilt from them by
+// recovery, which scans every batch past the recovery point; a flush or a
+// roll makes the checkpoint durable before the recovery point passes them.
 func (l *Log) AssignEpoch(epoch int32) error {
 	if err := l.lockAppend(); err != nil {
 		return err
@@ -16,11 +23,7 @@ func (l *Log) AssignEpoch(epoch int32) error {
 		return nil
 	}
 	if l.epochs.assign(epoch, l.end.Load()) {
-		if err := l.epochs.persistLazy(); err != nil {
-			// Recovery rebuilds epochs only from the batches it scans: an
-			// epoch that never reached the checkpoint would be forgotten.
-			return l.fail(fmt.Errorf("leader epoch checkpoint: %w", err))
-		}
+		l.epochs.deferWrite()
 	}
 	return nil
 }

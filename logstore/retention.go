@@ -222,18 +222,17 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		// an entry for an epoch the new leader never knew, and would
 		// report it as its last fetched epoch for ever.
 		//
-		// Written without fsync, as Kafka flushes a truncation of its
-		// epoch cache in the background (truncateFromEndAsyncFlush): a
-		// broker whose leaderships move away in a controlled shutdown
-		// does this for each, and two fsyncs each made the shutdown wait.
-		// The next flush, roll or clean close makes it durable; an entry a
-		// power failure brings back starts at or past the recovery point,
-		// where recovery rebuilds the cache from the batches (load) and
-		// Open drops what starts at the log end, as Kafka's LogLoader.
+		// The checkpoint is written at the next flush, roll or clean
+		// close, as Kafka flushes a truncation of its epoch cache in the
+		// background (truncateFromEndAsyncFlush): a broker whose
+		// leaderships move away in a controlled shutdown does this for
+		// each, in its fetchers, and a write (with two fsyncs before) each
+		// held up the fetcher that its new role waits for. An entry a
+		// crash brings back starts at or past the recovery point, where
+		// recovery rebuilds the cache from the batches (load) and Open
+		// drops what starts at the log end, as Kafka's LogLoader does.
 		if l.epochs.truncateFromEnd(end) {
-			if err := l.epochs.persistLazy(); err != nil {
-				l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
-			}
+			l.epochs.deferWrite()
 		}
 		return end, nil
 	}

@@ -188,10 +188,10 @@ type shutdownState struct {
 // shutdownLog builds a log whose clean shutdown has everything to do: a
 // durable part (flushed), then unflushed batches of an idempotent
 // producer, a moved log start offset, index entries of the active segment,
-// a new leader epoch whose checkpoint was written lazily (renamed into
-// place, neither it nor the directory fsynced), and one more epoch
-// dropped again by a truncation at the log end, written lazily too (a
-// leadership moved away in a controlled shutdown). The shutdown's first
+// a new leader epoch not yet written to its checkpoint (AssignEpoch
+// leaves that to the next flush), and one more epoch dropped again by a
+// truncation at the log end, not written either (a leadership moved away
+// in a controlled shutdown). The shutdown's first
 // half, how closing fl makes the log durable while it still serves,
 // runs halfway.
 func shutdownLog(t *testing.T, fs FS, dir string, cl closer) (*Log, shutdownState) {
@@ -407,10 +407,11 @@ func TestCleanShutdownFsyncFails(t *testing.T) {
 }
 
 // TestLazyEpochTruncationPowerLoss: a truncation at the log end drops an
-// epoch from the checkpoint without fsync (TruncateTo); a power failure
-// that loses it while batches of an older epoch appended after it
-// survive must not leave the dropped epoch standing for those batches:
-// recovery rebuilds the epochs past the recovery point from the batches.
+// epoch from the cache and leaves the checkpoint to the next flush
+// (TruncateTo); a crash before it, with batches of an older epoch
+// appended after it, must not leave the dropped epoch standing for those
+// batches: recovery rebuilds the epochs past the recovery point from the
+// batches.
 func TestLazyEpochTruncationPowerLoss(t *testing.T) {
 	dir := t.TempDir()
 	cfg := coreConfig()
@@ -439,7 +440,7 @@ func TestLazyEpochTruncationPowerLoss(t *testing.T) {
 	}
 	end := l.EndOffset()
 	coreCrash(t, l)
-	// The power failure kept the batches but not the checkpoint's rename.
+	// The checkpoint was not written again (or, written, not kept).
 	if err := os.WriteFile(ckpt, durable, 0o644); err != nil {
 		t.Fatal(err)
 	}
