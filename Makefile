@@ -50,11 +50,11 @@ build:
 
 ## run: a single broker on 127.0.0.1:9092 with an embedded etcd, data in $(DATA);
 ## metrics and the console on http://127.0.0.1:9644, the schema registry on
-## http://127.0.0.1:8081
+## http://127.0.0.1:8081, the REST proxy on http://127.0.0.1:8082
 run: build
 	mkdir -p $(DATA)
 	exec bin/samsa serve --override log.dirs=$(abspath $(DATA)) --override samsa.http.listener=127.0.0.1:9644 \
-		--override samsa.schema.registry.listener=127.0.0.1:8081 $(SERVEFLAGS)
+		--override samsa.schema.registry.listener=127.0.0.1:8081 --override samsa.http.proxy.listener=127.0.0.1:8082 $(SERVEFLAGS)
 
 ## check: lint, then every test that needs only Go and no cluster of brokers
 ## (unit and handler-level tests; no race detector; under three minutes, and

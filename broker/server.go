@@ -26,6 +26,7 @@ import (
 	"github.com/samsa-io/samsa/protocol"
 	"github.com/samsa-io/samsa/registry"
 	"github.com/samsa-io/samsa/replication"
+	"github.com/samsa-io/samsa/restproxy"
 	"github.com/samsa-io/samsa/security"
 	"github.com/samsa-io/samsa/share"
 	"github.com/samsa-io/samsa/tiered"
@@ -147,6 +148,7 @@ type Broker struct {
 	registryPeers *peerConns         // the registry's reader's connections
 	registryLn    net.Listener       // samsa.schema.registry.listener, bound before the broker registers
 	registryTLS   *security.TLS      // an https:// registry listener's TLS; nil for http
+	proxy         *restproxy.Proxy   // samsa.http.proxy.listener; nil when unset; set by Start once the listeners serve
 	panics        atomic.Int64       // handler panics recovered by dispatch
 
 	txnHook atomic.Pointer[TxnMarkerHook] // SetTxnMarkerHook; see 27_write_txn_markers.go
@@ -428,6 +430,9 @@ func (b *Broker) Start() (err error) {
 	if err := b.serveRegistry(); err != nil {
 		return err
 	}
+	if err := b.serveProxy(); err != nil {
+		return err
+	}
 	b.log.Info("samsa started", "node", b.nodeID, "listeners", b.addrs, "cluster", b.clusterID,
 		"took", time.Since(start).Round(time.Microsecond), "etcd_ready", etcdReady.Round(time.Microsecond), "registered", registered.Round(time.Microsecond))
 	return nil
@@ -622,6 +627,8 @@ func (b *Broker) shutdown(clean bool) error {
 			b.log.Warn("closing the http listener", "err", err)
 		}
 	}
+	// Then the REST proxy: its consumer instances leave their groups.
+	b.closeProxy()
 	b.mu.Lock()
 	for c := range b.conns {
 		c.Close()

@@ -7,15 +7,10 @@ package httpapi
 // can do what the user may do, and the broker's authorization decides.
 
 import (
-	"crypto/sha256"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/samsa-io/samsa/internal/admin"
 )
@@ -29,37 +24,18 @@ type loginClient struct {
 	used time.Time
 }
 
-// loginKey names a user's client by the user and a digest of the
-// password: a new password is a new client.
-func loginKey(user, pass string) string {
-	sum := sha256.Sum256([]byte(pass))
-	return user + "\x00" + string(sum[:])
-}
-
-func (a *api) mechanismFor(user, pass string) (sasl.Mechanism, error) {
-	switch a.mechanism {
-	case "PLAIN":
-		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
-	case "SCRAM-SHA-256":
-		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
-	case "SCRAM-SHA-512":
-		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
-	}
-	return nil, errors.New("console: unsupported SASL mechanism " + a.mechanism)
-}
-
 // userClientLocked is cl with a login. Caller holds a.mu.
 func (a *api) userClientLocked(r *http.Request) (*admin.Client, error) {
 	user, pass, ok := r.BasicAuth()
 	if !ok || user == "" {
 		return nil, errLogin
 	}
-	key := loginKey(user, pass)
+	key := admin.LoginKey(user, pass)
 	if u := a.users[key]; u != nil {
 		u.used = time.Now()
 		return u.c, nil
 	}
-	m, err := a.mechanismFor(user, pass)
+	m, err := admin.SASL(a.mechanism, user, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +44,7 @@ func (a *api) userClientLocked(r *http.Request) (*admin.Client, error) {
 		return nil, err
 	}
 	if len(a.users) >= maxLogins {
-		var oldest string
-		for k, u := range a.users {
-			if oldest == "" || u.used.Before(a.users[oldest].used) {
-				oldest = k
-			}
-		}
+		oldest := admin.Oldest(a.users, func(u *loginClient) time.Time { return u.used })
 		a.users[oldest].c.Close()
 		delete(a.users, oldest)
 	}
@@ -84,7 +55,7 @@ func (a *api) userClientLocked(r *http.Request) (*admin.Client, error) {
 // forget drops the client of a request's credentials (they were refused).
 func (a *api) forget(r *http.Request) {
 	user, pass, _ := r.BasicAuth()
-	key := loginKey(user, pass)
+	key := admin.LoginKey(user, pass)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if u := a.users[key]; u != nil {

@@ -39,6 +39,11 @@ type BrokerSettings struct {
 	SchemaCompatibility    string `prop:"schema.compatibility.level"`
 	SchemaRegistryAuth     string `prop:"authentication.method"` // NONE or BASIC
 
+	HTTPProxyListener    string        `prop:"samsa.http.proxy.listener"` // "": no REST proxy
+	ProxyInstanceTimeout time.Duration `prop:"consumer.instance.timeout.ms,ms"`
+	ProxyRequestTimeout  time.Duration `prop:"consumer.request.timeout.ms,ms"`
+	ProxyRequestMaxBytes int64         `prop:"consumer.request.max.bytes"`
+
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default
 	SocketReceiveBufferBytes int32         `prop:"socket.receive.buffer.bytes"` // -1: the OS default

@@ -1,0 +1,53 @@
+package broker
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/samsa-io/samsa/restproxy"
+)
+
+// serveProxy serves Confluent REST Proxy's API on
+// samsa.http.proxy.listener, once the broker's listeners are up: the
+// proxy is a Kafka client of this broker's first PLAINTEXT or
+// SASL_PLAINTEXT listener (the console's), so that its consumer
+// instances are members of their groups as any client is, and on a SASL
+// listener every call is made, and authorized, as the request's user.
+func (b *Broker) serveProxy() error {
+	addr := b.settings.HTTPProxyListener
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("broker: samsa.http.proxy.listener %s: %w", addr, err)
+	}
+	bootstrap, mechanism := b.consoleBootstrap()
+	b.proxy = restproxy.New(restproxy.Config{
+		Bootstrap:       bootstrap,
+		SASLMechanism:   mechanism,
+		Logger:          b.log.With("component", "restproxy"),
+		InstanceTimeout: b.settings.ProxyInstanceTimeout,
+		RequestTimeout:  b.settings.ProxyRequestTimeout,
+		RequestMaxBytes: b.settings.ProxyRequestMaxBytes,
+	})
+	b.proxy.Serve(ln)
+	b.log.Info("serving the REST proxy", "url", "http://"+b.proxy.Addr()+"/")
+	return nil
+}
+
+// closeProxy stops the REST proxy: its consumer instances leave their
+// groups.
+func (b *Broker) closeProxy() {
+	if b.proxy != nil {
+		b.proxy.Close()
+	}
+}
+
+// ProxyAddr is the bound address of samsa.http.proxy.listener, or "".
+func (b *Broker) ProxyAddr() string {
+	if b.proxy == nil {
+		return ""
+	}
+	return b.proxy.Addr()
+}

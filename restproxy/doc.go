@@ -1,0 +1,35 @@
+// Package restproxy serves Confluent REST Proxy's API (v2: topics,
+// partitions, produce and consumer instances) from the broker, on its own
+// HTTP listener (samsa.http.proxy.listener).
+//
+// The proxy is a Kafka client of the cluster: every produce, fetch, commit
+// and admin call goes through a franz-go client dialing the broker's own
+// Kafka listener (Config.Bootstrap), as Confluent's proxy does through the
+// Java clients. So a consumer instance is a real member of its consumer
+// group, which other clients of the group see and share partitions with,
+// and when the listener is a SASL one every call authenticates as the
+// HTTP request's Basic user, with its password, and the cluster's ACLs
+// decide as they do for that user on the Kafka port.
+//
+// # Wire format
+//
+// Requests and answers are JSON. v2 names the embedded format of records
+// in the media type, application/vnd.kafka.{binary,json}.v2+json (binary:
+// keys and values are base64 strings; json: any JSON value, stored as its
+// text). Every failure is answered with Confluent's body and status:
+//
+//	{"error_code":40401,"message":"Topic not found."}
+//
+// 404xx: unknown topic (40401), partition (40402), consumer instance
+// (40403); 409xx: consumer state conflicts; 415/406: media types; 422xx:
+// bad records; 5000x: Kafka errors (50002, 50003 when retriable).
+//
+// # Consumer instances
+//
+// An instance (POST /consumers/{group}) lives on the broker that created
+// it, until DELETE or until it is idle for consumer.instance.timeout.ms;
+// base_uri in its creation answer names that broker as the request
+// reached it. Records handed out by GET .../records and not yet taken are
+// kept by the instance (a max_bytes answer leaves the rest for the next
+// GET); commits without offsets commit what was handed out.
+package restproxy
