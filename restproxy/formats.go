@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
 )
 
 // The embedded formats of v2.
@@ -52,13 +56,107 @@ func encodeData(format string, raw json.RawMessage) ([]byte, error) {
 		}
 		return b, nil
 	case formatJSON:
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
+		b, err := reencode(raw)
+		if err != nil {
 			return nil, errUnprocessable("%v", err)
 		}
-		return buf.Bytes(), nil
+		return b, nil
 	}
 	return nil, errUnsupportedMedia
+}
+
+// reencode writes a JSON value as Jackson writes the tree Confluent's
+// proxy parsed it into: compact, members in their order, strings in
+// UTF-8 without \u escapes but for control characters, numbers as sent.
+func reencode(raw json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	if err := reencodeValue(dec, &out, 0); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
+	}
+	return out.Bytes(), nil
+}
+
+// maxDepth bounds the nesting reencode follows.
+const maxDepth = 1000
+
+func reencodeValue(dec *json.Decoder, out *bytes.Buffer, depth int) error {
+	if depth > maxDepth {
+		return errors.New("JSON nested too deep")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		end := byte(']')
+		if t == '{' {
+			end = '}'
+		}
+		out.WriteByte(byte(t))
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			if t == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				writeString(out, key.(string))
+				out.WriteByte(':')
+			}
+			if err := reencodeValue(dec, out, depth+1); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return err
+		}
+		out.WriteByte(end)
+	case string:
+		writeString(out, t)
+	case json.Number:
+		out.WriteString(string(t))
+	case bool:
+		out.WriteString(strconv.FormatBool(t))
+	case nil:
+		out.WriteString("null")
+	}
+	return nil
+}
+
+// writeString writes s quoted as Jackson does: '"', '\\' and control
+// characters escaped, everything else as UTF-8.
+func writeString(out *bytes.Buffer, s string) {
+	out.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			out.WriteByte('\\')
+			out.WriteRune(r)
+		case r == '\n':
+			out.WriteString(`\n`)
+		case r == '\r':
+			out.WriteString(`\r`)
+		case r == '\t':
+			out.WriteString(`\t`)
+		case r == '\b':
+			out.WriteString(`\b`)
+		case r == '\f':
+			out.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(out, `\u%04X`, r)
+		default:
+			out.WriteRune(r)
+		}
+	}
+	out.WriteByte('"')
 }
 
 // decodeData is a record's key or value embedded in format: base64 for

@@ -327,10 +327,17 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 			}
 		}
 	}
+	// ProduceSync's results come as the partitions' batches complete;
+	// the answer lists them in the request's order.
+	index := make(map[*kgo.Record]int, len(recs))
+	for i, rec := range recs {
+		index[rec] = i
+	}
 	results := u.kgo.ProduceSync(ctx, recs...)
-	resp := produceResponse{Offsets: make([]partitionOffset, len(results))}
+	resp := produceResponse{Offsets: make([]partitionOffset, len(recs))}
 	status, unknown := http.StatusOK, 0
-	for i, res := range results {
+	for _, res := range results {
+		i := index[res.Record]
 		if res.Err != nil {
 			if errors.Is(res.Err, kerr.UnknownTopicOrPartition) {
 				unknown++

@@ -115,18 +115,25 @@ func TestV2Produce(t *testing.T) {
 		t.Fatalf("a null value is a tombstone: %+v", r)
 	}
 
-	// A keyed record goes where the Java producer's partitioner sends it.
-	for _, key := range []string{"a", "b", "c", "d", "e"} {
-		got := do(t, "POST", u+"/topics/p", `{"records":[{"key":"`+key+`","value":1}]}`, "Content-Type", ctJSON)
-		var resp struct {
-			Offsets []struct{ Partition int } `json:"offsets"`
-		}
-		if err := json.Unmarshal([]byte(got.body), &resp); err != nil || len(resp.Offsets) != 1 {
-			t.Fatalf("produce keyed: %s", got.body)
-		}
+	// A keyed record goes where the Java producer's partitioner sends it,
+	// and the answer lists the records in the request's order (not in the
+	// order their partitions' batches completed).
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	var body []string
+	for _, k := range keys {
+		body = append(body, `{"key":"`+k+`","value":1}`)
+	}
+	got = do(t, "POST", u+"/topics/p", `{"records":[`+strings.Join(body, ",")+`]}`, "Content-Type", ctJSON)
+	var resp struct {
+		Offsets []struct{ Partition int } `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(got.body), &resp); err != nil || len(resp.Offsets) != len(keys) {
+		t.Fatalf("produce keyed: %s", got.body)
+	}
+	for i, key := range keys {
 		want := kgo.StickyKeyPartitioner(nil).ForTopic("p").Partition(&kgo.Record{Key: []byte(`"` + key + `"`)}, 3)
-		if resp.Offsets[0].Partition != want {
-			t.Fatalf("key %q went to partition %d, murmur2 says %d", key, resp.Offsets[0].Partition, want)
+		if resp.Offsets[i].Partition != want {
+			t.Fatalf("record %d (key %q) is answered in partition %d, murmur2 says %d: %s", i, key, resp.Offsets[i].Partition, want, got.body)
 		}
 	}
 
