@@ -26,7 +26,6 @@ const (
 // Point is one decoded data point.
 type Point struct {
 	Name  string
-	Help  string
 	Kind  Kind
 	Attrs []Attr // as pushed, in order
 	Value float64
@@ -73,7 +72,7 @@ func Decode(codec int8, payload []byte, limit int) ([]Point, error) {
 			if len(out) >= maxPushPoint || len(dp.GetAttributes()) > maxAttrs {
 				continue
 			}
-			p := Point{Name: m.GetName(), Help: m.GetDescription(), Kind: kind}
+			p := Point{Name: m.GetName(), Kind: kind}
 			switch v := dp.GetValue().(type) {
 			case *metricsv1.NumberDataPoint_AsDouble:
 				p.Value = v.AsDouble

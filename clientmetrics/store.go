@@ -15,12 +15,14 @@ import (
 type Limits struct {
 	Clients         int           // client instances kept
 	SeriesPerClient int           // series kept of each
+	BytesPerClient  int           // bytes of series names and attributes kept of each (seriesSize)
 	History         int           // values kept of each plotted series
 	Expiry          time.Duration // an instance that pushed nothing for this long is dropped
 }
 
-// DefaultLimits are a broker's.
-var DefaultLimits = Limits{Clients: 1000, SeriesPerClient: 1000, History: 120, Expiry: 15 * time.Minute}
+// DefaultLimits are a broker's: at most about half a GiB however clients
+// push, a few MiB for a thousand clients as they do.
+var DefaultLimits = Limits{Clients: 1000, SeriesPerClient: 1000, BytesPerClient: 512 << 10, History: 120, Expiry: 15 * time.Minute}
 
 // Plotted are parts of metric names whose series keep a history: request
 // latency, record send rate and the consumer's lag as it sees it. At most
@@ -53,16 +55,30 @@ type client struct {
 	pushes      int64
 	connected   bool
 	series      map[string]*series
+	bytes       int // seriesSize of every series
 	plotted     int // series with a history
 }
 
 type series struct {
-	name, help string
-	kind       Kind
-	attrs      []Attr // sorted by key
-	value      float64
-	updated    time.Time
-	hist       []Sample // plotted series only, oldest first
+	name    string
+	kind    Kind
+	attrs   []Attr // sorted by key
+	value   float64
+	updated time.Time
+	hist    []Sample // plotted series only, oldest first
+}
+
+// seriesSize is what a series of key (seriesKey) counts against
+// Limits.BytesPerClient: its name and attributes, and its bookkeeping.
+func seriesSize(key string) int { return len(key) + 128 }
+
+// drop forgets a series.
+func (cl *client) drop(key string, se *series) {
+	delete(cl.series, key)
+	cl.bytes -= seriesSize(key)
+	if se.hist != nil {
+		cl.plotted--
+	}
 }
 
 // Sample is one value of a series at a time (Unix milliseconds).
@@ -76,6 +92,7 @@ func NewStore(lim Limits, now func() time.Time) *Store {
 	d := DefaultLimits
 	lim.Clients = cmp.Or(lim.Clients, d.Clients)
 	lim.SeriesPerClient = cmp.Or(lim.SeriesPerClient, d.SeriesPerClient)
+	lim.BytesPerClient = cmp.Or(lim.BytesPerClient, d.BytesPerClient)
 	lim.History = cmp.Or(lim.History, d.History)
 	lim.Expiry = cmp.Or(lim.Expiry, d.Expiry)
 	if now == nil {
@@ -135,16 +152,27 @@ func (s *Store) Record(id [16]byte, c Client, points []Point, now time.Time) {
 			fresh = append(fresh, pending{key, p})
 		}
 	}
-	if len(fresh) > s.lim.SeriesPerClient {
-		fresh = fresh[:s.lim.SeriesPerClient]
+	// The new series that fit the client's bounds, then room for them:
+	// the series updated longest ago go first.
+	freshBytes, n := 0, 0
+	for ; n < len(fresh) && n < s.lim.SeriesPerClient; n++ {
+		size := seriesSize(fresh[n].key)
+		if freshBytes+size > s.lim.BytesPerClient {
+			break
+		}
+		freshBytes += size
 	}
-	if over := len(cl.series) + len(fresh) - s.lim.SeriesPerClient; over > 0 {
+	fresh = fresh[:n]
+	full := func() bool {
+		return len(cl.series)+len(fresh) > s.lim.SeriesPerClient || cl.bytes+freshBytes > s.lim.BytesPerClient
+	}
+	if full() {
 		olds := slices.SortedFunc(maps.Values(cl.series), func(a, b *series) int { return a.updated.Compare(b.updated) })
-		for _, se := range olds[:over] {
-			delete(cl.series, seriesKey(se.name, se.attrs))
-			if se.hist != nil {
-				cl.plotted--
+		for _, se := range olds {
+			if !full() {
+				break
 			}
+			cl.drop(seriesKey(se.name, se.attrs), se)
 		}
 	}
 	for _, f := range fresh {
@@ -152,13 +180,14 @@ func (s *Store) Record(id [16]byte, c Client, points []Point, now time.Time) {
 			cl.series[f.key].update(f.p, now, s.lim.History)
 			continue
 		}
-		se := &series{name: f.p.Name, help: f.p.Help, kind: f.p.Kind, attrs: f.p.Attrs}
+		se := &series{name: f.p.Name, kind: f.p.Kind, attrs: f.p.Attrs}
 		if cl.plotted < maxPlotted && plotted(se.name) {
 			se.hist = make([]Sample, 0, 8)
 			cl.plotted++
 		}
 		se.update(f.p, now, s.lim.History)
 		cl.series[f.key] = se
+		cl.bytes += seriesSize(f.key)
 	}
 }
 

@@ -1,6 +1,7 @@
 package clientmetrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,37 @@ func TestStoreExportCollisions(t *testing.T) {
 		if n != 2 {
 			t.Fatalf("gathered %d of the 2 families", n)
 		}
+	}
+}
+
+// A client's series are bounded in bytes too, not only in number: series
+// with as many attributes as long as a push may bring are kept within
+// half a MiB a client (about a hundredth of what a thousand of them
+// would be), those of the last push first.
+func TestStoreBytesPerClient(t *testing.T) {
+	c := newClock()
+	s := NewStore(Limits{}, c.now)
+	for push := range 10 {
+		var ps []Point
+		for j := range 100 {
+			var attrs []string
+			for k := range maxAttrs {
+				attrs = append(attrs, fmt.Sprintf("%0*d", maxAttrLen, k), fmt.Sprintf("%0*d", maxAttrLen, push*100+j))
+			}
+			ps = append(ps, gauge("m", 1, attrs...))
+		}
+		c.advance(time.Second)
+		s.Record([16]byte{1}, Client{ClientID: "big"}, ps, c.now())
+	}
+	size, newest := 0, false
+	for _, se := range s.Clients()[0].Series {
+		size += len(se.Name)
+		for k, v := range se.Labels {
+			size += len(k) + len(v)
+			newest = newest || k != v && v >= fmt.Sprintf("%0*d", maxAttrLen, 900) // of the last push
+		}
+	}
+	if size > 512<<10 || !newest {
+		t.Errorf("%d bytes of series kept (newest kept: %v), want at most 512 KiB with the newest", size, newest)
 	}
 }
