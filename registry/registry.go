@@ -138,6 +138,12 @@ func (r *Registry) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = srv.Shutdown(ctx)
 		cancel()
+		if err != nil {
+			// Requests still in flight (a write waiting for the store):
+			// their connections close now, or one would go on serving
+			// its client after the registry is gone.
+			err = errors.Join(err, srv.Close())
+		}
 	}
 	r.rt.Close()
 	return err
