@@ -61,8 +61,9 @@ func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Res
 func (b *Broker) nextProducerID(ctx context.Context) (int64, error) {
 	b.pids.mu.Lock()
 	defer b.pids.mu.Unlock()
-	if b.pids.next >= b.pids.end {
-		first, err := b.store.AllocateProducerIDBlock(ctx, producerIDBlock)
+	if floor := b.mirroredProducerIDs(); b.pids.next >= b.pids.end || b.pids.next <= floor {
+		// Never an id a cluster link copied here (link.go).
+		first, err := b.store.AllocateProducerIDBlockAbove(ctx, producerIDBlock, floor)
 		if err != nil {
 			return -1, err
 		}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/link"
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // Mirror topic states and keys (controller.EntityMirrors).
@@ -47,7 +48,9 @@ const (
 	mirrorError   = "error"
 	mirrorTargets = "targets" // "p:offset,..." while promoting
 	mirrorDone    = "done"    // "p,..." the partitions that reached their target
-	mirrorLeft    = "left"    // "p:records,..." what a failover left behind
+	// mirrorMaxPID is the highest producer id of the batches copied: no
+	// producer of this cluster is given one up to it (nextProducerID).
+	mirrorMaxPID = "max.producer.id"
 
 	mirroring = "mirroring"
 	promoting = "promoting"
@@ -266,6 +269,9 @@ func (b *Broker) lookAtSource(ctx context.Context, s *link.Spec) {
 	if err := b.loadLinks(ctx); err == nil {
 		b.kickLinks()
 	}
+	if err := b.syncLinkGroups(lctx, s, nil); err != nil {
+		b.setLinkError(s.Name, "", err)
+	}
 }
 
 // mirrorConfigs are the source topic's configs that this cluster takes.
@@ -332,8 +338,62 @@ func (s linkSink) Append(topic string, partition, epoch int32, batches []byte) e
 	if err != nil {
 		return err
 	}
+	if err := s.b.noteMirroredProducers(topic, batches); err != nil {
+		return err
+	}
 	_, err = s.b.replicas.AppendMirrored(p, batches, time.Now(), epoch)
 	return err
+}
+
+// noteMirroredProducers raises the mirror topic's max.producer.id to the
+// highest producer id of batches, before they are appended, so that this
+// cluster never gives a producer of its own an id whose state the mirror
+// holds (it would be refused with OUT_OF_ORDER_SEQUENCE or fenced once
+// the mirror is promoted).
+func (b *Broker) noteMirroredProducers(topic string, batches []byte) error {
+	high := int64(-1)
+	bs, _ := logstore.SplitBatches(batches)
+	for _, raw := range bs {
+		if h, err := logstore.ParseBatchHeader(raw); err == nil {
+			high = max(high, h.ProducerID)
+		}
+	}
+	ls := b.links.Load()
+	if high < 0 || ls == nil || parseInt(ls.mirrors[topic][mirrorMaxPID]) >= high {
+		return nil
+	}
+	err := b.store.UpdateEntityConfig(b.ctx, controller.EntityMirrors, topic, func(cur map[string]string) (map[string]string, error) {
+		if len(cur) == 0 || parseInt(cur[mirrorMaxPID]) >= high {
+			return cur, nil
+		}
+		cur[mirrorMaxPID] = strconv.FormatInt(high, 10)
+		return cur, nil
+	})
+	if err != nil {
+		return err
+	}
+	return b.loadLinks(b.ctx)
+}
+
+// mirroredProducerIDs is the highest producer id any mirror copied (-1
+// for none).
+func (b *Broker) mirroredProducerIDs() int64 {
+	high := int64(-1)
+	if ls := b.links.Load(); ls != nil {
+		for _, m := range ls.mirrors {
+			high = max(high, parseInt(m[mirrorMaxPID]))
+		}
+	}
+	return high
+}
+
+// parseInt is a decimal, -1 when s is not one.
+func parseInt(s string) int64 {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 func (s linkSink) StartAt(topic string, partition, epoch int32, offset int64) error {

@@ -144,6 +144,12 @@ func (b *Broker) promoteMirrors(ctx context.Context, name, filter string, failov
 			}
 			lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			targets, err = link.SourceEnds(lctx, cl, t)
+			if err == nil {
+				// The consumers stopped on the source: their last commits.
+				if spec, perr := link.ParseSpec(name, b.links.Load().links[name]); perr == nil {
+					err = b.syncLinkGroups(lctx, spec, func(topic string) bool { return topic == t })
+				}
+			}
 			cancel()
 			if err != nil {
 				return fmt.Errorf("%w: %v (a source that is gone needs a failover)", kerr.InvalidRequest, err)

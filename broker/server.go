@@ -168,6 +168,9 @@ type Broker struct {
 	linkKick  chan struct{}
 	linkErrMu sync.Mutex
 	linkErrs  map[string]map[string]string // guarded by linkErrMu
+	// linkSyncedOffs: the group offsets last copied (link_groups.go);
+	// guarded by linkErrMu.
+	linkSyncedOffs map[linkSyncKey]int64
 }
 
 // New validates the configuration; Start brings the broker up.

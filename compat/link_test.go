@@ -265,7 +265,7 @@ func linkCompare(t *testing.T, src, dst, topic string) {
 func linkScenario(t *testing.T, src, dst, prefix string) {
 	plain, txn := linkSourceData(t, src, prefix)
 	linkCLI(t, dst, false, "create", "l1", "--source-bootstrap-servers", src, "--topics", prefix+"-.*",
-		"--config", "metadata.refresh.interval.ms=100")
+		"--groups", prefix+"-g.*", "--config", "metadata.refresh.interval.ms=100")
 	if out := linkCLI(t, dst, true, "create", "l1", "--source-bootstrap-servers", src, "--topics", "x"); !strings.Contains(out, "already exists") {
 		t.Fatalf("a second create: %s", out)
 	}
@@ -301,11 +301,41 @@ func linkScenario(t *testing.T, src, dst, prefix string) {
 		t.Fatalf("describe: %+v", l)
 	}
 
+	// A group consumes part of the topic on the source and commits; its
+	// offsets are copied while it is not active here.
+	group := prefix + "-g1"
+	committed := linkConsumeSome(t, src, plain, group, 100)
+	poll.Eventually(t, 30*time.Second, func() error {
+		got := linkCommitted(t, dst, group, plain)
+		if fmt.Sprint(got) != fmt.Sprint(committed) {
+			return fmt.Errorf("group offsets here %v, on the source %v", got, committed)
+		}
+		return nil
+	})
+
 	// promote: caught up to the source's end, then writable.
 	ends, _ := linkEnds(t, src, plain)
 	out := linkCLI(t, dst, false, "promote", "l1", "--topics", plain)
 	if !strings.Contains(out, "promoted") {
 		t.Fatalf("promote: %s", out)
+	}
+	// The group moved here resumes where it committed on the source:
+	// nothing lost, nothing read twice.
+	resumed := linkConsumeFrom(t, dst, plain, group, committed, ends)
+	for p, end := range ends {
+		if got := resumed[p]; len(got) != int(end-committed[p]) || len(got) > 0 && got[0] != committed[p] {
+			t.Fatalf("partition %d resumed at %v (%d records), committed %d, end %d", p, got[:min(len(got), 1)], len(got), committed[p], end)
+		}
+	}
+	// A producer of this cluster is never given an id whose state the
+	// mirror holds (its first batch would be OUT_OF_ORDER_SEQUENCE).
+	ireq := kmsg.NewPtrInitProducerIDRequest()
+	iresp, err := ireq.RequestWith(testCtx(t, 10*time.Second), dcl)
+	if err != nil || iresp.ErrorCode != 0 {
+		t.Fatalf("InitProducerID: %v %v", err, iresp)
+	}
+	if high := linkMaxProducerID(t, src, plain, txn); iresp.ProducerID <= high {
+		t.Fatalf("InitProducerID here gave %d, a producer id the mirror copied (up to %d)", iresp.ProducerID, high)
 	}
 	res := dcl.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Value: []byte("after"), Partition: 0})
 	if err := res.FirstErr(); err != nil {
@@ -327,15 +357,16 @@ func linkScenario(t *testing.T, src, dst, prefix string) {
 
 func TestLinkFromSamsa(t *testing.T) {
 	t.Parallel()
-	src := testutil.StartBroker(t, nil)
-	dst := testutil.StartBroker(t, nil)
+	fast := map[string]string{"group.initial.rebalance.delay.ms": "0"}
+	src := testutil.StartBroker(t, fast)
+	dst := testutil.StartBroker(t, fast)
 	linkScenario(t, src.Addr(), dst.Addr(), admTopic("lnk"))
 }
 
 func TestLinkFromKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb, _ := startKafkaRef(t)
-	dst := testutil.StartBroker(t, nil)
+	kb, _ := startKafkaRefWith(t, map[string]string{"group.initial.rebalance.delay.ms": "0"})
+	dst := testutil.StartBroker(t, map[string]string{"group.initial.rebalance.delay.ms": "0"})
 	linkScenario(t, kb.Addr, dst.Addr(), admTopic("lnk"))
 }
 
@@ -372,4 +403,97 @@ func linkLastVisible(t *testing.T, batches [][]byte) int64 {
 		}
 	}
 	return last
+}
+
+// linkConsumeSome consumes about n records of topic in group, commits
+// what it consumed and leaves; it returns the committed offsets.
+func linkConsumeSome(t *testing.T, addr, topic, group string, n int) map[int32]int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(append(kgoOpts(addr), kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testCtx(t, 60*time.Second)
+	for got := 0; got < n; {
+		fs := cl.PollRecords(ctx, n-got)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consuming %s: %v", topic, err)
+		}
+		got += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return linkCommitted(t, addr, group, topic)
+}
+
+// linkCommitted are a group's committed offsets of topic.
+func linkCommitted(t *testing.T, addr, group, topic string) map[int32]int64 {
+	t.Helper()
+	adm, _ := admAdmin(t, addr)
+	os, err := adm.FetchOffsets(testCtx(t, 10*time.Second), group)
+	if err != nil {
+		return nil
+	}
+	out := map[int32]int64{}
+	os.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil {
+			out[o.Partition] = o.At
+		}
+	})
+	return out
+}
+
+// linkConsumeFrom consumes topic in group from its committed offsets
+// (starts, expected) up to ends and returns the offsets read by
+// partition.
+func linkConsumeFrom(t *testing.T, addr, topic, group string, starts, ends map[int32]int64) map[int32][]int64 {
+	t.Helper()
+	cl := newKgo(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	out := map[int32][]int64{}
+	ctx := testCtx(t, 60*time.Second)
+	done := func() bool {
+		for p, end := range ends {
+			if o := out[p]; starts[p] < end && (len(o) == 0 || o[len(o)-1] < end-1) {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consuming %s here: %v (%v)", topic, err, out)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset < ends[r.Partition] {
+				out[r.Partition] = append(out[r.Partition], r.Offset)
+			}
+		})
+	}
+	return out
+}
+
+// linkMaxProducerID is the highest producer id in the topics' batches.
+func linkMaxProducerID(t *testing.T, addr string, topics ...string) int64 {
+	t.Helper()
+	high := int64(-1)
+	for _, topic := range topics {
+		ends, err := linkEnds(t, addr, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, end := range ends {
+			for _, raw := range linkBatches(t, addr, topic, p, end) {
+				var b kmsg.RecordBatch
+				if err := b.ReadFrom(raw); err != nil {
+					t.Fatal(err)
+				}
+				high = max(high, b.ProducerID)
+			}
+		}
+	}
+	return high
 }

@@ -25,6 +25,14 @@ type producerIDBlockValue struct {
 // compare-and-set on that key's revision and retried on a lost race. Blocks
 // never overlap, across brokers and restarts.
 func (s *Store) AllocateProducerIDBlock(ctx context.Context, size int64) (int64, error) {
+	return s.AllocateProducerIDBlockAbove(ctx, size, -1)
+}
+
+// AllocateProducerIDBlockAbove is AllocateProducerIDBlock with every id of
+// the block above floor: the ids of the producers whose batches a cluster
+// link copied here are taken already (a new producer given one of them
+// would collide with their state on a promoted mirror).
+func (s *Store) AllocateProducerIDBlockAbove(ctx context.Context, size, floor int64) (int64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -52,6 +60,12 @@ func (s *Store) AllocateProducerIDBlock(ctx context.Context, size int64) (int64,
 				return 0, ErrProducerIDsExhausted
 			}
 			first = end + 1
+		}
+		if floor >= first {
+			if floor == math.MaxInt64 {
+				return 0, ErrProducerIDsExhausted
+			}
+			first = floor + 1
 		}
 		if first > math.MaxInt64-(size-1) {
 			return 0, ErrProducerIDsExhausted

@@ -90,3 +90,17 @@ func TestProducerIDBlockCorrupt(t *testing.T) {
 		t.Errorf("corrupt block: %v", err)
 	}
 }
+
+// A block allocated above a floor starts past it, and the blocks after it
+// follow it.
+func TestProducerIDBlockAbove(t *testing.T) {
+	e := startEtcd(t)
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	for _, tt := range []struct{ floor, want int64 }{{-1, 0}, {5000, 5001}, {10, 5011}, {-1, 5021}} {
+		first, err := s.AllocateProducerIDBlockAbove(ctx, 10, tt.floor)
+		if err != nil || first != tt.want {
+			t.Fatalf("AllocateProducerIDBlockAbove(10, %d) = %d, %v; want %d", tt.floor, first, err, tt.want)
+		}
+	}
+}

@@ -85,3 +85,44 @@ func SourceEnds(ctx context.Context, cl *kgo.Client, topic string) (map[int32]in
 	}
 	return out, nil
 }
+
+// SourceGroupOffsets are the committed offsets on the source of the
+// groups spec copies: group -> topic -> partition -> offset.
+func SourceGroupOffsets(ctx context.Context, cl *kgo.Client, spec *Spec) (map[string]map[string]map[int32]int64, error) {
+	if len(spec.Groups) == 0 {
+		return nil, nil
+	}
+	adm := kadm.NewClient(cl)
+	lgs, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the source's groups: %w", err)
+	}
+	var groups []string
+	for _, g := range lgs.Groups() {
+		if spec.MatchesGroup(g) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	out := map[string]map[string]map[int32]int64{}
+	for _, r := range adm.FetchManyOffsets(ctx, groups...) {
+		if r.Err != nil {
+			return nil, fmt.Errorf("source offsets of group %s: %w", r.Group, r.Err)
+		}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 {
+				return
+			}
+			if out[r.Group] == nil {
+				out[r.Group] = map[string]map[int32]int64{}
+			}
+			if out[r.Group][o.Topic] == nil {
+				out[r.Group][o.Topic] = map[int32]int64{}
+			}
+			out[r.Group][o.Topic][o.Partition] = o.At
+		})
+	}
+	return out, nil
+}
