@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -117,7 +118,13 @@ func (s *S3) List(ctx context.Context, prefix string) ([]Object, error) {
 			return nil, fmt.Errorf("tiered: list %s: %w", prefix, err)
 		}
 		for _, o := range page.Contents {
-			out = append(out, Object{Key: aws.ToString(o.Key)[len(s.prefix):], Size: aws.ToInt64(o.Size)})
+			// A store that answers keys outside the prefix asked for is
+			// wrong; what it names there is not ours to list.
+			k, ok := strings.CutPrefix(aws.ToString(o.Key), s.prefix+prefix)
+			if !ok {
+				continue
+			}
+			out = append(out, Object{Key: prefix + k, Size: aws.ToInt64(o.Size)})
 		}
 	}
 	return out, nil
