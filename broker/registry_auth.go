@@ -18,7 +18,7 @@ import (
 // authorizer, the cluster's ACLs decide, a subject being checked as a
 // topic, as Confluent's Topic ACL authorizer checks it:
 //
-//	subject <topic>-key, <topic>-value   the topic <topic>
+//	subject <topic>-key, <topic>-value   the topic <topic> (in any context)
 //	any other subject (record name       the topic of the subject's own
 //	strategies, references)              name (a PREFIXED ACL covers a
 //	                                     namespace)
@@ -34,8 +34,10 @@ import (
 // Lists answer the subjects the principal may read. Without
 // authentication every request is User:ANONYMOUS's.
 
-// subjectTopic is the topic whose ACLs a subject is checked with.
+// subjectTopic is the topic whose ACLs a subject is checked with (its
+// context, ":.ctx:", left out).
 func subjectTopic(subject string) string {
+	_, subject = registry.SplitSubject(subject)
 	for _, suffix := range []string{"-key", "-value"} {
 		if t, ok := strings.CutSuffix(subject, suffix); ok && t != "" {
 			return t

@@ -121,7 +121,15 @@ func (r *Registry) routes() *http.ServeMux {
 	add("/mode/{subject}", route{"GET": r.getMode, "PUT": w(r.putMode), "DELETE": w(r.deleteMode)})
 	add("/compatibility/subjects/{subject}/versions/{version}", route{"POST": r.checkCompatibility})
 	add("/compatibility/subjects/{subject}/versions", route{"POST": r.checkCompatibility})
-	add("/contexts", route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return []string{"."}, nil }})
+	add("/contexts", route{"GET": r.listContexts})
+	// Associations (a topic's subjects, named by Confluent's "associated"
+	// subject name strategy) are not kept: none is ever found, as
+	// Confluent answers when there is none, and the serializers fall back
+	// to their strategy.
+	none := route{"GET": func(http.ResponseWriter, *http.Request) (any, error) { return []struct{}{}, nil }}
+	add("/associations/subjects/{subject}", none)
+	add("/associations/resources/{namespace}/{name}", none)
+	add("/associations/resources/{id}", none)
 	return mux
 }
 
@@ -231,7 +239,7 @@ func pathSubject(req *http.Request) (string, error) {
 	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "", errf(422, 42208, "The specified subject '%s' is not a valid.", s)
 	}
-	return s, nil
+	return normalSubject(s), nil
 }
 
 // pathID reads the id of /schemas/ids/{id}.

@@ -90,7 +90,10 @@ var accessOf = map[string]access{
 	"DELETE /mode/{subject}":                                  subjectAlter,
 	"POST /compatibility/subjects/{subject}/versions/{version}": subjectWrite,
 	"POST /compatibility/subjects/{subject}/versions":           subjectWrite,
-	"GET /contexts": openToAll,
+	"GET /contexts":                                  openToAll,
+	"GET /associations/subjects/{subject}":           subjectRead,
+	"GET /associations/resources/{namespace}/{name}": readableListed,
+	"GET /associations/resources/{id}":               readableListed,
 }
 
 // principalKey is the context key of a request's authenticated

@@ -278,11 +278,11 @@ type idVersion struct {
 	Version int    `json:"version"`
 }
 
-// idVersions returns the versions registered with id, by subject and
-// version; the caller holds s.mu.
-func (s *State) idVersions(id int, deleted bool) []*version {
+// idVersions returns the versions registered with id in context ctx, by
+// subject and version; the caller holds s.mu.
+func (s *State) idVersions(ctx string, id int, deleted bool) []*version {
 	var out []*version
-	for _, v := range s.byID[id] {
+	for _, v := range s.byID[ctxID{ctx, id}] {
 		if deleted || !v.Deleted {
 			out = append(out, v)
 		}
@@ -306,8 +306,8 @@ func (r *Registry) byIDPath(req *http.Request) (*version, error) {
 	s := r.state
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	vs := s.idVersions(id, true)
-	if subject := req.URL.Query().Get("subject"); subject != "" {
+	vs := s.idVersions(queryContext(req), id, true)
+	if subject := normalSubject(req.URL.Query().Get("subject")); subject != "" {
 		vs = slices.DeleteFunc(vs, func(v *version) bool { return v.Subject != subject })
 	}
 	if len(vs) == 0 {
@@ -366,12 +366,13 @@ func (r *Registry) idUsage(req *http.Request) ([]idVersion, error) {
 	s := r.state
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.byID[id]) == 0 {
+	ctx := queryContext(req)
+	if len(s.byID[ctxID{ctx, id}]) == 0 {
 		return nil, errSchemaIDNotFound(id)
 	}
 	out := []idVersion{}
 	readable := r.readable(req)
-	for _, v := range s.idVersions(id, queryBool(req, "deleted")) {
+	for _, v := range s.idVersions(ctx, id, queryBool(req, "deleted")) {
 		if !readable(v.Subject) {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -20,8 +19,8 @@ type version struct {
 type State struct {
 	mu       sync.RWMutex
 	subjects map[string]map[int]*version // guarded by mu; subject → version number → version
-	byID     map[int][]*version          // guarded by mu; id → the versions registered with it
-	maxID    int                         // guarded by mu; the highest id seen
+	byID     map[ctxID][]*version        // guarded by mu; context and id → the versions registered with it
+	maxID    map[string]int              // guarded by mu; context → the highest id seen in it
 	configs  map[string]configValue      // guarded by mu; "" is the global config
 	modes    map[string]string           // guarded by mu; "" is the global mode
 	next     int64                       // guarded by mu; the offset of the next record to apply
@@ -29,7 +28,7 @@ type State struct {
 }
 
 func newState() *State {
-	return &State{subjects: map[string]map[int]*version{}, byID: map[int][]*version{},
+	return &State{subjects: map[string]map[int]*version{}, byID: map[ctxID][]*version{}, maxID: map[string]int{},
 		configs: map[string]configValue{}, modes: map[string]string{}, moved: make(chan struct{})}
 }
 
@@ -148,8 +147,9 @@ func (s *State) putVersion(v *version) {
 		s.subjects[v.Subject] = vs
 	}
 	vs[v.Version] = v
-	s.byID[v.ID] = append(s.byID[v.ID], v)
-	s.maxID = max(s.maxID, v.ID)
+	k := ctxID{contextOf(v.Subject), v.ID}
+	s.byID[k] = append(s.byID[k], v)
+	s.maxID[k.ctx] = max(s.maxID[k.ctx], v.ID)
 }
 
 // dropVersion forgets a version (a hard delete); the caller holds mu.
@@ -163,11 +163,12 @@ func (s *State) dropVersion(subject string, n int) {
 	if len(vs) == 0 {
 		delete(s.subjects, subject)
 	}
-	ids := slices.DeleteFunc(s.byID[old.ID], func(v *version) bool { return v == old })
+	k := ctxID{contextOf(subject), old.ID}
+	ids := slices.DeleteFunc(s.byID[k], func(v *version) bool { return v == old })
 	if len(ids) == 0 {
-		delete(s.byID, old.ID)
+		delete(s.byID, k)
 	} else {
-		s.byID[old.ID] = ids
+		s.byID[k] = ids
 	}
 }
 
@@ -198,7 +199,7 @@ func (s *State) latest(subject string, deleted bool) *version {
 func (s *State) subjectNames(prefix string, deleted bool) []string {
 	var out []string
 	for name := range s.subjects {
-		if strings.HasPrefix(name, prefix) && len(s.versions(name, deleted)) > 0 {
+		if subjectMatches(name, prefix) && len(s.versions(name, deleted)) > 0 {
 			out = append(out, name)
 		}
 	}
@@ -206,10 +207,10 @@ func (s *State) subjectNames(prefix string, deleted bool) []string {
 	return out
 }
 
-// schemaByID returns the first version registered with id; the caller
-// holds mu.
-func (s *State) schemaByID(id int) *version {
-	vs := s.byID[id]
+// schemaByID returns the first version registered with id in context
+// ctx; the caller holds mu.
+func (s *State) schemaByID(ctx string, id int) *version {
+	vs := s.byID[ctxID{ctx, id}]
 	if len(vs) == 0 {
 		return nil
 	}
@@ -220,18 +221,28 @@ func (s *State) schemaByID(id int) *version {
 // version n; the caller holds mu.
 func (s *State) referencedBy(subject string, n int, deleted bool) []int {
 	var ids []int
+	for _, v := range s.referencing(subject, n, deleted) {
+		if !slices.Contains(ids, v.ID) {
+			ids = append(ids, v.ID)
+		}
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// referencing returns the versions that reference subject's version n;
+// the caller holds mu.
+func (s *State) referencing(subject string, n int, deleted bool) []*version {
+	var out []*version
 	for _, vs := range s.subjects {
 		for _, v := range vs {
 			if v.Deleted && !deleted {
 				continue
 			}
-			for _, r := range v.References {
-				if r.Subject == subject && r.Version == n && !slices.Contains(ids, v.ID) {
-					ids = append(ids, v.ID)
-				}
+			if slices.ContainsFunc(v.References, func(r Reference) bool { return r.Subject == subject && r.Version == n }) {
+				out = append(out, v)
 			}
 		}
 	}
-	sort.Ints(ids)
-	return ids
+	return out
 }

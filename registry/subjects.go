@@ -295,14 +295,14 @@ func (r *Registry) register(_ http.ResponseWriter, req *http.Request) (any, erro
 // schema's id, or no record when the subject has the schema already; the
 // caller holds s.mu.
 func (s *State) registration(subject string, sr *schemaRequest, normalize bool, defaultLevel string) (*Record, int, error) {
-	mode := s.mode(subject)
+	mode, ctx := s.mode(subject), contextOf(subject)
 	switch {
 	case mode == modeReadOnly || mode == modeReadOnlyOverride:
-		return nil, 0, errNotPermitted("Subject %s in context . is in read-only mode", subject)
+		return nil, 0, errNotPermitted("Subject %s in context %s is in read-only mode", subject, ctx)
 	case sr.ID != nil && mode != modeImport:
-		return nil, 0, errNotPermitted("Subject %s in context . is not in import mode", subject)
+		return nil, 0, errNotPermitted("Subject %s in context %s is not in import mode", subject, ctx)
 	case sr.ID == nil && mode != modeReadWrite:
-		return nil, 0, errNotPermitted("Subject %s in context . is not in read-write mode", subject)
+		return nil, 0, errNotPermitted("Subject %s in context %s is not in read-write mode", subject, ctx)
 	}
 	p, err := s.parseRequest(sr)
 	if err != nil {
@@ -326,17 +326,17 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 		if id < 0 {
 			return nil, 0, errf(422, 42201, "Invalid schema id %d", id)
 		}
-		if old := s.schemaByID(id); old != nil && !s.matches(old, p, sr.References, normalize) {
-			return nil, 0, errNotPermitted("Overwrite new schema with id %d in context . is not permitted.", id)
+		if old := s.schemaByID(ctx, id); old != nil && !s.matches(old, p, sr.References, normalize) {
+			return nil, 0, errNotPermitted("Overwrite new schema with id %d in context %s is not permitted.", id, ctx)
 		}
 	} else {
-		for vid, vs := range s.byID {
-			if s.matches(vs[0], p, sr.References, normalize) && (id < 0 || vid < id) {
-				id = vid
+		for k, vs := range s.byID {
+			if k.ctx == ctx && s.matches(vs[0], p, sr.References, normalize) && (id < 0 || k.id < id) {
+				id = k.id
 			}
 		}
 		if id < 0 {
-			id = s.maxID + 1
+			id = s.maxID[ctx] + 1
 		}
 	}
 	n := 1
@@ -438,11 +438,9 @@ func (r *Registry) deleteSubject(_ http.ResponseWriter, req *http.Request) (any,
 			if permanent && !v.Deleted {
 				return nil, errf(404, 40405, "Subject '%s' was not deleted first before being permanently deleted", subject)
 			}
-			for _, id := range s.referencedBy(subject, v.Version, permanent) {
-				for _, by := range s.byID[id] {
-					if by.Subject != subject {
-						return nil, errf(422, 42206, "One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=%s,version=%d}.", subject, v.Version)
-					}
+			for _, by := range s.referencing(subject, v.Version, permanent) {
+				if by.Subject != subject {
+					return nil, errf(422, 42206, "One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=%s,version=%d}.", subject, v.Version)
 				}
 			}
 			deleted = append(deleted, v.Version)
