@@ -920,8 +920,8 @@ func shutdownPhases(path string) string {
 // for an acknowledgement.
 //
 // With profile set (a directory), a CPU profile of the first 5 s of each
-// samsa broker's shutdown is written to it as shutdown-<node>.cpu.pprof
-// (see profileShutdown).
+// samsa broker's shutdown is written to it as shutdown-<node>.cpu.pprof,
+// with its goroutines every second (see profileShutdown).
 func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, topics []string, per int32, profile string) (rr rolled, err error) {
 	const producers = 6
 	pctx, cancel := context.WithCancel(ctx)
@@ -988,19 +988,31 @@ func rollingRestart(ctx context.Context, c *failoverCluster, adm *kadm.Client, t
 }
 
 // profileShutdown fetches a CPU profile of the first seconds of the
-// shutdown of the samsa broker whose HTTP listener is addr into path (the
-// listener closes once leadership moved and the logs were flushed: a
-// shutdown that reaches that sooner leaves no profile). The func it
-// returns waits for it.
+// shutdown of the samsa broker whose HTTP listener is addr into path,
+// and its goroutines every second meanwhile into path's name with .N.txt
+// (where a shutdown waits) (the listener closes once leadership moved
+// and the logs were flushed: a shutdown that reaches that sooner leaves
+// less). The func it returns waits for them.
 func profileShutdown(addr, path string) func() {
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		if err := fetchProfile("http://"+addr+"/debug/pprof/profile?seconds=5", path, time.Minute); err != nil {
 			progress("shutdown profile: %v", err)
 		}
 	}()
-	return func() { <-done }
+	go func() {
+		defer wg.Done()
+		for i := range 5 {
+			time.Sleep(time.Second)
+			dump := strings.TrimSuffix(path, ".cpu.pprof") + fmt.Sprintf(".goroutines.%d.txt", i+1)
+			if fetchProfile("http://"+addr+"/debug/pprof/goroutine?debug=1", dump, 30*time.Second) != nil {
+				return
+			}
+		}
+	}()
+	return wg.Wait
 }
 
 // rolled is what rollingRestart measured.
