@@ -257,17 +257,13 @@ func (s *Store) reconcile(ctx context.Context, cfg ControllerConfig, epoch int32
 	// New leaders first: until then their partitions take no writes,
 	// while an ISR that still names a dead follower only waits for it.
 	for _, ws := range [][]stateWrite{elections, others} {
-		for len(ws) > 0 {
-			n := min(stateBatch, len(ws))
-			rev, err := s.writeStatesFenced(ctx, ws[:n])
-			written = max(written, rev)
-			if err != nil {
-				if errors.Is(err, ErrNotController) {
-					return err
-				}
-				errs = append(errs, err)
-			}
-			ws = ws[n:]
+		rev, err := s.writeStates(ctx, ws)
+		written = max(written, rev)
+		if errors.Is(err, ErrNotController) {
+			return err
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

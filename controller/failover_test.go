@@ -292,3 +292,58 @@ func TestWriteStatesFencedSkipsLostRaces(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteStatesInConcurrentBatches: writeStates writes 1,050 states in
+// transactions of stateBatch, several in flight, each partition once; a
+// store that is no longer controller writes none and says so.
+func TestWriteStatesInConcurrentBatches(t *testing.T) {
+	e := startEtcd(t)
+	s := openStore(t, e, 1)
+	ctx := testCtx(t)
+	assignment := make([][]int32, 1050)
+	for i := range assignment {
+		assignment[i] = []int32{1, 2}
+	}
+	mustCreate(t, s, "many", assignment, nil)
+	epoch, err := s.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves := func() []stateWrite {
+		var ws []stateWrite
+		for p, st := range mustTopic(t, s, "many").Partitions {
+			next := st
+			next.Leader, next.LeaderEpoch, next.ControllerEpoch = 3-st.Leader, st.LeaderEpoch+1, epoch
+			ws = append(ws, stateWrite{"many", int32(p), next})
+		}
+		return ws
+	}
+	rev, err := s.writeStates(ctx, moves())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revs := map[int64]int{}
+	var last int64
+	for p, st := range mustTopic(t, s, "many").Partitions {
+		if st.Leader != 2 || st.LeaderEpoch != 1 {
+			t.Fatalf("partition %d: %+v, want leader 2 in epoch 1", p, st)
+		}
+		revs[st.Version]++
+		last = max(last, st.Version)
+	}
+	if len(revs) != 11 || rev != last {
+		t.Fatalf("%d transactions, returned revision %d of %d; want 11 and the last", len(revs), rev, last)
+	}
+	ws := moves()
+	if err := s.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writeStates(ctx, ws); !errors.Is(err, ErrNotController) {
+		t.Fatalf("writeStates after resigning: %v, want ErrNotController", err)
+	}
+	for p, st := range mustTopic(t, s, "many").Partitions {
+		if st.Leader != 2 {
+			t.Fatalf("partition %d written after resigning: %+v", p, st)
+		}
+	}
+}
