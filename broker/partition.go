@@ -77,6 +77,7 @@ func (b *Broker) newReplicaManager() *replication.ReplicaManager {
 		LagTime:            b.settings.ReplicaLagTimeMax,
 		CheckpointInterval: b.settings.ReplicaHWCheckpointInterval,
 		OnISRChange:        b.metrics.isrChanged,
+		MovedToTiered:      b.rebuildFromRemote,
 		Logger:             b.log,
 	})
 }

@@ -43,6 +43,16 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 	}), nil
 }
 
+// rebuildFromRemote restarts the log of a partition followed here above
+// its remote log, when its leader moved the follower's fetch offset to
+// tiered storage (replication.Replica.OnMovedToTiered).
+func (b *Broker) rebuildFromRemote(ctx context.Context, p *partition, leaderLogStart int64) error {
+	if b.tiered == nil {
+		return errors.New("broker: tiered storage is off here (remote.log.storage.system.enable)")
+	}
+	return b.tiered.RebuildFollower(ctx, p.Topic, p.TopicID, p.ID, p.Log, leaderLogStart)
+}
+
 // readRemote answers a consumer's fetch below the local log of a tiered
 // partition from the object store, waiting at most
 // remote.fetch.max.wait.ms: past it the partition is answered without

@@ -179,6 +179,25 @@ func TestTieredUploadLeaderChange(t *testing.T) {
 	}
 }
 
+// consumeTieredValues polls consumer, reading partition 0 from offset 0,
+// until it has read the n records produceValues wrote, each at its offset.
+func consumeTieredValues(t *testing.T, consumer *kgo.Client, n int) {
+	t.Helper()
+	ctx := testCtx(t, 60*time.Second)
+	for next := 0; next < n; {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("poll at %d: %v", next, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != int64(next) || !bytes.Equal(r.Value, tieredValue(next)) {
+				t.Fatalf("record at %d: offset %d, value %.10q", next, r.Offset, r.Value)
+			}
+			next++
+		})
+	}
+}
+
 // listOffsetsAt asks for partition 0 of topic at each of the special
 // timestamps, and returns the offset and leader epoch answered, by
 // timestamp.
@@ -223,20 +242,9 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 
 	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(200*time.Millisecond), kgo.FetchMaxBytes(3000))
-	ctx := testCtx(t, 60*time.Second)
-	for next := 0; next < total; {
-		fs := consumer.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatalf("poll at %d: %v", next, err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != int64(next) || !bytes.Equal(r.Value, tieredValue(next)) {
-				t.Fatalf("record at %d: offset %d, value %.10q", next, r.Offset, r.Value)
-			}
-			next++
-		})
-	}
+	consumeTieredValues(t, consumer, total)
 
+	ctx := testCtx(t, 60*time.Second)
 	out, err := kafkaToolIn(t, ctx, n.Addr(), t.TempDir())("", "org.apache.kafka.tools.consumer.ConsoleConsumer",
 		"--topic", topic, "--from-beginning", "--max-messages", strconv.Itoa(total), "--timeout-ms", "60000")
 	if err != nil {
@@ -247,4 +255,43 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 			t.Errorf("the console consumer did not print record %d", i)
 		}
 	}
+}
+
+// TestTieredFollowerRebuild: a follower that was down while the leader
+// moved its old segments to the bucket gets OFFSET_MOVED_TO_TIERED_STORAGE
+// when it comes back, restarts its log above the remote copy with the
+// leader epochs and log start from it (as Kafka's followers with
+// follower.fetch.last.tiered.offset.enable), rejoins the ISR, and, made
+// leader, serves every record from offset 0.
+func TestTieredFollowerRebuild(t *testing.T) {
+	t.Parallel()
+	st := s3test.Start(t, "tiered")
+	c := testutil.StartCluster(t, 2, tieredBrokerProps(st))
+	topic := "tiered-follower"
+	createReplicatedTopic(t, c, topic, 1, 2, tieredTopicConfigs("local.retention.bytes", "0"))
+	leader := waitLeader(t, c, topic, 0, -1, 30*time.Second).Leader
+	follower := 3 - leader
+	c.Node(follower).Kill()
+	cl := newClusterKgo(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
+		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	const total = 100
+	produceValues(t, cl, topic, 0, total)
+	testutil.Eventually(t, 60*time.Second, func() error {
+		if local := listOffsetsAt(t, cl, topic, -4)[-4][0]; local < 50 {
+			return fmt.Errorf("the leader's local log starts at %d", local)
+		}
+		return nil
+	})
+
+	c.Node(follower).Restart()
+	waitISR(t, c, topic, 0, 2, 60*time.Second)
+	c.Node(leader).Kill()
+	waitLeader(t, c, topic, 0, leader, 60*time.Second)
+	offs := listOffsetsAt(t, newKgo(t, c.Node(follower).Addr()), topic, -2, -4)
+	if offs[-2] != [2]int64{0, 0} || offs[-4][0] < 50 {
+		t.Errorf("the rebuilt follower, now leader: earliest %v, earliest local %v", offs[-2], offs[-4])
+	}
+	consumer := newClusterKgo(t, c, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	consumeTieredValues(t, consumer, total)
 }

@@ -374,3 +374,57 @@ func (l *Log) afterTruncateLocked(end int64) error {
 	}
 	return l.updateRecoveryPointLocked(-1)
 }
+
+// StartAtRemote empties the log and restarts it at offset at, below which
+// its records are in tiered storage only, as Kafka's follower rebuilds its
+// state when its leader answers OFFSET_MOVED_TO_TIERED_STORAGE: the log
+// start offset becomes logStart (at most at), the leader epochs are those
+// of epochCheckpoint (a leader-epoch-checkpoint in Kafka's text format,
+// copied with the remote segment that ends at at) that start below at,
+// and the producer state is snapshot (the producer snapshot as of at,
+// copied with that segment; nil, or one not as of at, for none).
+func (l *Log) StartAtRemote(logStart, at int64, epochCheckpoint, snapshot []byte) error {
+	if logStart < 0 || logStart > at {
+		return fmt.Errorf("%w: log start %d, restart at %d", ErrOffsetOutOfRange, logStart, at)
+	}
+	entries, err := parseEpochCheckpoint(epochCheckpoint)
+	if err != nil {
+		return fmt.Errorf("%w: remote leader epochs: %v", ErrCorruptBatch, err)
+	}
+	if snapshot != nil {
+		if _, last, err := parseSnapshot(snapshot); err != nil || last != at {
+			l.logger.Warn("remote producer snapshot unusable: producer state starts empty", "log", l.dir, "at", at, "snapshot_offset", last, "err", err)
+			snapshot = nil
+		}
+	}
+	if err := l.lockAppend(); err != nil {
+		return err
+	}
+	defer l.appendMu.Unlock()
+	if snapshot != nil {
+		// Written first: emptying the log loads the newest snapshot at
+		// or below its new end.
+		l.ckptMu.Lock()
+		err := writeFileAtomic(l.fs, segmentName(l.dir, at, snapshotSuffix), snapshot)
+		l.ckptMu.Unlock()
+		if err != nil {
+			return l.fail(fmt.Errorf("producer snapshot: %w", err))
+		}
+	}
+	if err := l.truncateFullyLocked(at); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.start < at {
+			l.epochs.assign(e.epoch, e.start)
+		}
+	}
+	if err := l.setStartLocked(logStart); err != nil {
+		return err
+	}
+	if err := l.epochs.persist(); err != nil {
+		l.logger.Warn("leader epoch checkpoint", "log", l.dir, "err", err)
+	}
+	l.logger.Info("log restarted above its remote segments", "log", l.dir, "start", logStart, "local_start", at)
+	return nil
+}

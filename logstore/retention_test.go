@@ -428,3 +428,69 @@ func TestDeleteLocalSegments(t *testing.T) {
 		t.Fatalf("reopened: start %d, local start %d; want 0, %d", l.StartOffset(), l.LocalStartOffset(), segs[4])
 	}
 }
+
+// TestStartAtRemote: a follower's log restarts above the remote copy
+// with the leader's log start, the leader epochs below the restart point
+// from the copied checkpoint, and the producer state from the copied
+// snapshot; appends as follower go on from there.
+func TestStartAtRemote(t *testing.T) {
+	cfg := coreConfig()
+	cfg.SegmentBytes = 2048
+	leader := coreOpen(t, t.TempDir(), cfg)
+	for i := range 10 {
+		epoch := int32(0)
+		if i >= 5 {
+			epoch = 1
+		}
+		if _, err := leader.Append(coreBatchP(t, 2, coreT0.UnixMilli(), 150, 7, 0, int32(2*i)), epoch, coreT0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leader.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rolled := leader.RolledSegments(leader.EndOffset())
+	at := rolled[len(rolled)-1].Next
+	epochs, err := os.ReadFile(filepath.Join(leader.Dir(), epochCheckpointName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := os.ReadFile(segmentName(leader.Dir(), at, snapshotSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RemoteStorage = true
+	dir := t.TempDir()
+	f := coreOpen(t, dir, cfg)
+	if err := f.StartAtRemote(4, at, epochs, snap); err != nil {
+		t.Fatal(err)
+	}
+	if f.StartOffset() != 4 || f.LocalStartOffset() != at || f.EndOffset() != at {
+		t.Fatalf("start %d, local start %d, end %d; want 4, %d, %d", f.StartOffset(), f.LocalStartOffset(), f.EndOffset(), at, at)
+	}
+	if e, end := f.EndOffsetForEpoch(0); e != 0 || end != 10 {
+		t.Errorf("epoch 0 ends at %d (epoch %d), want 10", end, e)
+	}
+	if e, seq, ok := f.ProducerLastSequence(7); !ok || e != 0 || seq != int32(at)-1 {
+		t.Errorf("producer 7: epoch %d, last sequence %d, %v; want %d", e, seq, ok, at-1)
+	}
+	// The follower appends what the leader has from there on.
+	rest, err := leader.ReadBytes(at, 1<<20, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AppendAsFollower(rest, coreT0); err != nil || f.EndOffset() != leader.EndOffset() {
+		t.Fatalf("append as follower: end %d, want %d: %v", f.EndOffset(), leader.EndOffset(), err)
+	}
+	// Reopened, it keeps its start below its local log.
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = coreOpen(t, dir, cfg)
+	if f.StartOffset() != 4 || f.LocalStartOffset() != at {
+		t.Fatalf("reopened: start %d, local start %d", f.StartOffset(), f.LocalStartOffset())
+	}
+	if err := f.StartAtRemote(at+1, at, epochs, nil); err == nil {
+		t.Error("a log start above the restart point was taken")
+	}
+}

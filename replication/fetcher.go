@@ -92,6 +92,14 @@ type Replica struct {
 	// OnTruncated is called after the fetcher cut a divergent tail, with
 	// the new log end offset. It must not call back into the Manager.
 	OnTruncated func(end int64)
+	// OnMovedToTiered rebuilds the log from the remote log (tiered
+	// storage) when the leader answered OFFSET_MOVED_TO_TIERED_STORAGE,
+	// with the leader's log start offset (-1 unknown): the log restarts
+	// where the remote copy ends, as Kafka's follower rebuilds its
+	// state. nil: the fetch is retried after a backoff. It runs on the
+	// fetcher's goroutine, outside its lock, and must not call back into
+	// the Manager.
+	OnMovedToTiered func(ctx context.Context, leaderLogStart int64) error
 }
 
 type key struct {
@@ -209,6 +217,8 @@ type followed struct {
 	r         *Replica
 	epoch     int32
 	truncate  bool      // OffsetForLeaderEpoch pending (the leader could not place our last epoch)
+	tiered    bool      // OFFSET_MOVED_TO_TIERED_STORAGE: the log is rebuilt from the remote log first
+	logStart  int64     // the leader's log start offset with it
 	retryAt   time.Time // after an error, the next attempt
 	hw        int64     // the leader's high watermark in the last fetch it answered; -1: none
 	throttled bool      // this fetch of it is within the follower throttle
@@ -302,7 +312,7 @@ func (f *fetcher) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		all := f.snapshot()
 		now := time.Now()
-		var ready, trunc []*followed
+		var ready, trunc, tiered []*followed
 		next := time.Time{}
 		f.mu.Lock()
 		for _, fp := range all {
@@ -312,13 +322,19 @@ func (f *fetcher) run(ctx context.Context) {
 				}
 				continue
 			}
-			if fp.truncate {
+			if fp.tiered {
+				tiered = append(tiered, fp)
+			} else if fp.truncate {
 				trunc = append(trunc, fp)
 			} else {
 				ready = append(ready, fp)
 			}
 		}
 		f.mu.Unlock()
+		if len(tiered) > 0 {
+			f.rebuildFromRemote(ctx, tiered)
+			continue
+		}
 		if len(ready) == 0 && len(trunc) == 0 {
 			if len(all) == 0 {
 				f.closeConn()
@@ -444,6 +460,25 @@ func (f *fetcher) setDeadline(ctx context.Context, d time.Duration) error {
 		return err
 	}
 	return ctx.Err() // cancelled meanwhile: the deadline set by ctx's AfterFunc may be overridden
+}
+
+// rebuildFromRemote restarts the logs of partitions whose leader moved
+// their fetch offset to tiered storage, one at a time (the leader is not
+// asked: their state comes from the remote log).
+func (f *fetcher) rebuildFromRemote(ctx context.Context, parts []*followed) {
+	for _, fp := range parts {
+		f.mu.Lock()
+		logStart := fp.logStart
+		f.mu.Unlock()
+		err := fp.r.OnMovedToTiered(ctx, logStart)
+		f.mu.Lock()
+		fp.tiered = false
+		if err != nil {
+			fp.retryAt = time.Now().Add(f.m.cfg.Backoff)
+			f.m.cfg.Logger.Warn("replica fetcher: rebuilding from the remote log failed", "topic", fp.r.Topic, "partition", fp.r.Partition, "err", err)
+		}
+		f.mu.Unlock()
+	}
 }
 
 // truncate asks the leader where each partition's latest epoch ends and
@@ -741,6 +776,13 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 	log := f.m.cfg.Logger
 	switch rp.ErrorCode {
 	case 0:
+	case kerr.OffsetMovedToTieredStorage.Code:
+		if fp.r.OnMovedToTiered == nil {
+			fp.retryAt = now.Add(f.m.cfg.Backoff)
+			return
+		}
+		fp.tiered, fp.logStart = true, rp.LogStartOffset
+		return
 	case kerr.OffsetOutOfRange.Code:
 		if rp.LogStartOffset >= 0 && offset < rp.LogStartOffset {
 			if err := l.TruncateFullyAndStartAt(rp.LogStartOffset); err != nil {

@@ -60,7 +60,10 @@ type ReplicaManagerConfig struct {
 	// partition led here: whether members left and whether members
 	// joined (the broker's IsrShrinks and IsrExpands metrics).
 	OnISRChange func(shrunk, expanded bool)
-	Logger      *slog.Logger
+	// MovedToTiered, when set, rebuilds a followed partition's log from
+	// its remote log (Replica.OnMovedToTiered).
+	MovedToTiered func(ctx context.Context, p *Partition, leaderLogStart int64) error
+	Logger        *slog.Logger
 }
 
 // ReplicaManager leads and follows this broker's partitions (Kafka's
@@ -282,6 +285,9 @@ func (m *ReplicaManager) ApplyRole(p *Partition) {
 		if p.replica == nil {
 			p.replica = &Replica{Topic: p.Topic, TopicID: p.TopicID, Partition: p.ID, Log: p.Log,
 				OnFetched: p.setFollowerHW, OnTruncated: p.truncatedTo}
+			if rebuild := m.cfg.MovedToTiered; rebuild != nil {
+				p.replica.OnMovedToTiered = func(ctx context.Context, start int64) error { return rebuild(ctx, p, start) }
+			}
 		}
 		r := p.replica
 		p.mu.Unlock()

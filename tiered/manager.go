@@ -375,3 +375,47 @@ func (m *Manager) CopiedEnd(ctx context.Context, topicID [16]byte, partition int
 	md, err := m.Metadata(ctx, topicID, partition)
 	return md.CopiedEnd(), err
 }
+
+// RebuildFollower restarts a follower's log l where the remote copy of
+// its partition ends, when its leader answered
+// OFFSET_MOVED_TO_TIERED_STORAGE (the follower's fetch offset is below
+// the leader's local log), instead of copying what the leader keeps
+// remote: the leader epochs and the producer state come from the last
+// remote segment's copies of them, the log start offset is the leader's
+// (leaderLogStart; -1: the first remote offset). It is Kafka's follower
+// with follower.fetch.last.tiered.offset.enable (KIP-1023), which
+// starts at the earliest offset pending upload: a follower then holds
+// locally only what is not remote yet.
+func (m *Manager) RebuildFollower(ctx context.Context, topic string, topicID [16]byte, partition int32, l *logstore.Log, leaderLogStart int64) error {
+	md, _, err := m.load(ctx, topicID, partition)
+	if err != nil {
+		return err
+	}
+	if len(md.Segments) == 0 {
+		return fmt.Errorf("tiered: %s-%d: no remote segment to rebuild from", topic, partition)
+	}
+	last := md.Segments[len(md.Segments)-1]
+	obj := Replica{Topic: topic, TopicID: topicID, Partition: partition}.objects()
+	object := func(ext string) ([]byte, error) {
+		size, ok := last.Sizes[ext]
+		if !ok || size == 0 {
+			return nil, nil
+		}
+		return m.cfg.Store.GetRange(ctx, last.Key(obj, ext), 0, size)
+	}
+	epochs, err := object("epochs")
+	if err != nil {
+		return err
+	}
+	snapshot, err := object("snapshot")
+	if err != nil {
+		return err
+	}
+	start := leaderLogStart
+	if start < 0 || start > last.EndOffset {
+		start = md.StartOffset()
+	}
+	m.cfg.Logger.Info("tiered storage: follower restarts above the remote log", "topic", topic, "partition", partition,
+		"log_start", start, "at", last.EndOffset)
+	return l.StartAtRemote(start, last.EndOffset, epochs, snapshot)
+}
