@@ -152,3 +152,183 @@ func TestRESTProxyPythonRequests(t *testing.T) {
 	}
 	t.Logf("%s", got)
 }
+
+// readmeV3 is the v3 walk-through of kafka-rest's README, its commands
+// and answers as written there (its cluster id, its broker 0 and its
+// timestamps stand for this cluster's).
+var readmeV3 = []docStep{
+	{cmd: `curl http://localhost:8082/v3/clusters`, want: `{"kind":"KafkaClusterList",
+   "metadata":{"self":"http://localhost:8082/v3/clusters","next":null},
+   "data":[
+    {"kind":"KafkaCluster",
+     "metadata":{"self":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q",
+     "resource_name":"crn:///kafka=xFhUvurESIeeCI87SXWR-Q"},
+     "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+     "controller":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/brokers/0"},
+     "acls":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/acls"},
+     "brokers":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/brokers"},
+     "broker_configs":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/broker-configs"},
+     "consumer_groups":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/consumer-groups"},
+     "topics":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics"},
+     "partition_reassignments":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/-/partitions/-/reassignment"}
+    }
+   ]
+  }`},
+	// The README lists the topics before it creates jsontest (made
+	// earlier by its v2 part); here it is created first.
+	{cmd: `curl -X POST -H "Content-Type:application/json" -d '{"topic_name":"jsontest"}' \
+       http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics`, want: `{"kind":"KafkaTopic",
+   "metadata":{"self":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest",
+   "resource_name":"crn:///kafka=xFhUvurESIeeCI87SXWR-Q/topic=jsontest"},
+   "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+   "topic_name":"jsontest",
+   "is_internal":false,
+   "replication_factor":1,
+   "partitions_count":1,
+   "partitions":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/partitions"},
+   "configs":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/configs"},
+   "partition_reassignments":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/partitions/-/reassignment"}
+  }`},
+	{cmd: `curl http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics`, want: `{"kind":"KafkaTopicList",
+   "metadata":{"self":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics","next":null},
+   "data":[
+    {"kind":"KafkaTopic",
+     "metadata":{"self":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest",
+     "resource_name":"crn:///kafka=xFhUvurESIeeCI87SXWR-Q/topic=jsontest"},
+     "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+     "topic_name":"jsontest",
+     "is_internal":false,
+     "replication_factor":1,
+     "partitions_count":1,
+     "partitions":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/partitions"},
+     "configs":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/configs"},
+     "partition_reassignments":{"related":"http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/partitions/-/reassignment"}
+    }
+   ]
+  }`},
+	{cmd: `curl -X POST -H "Content-Type: application/json" \
+       -d '{"value":{"type":"JSON","data":{"name":"testUser"}}}' \
+       http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/records`, want: `{"error_code":200,
+   "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+   "topic_name":"jsontest",
+   "partition_id":0,
+   "offset":0,
+   "timestamp":"2023-03-09T14:07:23.592Z",
+   "value":{"type":"JSON","size":19}
+  }`},
+	{cmd: `curl -X POST -H "Content-Type: application/json" \
+       -d '{"value":{"type":"JSON","data":"ONE"}} {"value":{"type":"JSON","data":"TWO"}}' \
+       http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/records`, want: `{"error_code":200,
+   "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+   "topic_name":"jsontest",
+   "partition_id":0,
+   "offset":1,
+   "timestamp":"2023-03-09T14:07:23.592Z",
+   "value":{"type":"JSON","size":5}
+  }
+  {"error_code":200,
+   "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+   "topic_name":"jsontest",
+   "partition_id":0,
+   "offset":2,
+   "timestamp":"2023-03-09T14:07:23.592Z",
+   "value":{"type":"JSON","size":5}
+  }`},
+	// The README's answer says offset 2 again (after 0, 1 and 2 above).
+	{cmd: `curl -X POST -H "Content-Type: application/json" \
+       -d '{"value":{"type":"STRING","data":"REST"}}' \
+       http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/records`, want: `{"error_code":200,
+   "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+   "topic_name":"jsontest",
+   "partition_id":0,
+   "offset":3,
+   "timestamp":"2023-03-09T14:07:23.592Z",
+   "value":{"type":"STRING","size":4}
+  }`},
+	{cmd: `curl -X POST -H "Content-Type: application/json" \
+       -d '{"entries":[{"id":"first","value":{"type":"JSON","data":"ONE"}}, {"id":"second","value":{"type":"JSON","data":"TWO"}}]}' \
+       http://localhost:8082/v3/clusters/xFhUvurESIeeCI87SXWR-Q/topics/jsontest/records:batch`, want: `{"successes":[
+    {"id":"first",
+     "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+     "topic_name":"jsontest",
+     "partition_id":0,
+     "offset":4,
+     "timestamp":"2023-03-09T14:07:23.592Z",
+     "value":{"type":"JSON","size":5}
+    },
+    {"id":"second",
+     "cluster_id":"xFhUvurESIeeCI87SXWR-Q",
+     "topic_name":"jsontest",
+     "partition_id":0,
+     "offset":5,
+     "timestamp":"2023-03-09T14:07:23.592Z",
+     "value":{"type":"JSON","size":5}
+    }
+   ],
+   "failures":[]
+  }`},
+}
+
+// TestRESTProxyReadmeV3 runs the v3 walk-through of kafka-rest's README
+// with curl and compares each answer with the README's (timestamps
+// aside).
+func TestRESTProxyReadmeV3(t *testing.T) {
+	b, url := startProxyBroker(t, nil)
+	md, err := newAdmin(t, b.Addr()).BrokerMetadata(testCtx(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := strings.NewReplacer("http://localhost:8082", url, "xFhUvurESIeeCI87SXWR-Q", md.Cluster, "/brokers/0", fmt.Sprintf("/brokers/%d", md.Controller))
+	for i, s := range readmeV3 {
+		cmd, want := fix.Replace(s.cmd), fix.Replace(s.want)
+		out, err := exec.CommandContext(testCtx(t, 30*time.Second), "sh", "-c", cmd+" --silent --show-error").Output()
+		if err != nil {
+			t.Fatalf("step %d: %s: %v", i, cmd, err)
+		}
+		got, wantVals := jsonStream(t, string(out)), jsonStream(t, want)
+		if len(got) != len(wantVals) {
+			t.Fatalf("step %d: %s:\n got %s\nwant %s", i, cmd, out, want)
+		}
+		for j := range got {
+			if g, w := untimed(got[j]), untimed(wantVals[j]); g != w {
+				t.Fatalf("step %d: %s:\n got %s\nwant %s", i, cmd, g, w)
+			}
+		}
+	}
+}
+
+// jsonStream decodes a stream of JSON values.
+func jsonStream(t *testing.T, s string) []any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	var out []any
+	for dec.More() {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// untimed is v as JSON with its timestamps dropped.
+func untimed(v any) string {
+	var drop func(any)
+	drop = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "timestamp")
+			for _, e := range x {
+				drop(e)
+			}
+		case []any:
+			for _, e := range x {
+				drop(e)
+			}
+		}
+	}
+	drop(v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}

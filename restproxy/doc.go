@@ -1,6 +1,8 @@
-// Package restproxy serves Confluent REST Proxy's API (v2: topics,
-// partitions, produce and consumer instances) from the broker, on its own
-// HTTP listener (samsa.http.proxy.listener).
+// Package restproxy serves Confluent REST Proxy's API from the broker, on
+// its own HTTP listener (samsa.http.proxy.listener): v2 (topics,
+// partitions, produce and consumer instances) and v3 (clusters, brokers,
+// topics with configs and partitions, consumer groups with lag, and
+// produce, one record, a stream or a batch).
 //
 // The proxy is a Kafka client of the cluster: every produce, fetch, commit
 // and admin call goes through a franz-go client dialing the broker's own
@@ -23,6 +25,13 @@
 // 404xx: unknown topic (40401), partition (40402), consumer instance
 // (40403); 409xx: consumer state conflicts; 415/406: media types; 422xx:
 // bad records; 5000x: Kafka errors (50002, 50003 when retriable).
+//
+// v3 is application/json: resources with kind, metadata (self,
+// resource_name crn:///kafka=ID/...) and related links; collections as
+// {"kind":"KafkaTopicList","metadata":{...},"data":[...]}. Its produce
+// reads a stream of JSON objects and answers a stream, one object per
+// record in order, each with its own error_code (200, or the failure's
+// status), answers leaving while the request's later records arrive.
 //
 // # Consumer instances
 //

@@ -63,14 +63,23 @@ type Proxy struct {
 // maxUsers bounds the users' clients kept; the least recently used goes.
 const maxUsers = 64
 
-// userClient is the Kafka client of one user (or of everyone, on a
-// PLAINTEXT listener): it produces and runs the admin calls.
+// userClient is the Kafka clients of one user (or of everyone, on a
+// PLAINTEXT listener): a producer, which creates a topic it produces to
+// when the broker allows (as the Java producer's metadata requests do),
+// and an admin client, which never does (a GET of a topic, or the lag of
+// a group that read a deleted topic, must not create it).
 type userClient struct {
 	user string
 	opts []kgo.Opt // the user's connection options, for its consumers
 	kgo  *kgo.Client
+	admc *kgo.Client
 	adm  *kadm.Client
 	used time.Time
+}
+
+func (u *userClient) close() {
+	u.kgo.Close()
+	u.admc.Close()
 }
 
 // New returns a proxy; Serve serves it.
@@ -151,7 +160,7 @@ func (p *Proxy) Close() error {
 		c.close()
 	}
 	for _, u := range users {
-		u.kgo.Close()
+		u.close()
 	}
 	p.wg.Wait()
 	return err
@@ -225,12 +234,17 @@ func (p *Proxy) client(r *http.Request) (*userClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	admc, err := kgo.NewClient(opts...)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
 	if len(p.users) >= maxUsers {
 		oldest := admin.Oldest(p.users, func(u *userClient) time.Time { return u.used })
-		p.users[oldest].kgo.Close()
+		p.users[oldest].close()
 		delete(p.users, oldest)
 	}
-	u := &userClient{user: user, opts: opts, kgo: cl, adm: kadm.NewClient(cl), used: time.Now()}
+	u := &userClient{user: user, opts: opts, kgo: cl, admc: admc, adm: kadm.NewClient(admc), used: time.Now()}
 	p.users[key] = u
 	return u, nil
 }
@@ -248,7 +262,7 @@ func (p *Proxy) forget(r *http.Request) {
 	delete(p.users, key)
 	p.mu.Unlock()
 	if u != nil {
-		u.kgo.Close()
+		u.close()
 	}
 }
 

@@ -84,15 +84,14 @@ func (p *Proxy) listTopics(w http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 // topicDetail is the metadata of one topic, its partitions sorted; 40401
-// when the cluster does not have it. It never creates the topic (kadm's
-// Metadata would, through the producer's AllowAutoTopicCreation).
+// when the cluster does not have it.
 func topicDetail(ctx context.Context, u *userClient, topic string) ([]kmsg.MetadataResponseTopicPartition, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, rt)
 	req.AllowAutoTopicCreation = false
-	resp, err := req.RequestWith(ctx, u.kgo)
+	resp, err := req.RequestWith(ctx, u.admc)
 	if err != nil {
 		return nil, err
 	}
@@ -327,17 +326,10 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 			}
 		}
 	}
-	// ProduceSync's results come as the partitions' batches complete;
-	// the answer lists them in the request's order.
-	index := make(map[*kgo.Record]int, len(recs))
-	for i, rec := range recs {
-		index[rec] = i
-	}
-	results := u.kgo.ProduceSync(ctx, recs...)
+	results := produceInOrder(ctx, u.kgo, recs)
 	resp := produceResponse{Offsets: make([]partitionOffset, len(recs))}
 	status, unknown := http.StatusOK, 0
-	for _, res := range results {
-		i := index[res.Record]
+	for i, res := range results {
 		if res.Err != nil {
 			if errors.Is(res.Err, kerr.UnknownTopicOrPartition) {
 				unknown++
@@ -363,6 +355,20 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 		return handled{}, nil
 	}
 	return resp, nil
+}
+
+// produceInOrder produces recs and returns their results in recs'
+// order (ProduceSync's come as the partitions' batches complete).
+func produceInOrder(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) []kgo.ProduceResult {
+	index := make(map[*kgo.Record]int, len(recs))
+	for i, rec := range recs {
+		index[rec] = i
+	}
+	out := make([]kgo.ProduceResult, len(recs))
+	for _, res := range cl.ProduceSync(ctx, recs...) {
+		out[index[res.Record]] = res
+	}
+	return out
 }
 
 // handled: the handler wrote the answer itself.
