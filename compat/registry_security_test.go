@@ -16,16 +16,14 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
-// TestSchemaRegistrySecured: the registry on HTTPS, with HTTP basic
-// authentication against the cluster's SASL users (PLAIN from the
-// listener's JAAS config, SCRAM from AlterUserScramCredentials) and the
-// cluster's ACLs, a subject checked as its topic: 401 without valid
-// credentials, 403 40301 without the ACL, lists cut to what the
-// principal may read.
-func TestSchemaRegistrySecured(t *testing.T) {
-	ca := testcerts.NewCA(t, "registry-ca")
+// securedRegistryProps are a broker's with a SASL_PLAINTEXT listener
+// (PLAIN users admin, a super user, and alice; SCRAM-SHA-512),
+// StandardAuthorizer, and the registry on HTTPS (a key issued by ca, and
+// trust in ca for the writes forwarded to another broker's) with basic
+// authentication.
+func securedRegistryProps(t *testing.T, ca *testcerts.CA) map[string]string {
 	leaf := ca.Issue(t, pkix.Name{CommonName: "registry"}, nil)
-	b := testutil.StartBroker(t, map[string]string{
+	return map[string]string{
 		"listeners":                                                    "SASL_PLAINTEXT://127.0.0.1:0",
 		"inter.broker.listener.name":                                   "SASL_PLAINTEXT",
 		"sasl.enabled.mechanisms":                                      "PLAIN,SCRAM-SHA-512",
@@ -39,24 +37,46 @@ func TestSchemaRegistrySecured(t *testing.T) {
 		"listener.name.schema_registry.ssl.keystore.type":              "PEM",
 		"listener.name.schema_registry.ssl.keystore.certificate.chain": leaf.CertPEM(),
 		"listener.name.schema_registry.ssl.keystore.key":               leaf.KeyPEM(t),
-	})
+		"listener.name.schema_registry.ssl.truststore.type":            "PEM",
+		"listener.name.schema_registry.ssl.truststore.certificates":    ca.CertPEM(),
+	}
+}
+
+// securedRegistryClient is a franz-go registry client of b's HTTPS
+// registry, trusting ca.
+func securedRegistryClient(t *testing.T, ca *testcerts.CA, b *testutil.Node, opts ...sr.ClientOpt) *sr.Client {
+	t.Helper()
+	httpcl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
+	cl, err := sr.NewClient(append([]sr.ClientOpt{sr.URLs("https://" + b.RegistryAddr()), sr.HTTPClient(httpcl)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// registryErrorCode is the error code of the registry's answer err.
+func registryErrorCode(t *testing.T, err error) int {
+	t.Helper()
+	var re *sr.ResponseError
+	if errors.As(err, &re) {
+		return re.ErrorCode
+	}
+	t.Fatalf("not the registry's answer: %v", err)
+	return 0
+}
+
+// TestSchemaRegistrySecured: the registry on HTTPS, with HTTP basic
+// authentication against the cluster's SASL users (PLAIN from the
+// listener's JAAS config, SCRAM from AlterUserScramCredentials) and the
+// cluster's ACLs, a subject checked as its topic: 401 without valid
+// credentials, 403 40301 without the ACL, lists cut to what the
+// principal may read.
+func TestSchemaRegistrySecured(t *testing.T) {
+	ca := testcerts.NewCA(t, "registry-ca")
+	b := testutil.StartBroker(t, securedRegistryProps(t, ca))
 	ctx := testCtx(t, 2*time.Minute)
-	client := func(opts ...sr.ClientOpt) *sr.Client {
-		httpcl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
-		cl, err := sr.NewClient(append([]sr.ClientOpt{sr.URLs("https://" + b.RegistryAddr()), sr.HTTPClient(httpcl)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cl
-	}
-	code := func(err error) int {
-		var re *sr.ResponseError
-		if errors.As(err, &re) {
-			return re.ErrorCode
-		}
-		t.Fatalf("not the registry's answer: %v", err)
-		return 0
-	}
+	client := func(opts ...sr.ClientOpt) *sr.Client { return securedRegistryClient(t, ca, b, opts...) }
+	code := func(err error) int { return registryErrorCode(t, err) }
 	admin := client(sr.BasicAuth("admin", "admin-secret"))
 	testutil.Eventually(t, 30*time.Second, func() error {
 		_, err := admin.CreateSchema(ctx, "orders-value", sr.Schema{Schema: `"string"`})
@@ -111,5 +131,33 @@ func TestSchemaRegistrySecured(t *testing.T) {
 	}
 	if _, err := client(sr.BasicAuth("carol", "not-carols")).Subjects(ctx); code(err) != 401 {
 		t.Fatalf("carol's wrong password: %v, want 401", err)
+	}
+}
+
+// TestSchemaRegistrySecuredForwarding: on two brokers with the secured
+// registry, a write sent to the broker that does not write is checked
+// there (40301) and forwarded over HTTPS, with the client's credentials,
+// to the one that does.
+func TestSchemaRegistrySecuredForwarding(t *testing.T) {
+	ca := testcerts.NewCA(t, "registry-ca")
+	c := testutil.StartCluster(t, 2, securedRegistryProps(t, ca))
+	ctx := testCtx(t, 2*time.Minute)
+	admin1 := securedRegistryClient(t, ca, c.Node(1), sr.BasicAuth("admin", "admin-secret"))
+	testutil.Eventually(t, 30*time.Second, func() error {
+		_, err := admin1.CreateSchema(ctx, "ready-value", sr.Schema{Schema: `"string"`})
+		return err
+	})
+	adm := kadm.NewClient(newKgo(t, c.Node(1).Addr(), asUser("admin")))
+	td, err := adm.ListTopics(ctx, "_schemas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := c.Node(3 - td["_schemas"].Partitions[0].Leader)
+	if _, err := securedRegistryClient(t, ca, other, sr.BasicAuth("alice", "alice-secret")).CreateSchema(ctx, "orders-value", sr.Schema{Schema: `"long"`}); registryErrorCode(t, err) != 40301 {
+		t.Fatalf("alice through %s: %v, want 40301", other, err)
+	}
+	s, err := securedRegistryClient(t, ca, other, sr.BasicAuth("admin", "admin-secret")).CreateSchema(ctx, "orders-value", sr.Schema{Schema: `"long"`})
+	if err != nil || s.ID != 2 {
+		t.Fatalf("admin through %s: %+v, %v", other, s, err)
 	}
 }
