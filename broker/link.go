@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/controller"
 	"github.com/samsa-io/samsa/link"
@@ -240,8 +241,20 @@ func (b *Broker) lookAtSource(ctx context.Context, s *link.Spec) {
 				b.setLinkError(s.Name, st.Name, fmt.Errorf("topic %s exists here and is not a mirror: not mirrored", st.Name))
 				continue
 			}
-			if n := int32(len(t.parts)); n != st.Partitions && m[mirrorState] == mirroring {
-				b.setLinkError(s.Name, st.Name, fmt.Errorf("source topic %s has %d partitions, the mirror %d", st.Name, st.Partitions, n))
+			switch n := int32(len(t.parts)); {
+			case m[mirrorState] != mirroring || n == st.Partitions:
+			case n < st.Partitions:
+				// The source's partitions increased: so do the mirror's.
+				rt := kmsg.NewCreatePartitionsRequestTopic()
+				rt.Topic, rt.Count = st.Name, st.Partitions
+				if err := b.createPartitions(lctx, rt, false); err != nil {
+					b.setLinkError(s.Name, st.Name, fmt.Errorf("adding partitions to mirror %s: %w", st.Name, err))
+				} else {
+					b.log.Info("cluster link: mirror partitions added", "link", s.Name, "topic", st.Name, "partitions", st.Partitions)
+				}
+			default:
+				b.setLinkError(s.Name, st.Name, fmt.Errorf("source topic %s has %d partitions, fewer than the mirror's %d (deleted and created again?): not mirrored past what it has",
+					st.Name, st.Partitions, n))
 			}
 			continue
 		}
@@ -402,6 +415,15 @@ func (s linkSink) StartAt(topic string, partition, epoch int32, offset int64) er
 		return err
 	}
 	return s.b.replicas.StartMirrorAt(p, offset, epoch)
+}
+
+func (s linkSink) AdvanceStart(topic string, partition, epoch int32, offset int64) error {
+	p, err := s.part(topic, partition)
+	if err != nil {
+		return err
+	}
+	_, err = s.b.replicas.AdvanceMirrorStart(p, offset, epoch)
+	return err
 }
 
 // Reached marks a promoting partition done; the last one makes the topic

@@ -130,7 +130,7 @@ func linkWaitCaughtUp(t *testing.T, src, dst, topic string) {
 }
 
 // linkBatches fetches every batch of a partition (read_uncommitted) from
-// its leader, with the partition leader epoch zeroed (the one field a
+// its log start, from its leader, with the partition leader epoch zeroed (the one field a
 // mirror rewrites, outside the CRC).
 func linkBatches(t *testing.T, addr, topic string, partition int32, end int64) [][]byte {
 	t.Helper()
@@ -151,7 +151,7 @@ func linkBatches(t *testing.T, addr, topic string, partition int32, end int64) [
 		}
 	}
 	var out [][]byte
-	for off := int64(0); off < end; {
+	for off := linkStart(t, addr, topic, partition); off < end; {
 		req := kmsg.NewPtrFetchRequest()
 		req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 100, 1, 1<<20
 		rt := kmsg.NewFetchRequestTopic()
@@ -496,4 +496,145 @@ func linkMaxProducerID(t *testing.T, addr string, topics ...string) int64 {
 		}
 	}
 	return high
+}
+
+// linkProduce writes n records to a partition, in batches of ten.
+func linkProduce(t *testing.T, addr, topic string, partition int32, n int) {
+	t.Helper()
+	cl := newKgo(t, addr, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ManualFlushing())
+	ctx := testCtx(t, 10*time.Second)
+	for i := 0; i < n; i += 10 {
+		k := min(i+10, n) - i
+		errs := make(chan error, k)
+		for j := i; j < i+k; j++ {
+			cl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint("v", j)), Partition: partition}, func(_ *kgo.Record, err error) { errs <- err })
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+		for range k {
+			if err := <-errs; err != nil {
+				t.Fatalf("produce to %s: %v", topic, err)
+			}
+		}
+	}
+}
+
+// linkStart is a partition's log start offset.
+func linkStart(t *testing.T, addr, topic string, partition int32) int64 {
+	t.Helper()
+	adm, _ := admAdmin(t, addr)
+	los, err := adm.ListStartOffsets(testCtx(t, 10*time.Second), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := los.Lookup(topic, partition)
+	return o.Offset
+}
+
+// The mirror follows its source: a log start inside a batch and moved
+// later by DeleteRecords, topics created on the source after the link,
+// partitions added there; and stops with an error, never diverging, when
+// the source's offsets go back, when a topic here is not a mirror, when
+// the source cannot be reached.
+func TestLinkFollowsSource(t *testing.T) {
+	t.Parallel()
+	src := testutil.StartBroker(t, nil).Addr()
+	dst := testutil.StartBroker(t, nil).Addr()
+	prefix := admTopic("lnkf")
+	sadm, _ := admAdmin(t, src)
+	dadm, _ := admAdmin(t, dst)
+	a, b, c, own := prefix+"-a", prefix+"-b", prefix+"-c", prefix+"-own"
+	admCreate(t, sadm, a, 1, 1, nil)
+	admCreate(t, sadm, b, 1, 1, nil)
+	admCreate(t, sadm, own, 1, 1, nil)
+	admCreate(t, dadm, own, 1, 1, nil) // here already, not a mirror
+	linkProduce(t, src, a, 0, 30)
+	linkProduce(t, src, b, 0, 20)
+	deleteTo := func(topic string, off int64) {
+		rs, err := sadm.DeleteRecords(testCtx(t, 10*time.Second), kadm.Offsets{topic: {0: {At: off}}})
+		if err != nil || rs.Error() != nil {
+			t.Fatalf("DeleteRecords %s: %v %v", topic, err, rs.Error())
+		}
+	}
+	deleteTo(a, 15) // inside the batch 10-19
+	linkCLI(t, dst, false, "create", "f", "--source-bootstrap-servers", src, "--topics", prefix+"-.*",
+		"--config", "metadata.refresh.interval.ms=100")
+	linkCLI(t, dst, false, "create", "gone", "--source-bootstrap-servers", "127.0.0.1:1", "--topics", ".*",
+		"--config", "metadata.refresh.interval.ms=100")
+	linkWaitCaughtUp(t, src, dst, a)
+	linkWaitCaughtUp(t, src, dst, b)
+	if got := linkStart(t, dst, a, 0); got != 15 {
+		t.Fatalf("mirror log start %d, the source's 15", got)
+	}
+	sb, mb := linkBatches(t, src, a, 0, 30), linkBatches(t, dst, a, 0, 30)
+	if len(sb) != len(mb) {
+		t.Fatalf("%d batches on the source, %d on the mirror", len(sb), len(mb))
+	}
+	for i := range sb {
+		if !bytes.Equal(sb[i], mb[i]) {
+			t.Fatalf("batch %d differs", i)
+		}
+	}
+	deleteTo(a, 25)
+	poll.Eventually(t, 30*time.Second, func() error {
+		linkProduce(t, src, a, 0, 1) // a fetch answer carries the new start
+		if got := linkStart(t, dst, a, 0); got != 25 {
+			return fmt.Errorf("mirror log start %d, the source's 25", got)
+		}
+		return nil
+	})
+
+	// A topic created on the source later, and partitions added there.
+	admCreate(t, sadm, c, 1, 1, nil)
+	linkProduce(t, src, c, 0, 10)
+	if _, err := sadm.CreatePartitions(testCtx(t, 10*time.Second), 1, a); err != nil {
+		t.Fatal(err)
+	}
+	linkProduce(t, src, a, 1, 10)
+	linkWaitCaughtUp(t, src, dst, c)
+	linkWaitCaughtUp(t, src, dst, a)
+
+	// The topic that is not a mirror stays writable and is reported.
+	if err := newKgo(t, dst, kgo.DefaultProduceTopic(own)).ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Value: []byte("mine")}).FirstErr(); err != nil {
+		t.Fatalf("produce to a topic that is not a mirror: %v", err)
+	}
+	poll.Eventually(t, 30*time.Second, func() error {
+		l := linkDescribe(t, dst, "f")
+		if !strings.Contains(l.Errors[own], "not a mirror") {
+			return fmt.Errorf("errors %v", l.Errors)
+		}
+		return nil
+	})
+	poll.Eventually(t, 30*time.Second, func() error {
+		if l := linkDescribe(t, dst, "gone"); l.Errors[""] == "" {
+			return errors.New("no error on a link whose source is unreachable")
+		}
+		return nil
+	})
+
+	// b deleted and created again on the source with fewer records: its
+	// offsets went back; the mirror keeps what it has and says why.
+	if _, err := sadm.DeleteTopics(testCtx(t, 10*time.Second), b); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 30*time.Second, func() error {
+		r, err := sadm.CreateTopic(testCtx(t, 10*time.Second), 1, 1, nil, b)
+		if err == nil {
+			err = r.Err
+		}
+		return err
+	})
+	linkProduce(t, src, b, 0, 5)
+	poll.Eventually(t, 30*time.Second, func() error {
+		for _, p := range linkDescribe(t, dst, "f").Partitions {
+			if p.Topic == b && strings.Contains(p.Error, "went back") {
+				return nil
+			}
+		}
+		return errors.New("no went-back error for " + b)
+	})
+	if ends, err := linkEnds(t, dst, b); err != nil || ends[0] != 20 {
+		t.Fatalf("mirror of %s ends at %v (%v), want 20", b, ends, err)
+	}
 }

@@ -27,8 +27,11 @@ type Sink interface {
 	// Append appends whole source batches at their offsets.
 	Append(topic string, partition, epoch int32, batches []byte) error
 	// StartAt empties the mirror partition and starts it at offset (the
-	// source's log start moved past the mirror's end).
+	// source's log start moved past the mirror's end; or, while it holds
+	// nothing, the base of the source batch holding the source's start).
 	StartAt(topic string, partition, epoch int32, offset int64) error
+	// AdvanceStart moves the mirror's log start up to the source's.
+	AdvanceStart(topic string, partition, epoch int32, offset int64) error
 	// Reached tells that the partition reached its promote target.
 	Reached(topic string, partition int32)
 }
@@ -415,12 +418,30 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			st.SourceEnd, st.SourceStart, st.Error = rp.HighWatermark, rp.LogStartOffset, ""
 		})
 		recs := batchesFrom(rp.RecordBatches, end)
-		if len(recs) == 0 {
-			continue
+		if len(recs) > 0 {
+			if base := int64(binary.BigEndian.Uint64(recs)); base < end {
+				// The source's log start is inside its first batch (a
+				// DeleteRecords there): the empty mirror starts at the
+				// batch, and its log start follows the source's below.
+				if err := m.cfg.Sink.StartAt(a.Topic, a.Partition, a.Epoch, base); err != nil {
+					if !fail(fmt.Errorf("starting the mirror at batch %d: %w", base, err)) {
+						return
+					}
+					continue
+				}
+			}
+			if err := m.cfg.Sink.Append(a.Topic, a.Partition, a.Epoch, recs); err != nil {
+				if !fail(fmt.Errorf("appending to the mirror: %w", err)) {
+					return
+				}
+				continue
+			}
 		}
-		if err := m.cfg.Sink.Append(a.Topic, a.Partition, a.Epoch, recs); err != nil {
-			if !fail(fmt.Errorf("appending to the mirror: %w", err)) {
-				return
+		if rp.LogStartOffset > 0 {
+			if err := m.cfg.Sink.AdvanceStart(a.Topic, a.Partition, a.Epoch, rp.LogStartOffset); err != nil {
+				if !fail(fmt.Errorf("following the source's log start %d: %w", rp.LogStartOffset, err)) {
+					return
+				}
 			}
 		}
 	}

@@ -29,11 +29,11 @@ func (m *ReplicaManager) AppendMirrored(p *Partition, records []byte, now time.T
 	return res, nil
 }
 
-// StartMirrorAt restarts an empty-ended mirror partition led here in
-// leader epoch epoch at offset, at or past its log end offset (the
-// source's log start moved past what the mirror holds): the log is
-// emptied and starts there, and the followers, fetching below the new
-// start, do the same.
+// StartMirrorAt restarts a mirror partition led here in leader epoch
+// epoch at offset, at or past its log end offset (the source's log start
+// moved past what the mirror holds), or anywhere while it holds nothing:
+// the log is emptied and starts there, and the followers, fetching below
+// the new start, do the same.
 func (m *ReplicaManager) StartMirrorAt(p *Partition, offset int64, epoch int32) error {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
@@ -41,7 +41,7 @@ func (m *ReplicaManager) StartMirrorAt(p *Partition, offset int64, epoch int32) 
 	if err != nil {
 		return err
 	}
-	if end := l.EndOffset(); offset < end {
+	if end := l.EndOffset(); offset < end && l.StartOffset() < end {
 		return fmt.Errorf("%w: mirror start %d below the log end offset %d", logstore.ErrUnexpectedOffset, offset, end)
 	}
 	if err := l.TruncateFullyAndStartAt(offset); err != nil {
@@ -52,4 +52,25 @@ func (m *ReplicaManager) StartMirrorAt(p *Partition, offset int64, epoch int32) 
 	}
 	p.advanceHW()
 	return nil
+}
+
+// AdvanceMirrorStart moves the log start offset of a mirror partition led
+// here up to offset (the source's log start moved: retention or
+// DeleteRecords there), never past its high watermark; it returns the
+// log start offset.
+func (m *ReplicaManager) AdvanceMirrorStart(p *Partition, offset int64, epoch int32) (int64, error) {
+	l, _, err := m.Leading(p, epoch)
+	if err != nil {
+		return -1, err
+	}
+	offset = min(offset, p.HighWatermark())
+	if offset <= l.StartOffset() {
+		return l.StartOffset(), nil
+	}
+	low, err := l.DeleteRecordsBefore(offset)
+	if err != nil {
+		return -1, err
+	}
+	p.Signal()
+	return low, nil
 }
