@@ -33,3 +33,32 @@ func FuzzParseSchema(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompatibility: no pair of schemas, of any type, panics the
+// compatibility checks, either way round.
+func FuzzCompatibility(f *testing.F) {
+	seeds := [][2]string{
+		{`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`, `{"type":["object","null"],"properties":{"a":{"oneOf":[{"type":"string"},{"$ref":"#"}]}},"patternProperties":{"^x":{}}}`},
+		{`{"type":"array","items":[{"type":"string"}],"additionalItems":{"type":"integer"}}`, `{"type":"array","prefixItems":[{"type":"string"},{}],"items":false,"uniqueItems":true}`},
+		{`{"not":{"enum":[1,2]},"allOf":[{"minimum":1},{"multipleOf":0.5}]}`, `{"const":3,"dependencies":{"a":["b"],"c":{"required":["d"]}}}`},
+		{"syntax = \"proto3\"; package p; message M { oneof o { int32 a = 1; string b = 2; } map<string, M> m = 3; }",
+			"syntax = \"proto2\"; package q; message M { required int32 a = 1; repeated M m = 3; enum E { X = 0; } }"},
+	}
+	for _, s := range seeds {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, typ := range []string{typeJSON, typeProtobuf} {
+			pa, err := parseSchema(typ, a, nil)
+			if err != nil {
+				continue
+			}
+			pb, err := parseSchema(typ, b, nil)
+			if err != nil {
+				continue
+			}
+			readIssues(pa, pb, "new", "old")
+			readIssues(pb, pa, "new", "old")
+		}
+	})
+}
