@@ -1,10 +1,13 @@
 package broker
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/restproxy"
+	"github.com/samsa-io/samsa/security"
 )
 
 // serveProxy serves Confluent REST Proxy's API on
@@ -14,13 +17,25 @@ import (
 // instances are members of their groups as any client is, and on a SASL
 // listener every call is made, and authorized, as the request's user.
 func (b *Broker) serveProxy() error {
-	addr := b.settings.HTTPProxyListener
-	if addr == "" {
+	if b.settings.HTTPProxyListener == "" {
 		return nil
+	}
+	scheme, addr := config.RegistryListener(b.settings.HTTPProxyListener)
+	var srvTLS *security.TLS
+	if scheme == "https" {
+		get := func(key string) string { return b.props.ListenerString(proxyTLSName, key) }
+		t, err := security.NewTLS(security.TLSConfigFrom(get), b.log.With("listener", proxyTLSName))
+		if err != nil {
+			return fmt.Errorf("broker: samsa.http.proxy.listener %s: %w", b.settings.HTTPProxyListener, err)
+		}
+		srvTLS = t
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("broker: samsa.http.proxy.listener %s: %w", addr, err)
+	}
+	if srvTLS != nil {
+		ln = tls.NewListener(ln, srvTLS.ServerConfig())
 	}
 	bootstrap, mechanism := b.consoleBootstrap()
 	b.proxy = restproxy.New(restproxy.Config{
@@ -32,9 +47,14 @@ func (b *Broker) serveProxy() error {
 		RequestMaxBytes: b.settings.ProxyRequestMaxBytes,
 	})
 	b.proxy.Serve(ln)
-	b.log.Info("serving the REST proxy", "url", "http://"+b.proxy.Addr()+"/")
+	b.log.Info("serving the REST proxy", "url", scheme+"://"+b.proxy.Addr()+"/")
 	return nil
 }
+
+// proxyTLSName is the listener name whose ssl.* overrides
+// (listener.name.rest_proxy.ssl.*) an https:// REST proxy listener serves
+// with.
+const proxyTLSName = "rest_proxy"
 
 // closeProxy stops the REST proxy: its consumer instances leave their
 // groups.

@@ -69,6 +69,7 @@ const maxUsers = 64
 // and an admin client, which never does (a GET of a topic, or the lag of
 // a group that read a deleted topic, must not create it).
 type userClient struct {
+	key  string // loginKey: "" on a PLAINTEXT listener
 	user string
 	opts []kgo.Opt // the user's connection options, for its consumers
 	kgo  *kgo.Client
@@ -244,7 +245,7 @@ func (p *Proxy) client(r *http.Request) (*userClient, error) {
 		p.users[oldest].close()
 		delete(p.users, oldest)
 	}
-	u := &userClient{user: user, opts: opts, kgo: cl, admc: admc, adm: kadm.NewClient(admc), used: time.Now()}
+	u := &userClient{key: key, user: user, opts: opts, kgo: cl, admc: admc, adm: kadm.NewClient(admc), used: time.Now()}
 	p.users[key] = u
 	return u, nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/admin"
 )
 
 func (p *Proxy) consumerRoutes(add func(string, route)) {
@@ -163,6 +165,16 @@ func (p *Proxy) createConsumer(w http.ResponseWriter, r *http.Request) (any, err
 	}{c.key.name, scheme + "://" + r.Host + "/consumers/" + pathEscape(group) + "/instances/" + pathEscape(c.key.name)}, nil
 }
 
+// owns reports whether the request comes from the user who created c
+// (with the same password): an instance is its creator's alone.
+func (p *Proxy) owns(r *http.Request, c *consumer) bool {
+	if p.cfg.SASLMechanism == "" {
+		return true
+	}
+	user, pass, _ := r.BasicAuth()
+	return admin.LoginKey(user, pass) == c.u.key
+}
+
 // instance is the consumer instance a request names, held for the
 // request (one request at a time per instance, as Confluent's state is
 // synchronized); release it with done.
@@ -174,7 +186,7 @@ func (p *Proxy) instance(w http.ResponseWriter, r *http.Request) (*consumer, err
 	p.mu.Lock()
 	c := p.consumers[key]
 	p.mu.Unlock()
-	if c == nil {
+	if c == nil || !p.owns(r, c) {
 		return nil, errInstanceNotFound
 	}
 	if !c.acquire(r.Context()) {
