@@ -638,3 +638,65 @@ func TestLinkFollowsSource(t *testing.T) {
 		t.Fatalf("mirror of %s ends at %v (%v), want 20", b, ends, err)
 	}
 }
+
+// A three-broker samsa destination (replication factor 3) whose mirror
+// leader is killed while the source is written to: the new leader goes on
+// from its own end, and the mirror is still the source byte for byte.
+// Then the source cluster is stopped and the link failed over.
+func TestLinkMirrorLeaderKilled(t *testing.T) {
+	t.Parallel()
+	src := testutil.StartBroker(t, nil)
+	dst := testutil.StartCluster(t, 3, map[string]string{"default.replication.factor": "3", "min.insync.replicas": "2"})
+	topic := admTopic("lnkk")
+	sadm, _ := admAdmin(t, src.Addr())
+	admCreate(t, sadm, topic, 2, 1, nil)
+	linkProduce(t, src.Addr(), topic, 0, 200)
+	linkCLI(t, dst.LiveAddr(), false, "create", "k", "--source-bootstrap-servers", src.Addr(), "--topics", topic,
+		"--config", "metadata.refresh.interval.ms=100")
+	poll.Eventually(t, 60*time.Second, func() error {
+		ends, err := linkEnds(t, dst.LiveAddr(), topic)
+		if err != nil || ends[0] < 100 {
+			return fmt.Errorf("mirror ends %v (%v)", ends, err)
+		}
+		return nil
+	})
+	// Writes go on on the source while the mirror leader of partition 0
+	// is killed.
+	writing := make(chan struct{})
+	go func() {
+		defer close(writing)
+		for i := range 20 {
+			linkProduce(t, src.Addr(), topic, int32(i%2), 50)
+		}
+	}()
+	mp, err := partitionMeta(t, dst.LiveAddr(), topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst.Node(mp.Leader).Kill()
+	<-writing
+	linkWaitCaughtUp(t, src.Addr(), dst.LiveAddr(), topic)
+	if now, err := partitionMeta(t, dst.LiveAddr(), topic, 0); err != nil || now.Leader == mp.Leader {
+		t.Fatalf("partition 0 still led by the killed broker %d: %+v %v", mp.Leader, now, err)
+	}
+	linkCompare(t, src.Addr(), dst.LiveAddr(), topic)
+	if ends, _ := linkEnds(t, dst.LiveAddr(), topic); ends[0]+ends[1] != 1200 {
+		t.Fatalf("mirror ends %v, want 1200 records", ends)
+	}
+
+	// The source is gone: fail over, and the mirror takes writes.
+	ends, _ := linkEnds(t, src.Addr(), topic)
+	src.Stop()
+	out := linkCLI(t, dst.LiveAddr(), false, "failover", "k")
+	if !strings.Contains(out, "promoted") {
+		t.Fatalf("failover: %s", out)
+	}
+	res := newClusterKgo(t, dst, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner())).
+		ProduceSync(testCtx(t, 30*time.Second), &kgo.Record{Value: []byte("after"), Partition: 1})
+	if err := res.FirstErr(); err != nil {
+		t.Fatalf("produce after failover: %v", err)
+	}
+	if got := res[0].Record.Offset; got != ends[1] {
+		t.Fatalf("produce after failover at %d, the source ended at %d", got, ends[1])
+	}
+}
