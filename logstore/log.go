@@ -935,7 +935,7 @@ func (l *Log) markCleanLocked() error {
 // makes the whole file system durable after it: CloseAll, PrepareCloseAll).
 // Caller holds appendMu, and no rolled segment's fsync is under way.
 func (l *Log) writeCleanStateLocked(sync bool) error {
-	if err := l.active.sealIndexes(); err != nil {
+	if err := l.active.sealIndexesForClose(); err != nil {
 		return err
 	}
 	if sync {

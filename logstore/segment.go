@@ -251,6 +251,26 @@ func (s *segment) sealIndexes() error {
 	if s.idx == nil {
 		return nil
 	}
+	return s.sealIndexesLocked()
+}
+
+// sealIndexesForClose is sealIndexes for a clean close, which leaves a
+// segment without index files when it has none yet and its offset index
+// no entry (less than index.interval.bytes of batches): the next Open
+// rebuilds them from those few batch headers (ensureIndexes) and does not
+// write them either, where a clean shutdown of 10,000 small partitions
+// created two files for each. A roll writes them (sealIndexes). Caller
+// holds the append lock.
+func (s *segment) sealIndexesForClose() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idx == nil || s.idx.count() == 0 && !s.idx.file.onDisk && !s.tidx.file.onDisk {
+		return nil
+	}
+	return s.sealIndexesLocked()
+}
+
+func (s *segment) sealIndexesLocked() error {
 	if s.maxTs >= 0 {
 		s.tidx.maybeAdd(s.maxTs, s.maxOff)
 	}
@@ -341,7 +361,11 @@ func (s *segment) ensureIndexes(interval int32) error {
 	if err := s.rebuildIndexesLocked(interval); err != nil {
 		return err
 	}
-	s.writeIndexFilesBestEffort()
+	if s.idx.count() > 0 {
+		// (Without an entry the files are not worth writing: see
+		// sealIndexesForClose.)
+		s.writeIndexFilesBestEffort()
+	}
 	return nil
 }
 

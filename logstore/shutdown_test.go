@@ -452,3 +452,49 @@ func TestLazyEpochTruncationPowerLoss(t *testing.T) {
 		t.Fatalf("EndOffsetForEpoch(1) = %d %d, want 1 %d", e, o, end)
 	}
 }
+
+// TestSmallLogCleanCloseWritesNoIndexFiles: a clean close of a log whose
+// active segment holds less than index.interval.bytes creates no index
+// file (a broker of 10,000 small partitions created two each), and the
+// next Open trusts the log without a recovery scan, its indexes rebuilt
+// from the batch headers: reads, timestamps and the next close as before.
+func TestSmallLogCleanCloseWritesNoIndexFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := coreConfig()
+	for _, cl := range closers {
+		t.Run(cl.name, func(t *testing.T) {
+			dir := filepath.Join(dir, cl.name)
+			l := coreOpen(t, dir, cfg)
+			coreAppend(t, l, 3, 1000, 10)
+			if err := cl.prepare(l); err != nil {
+				t.Fatal(err)
+			}
+			coreAppend(t, l, 2, 2000, 10)
+			if err := cl.close(l); err != nil {
+				t.Fatal(err)
+			}
+			for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+				if _, err := os.Stat(segmentName(dir, 0, suf)); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("%s after a clean close: %v, want none", suf, err)
+				}
+			}
+			r := coreOpen(t, dir, cfg)
+			if n := r.recoveredSegments.Load(); n != 0 || r.EndOffset() != 5 {
+				t.Fatalf("reopen: recovered %d, end %d; want 0, 5", n, r.EndOffset())
+			}
+			coreCheckContiguous(t, coreReadAll(t, r, 0), 0, 5)
+			if off, ts, found, err := r.OffsetForTimestamp(2000); err != nil || !found || off != 3 || ts != 2000 {
+				t.Fatalf("OffsetForTimestamp(2000) = %d %d %v %v, want 3 2000", off, ts, found, err)
+			}
+			if off, ts, err := r.MaxTimestamp(); err != nil || off != 4 || ts != 2001 {
+				t.Fatalf("MaxTimestamp = %d %d %v, want 4 2001", off, ts, err)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if again := coreOpen(t, dir, cfg); again.recoveredSegments.Load() != 0 {
+				t.Fatal("second reopen recovered")
+			}
+		})
+	}
+}
