@@ -56,6 +56,9 @@ type fetchPart struct {
 	lso      int64 // last stable offset
 	logStart int64
 	read     logstore.ReadResult
+	// aborted is set when read came from the object store at
+	// read_committed: its aborted transactions, from the remote indexes.
+	aborted []logstore.AbortedTxn
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -300,7 +303,7 @@ func (b *Broker) readFetch(parts []*fetchPart, maxBytes int32, byID bool) (int64
 // response (at least one whole batch when minOne: the first partition with
 // data, KIP-74), and reports the bytes read and whether it has an error.
 func (b *Broker) readPart(fp *fetchPart, budget int64, minOne, byID bool) (int64, bool) {
-	fp.err, fp.hw, fp.lso, fp.logStart, fp.read = nil, -1, -1, -1, logstore.ReadResult{}
+	fp.err, fp.hw, fp.lso, fp.logStart, fp.read, fp.aborted = nil, -1, -1, -1, logstore.ReadResult{}, nil
 	if fp.denied != nil {
 		fp.err = fp.denied
 		return 0, true
@@ -391,7 +394,11 @@ func abortedTxns(fp *fetchPart) []kmsg.FetchResponseTopicPartitionAbortedTransac
 	if fp.read.Size == 0 || fp.p == nil || fp.p.Log == nil {
 		return out
 	}
-	for _, a := range fp.p.Log.AbortedTxns(fp.offset, fp.read.NextOffset) {
+	aborted := fp.aborted
+	if aborted == nil {
+		aborted = fp.p.Log.AbortedTxns(fp.offset, fp.read.NextOffset)
+	}
+	for _, a := range aborted {
 		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		out = append(out, at)

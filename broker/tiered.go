@@ -61,6 +61,12 @@ func (b *Broker) readRemote(fp *fetchPart, maxBytes int32, maxOffset int64, minO
 	ctx, cancel := context.WithTimeout(b.ctx, b.cfg().Settings().RemoteFetchMaxWait)
 	defer cancel()
 	rr, err := b.tiered.Read(ctx, fp.p.Topic, fp.p.TopicID, fp.p.ID, fp.offset, maxBytes, maxOffset, minOne)
+	if err == nil && fp.committed && rr.Size > 0 {
+		fp.aborted, err = b.tiered.AbortedTxns(ctx, fp.p.Topic, fp.p.TopicID, fp.p.ID, fp.p.Log, fp.offset, rr.NextOffset)
+		if err != nil {
+			rr.Release()
+		}
+	}
 	if errors.Is(err, context.DeadlineExceeded) && b.ctx.Err() == nil {
 		b.log.Debug("remote fetch timed out", "partition", fp.p.String(), "offset", fp.offset)
 		return logstore.ReadResult{}, nil

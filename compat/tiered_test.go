@@ -198,6 +198,28 @@ func consumeTieredValues(t *testing.T, consumer *kgo.Client, n int) {
 	}
 }
 
+// tieredBrokerWith starts versitygw and a broker tiering to it, with
+// topic (one partition, 4 KiB segments) keeping locally only what is not
+// copied yet (local.retention.bytes=0).
+func tieredBrokerWith(t *testing.T, topic string) *testutil.Node {
+	t.Helper()
+	n := admBroker(t, tieredBrokerProps(s3test.Start(t, "tiered")))
+	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
+	return n
+}
+
+// waitLocalStart polls until the leader's local log of partition 0 of
+// topic starts at or above offset (tiered storage deleted the rest).
+func waitLocalStart(t *testing.T, cl *kgo.Client, topic string, offset int64) {
+	t.Helper()
+	testutil.Eventually(t, 60*time.Second, func() error {
+		if local := listOffsetsAt(t, cl, topic, -4)[-4][0]; local < offset {
+			return fmt.Errorf("the local log starts at %d", local)
+		}
+		return nil
+	})
+}
+
 // listOffsetsAt asks for partition 0 of topic at each of the special
 // timestamps, and returns the offset and leader epoch answered, by
 // timestamp.
@@ -221,21 +243,13 @@ func listOffsetsAt(t *testing.T, cl *kgo.Client, topic string, timestamps ...int
 // read every record from offset 0, the old ones from the bucket.
 func TestTieredConsumeFromRemote(t *testing.T) {
 	t.Parallel()
-	st := s3test.Start(t, "tiered")
-	n := admBroker(t, tieredBrokerProps(st))
 	topic := "tiered-consume"
-	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
+	n := tieredBrokerWith(t, topic)
 	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
 	const total = 120
 	produceValues(t, cl, topic, 0, total)
-	var offs map[int64][2]int64
-	testutil.Eventually(t, 60*time.Second, func() error {
-		offs = listOffsetsAt(t, cl, topic, -2, -4, -5, -6)
-		if offs[-4][0] < 100 {
-			return fmt.Errorf("local log starts at %d", offs[-4][0])
-		}
-		return nil
-	})
+	waitLocalStart(t, cl, topic, 100)
+	offs := listOffsetsAt(t, cl, topic, -2, -4, -5, -6)
 	if offs[-2] != [2]int64{0, 0} || offs[-5][0] != offs[-4][0]-1 || offs[-6][0] != offs[-4][0] || offs[-5][1] != 0 || offs[-6][1] != 0 {
 		t.Errorf("ListOffsets earliest, earliest-local, latest-tiered, pending-upload: %v", offs)
 	}
@@ -276,12 +290,7 @@ func TestTieredFollowerRebuild(t *testing.T) {
 		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	const total = 100
 	produceValues(t, cl, topic, 0, total)
-	testutil.Eventually(t, 60*time.Second, func() error {
-		if local := listOffsetsAt(t, cl, topic, -4)[-4][0]; local < 50 {
-			return fmt.Errorf("the leader's local log starts at %d", local)
-		}
-		return nil
-	})
+	waitLocalStart(t, cl, topic, 50)
 
 	c.Node(follower).Restart()
 	waitISR(t, c, topic, 0, 2, 60*time.Second)
@@ -294,4 +303,60 @@ func TestTieredFollowerRebuild(t *testing.T) {
 	consumer := newClusterKgo(t, c, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(200*time.Millisecond))
 	consumeTieredValues(t, consumer, total)
+}
+
+// TestTieredReadCommittedFromRemote: transactions committed and aborted
+// in turn, copied to the bucket and deleted locally; a read_committed
+// consumer from offset 0 reads every committed record and no aborted one
+// (the aborted transactions come from the remote transaction indexes).
+func TestTieredReadCommittedFromRemote(t *testing.T) {
+	t.Parallel()
+	topic := "tiered-read-committed"
+	n := tieredBrokerWith(t, topic)
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
+		kgo.TransactionalID("tiered-txn"), kgo.TransactionTimeout(60*time.Second))
+	ctx := testCtx(t, 120*time.Second)
+	var committed []int
+	for txn := range 12 {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		abort := txn%3 == 1
+		for i := range 4 {
+			v := txn*4 + i
+			r := &kgo.Record{Topic: topic, Value: tieredValue(v)}
+			if abort {
+				r.Value = append([]byte("aborted-"), r.Value...)
+			}
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if !abort {
+				committed = append(committed, v)
+			}
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(!abort)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLocalStart(t, newKgo(t, n.Addr()), topic, 40)
+	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(200*time.Millisecond), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	var got []int
+	for len(got) < len(committed) {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("poll after %d records: %v", len(got), err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			v, err := strconv.Atoi(string(r.Value[:6]))
+			if err != nil || !bytes.Equal(r.Value, tieredValue(v)) {
+				t.Fatalf("read %.20q at %d", r.Value, r.Offset)
+			}
+			got = append(got, v)
+		})
+	}
+	if !slices.Equal(got, committed) {
+		t.Fatalf("read committed %v, want %v", got, committed)
+	}
 }

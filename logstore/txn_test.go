@@ -180,7 +180,7 @@ func TestTxnStateSurvivesReopen(t *testing.T) {
 			if err != nil || len(b) != txnIndexEntrySize {
 				t.Fatalf(".txnindex: %d bytes, %v", len(b), err)
 			}
-			if got, err := parseTxnIndex(b); err != nil || !slices.Equal(got, wantAborted) {
+			if got, err := ParseTxnIndex(b); err != nil || !slices.Equal(got, wantAborted) {
 				t.Fatalf(".txnindex holds %+v, %v", got, err)
 			}
 		}
@@ -294,7 +294,7 @@ func FuzzTxnIndex(f *testing.F) {
 	f.Add(appendAbortedTxn(appendAbortedTxn(nil, AbortedTxn{1, 2, 3, 4}), AbortedTxn{5, 6, 7, 8}))
 	f.Add([]byte{0, 1, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := parseTxnIndex(b)
+		got, err := ParseTxnIndex(b)
 		if len(got) > len(b)/txnIndexEntrySize {
 			t.Fatalf("%d entries from %d bytes", len(got), len(b))
 		}

@@ -49,10 +49,11 @@ func appendAbortedTxn(b []byte, e AbortedTxn) []byte {
 // errCorruptTxnIndex: a .txnindex that is not whole entries of version 0.
 var errCorruptTxnIndex = errors.New("logstore: corrupt transaction index")
 
-// parseTxnIndex decodes a .txnindex file. It returns the whole entries
+// ParseTxnIndex decodes a .txnindex file (tiered storage reads remote
+// copies with it). It returns the whole entries
 // before the first fault, and an error wrapping errCorruptTxnIndex for a
 // torn last entry or an unknown version (Kafka refuses the file then).
-func parseTxnIndex(b []byte) ([]AbortedTxn, error) {
+func ParseTxnIndex(b []byte) ([]AbortedTxn, error) {
 	be := binary.BigEndian
 	out := make([]AbortedTxn, 0, len(b)/txnIndexEntrySize)
 	for len(b) >= txnIndexEntrySize {
@@ -86,7 +87,7 @@ func (s *segment) loadTxnIndex() error {
 	if err != nil {
 		return err
 	}
-	aborted, err := parseTxnIndex(b)
+	aborted, err := ParseTxnIndex(b)
 	s.mu.Lock()
 	s.aborted = aborted
 	s.mu.Unlock()

@@ -419,3 +419,27 @@ func (m *Manager) RebuildFollower(ctx context.Context, topic string, topicID [16
 		"log_start", start, "at", last.EndOffset)
 	return l.StartAtRemote(start, last.EndOffset, epochs, snapshot)
 }
+
+// AbortedTxns lists the aborted transactions with records in [from,
+// upper) of a remote read (Fetch's AbortedTransactions at
+// read_committed), as Kafka's remote fetch: from the transaction indexes
+// of the remote segments from the one serving from on, then, for aborts
+// whose marker is not copied yet, from the local log l.
+func (m *Manager) AbortedTxns(ctx context.Context, topic string, topicID [16]byte, partition int32, l *logstore.Log, from, upper int64) ([]logstore.AbortedTxn, error) {
+	obj := Replica{Topic: topic, TopicID: topicID, Partition: partition}.objects()
+	md, err := m.Metadata(ctx, topicID, partition)
+	if err != nil {
+		return nil, err
+	}
+	out := []logstore.AbortedTxn{}
+	for _, seg := range md.Segments {
+		if seg.EndOffset <= from {
+			continue
+		}
+		var done bool
+		if out, done, err = m.reader.aborted(ctx, obj, seg, out, from, upper); err != nil || done {
+			return out, err
+		}
+	}
+	return append(out, l.AbortedTxns(max(from, md.CopiedEnd()), upper)...), nil
+}

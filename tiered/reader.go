@@ -162,3 +162,30 @@ func (r *reader) read(ctx context.Context, obj Partition, seg RemoteSegment, off
 	}
 	return logstore.NewReadResult(regions, min(next, maxOffset), p.release), nil
 }
+
+// aborted appends to out the entries of seg's remote transaction index
+// for transactions with records in [from, upper); done as
+// logstore's: an entry whose last stable offset reaches upper.
+func (r *reader) aborted(ctx context.Context, obj Partition, seg RemoteSegment, out []logstore.AbortedTxn, from, upper int64) ([]logstore.AbortedTxn, bool, error) {
+	size := seg.Sizes["txnindex"]
+	if size == 0 {
+		return out, false, nil
+	}
+	buf := make([]byte, size)
+	if err := r.copied(ctx, seg.Key(obj, "txnindex"), size, 0, buf); err != nil {
+		return out, false, err
+	}
+	entries, err := logstore.ParseTxnIndex(buf)
+	if err != nil {
+		return out, false, err
+	}
+	for _, e := range entries {
+		if e.LastOffset >= from && e.FirstOffset < upper {
+			out = append(out, e)
+		}
+		if e.LastStableOffset >= upper {
+			return out, true, nil
+		}
+	}
+	return out, false, nil
+}
