@@ -36,7 +36,11 @@ var (
 	descFetchSessParts = gauge("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached", "Partitions in the incremental fetch sessions this broker holds (FetchSessionCache NumIncrementalFetchPartitionsCached).")
 	descGroupLag       = gauge("kafka_server_group_consumerlag", "High watermark minus the committed offset, per group and partition, for the groups coordinated here and the partitions with a replica here (samsa's own; Kafka has no broker-side lag metric).", "group", "topic", "partition")
 
-	stateDescs = []*prometheus.Desc{descLeaderCount, descPartitionCount, descUnderReplic, descUnderMinISR, descAtMinISR,
+	descLinkLag        = gauge("samsa_cluster_link_lag_records", "Records of the source partition a mirror partition led here has not copied yet: the source's high watermark at the last fetch minus the mirror's end (samsa's own).", "link", "topic", "partition")
+	descLinkLagSeconds = gauge("samsa_cluster_link_lag_seconds", "Seconds since a mirror partition led here last had all its source had, while it lags (samsa's own).", "link", "topic", "partition")
+	descLinkSourceEnd  = gauge("samsa_cluster_link_source_end_offset", "The source partition's high watermark at the last fetch of the mirror partition led here (samsa's own).", "link", "topic", "partition")
+
+	stateDescs = []*prometheus.Desc{descLinkLag, descLinkLagSeconds, descLinkSourceEnd, descLeaderCount, descPartitionCount, descUnderReplic, descUnderMinISR, descAtMinISR,
 		descOfflineReplica, descActiveCtrl, descOfflineParts, descGlobalTopics, descGlobalParts, descPartUnderRepl,
 		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts}
 )
@@ -113,6 +117,14 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(descGlobalTopics, float64(len(topics)))
 	emit(descGlobalParts, float64(global))
 
+	if b.linkMgr != nil {
+		for _, st := range b.linkMgr.Status() {
+			id := strconv.Itoa(int(st.Partition))
+			emit(descLinkLag, float64(st.Lag), st.Link, st.Topic, id)
+			emit(descLinkLagSeconds, float64(st.LagSeconds), st.Link, st.Topic, id)
+			emit(descLinkSourceEnd, float64(st.SourceEnd), st.Link, st.Topic, id)
+		}
+	}
 	if b.groups == nil {
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -540,7 +542,8 @@ func linkStart(t *testing.T, addr, topic string, partition int32) int64 {
 func TestLinkFollowsSource(t *testing.T) {
 	t.Parallel()
 	src := testutil.StartBroker(t, nil).Addr()
-	dst := testutil.StartBroker(t, nil).Addr()
+	dstNode := testutil.StartBroker(t, map[string]string{"samsa.http.listener": "127.0.0.1:0"})
+	dst := dstNode.Addr()
 	prefix := admTopic("lnkf")
 	sadm, _ := admAdmin(t, src)
 	dadm, _ := admAdmin(t, dst)
@@ -581,6 +584,28 @@ func TestLinkFollowsSource(t *testing.T) {
 		linkProduce(t, src, a, 0, 1) // a fetch answer carries the new start
 		if got := linkStart(t, dst, a, 0); got != 25 {
 			return fmt.Errorf("mirror log start %d, the source's 25", got)
+		}
+		return nil
+	})
+
+	// /metrics has each mirror partition's lag.
+	poll.Eventually(t, 30*time.Second, func() error {
+		resp, err := http.Get("http://" + dstNode.HTTPAddr() + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{
+			fmt.Sprintf(`samsa_cluster_link_lag_records{link="f",partition="0",topic=%q} 0`, a),
+			fmt.Sprintf(`samsa_cluster_link_source_end_offset{link="f",partition="0",topic=%q} `, b),
+		} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("/metrics lacks %s", want)
+			}
 		}
 		return nil
 	})
