@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -724,4 +725,49 @@ func TestLinkMirrorLeaderKilled(t *testing.T) {
 	if got := res[0].Record.Offset; got != ends[1] {
 		t.Fatalf("produce after failover at %d, the source ended at %d", got, ends[1])
 	}
+}
+
+// A link reaches a secured source with Kafka's client properties: SCRAM
+// over SASL_SSL with a PEM trust store mirrors; a wrong password is an
+// error on the link.
+func TestLinkSourceSecurity(t *testing.T) {
+	t.Parallel()
+	src, ca := saslBroker(t)
+	addrs := src.Addrs()
+	dst := testutil.StartBroker(t, nil).Addr()
+	sadm, _ := admAdmin(t, addrs[0])
+	topic := admTopic("lnks")
+	admCreate(t, sadm, topic, 1, 1, nil)
+	linkProduce(t, addrs[0], topic, 0, 30)
+	up := kadm.UpsertSCRAM{User: "bob", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "bob-secret"}
+	if res, err := sadm.AlterUserSCRAMs(testCtx(t, 10*time.Second), nil, []kadm.UpsertSCRAM{up}); err != nil || res["bob"].Err != nil {
+		t.Fatalf("AlterUserSCRAMs: %v %+v", err, res)
+	}
+	trust := t.TempDir() + "/ca.pem"
+	if err := os.WriteFile(trust, []byte(ca.CertPEM()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jaas := func(user, pass string) string {
+		return fmt.Sprintf(`org.apache.kafka.common.security.scram.ScramLoginModule required username=%q password=%q;`, user, pass)
+	}
+	linkCLI(t, dst, false, "create", "bad", "--source-bootstrap-servers", addrs[1], "--topics", "nothing",
+		"--source-config", "security.protocol=SASL_PLAINTEXT", "--source-config", "sasl.mechanism=SCRAM-SHA-512",
+		"--source-config", "sasl.jaas.config="+jaas("bob", "wrong"), "--config", "metadata.refresh.interval.ms=100")
+	linkCLI(t, dst, false, "create", "tls", "--source-bootstrap-servers", addrs[2], "--topics", topic,
+		"--source-config", "security.protocol=SASL_SSL", "--source-config", "sasl.mechanism=SCRAM-SHA-512",
+		"--source-config", "sasl.jaas.config="+jaas("bob", "bob-secret"),
+		"--source-config", "ssl.truststore.type=PEM", "--source-config", "ssl.truststore.location="+trust,
+		"--config", "metadata.refresh.interval.ms=100")
+	linkWaitCaughtUp(t, addrs[0], dst, topic)
+	linkCompare(t, addrs[0], dst, topic)
+	poll.Eventually(t, 30*time.Second, func() error {
+		l := linkDescribe(t, dst, "bad")
+		if !strings.Contains(l.Errors[""], "SASL_AUTHENTICATION_FAILED") {
+			return fmt.Errorf("errors of a link with a wrong password: %v", l.Errors)
+		}
+		if v := l.Configs["source.sasl.jaas.config"]; strings.Contains(v, "wrong") {
+			return fmt.Errorf("describe shows the password: %s", v)
+		}
+		return nil
+	})
 }
