@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/s3test"
@@ -359,4 +360,60 @@ func TestTieredReadCommittedFromRemote(t *testing.T) {
 	if !slices.Equal(got, committed) {
 		t.Fatalf("read committed %v, want %v", got, committed)
 	}
+}
+
+// TestTieredStoreDown: the object store answers 503 SlowDown, then
+// hangs, then heals. Meanwhile produce goes on, nothing copied is lost and
+// nothing uncopied is deleted locally, a fetch of remote offsets answers
+// within remote.fetch.max.wait.ms without wrong records; once healed the
+// copy resumes where it stood, leaves no orphan object, and a consumer
+// from offset 0 reads every record.
+func TestTieredStoreDown(t *testing.T) {
+	t.Parallel()
+	st := s3test.Start(t, "tiered")
+	fault := st.Faulty(t)
+	props := tieredBrokerProps(st)
+	props["rsm.config.storage.s3.endpoint.url"] = fault.Endpoint
+	n := admBroker(t, props)
+	topic := "tiered-store-down"
+	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	produceValues(t, cl, topic, 0, 50)
+	waitLocalStart(t, cl, topic, 30)
+
+	fault.Set(s3test.SlowDown)
+	copied := listOffsetsAt(t, cl, topic, -5)[-5][0] + 1
+	produceValues(t, cl, topic, 50, 50)
+	testutil.Eventually(t, 60*time.Second, func() error {
+		if r := fault.Refused(); r < 3 {
+			return fmt.Errorf("%d requests refused", r)
+		}
+		return nil
+	})
+	// Nothing uncopied went: the records after the copy are all local.
+	if local := listOffsetsAt(t, cl, topic, -4)[-4][0]; local > copied {
+		t.Fatalf("local log starts at %d, above the copy's end %d, with the store down", local, copied)
+	}
+	id := topicID(t, newAdmin(t, n.Addr()), topic)
+	for _, mode := range []s3test.FaultMode{s3test.SlowDown, s3test.Hang} {
+		fault.Set(mode)
+		start := time.Now()
+		rp := fetchRawWait(t, cl, topic, id, 0, 0, 100, 1)
+		if rp.ErrorCode != 0 && rp.ErrorCode != kerr.UnknownServerError.Code || rp.ErrorCode == 0 && len(rp.RecordBatches) > 0 && !bytes.Contains(rp.RecordBatches, tieredValue(0)) {
+			t.Errorf("fetch of a remote offset with the store in mode %d: error %d, %d bytes", mode, rp.ErrorCode, len(rp.RecordBatches))
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("fetch of a remote offset with the store in mode %d took %v", mode, took)
+		}
+	}
+
+	fault.Set(s3test.Pass)
+	waitLocalStart(t, cl, topic, 70)
+	ms := waitCopied(t, st, 70)
+	if ms[0].StartOffset != 0 {
+		t.Errorf("remote segments start at %d", ms[0].StartOffset)
+	}
+	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	consumeTieredValues(t, consumer, 100)
 }
