@@ -102,6 +102,15 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		if err != nil {
 			return nil, err
 		}
+		if err := config.CheckReconfiguration(now, q, !clusterDefault, changedKeys(stored, next)); err != nil {
+			var re *config.ReconfigError
+			errors.As(err, &re)
+			code := kerr.InvalidRequest
+			if re.InvalidConfig {
+				code = kerr.InvalidConfig
+			}
+			return nil, &codedError{code, re.Msg}
+		}
 		if _, err := q.CordonedLogDirs(); err != nil {
 			// Kafka checks it as at startup (a Scala require).
 			var ce *config.CordonedLogDirsError
@@ -135,6 +144,22 @@ func (b *Broker) alterBrokerConfigs(ctx context.Context, name string, validateOn
 		return err
 	}
 	return b.syncMetadata(ctx)
+}
+
+// changedKeys are the configs set, changed or deleted from before to after.
+func changedKeys(before, after map[string]string) []string {
+	var out []string
+	for k, v := range after {
+		if w, ok := before[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // passwordEncoder is the broker's password.encoder.* (nil when
