@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -770,4 +771,86 @@ func TestLinkSourceSecurity(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A compacted Apache Kafka 4.4 topic, its cleaner having left gaps, is
+// mirrored at the same offsets into a compacted mirror (sync.configs):
+// every record the mirror holds is the one written at its offset, and
+// every key's latest record is the source's.
+func TestLinkCompactedFromKafkaReference(t *testing.T) {
+	t.Parallel()
+	kb, _ := startKafkaRefWith(t, map[string]string{"log.cleaner.backoff.ms": "100"})
+	dst := testutil.StartBroker(t, nil).Addr()
+	topic := admTopic("lnkc")
+	adm, _ := admAdmin(t, kb.Addr)
+	admCreate(t, adm, topic, 1, 1, map[string]*string{
+		"cleanup.policy": kmsg.StringPtr("compact"), "segment.ms": kmsg.StringPtr("100"),
+		"min.cleanable.dirty.ratio": kmsg.StringPtr("0.01"), "min.compaction.lag.ms": kmsg.StringPtr("0"),
+	})
+	cl := newKgo(t, kb.Addr, kgo.DefaultProduceTopic(topic))
+	written := map[int64]string{} // offset -> key=value
+	round := 0
+	poll.Eventually(t, 120*time.Second, func() error {
+		// Rounds of the same ten keys roll segments (segment.ms) until the
+		// cleaner has removed some records.
+		var recs []*kgo.Record
+		for k := range 10 {
+			recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprint("k", k)), Value: []byte(fmt.Sprint(round, "-", k))})
+		}
+		round++
+		res := cl.ProduceSync(testCtx(t, 10*time.Second), recs...)
+		if err := res.FirstErr(); err != nil {
+			return err
+		}
+		for _, r := range res {
+			written[r.Record.Offset] = string(r.Record.Key) + "=" + string(r.Record.Value)
+		}
+		held := len(linkRecords(t, kb.Addr, topic))
+		if held >= len(written) {
+			return fmt.Errorf("no gap yet: %d records held of %d", held, len(written))
+		}
+		return nil
+	})
+	linkCLI(t, dst, false, "create", "c", "--source-bootstrap-servers", kb.Addr, "--topics", topic, "--sync-configs",
+		"--config", "metadata.refresh.interval.ms=100")
+	linkWaitCaughtUp(t, kb.Addr, dst, topic)
+	dadm, _ := admAdmin(t, dst)
+	if cfg := admTopicConfigs(t, dadm, topic); cfg["cleanup.policy"].Value == nil || *cfg["cleanup.policy"].Value != "compact" {
+		t.Fatalf("mirror cleanup.policy %v, want the source's compact", cfg["cleanup.policy"].Value)
+	}
+	latest := func(recs map[int64]string) map[string]string {
+		out := map[string]string{}
+		for _, o := range slices.Sorted(maps.Keys(recs)) {
+			k, _, _ := strings.Cut(recs[o], "=")
+			out[k] = recs[o]
+		}
+		return out
+	}
+	mirror, source := linkRecords(t, dst, topic), linkRecords(t, kb.Addr, topic)
+	for o, r := range mirror {
+		if written[o] != r {
+			t.Fatalf("the mirror holds %q at %d, where %q was written", r, o, written[o])
+		}
+	}
+	if m, s, w := fmt.Sprint(latest(mirror)), fmt.Sprint(latest(source)), fmt.Sprint(latest(written)); m != s || s != w {
+		t.Fatalf("latest per key: mirror %s, source %s, written %s", m, s, w)
+	}
+}
+
+// linkRecords reads partition 0 of topic from its start to its end:
+// offset -> key=value.
+func linkRecords(t *testing.T, addr, topic string) map[int64]string {
+	t.Helper()
+	ends, err := linkEnds(t, addr, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for _, raw := range linkBatches(t, addr, topic, 0, ends[0]) {
+		fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: 0}, &kmsg.FetchResponseTopicPartition{RecordBatches: raw}, kgo.DefaultDecompressor(), nil)
+		for _, r := range fp.Records {
+			out[r.Offset] = string(r.Key) + "=" + string(r.Value)
+		}
+	}
+	return out
 }
