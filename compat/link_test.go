@@ -854,3 +854,35 @@ func linkRecords(t *testing.T, addr, topic string) map[int64]string {
 	}
 	return out
 }
+
+// The source partition's leader is killed while the mirror copies it:
+// the link finds the new leader and goes on from the mirror's end, with
+// no gap and no duplicate.
+func TestLinkSourceLeaderKilled(t *testing.T) {
+	t.Parallel()
+	src := testutil.StartCluster(t, 3, map[string]string{"default.replication.factor": "3", "min.insync.replicas": "2"})
+	dst := testutil.StartBroker(t, nil).Addr()
+	topic := admTopic("lnksk")
+	createReplicatedTopic(t, src, topic, 1, 3, nil)
+	linkProduce(t, src.LiveAddr(), topic, 0, 100)
+	linkCLI(t, dst, false, "create", "sk", "--source-bootstrap-servers", strings.Join(src.Addrs(), ","), "--topics", topic,
+		"--config", "metadata.refresh.interval.ms=100")
+	linkWaitCaughtUp(t, src.LiveAddr(), dst, topic)
+	mp, err := partitionMeta(t, src.LiveAddr(), topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Node(mp.Leader).Kill()
+	waitPartition(t, src, topic, 0, 60*time.Second, func(p kmsg.MetadataResponseTopicPartition) error {
+		if p.Leader < 0 || p.Leader == mp.Leader {
+			return fmt.Errorf("leader %d", p.Leader)
+		}
+		return nil
+	})
+	linkProduce(t, src.LiveAddr(), topic, 0, 100)
+	linkWaitCaughtUp(t, src.LiveAddr(), dst, topic)
+	linkCompare(t, src.LiveAddr(), dst, topic)
+	if ends, _ := linkEnds(t, dst, topic); ends[0] != 200 {
+		t.Fatalf("mirror ends at %v, want 200", ends)
+	}
+}
