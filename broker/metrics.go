@@ -54,6 +54,10 @@ type topicMetrics struct {
 	produceTotal, produceFailed   prometheus.Counter
 	fetchTotal, fetchFailed       prometheus.Counter
 	bytesRejected                 prometheus.Counter
+	// tiered storage (KIP-405's BrokerTopicMetrics)
+	remoteCopyBytes, remoteCopies, remoteCopiesFailed    prometheus.Counter
+	remoteFetchBytes, remoteFetches, remoteFetchesFailed prometheus.Counter
+	remoteDeletes, remoteDeletesFailed                   prometheus.Counter
 }
 
 // listenerMetrics are the connection counters of one listener.
@@ -136,6 +140,14 @@ func newMetrics(b *Broker) *metrics {
 		{"totalfetchrequests", "Partition fetch requests (TotalFetchRequestsPerSec)."},
 		{"failedfetchrequests", "Partition fetch requests that failed (FailedFetchRequestsPerSec)."},
 		{"bytesrejected", "Bytes of produce requests refused (BytesRejectedPerSec)."},
+		{"remotecopybytes", "Bytes of segments copied to the object store (RemoteCopyBytesPerSec)."},
+		{"remotecopyrequests", "Segment copies to the object store (RemoteCopyRequestsPerSec)."},
+		{"failedremotecopyrequests", "Segment copies to the object store that failed (FailedRemoteCopyRequestsPerSec)."},
+		{"remotefetchbytes", "Record bytes read from the object store (RemoteFetchBytesPerSec)."},
+		{"remotefetchrequests", "Reads of records from the object store (RemoteFetchRequestsPerSec)."},
+		{"failedremotefetchrequests", "Reads of records from the object store that failed (FailedRemoteFetchRequestsPerSec)."},
+		{"remotedeleterequests", "Remote segments deleted (RemoteDeleteRequestsPerSec)."},
+		{"failedremotedeleterequests", "Remote segment deletions that failed (FailedRemoteDeleteRequestsPerSec)."},
 	} {
 		m.topicVecs = append(m.topicVecs, counterVec("kafka_server_brokertopicmetrics_"+d[0]+"_total", d[1], "topic"))
 	}
@@ -172,7 +184,10 @@ func (m *metrics) forTopic(name string) *topicMetrics {
 		c[i] = v.WithLabelValues(name)
 	}
 	tm := &topicMetrics{bytesIn: c[0], bytesOut: c[1], messagesIn: c[2], produceTotal: c[3], produceFailed: c[4],
-		fetchTotal: c[5], fetchFailed: c[6], bytesRejected: c[7]}
+		fetchTotal: c[5], fetchFailed: c[6], bytesRejected: c[7],
+		remoteCopyBytes: c[8], remoteCopies: c[9], remoteCopiesFailed: c[10],
+		remoteFetchBytes: c[11], remoteFetches: c[12], remoteFetchesFailed: c[13],
+		remoteDeletes: c[14], remoteDeletesFailed: c[15]}
 	m.topics[name] = tm
 	return tm
 }

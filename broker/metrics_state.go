@@ -42,7 +42,8 @@ var (
 
 	stateDescs = []*prometheus.Desc{descLinkLag, descLinkLagSeconds, descLinkSourceEnd, descLeaderCount, descPartitionCount, descUnderReplic, descUnderMinISR, descAtMinISR,
 		descOfflineReplica, descActiveCtrl, descOfflineParts, descGlobalTopics, descGlobalParts, descPartUnderRepl,
-		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts}
+		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts,
+		descRemoteLogSize, descRemoteCount, descCopyLagBytes, descCopyLagSegs}
 )
 
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -96,6 +97,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+	b.collectTiered(emit)
 	emit(descLeaderCount, float64(leaders))
 	sessions, cached := b.sessions.stats()
 	emit(descFetchSessions, float64(sessions))

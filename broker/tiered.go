@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/samsa-io/samsa/logstore"
 	"github.com/samsa-io/samsa/tiered"
 )
@@ -39,6 +41,7 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 		Replicas:   b.tieredReplicas,
 		ChunkSize:  chunk,
 		CacheBytes: cache,
+		Observe:    b.metrics.tiered,
 		Logger:     b.log,
 	}), nil
 }
@@ -133,4 +136,73 @@ func (b *Broker) tieredReplicas() []tiered.Replica {
 		}
 	}
 	return out
+}
+
+// tiered counts a copy, remote read or remote deletion of topic.
+func (m *metrics) tiered(topic string, op tiered.Op, bytes int64, failed bool) {
+	tm := m.forTopic(topic)
+	var n, bad, moved prometheus.Counter
+	switch op {
+	case tiered.OpCopy:
+		n, bad, moved = tm.remoteCopies, tm.remoteCopiesFailed, tm.remoteCopyBytes
+	case tiered.OpFetch:
+		n, bad, moved = tm.remoteFetches, tm.remoteFetchesFailed, tm.remoteFetchBytes
+	default:
+		n, bad = tm.remoteDeletes, tm.remoteDeletesFailed
+	}
+	n.Inc()
+	if failed {
+		bad.Inc()
+	} else if moved != nil {
+		moved.Add(float64(bytes))
+	}
+}
+
+// Tiered storage's gauges (KIP-405, KIP-963), per topic, over its
+// partitions led here, from the remote log metadata this broker last
+// read or wrote.
+var (
+	descRemoteLogSize = gauge("kafka_server_brokertopicmetrics_remotelogsizebytes", "Bytes of the remote segments of the partitions led here (RemoteLogSizeBytes).", "topic")
+	descRemoteCount   = gauge("kafka_server_brokertopicmetrics_remotelogmetadatacount", "Remote segments of the partitions led here (RemoteLogMetadataCount).", "topic")
+	descCopyLagBytes  = gauge("kafka_server_brokertopicmetrics_remotecopylagbytes", "Bytes of rolled segments below the last stable offset not copied yet, over the partitions led here (RemoteCopyLagBytes).", "topic")
+	descCopyLagSegs   = gauge("kafka_server_brokertopicmetrics_remotecopylagsegments", "Rolled segments below the last stable offset not copied yet, over the partitions led here (RemoteCopyLagSegments).", "topic")
+)
+
+// collectTiered emits the tiered storage gauges.
+func (b *Broker) collectTiered(emit func(d *prometheus.Desc, v float64, labels ...string)) {
+	if b.tiered == nil {
+		return
+	}
+	type sums struct{ size, count, lagBytes, lagSegs int64 }
+	byTopic := map[string]*sums{}
+	var order []string
+	for _, r := range b.tieredReplicas() {
+		if !r.Leader {
+			continue
+		}
+		md, ok := b.tiered.Cached(r.TopicID, r.Partition)
+		if !ok {
+			continue
+		}
+		s := byTopic[r.Topic]
+		if s == nil {
+			s = &sums{}
+			byTopic[r.Topic] = s
+			order = append(order, r.Topic)
+		}
+		s.size += md.Size()
+		s.count += int64(len(md.Segments))
+		for _, sr := range r.Log.RolledSegments(r.LastStableOffset) {
+			if sr.Next > md.CopiedEnd() {
+				s.lagBytes, s.lagSegs = s.lagBytes+sr.Size, s.lagSegs+1
+			}
+		}
+	}
+	for _, topic := range order {
+		s := byTopic[topic]
+		emit(descRemoteLogSize, float64(s.size), topic)
+		emit(descRemoteCount, float64(s.count), topic)
+		emit(descCopyLagBytes, float64(s.lagBytes), topic)
+		emit(descCopyLagSegs, float64(s.lagSegs), topic)
+	}
 }

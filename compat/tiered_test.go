@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,10 +202,12 @@ func consumeTieredValues(t *testing.T, consumer *kgo.Client, n int) {
 
 // tieredBrokerWith starts versitygw and a broker tiering to it, with
 // topic (one partition, 4 KiB segments) keeping locally only what is not
-// copied yet (local.retention.bytes=0).
+// copied yet (local.retention.bytes=0), and /metrics served.
 func tieredBrokerWith(t *testing.T, topic string) *testutil.Node {
 	t.Helper()
-	n := admBroker(t, tieredBrokerProps(s3test.Start(t, "tiered")))
+	props := tieredBrokerProps(s3test.Start(t, "tiered"))
+	props["samsa.http.listener"] = "127.0.0.1:0"
+	n := admBroker(t, props)
 	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
 	return n
 }
@@ -268,6 +271,16 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 	for _, i := range []int{0, 1, 50, total - 1} {
 		if !strings.Contains(out, string(tieredValue(i))+"\n") {
 			t.Errorf("the console consumer did not print record %d", i)
+		}
+	}
+
+	// /metrics: KIP-405's copy and fetch counters, the remote log's size.
+	body := []byte(scrapeText(n.Broker.HTTPAddr()))
+	for _, name := range []string{"remotecopybytes_total", "remotecopyrequests_total", "remotefetchbytes_total",
+		"remotefetchrequests_total", "remotelogsizebytes", "remotelogmetadatacount"} {
+		line := regexp.MustCompile(`(?m)^kafka_server_brokertopicmetrics_` + name + `\{topic="` + topic + `"\} ([0-9.e+]+)$`).FindSubmatch(body)
+		if line == nil || string(line[1]) == "0" {
+			t.Errorf("/metrics: %s of %s missing or 0 (%q)", name, topic, line)
 		}
 	}
 }

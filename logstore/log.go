@@ -233,8 +233,8 @@ func (l *Log) setSegments(s []*segment) { l.segs.Store(&s) }
 
 // SegmentRange is a rolled segment's offsets: Base, its first, and Next,
 // the base of the segment after it (every offset in it is below Next),
-// with its largest timestamp (what retention.ms compares).
-type SegmentRange struct{ Base, Next, MaxTimestamp int64 }
+// with its largest timestamp (what retention.ms compares) and its bytes.
+type SegmentRange struct{ Base, Next, MaxTimestamp, Size int64 }
 
 // RolledSegments returns, in offset order, the rolled segments (every one
 // but the active segment) that end at or below upTo: what tiered storage
@@ -245,7 +245,8 @@ func (l *Log) RolledSegments(upTo int64) []SegmentRange {
 	interval := l.config().IndexIntervalBytes
 	var out []SegmentRange
 	for i := 0; i+1 < len(segs) && segs[i+1].base <= upTo; i++ {
-		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base, MaxTimestamp: segs[i].largestTimestamp(interval)})
+		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base, MaxTimestamp: segs[i].largestTimestamp(interval),
+			Size: segs[i].size.Load()})
 	}
 	return out
 }

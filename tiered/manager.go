@@ -57,8 +57,21 @@ type ManagerConfig struct {
 	// CacheBytes bounds the chunks held for remote reads (beyond those
 	// of reads being sent). Default 64 MiB.
 	CacheBytes int64
-	Logger     *slog.Logger
+	// Observe, when set, is told of each segment copy, remote read and
+	// remote segment deletion, with the bytes moved and whether it
+	// failed (the broker's KIP-405 metrics). It must not block.
+	Observe func(topic string, op Op, bytes int64, failed bool)
+	Logger  *slog.Logger
 }
+
+// Op is what ManagerConfig.Observe is told of.
+type Op int
+
+const (
+	OpCopy   Op = iota // a segment copied to the store
+	OpFetch            // a read of remote records
+	OpDelete           // a remote segment deleted
+)
 
 // Manager is tiered storage's side of a broker, as Kafka's
 // RemoteLogManager: every Interval, for each partition of a tiered topic
@@ -96,6 +109,9 @@ func NewManager(cfg ManagerConfig) *Manager {
 	}
 	if cfg.Replicas == nil {
 		cfg.Replicas = func() []Replica { return nil }
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string, Op, int64, bool) {}
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = 4 << 20
@@ -256,7 +272,9 @@ func (m *Manager) deleteLocal(r Replica, md Metadata) error {
 // this leader or another) left in Copying or Deleting, and forgets them.
 func (l *leader) finishLeftovers(ctx context.Context) error {
 	for _, s := range append(append([]RemoteSegment(nil), l.md.Copying...), l.md.Deleting...) {
-		if err := DeleteSegment(ctx, l.m.cfg.Store, l.obj, s); err != nil {
+		err := DeleteSegment(ctx, l.m.cfg.Store, l.obj, s)
+		l.m.cfg.Observe(l.r.Topic, OpDelete, s.LogSize(), err != nil)
+		if err != nil {
 			return err
 		}
 		next := l.md.clone()
@@ -280,6 +298,7 @@ func (l *leader) copy(ctx context.Context) error {
 		}
 		start := time.Now()
 		done, err := UploadSegment(ctx, l.m.cfg.Store, l.obj, l.r.Log.Dir(), c)
+		l.m.cfg.Observe(l.r.Topic, OpCopy, done.LogSize(), err != nil)
 		if err != nil {
 			// Left in Copying: the next pass deletes what was written
 			// and copies the segment again.
@@ -356,6 +375,7 @@ func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, part
 		if ok {
 			res, err := m.reader.read(ctx, obj, seg, offset, maxBytes, maxOffset, minOneBatch)
 			if !errors.Is(err, ErrNotFound) || fresh {
+				m.cfg.Observe(topic, OpFetch, res.Size, err != nil)
 				return res, err
 			}
 		} else if fresh {
@@ -367,6 +387,15 @@ func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, part
 			return logstore.ReadResult{}, err
 		}
 	}
+}
+
+// Cached returns the remote log metadata of a partition this broker last
+// read or wrote, without reading etcd (metrics); false when it has none.
+func (m *Manager) Cached(topicID [16]byte, partition int32) (Metadata, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	md, ok := m.cache[partKey{topicID, partition}]
+	return md, ok
 }
 
 // CopiedEnd is where the copy of a partition stands (0: nothing copied),
