@@ -27,6 +27,7 @@ package broker
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -52,6 +53,8 @@ const (
 	// mirrorMaxPID is the highest producer id of the batches copied: no
 	// producer of this cluster is given one up to it (nextProducerID).
 	mirrorMaxPID = "max.producer.id"
+	// mirrorSourceID is the id of the source topic copied (base64).
+	mirrorSourceID = "source.topic.id"
 
 	mirroring = "mirroring"
 	promoting = "promoting"
@@ -424,6 +427,40 @@ func (s linkSink) AdvanceStart(topic string, partition, epoch int32, offset int6
 	}
 	_, err = s.b.replicas.AdvanceMirrorStart(p, offset, epoch)
 	return err
+}
+
+// SourceTopicID records the source topic's id in the mirror record the
+// first time and returns the one recorded.
+func (s linkSink) SourceTopicID(topic string, id [16]byte) ([16]byte, error) {
+	b := s.b
+	enc := base64.RawURLEncoding.EncodeToString(id[:])
+	known := ""
+	if ls := b.links.Load(); ls != nil {
+		known = ls.mirrors[topic][mirrorSourceID]
+	}
+	var err error
+	if known == "" {
+		err = b.store.UpdateEntityConfig(b.ctx, controller.EntityMirrors, topic, func(cur map[string]string) (map[string]string, error) {
+			if len(cur) == 0 {
+				return nil, fmt.Errorf("topic %s is no mirror", topic)
+			}
+			if known = cur[mirrorSourceID]; known == "" {
+				known = enc
+				cur[mirrorSourceID] = enc
+			}
+			return cur, nil
+		})
+	}
+	if err != nil {
+		return [16]byte{}, err
+	}
+	var out [16]byte
+	raw, err := base64.RawURLEncoding.DecodeString(known)
+	if err != nil || len(raw) != 16 {
+		return out, fmt.Errorf("mirror %s: bad %s %q", topic, mirrorSourceID, known)
+	}
+	copy(out[:], raw)
+	return out, nil
 }
 
 // Reached marks a promoting partition done; the last one makes the topic

@@ -640,8 +640,8 @@ func TestLinkFollowsSource(t *testing.T) {
 		return nil
 	})
 
-	// b deleted and created again on the source with fewer records: its
-	// offsets went back; the mirror keeps what it has and says why.
+	// b deleted and created again on the source with more records: the
+	// mirror notices the new topic id, keeps what it has and says why.
 	if _, err := sadm.DeleteTopics(testCtx(t, 10*time.Second), b); err != nil {
 		t.Fatal(err)
 	}
@@ -652,14 +652,14 @@ func TestLinkFollowsSource(t *testing.T) {
 		}
 		return err
 	})
-	linkProduce(t, src, b, 0, 5)
+	linkProduce(t, src, b, 0, 30)
 	poll.Eventually(t, 30*time.Second, func() error {
 		for _, p := range linkDescribe(t, dst, "f").Partitions {
-			if p.Topic == b && strings.Contains(p.Error, "went back") {
+			if p.Topic == b && strings.Contains(p.Error, "deleted and created again") {
 				return nil
 			}
 		}
-		return errors.New("no went-back error for " + b)
+		return errors.New("no error for " + b + ", created again on the source")
 	})
 	if ends, err := linkEnds(t, dst, b); err != nil || ends[0] != 20 {
 		t.Fatalf("mirror of %s ends at %v (%v), want 20", b, ends, err)

@@ -18,6 +18,10 @@ import (
 // what the mirror already holds.
 var ErrSourceWentBack = errors.New("link: the source partition's offsets went back below the mirror's end")
 
+// ErrSourceRecreated stops a mirror whose source topic has another topic
+// id than the one it copied: deleted and created again there.
+var ErrSourceRecreated = errors.New("link: the source topic was deleted and created again")
+
 // Sink is the mirror side of the partitions, which the broker supplies.
 // Each call names the leader epoch the partition was assigned in and
 // fails once it is led in another (or elsewhere).
@@ -34,6 +38,9 @@ type Sink interface {
 	AdvanceStart(topic string, partition, epoch int32, offset int64) error
 	// Reached tells that the partition reached its promote target.
 	Reached(topic string, partition int32)
+	// SourceTopicID records the id of the source topic a mirror copies,
+	// the first time, and returns the id recorded.
+	SourceTopicID(topic string, id [16]byte) ([16]byte, error)
 }
 
 // Assignment is a mirror partition led here in Epoch.
@@ -373,6 +380,19 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 				}
 				continue
 			}
+			if l.topicID != ([16]byte{}) {
+				known, err := m.cfg.Sink.SourceTopicID(a.Topic, l.topicID)
+				if err != nil {
+					if !fail(err) {
+						return
+					}
+					continue
+				}
+				if known != l.topicID {
+					m.stop(ctx, k, log, fmt.Errorf("%w: its topic id changed", ErrSourceRecreated))
+					return
+				}
+			}
 			leader = &l
 			m.update(k, func(st *PartitionStatus) { st.SourceLeader = l.id })
 		}
@@ -395,10 +415,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 				}
 				continue
 			}
-			err = fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark)
-			log.Error("cluster link: mirror partition stopped", "err", err)
-			m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
-			<-ctx.Done()
+			m.stop(ctx, k, log, fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark))
 			return
 		default:
 			leader = nil
@@ -408,10 +425,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			continue
 		}
 		if rp.HighWatermark >= 0 && rp.HighWatermark < end {
-			err := fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark)
-			log.Error("cluster link: mirror partition stopped", "err", err)
-			m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
-			<-ctx.Done()
+			m.stop(ctx, k, log, fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark))
 			return
 		}
 		m.update(k, func(st *PartitionStatus) {
@@ -445,6 +459,14 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			}
 		}
 	}
+}
+
+// stop parks a partition in an error state until its assignment ends:
+// nothing more is appended to it.
+func (m *Manager) stop(ctx context.Context, k partKey, log *slog.Logger, err error) {
+	log.Error("cluster link: mirror partition stopped", "err", err)
+	m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
+	<-ctx.Done()
 }
 
 // fetch sends one Fetch for the partition to its source leader.
