@@ -134,6 +134,7 @@ func TestFranzACLs(t *testing.T) {
 // and Kafka's own console producer run as a user without the ACL fails
 // with the Java client's TopicAuthorizationException.
 func TestKafkaAclsCommand(t *testing.T) {
+	t.Parallel()
 	addr := aclBroker(t, nil)
 	dir := t.TempDir()
 	jaas := func(user string) string {

@@ -33,6 +33,7 @@ var aclRangeHosts = []string{
 // same error code and message for each; DescribeAcls and DeleteAcls
 // filters match a range's text, not the addresses in it.
 func TestCreateAclsHostsAsKafka(t *testing.T) {
+	t.Parallel()
 	type answers struct {
 		Created         map[string]string // host: code and message
 		Described       map[string]int    // filter host: bindings

@@ -209,6 +209,7 @@ func TestClusterDynamicDefaultReachesEveryBroker(t *testing.T) {
 // kafka-configs.sh from Kafka 4.4 sets, describes and deletes the
 // cluster-wide default and a broker's own config.
 func TestKafkaConfigsToolBrokers(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, nil)
 	ctx := testCtx(t, 3*time.Minute)
 	run := func(args ...string) string {

@@ -147,6 +147,7 @@ func TestFranzDelegationTokens(t *testing.T) {
 // The same against Apache Kafka 4.4 (SCRAM's JAAS configs are Kafka's
 // only addition): the answers franz-go checks are Kafka's.
 func TestFranzDelegationTokensKafkaReference(t *testing.T) {
+	t.Parallel()
 	props := map[string]string{
 		"sasl.enabled.mechanisms":                                     "SCRAM-SHA-256,SCRAM-SHA-512",
 		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
@@ -363,6 +364,7 @@ func TestDelegationTokensDisabled(t *testing.T) {
 // consumer) authenticate with it: ScramLoginModule with tokenauth="true",
 // the token id as user name and its HMAC as password.
 func TestJavaDelegationTokens(t *testing.T) {
+	t.Parallel()
 	n, _ := tokenBroker(t, nil)
 	saslAddr := n.Addrs()[1]
 	dir := t.TempDir()

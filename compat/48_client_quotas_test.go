@@ -80,6 +80,7 @@ func TestFranzProducerQuota(t *testing.T) {
 // kafka-configs.sh (Kafka 4.4's ConfigCommand) sets, describes and
 // removes quotas of users and client ids, and SCRAM credentials of users.
 func TestKafkaConfigsUsersAndClients(t *testing.T) {
+	t.Parallel()
 	addr := testutil.StartBroker(t, nil).Addr()
 	ctx := testCtx(t, 3*time.Minute)
 	tool := kafkaToolIn(t, ctx, addr, t.TempDir())

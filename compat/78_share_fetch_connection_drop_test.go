@@ -113,6 +113,7 @@ func TestShareConnectionDropReleases(t *testing.T) {
 }
 
 func TestShareConnectionDropReleasesKafkaReference(t *testing.T) {
+	t.Parallel()
 	kb, _ := startKafkaRef(t)
 	sameAnswers(t, "Kafka 4.4", shareConnDrop(t, kb.Addr), shareConnDropKafka)
 }

@@ -153,6 +153,7 @@ func shareBrokerAddr(t *testing.T) string {
 }
 
 func TestShareLeaveThenAcknowledgeKafkaReference(t *testing.T) {
+	t.Parallel()
 	kb, _ := startKafkaRef(t)
 	sameAnswers(t, "Kafka 4.4", shareLeaveThenAck(t, kb.Addr), shareLeaveThenAckKafka)
 }

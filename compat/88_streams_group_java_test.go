@@ -22,6 +22,7 @@ import (
 // counts are 1, 2, ... n exactly, n its true count. kafka-streams-groups.sh
 // lists and describes the group meanwhile.
 func TestStreamsGroupJava(t *testing.T) {
+	t.Parallel()
 	props := maps.Clone(streamsProps)
 	props["transaction.abort.timed.out.transaction.cleanup.interval.ms"] = "500"
 	n := testutil.StartBroker(t, props)

@@ -212,6 +212,7 @@ var shareOffsetsNewGroupKafka = []string{
 // TestShareOffsetsNewGroupKafkaReference runs the scenario against Apache
 // Kafka 4.4 and checks shareOffsetsNewGroupKafka is what it answers.
 func TestShareOffsetsNewGroupKafkaReference(t *testing.T) {
+	t.Parallel()
 	kb, _ := startKafkaRef(t)
 	sameAnswers(t, "Kafka 4.4", shareOffsetsNewGroup(t, newShareEnv(t, kb.Addr)), shareOffsetsNewGroupKafka)
 }
@@ -269,6 +270,7 @@ func TestShareKnownTopicNewPartition(t *testing.T) {
 }
 
 func TestShareKnownTopicNewPartitionKafkaReference(t *testing.T) {
+	t.Parallel()
 	kb, _ := startKafkaRef(t)
 	sameAnswers(t, "Kafka 4.4", shareKnownTopicNewPartition(t, newShareEnv(t, kb.Addr)), shareKnownTopicNewPartitionKafka)
 }
