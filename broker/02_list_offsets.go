@@ -112,7 +112,10 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 		if rp.Timestamp < 0 {
 			return kerr.InvalidRequest
 		}
-		off, ts, found, err := l.OffsetForTimestamp(rp.Timestamp)
+		off, ts, found, err := b.remoteOffsetForTimestamp(b.meta.topic(topicName), p, l, rp.Timestamp)
+		if err == nil && !found {
+			off, ts, found, err = l.OffsetForTimestamp(rp.Timestamp)
+		}
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -75,6 +76,18 @@ func (b *Broker) readRemote(fp *fetchPart, maxBytes int32, maxOffset int64, minO
 		return logstore.ReadResult{}, nil
 	}
 	return rr, err
+}
+
+// remoteOffsetForTimestamp searches a tiered partition's remote log for
+// ListOffsets by timestamp, before its local log as Kafka does; found is
+// false when the partition has no remote part.
+func (b *Broker) remoteOffsetForTimestamp(t *topic, p *partition, l *logstore.Log, ts int64) (int64, int64, bool, error) {
+	if t == nil || t.remote == nil || b.tiered == nil || l.StartOffset() >= l.LocalStartOffset() {
+		return -1, -1, false, nil
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second) // remote.list.offsets.request.timeout.ms
+	defer cancel()
+	return b.tiered.OffsetForTimestamp(ctx, p.Topic, p.TopicID, p.ID, ts, l.StartOffset())
 }
 
 // tieredOffset answers ListOffsets' EARLIEST_LOCAL (-4), LATEST_TIERED

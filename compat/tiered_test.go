@@ -243,7 +243,7 @@ func listOffsetsAt(t *testing.T, cl *kgo.Client, topic string, timestamps ...int
 // TestTieredConsumeFromRemote: with local.retention.bytes=0 the broker
 // keeps only what is not copied yet; ListOffsets answers earliest,
 // earliest-local, latest-tiered and earliest-pending-upload as Kafka
-// 4.4's UnifiedLog does; a kgo consumer and Kafka's console consumer
+// 4.4's UnifiedLog does, and by timestamp from the remote log first; a kgo consumer and Kafka's console consumer
 // read every record from offset 0, the old ones from the bucket.
 func TestTieredConsumeFromRemote(t *testing.T) {
 	t.Parallel()
@@ -253,9 +253,13 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 	const total = 120
 	produceValues(t, cl, topic, 0, total)
 	waitLocalStart(t, cl, topic, 100)
-	offs := listOffsetsAt(t, cl, topic, -2, -4, -5, -6)
+	offs := listOffsetsAt(t, cl, topic, -2, -4, -5, -6, 0)
 	if offs[-2] != [2]int64{0, 0} || offs[-5][0] != offs[-4][0]-1 || offs[-6][0] != offs[-4][0] || offs[-5][1] != 0 || offs[-6][1] != 0 {
 		t.Errorf("ListOffsets earliest, earliest-local, latest-tiered, pending-upload: %v", offs)
+	}
+	// By timestamp: the first record, in the bucket.
+	if offs[0] != [2]int64{0, 0} {
+		t.Errorf("ListOffsets at timestamp 0: offset and epoch %v, want 0, 0", offs[0])
 	}
 
 	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),

@@ -472,3 +472,25 @@ func (m *Manager) AbortedTxns(ctx context.Context, topic string, topicID [16]byt
 	}
 	return append(out, l.AbortedTxns(max(from, md.CopiedEnd()), upper)...), nil
 }
+
+// OffsetForTimestamp answers ListOffsets by timestamp over the remote
+// log, as Kafka searches it before the local one: the first offset at or
+// above from (the log start offset) whose record's timestamp is at least
+// ts, with that timestamp; found is false when no remote segment has
+// one.
+func (m *Manager) OffsetForTimestamp(ctx context.Context, topic string, topicID [16]byte, partition int32, ts, from int64) (offset, timestamp int64, found bool, err error) {
+	obj := Replica{Topic: topic, TopicID: topicID, Partition: partition}.objects()
+	md, err := m.Metadata(ctx, topicID, partition)
+	if err != nil {
+		return -1, -1, false, err
+	}
+	for _, seg := range md.Segments {
+		if seg.EndOffset <= from || seg.MaxTimestamp < ts {
+			continue
+		}
+		if offset, timestamp, found, err = m.reader.offsetForTimestamp(ctx, obj, seg, ts, max(from, seg.StartOffset)); err != nil || found {
+			return offset, timestamp, found, err
+		}
+	}
+	return -1, -1, false, nil
+}

@@ -189,3 +189,52 @@ func (r *reader) aborted(ctx context.Context, obj Partition, seg RemoteSegment, 
 	}
 	return out, false, nil
 }
+
+// offsetForTimestamp is logstore.Log.OffsetForTimestamp within one remote
+// segment: the first record at or above from whose timestamp is at least
+// ts (a LogAppendTime batch's records all have its timestamp).
+func (r *reader) offsetForTimestamp(ctx context.Context, obj Partition, seg RemoteSegment, ts, from int64) (int64, int64, bool, error) {
+	logKey, logSize := seg.Key(obj, "log"), seg.LogSize()
+	pos, err := r.startPosition(ctx, obj, seg, from)
+	if err != nil {
+		return -1, -1, false, err
+	}
+	var hdr [logstore.BatchHeaderSize]byte
+	for pos+logstore.BatchHeaderSize <= logSize {
+		if err := r.copied(ctx, logKey, logSize, pos, hdr[:]); err != nil {
+			return -1, -1, false, err
+		}
+		h, err := logstore.ParseBatchHeader(hdr[:])
+		if err != nil || h.Size() < logstore.BatchHeaderSize || pos+h.Size() > logSize {
+			return -1, -1, false, fmt.Errorf("%w: %s at %d", logstore.ErrCorruptBatch, logKey, pos)
+		}
+		if h.BaseOffset >= seg.EndOffset {
+			break
+		}
+		if h.LastOffset() >= from && h.MaxTimestamp >= ts {
+			if h.LogAppendTime() {
+				return max(h.BaseOffset, from), h.MaxTimestamp, true, nil
+			}
+			batch := make([]byte, h.Size())
+			if err := r.copied(ctx, logKey, logSize, pos, batch); err != nil {
+				return -1, -1, false, err
+			}
+			off, rts := int64(-1), int64(-1)
+			err := logstore.ForEachRecord(batch, func(rec logstore.Record) bool {
+				if rec.Offset >= from && rec.Timestamp >= ts {
+					off, rts = rec.Offset, rec.Timestamp
+					return false
+				}
+				return true
+			})
+			if err != nil {
+				return -1, -1, false, fmt.Errorf("%s batch %d: %w", logKey, h.BaseOffset, err)
+			}
+			if off >= 0 {
+				return off, rts, true, nil
+			}
+		}
+		pos += h.Size()
+	}
+	return -1, -1, false, nil
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/samsa-io/samsa/logstore"
 )
@@ -73,5 +74,47 @@ func TestManagerRead(t *testing.T) {
 	}
 	if _, err := m.Read(ctx, "t", id, 0, md.CopiedEnd(), 100, 1<<62, true); !errors.Is(err, logstore.ErrOffsetOutOfRange) {
 		t.Errorf("read past the remote log: %v", err)
+	}
+}
+
+// TestManagerOffsetForTimestamp: ListOffsets by timestamp over the remote
+// segments answers what the local log answers for the same records.
+func TestManagerOffsetForTimestamp(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	l := newTestLog(t, 4096)
+	base := time.Now().Add(-time.Hour).UnixMilli()
+	for i := range 40 {
+		recs := []logstore.Record{{Timestamp: base + int64(i)*1000, Value: bytes.Repeat([]byte{1}, 300)},
+			{Timestamp: base + int64(i)*1000 + 500, Value: bytes.Repeat([]byte{2}, 100)}}
+		b, err := logstore.BuildBatch(0, logstore.CodecNone, recs, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b, 0, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := leaderReplica(id, l, 0, l.EndOffset())
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	md := passCopies(t, m, r, 0)
+	ctx := context.Background()
+	for _, ts := range []int64{0, base, base + 1, base + 500, base + 501, base + 7000, base + 15500, base + 100000} {
+		off, rts, found, err := m.OffsetForTimestamp(ctx, "t", id, 0, ts, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		woff, wts, wfound, _ := l.OffsetForTimestamp(ts)
+		if wfound && woff >= md.CopiedEnd() {
+			woff, wts, wfound = -1, -1, false // past the remote log
+		}
+		if off != woff || rts != wts || found != wfound {
+			t.Errorf("timestamp %d: remote (%d, %d, %v), local (%d, %d, %v)", ts-base, off, rts-base, found, woff, wts-base, wfound)
+		}
+	}
+	// From a log start above a remote segment's first offsets.
+	if off, _, found, err := m.OffsetForTimestamp(ctx, "t", id, 0, 0, 3); err != nil || !found || off != 3 {
+		t.Errorf("from offset 3: %d, %v, %v", off, found, err)
 	}
 }
