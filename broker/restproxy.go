@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/restproxy"
@@ -38,14 +40,24 @@ func (b *Broker) serveProxy() error {
 		ln = tls.NewListener(ln, srvTLS.ServerConfig())
 	}
 	bootstrap, mechanism := b.consoleBootstrap()
-	b.proxy = restproxy.New(restproxy.Config{
+	cfg := restproxy.Config{
 		Bootstrap:       bootstrap,
 		SASLMechanism:   mechanism,
 		Logger:          b.log.With("component", "restproxy"),
 		InstanceTimeout: b.settings.ProxyInstanceTimeout,
 		RequestTimeout:  b.settings.ProxyRequestTimeout,
 		RequestMaxBytes: b.settings.ProxyRequestMaxBytes,
-	})
+	}
+	if b.registry != nil {
+		// The avro and jsonschema formats go through this broker's
+		// registry, as the request's user.
+		cfg.RegistryURL = b.registryScheme() + "://" + dialable(b.registry.Addr())
+		if b.registryTLS != nil {
+			cfg.RegistryHTTP = &http.Client{Timeout: 30 * time.Second,
+				Transport: &http.Transport{TLSClientConfig: b.registryTLS.ClientConfig("")}}
+		}
+	}
+	b.proxy = restproxy.New(cfg)
 	b.proxy.Serve(ln)
 	b.log.Info("serving the REST proxy", "url", scheme+"://"+b.proxy.Addr()+"/")
 	return nil

@@ -109,7 +109,7 @@ func TestRESTProxyConfluentQuickStart(t *testing.T) {
 				}
 				return got, nil
 			}
-			if !sameJSON(got, want) {
+			if !testutil.SameJSON(got, want) {
 				return got, fmt.Errorf("step %d: %s:\n got %s\nwant %s", i, cmd, got, want)
 			}
 			return got, nil
@@ -122,17 +122,6 @@ func TestRESTProxyConfluentQuickStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// sameJSON reports whether two texts are the same JSON value.
-func sameJSON(a, b string) bool {
-	var va, vb any
-	if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
-		return false
-	}
-	ja, _ := json.Marshal(va)
-	jb, _ := json.Marshal(vb)
-	return string(ja) == string(jb)
 }
 
 // TestRESTProxyPythonRequests: Python's requests speaks to the proxy as

@@ -222,11 +222,8 @@ func (c *consumer) assign(ctx context.Context, parts []tp) error {
 	if len(parts) == 0 {
 		return nil
 	}
-	committed, err := c.u.adm.FetchOffsets(ctx, c.key.group)
-	if err == nil {
-		err = committed.Error()
-	}
-	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+	committed, err := fetchCommitted(ctx, c.u.adm, c.key.group)
+	if err != nil {
 		return err
 	}
 	consume := map[string]map[int32]kgo.Offset{}
@@ -247,6 +244,33 @@ func (c *consumer) assign(ctx context.Context, parts []tp) error {
 	c.cl = cl
 	c.assigned = slices.Clone(parts)
 	return nil
+}
+
+// fetchCommitted is the group's committed offsets, retried while the
+// coordinator loads or moves (as the Java consumer retries), for up to
+// ten seconds.
+func fetchCommitted(ctx context.Context, adm *kadm.Client, group string) (kadm.OffsetResponses, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		committed, err := adm.FetchOffsets(ctx, group)
+		if err == nil {
+			err = committed.Error()
+		}
+		if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
+			return committed, nil
+		}
+		if !kerr.IsRetriable(err) {
+			return nil, err
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }
 
 // assignment is the partitions the instance consumes: assigned, or

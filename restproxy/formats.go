@@ -28,9 +28,8 @@ func knownFormat(f string) bool {
 }
 
 // supportedFormat reports whether the proxy serves an embedded format
-// (the schema formats need the schema registry's serializers, not yet
-// here).
-func supportedFormat(f string) bool { return f == formatBinary || f == formatJSON }
+// (protobuf is not yet here).
+func supportedFormat(f string) bool { return f != formatProtobuf && knownFormat(f) }
 
 // isNull reports whether an embedded key or value is absent or JSON null.
 func isNull(raw json.RawMessage) bool {

@@ -39,16 +39,23 @@ type Config struct {
 	// RequestMaxBytes is consumer.request.max.bytes: the most a GET of
 	// records answers when it names no max_bytes.
 	RequestMaxBytes int64
+	// RegistryURL is the schema registry's (samsa's own), for the avro
+	// and jsonschema formats; "" when the broker serves none.
+	RegistryURL string
+	// RegistryHTTP reaches it (its TLS); http.DefaultClient's when nil.
+	RegistryHTTP *http.Client
 }
 
 // Proxy serves the REST API.
 type Proxy struct {
-	cfg  Config
-	log  *slog.Logger
-	mux  *http.ServeMux
-	ctx  context.Context // the proxy's root context; ends at Close
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+	ctx context.Context // the proxy's root context; ends at Close
+
+	schemas schemaCache
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu        sync.Mutex
 	users     map[string]*userClient    // by loginKey; guarded by mu

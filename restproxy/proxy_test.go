@@ -110,3 +110,9 @@ const (
 	ctJSON   = "application/vnd.kafka.json.v2+json"
 	ctBinary = "application/vnd.kafka.binary.v2+json"
 )
+
+// jsonString is s as a JSON string.
+func jsonString(s string) (string, error) {
+	b, err := json.Marshal(s)
+	return string(b), err
+}

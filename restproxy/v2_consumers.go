@@ -393,13 +393,21 @@ func (p *Proxy) records(w http.ResponseWriter, r *http.Request, c *consumer, _ *
 	if err != nil {
 		return nil, err
 	}
-	out := make([]consumerRecord, 0, len(recs))
-	for _, rec := range recs {
-		k, err := decodeData(format, rec.Key)
+	dec := func(b []byte) (json.RawMessage, error) { return decodeData(format, b) }
+	if schemaFormat(format) {
+		cl, err := p.registry(r)
 		if err != nil {
 			return nil, err
 		}
-		v, err := decodeData(format, rec.Value)
+		dec = func(b []byte) (json.RawMessage, error) { return p.decodeSchemaData(r.Context(), cl, format, b) }
+	}
+	out := make([]consumerRecord, 0, len(recs))
+	for _, rec := range recs {
+		k, err := dec(rec.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := dec(rec.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -446,11 +454,8 @@ func commit(_ http.ResponseWriter, r *http.Request, c *consumer, req *commitBody
 }
 
 func committed(_ http.ResponseWriter, r *http.Request, c *consumer, req *partitionsBody) (any, error) {
-	resps, err := c.u.adm.FetchOffsets(r.Context(), c.key.group)
+	resps, err := fetchCommitted(r.Context(), c.u.adm, c.key.group)
 	if err != nil {
-		return nil, err
-	}
-	if err := resps.Error(); err != nil {
 		return nil, err
 	}
 	out := []offsetMetadata{}

@@ -291,14 +291,21 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 	if err != nil {
 		return nil, err
 	}
+	enc := func(_ bool, raw json.RawMessage) ([]byte, error) { return encodeData(format, raw) }
+	var keySchema, valueSchema *registeredSchema
+	if schemaFormat(format) {
+		if enc, keySchema, valueSchema, err = p.schemaEncoder(r, format, topic, &req); err != nil {
+			return nil, err
+		}
+	}
 	recs := make([]*kgo.Record, len(req.Records))
 	explicit := false
 	for i, pr := range req.Records {
 		rec := &kgo.Record{Topic: topic}
-		if rec.Key, err = encodeData(format, pr.Key); err != nil {
+		if rec.Key, err = enc(true, pr.Key); err != nil {
 			return nil, err
 		}
-		if rec.Value, err = encodeData(format, pr.Value); err != nil {
+		if rec.Value, err = enc(false, pr.Value); err != nil {
 			return nil, err
 		}
 		switch {
@@ -327,7 +334,7 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 		}
 	}
 	results := produceInOrder(ctx, u.kgo, recs)
-	resp := produceResponse{Offsets: make([]partitionOffset, len(recs))}
+	resp := produceResponse{Offsets: make([]partitionOffset, len(recs)), KeySchemaID: schemaID(keySchema), ValueSchemaID: schemaID(valueSchema)}
 	status, unknown := http.StatusOK, 0
 	for i, res := range results {
 		if res.Err != nil {
@@ -355,6 +362,49 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 		return handled{}, nil
 	}
 	return resp, nil
+}
+
+// schemaEncoder is the encoder of a produce request's keys and values in
+// a schema format, with the schemas it gives (by text or by id), as
+// kafka-rest's produceWithSchema: a key (value) without a key (value)
+// schema is refused.
+func (p *Proxy) schemaEncoder(r *http.Request, format, topic string, req *produceRequest) (func(bool, json.RawMessage) ([]byte, error), *registeredSchema, *registeredSchema, error) {
+	cl, err := p.registry(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keySchema, err := p.requestSchema(r.Context(), cl, format, topic+"-key", req.KeySchema, req.KeySchemaID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	valueSchema, err := p.requestSchema(r.Context(), cl, format, topic+"-value", req.ValueSchema, req.ValueSchemaID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	enc := func(key bool, raw json.RawMessage) ([]byte, error) {
+		s := valueSchema
+		if key {
+			s = keySchema
+		}
+		switch {
+		case isNull(raw):
+			return nil, nil
+		case s == nil && key:
+			return nil, errf(422, 42201, "Request includes keys but does not include key schema")
+		case s == nil:
+			return nil, errf(422, 42202, "Request includes values but does not include value schema")
+		}
+		return encodeSchemaData(s, raw)
+	}
+	return enc, keySchema, valueSchema, nil
+}
+
+func schemaID(s *registeredSchema) *int32 {
+	if s == nil {
+		return nil
+	}
+	id := int32(s.id)
+	return &id
 }
 
 // produceInOrder produces recs and returns their results in recs'

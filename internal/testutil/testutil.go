@@ -6,6 +6,7 @@ package testutil
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -163,3 +164,14 @@ func (n *Node) PartitionDir(topic string, partition int) string {
 
 // String names the node in failures.
 func (n *Node) String() string { return fmt.Sprintf("node %s at %s", n.Overrides["node.id"], n.Addr()) }
+
+// SameJSON reports whether two texts are the same JSON value.
+func SameJSON(a, b string) bool {
+	var va, vb any
+	if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return string(ja) == string(jb)
+}
