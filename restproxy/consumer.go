@@ -140,6 +140,11 @@ func (c *consumer) subscribe(topics []string, pattern *string) error {
 	c.stopClient()
 	opts := append(c.baseOpts(),
 		kgo.ConsumerGroup(c.key.group),
+		// As the Java consumer, whose rebalance callbacks run inside
+		// poll: no partition is taken while records fetched for it are
+		// being handed out, so that the revoke commits them (allowed
+		// again at the end of each read, allowRebalance).
+		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.setOwned(m, true) }),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
 			c.setOwned(m, false)
@@ -414,6 +419,14 @@ func (c *consumer) handOut(recs []*kgo.Record) {
 	c.mu.Unlock()
 	if c.autoCommit && c.assigned == nil {
 		c.cl.MarkCommitRecords(recs...)
+	}
+}
+
+// allowRebalance lets the group take partitions again, once a read has
+// handed its records out (and marked them for the revoke's commit).
+func (c *consumer) allowRebalance() {
+	if c.cl != nil && c.assigned == nil {
+		c.cl.AllowRebalance()
 	}
 }
 

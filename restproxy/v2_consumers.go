@@ -389,6 +389,7 @@ func (p *Proxy) records(w http.ResponseWriter, r *http.Request, c *consumer, _ *
 			maxBytes = min(n, maxBytes)
 		}
 	}
+	defer c.allowRebalance()
 	recs, err := c.read(r.Context(), timeout, maxBytes)
 	if err != nil {
 		return nil, err

@@ -250,7 +250,8 @@ func TestV2ConsumerSharesGroup(t *testing.T) {
 // TestV2ConsumerExpires: an instance idle for consumer.instance.timeout.ms
 // is closed and leaves its group.
 func TestV2ConsumerExpires(t *testing.T) {
-	b := startProxy(t, map[string]string{"consumer.instance.timeout.ms": "600"})
+	// Long enough for the requests below on a loaded machine.
+	b := startProxy(t, map[string]string{"consumer.instance.timeout.ms": "3000"})
 	b.createTopic(t, "e", 1)
 	inst := b.url + "/consumers/idle/instances/i"
 	if got := do(t, "POST", b.url+"/consumers/idle", `{"name":"i"}`, "Content-Type", ctV2); got.status != 200 {
