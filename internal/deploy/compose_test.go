@@ -71,8 +71,10 @@ func TestComposeCluster(t *testing.T) {
 			if len(s.DependsOn) != 0 {
 				t.Errorf("depends on %v: the nodes start together and wait for a majority", s.DependsOn)
 			}
-			if len(s.Ports) != 1 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 {
-				t.Errorf("ports %+v, want %s:%s", s.Ports, hostPort, hostPort)
+			proxyPort := fmt.Sprintf("%d8082", i+1)
+			if len(s.Ports) != 2 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 ||
+				s.Ports[1].Published != proxyPort || s.Ports[1].Target != 8082 {
+				t.Errorf("ports %+v, want %s:%s and the REST proxy's %s:8082", s.Ports, hostPort, hostPort, proxyPort)
 			}
 			// The broker's health check runs the binary itself against
 			// the in-network listener (the image has no shell).
@@ -155,6 +157,7 @@ func TestComposeCluster(t *testing.T) {
 				"log.dirs":                                 "/var/lib/samsa/data",
 				"transaction.state.log.min.isr":            "2",
 				"transaction.state.log.replication.factor": "3",
+				"samsa.http.proxy.listener":                "0.0.0.0:8082",
 			} {
 				if got := props.String(k); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)
