@@ -27,7 +27,7 @@ const (
 	KeyState     = "state"  // active (default) or paused
 	KeyRefresh   = "metadata.refresh.interval.ms"
 	KeySyncCfgs  = "sync.configs" // true: copy the source topics' configs at creation
-	KeySyncACLs  = "sync.acls"    // reserved: accepted, not done yet
+	KeySyncACLs  = "sync.acls"    // reserved: true is refused until ACLs are copied
 
 	StateActive = "active"
 	StatePaused = "paused"
@@ -94,11 +94,12 @@ func ParseSpec(name string, cfg map[string]string) (*Spec, error) {
 				err = fmt.Errorf("%s %d: at least 10", k, ms)
 			}
 			s.Refresh = time.Duration(ms) * time.Millisecond
-		case KeySyncCfgs, KeySyncACLs:
+		case KeySyncCfgs:
+			s.SyncCfgs, err = strconv.ParseBool(v)
+		case KeySyncACLs:
 			var on bool
-			on, err = strconv.ParseBool(v)
-			if k == KeySyncCfgs {
-				s.SyncCfgs = on
+			if on, err = strconv.ParseBool(v); err == nil && on {
+				err = errors.New("sync.acls: copying the source's ACLs is not implemented yet")
 			}
 		default:
 			err = fmt.Errorf("unknown link config %q", k)

@@ -23,6 +23,8 @@ func TestParseSpec(t *testing.T) {
 			"source.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p\"q";`}, ""},
 		{"jks", map[string]string{KeyBootstrap: "h:1", "source.security.protocol": "SSL", "source.ssl.truststore.type": "JKS"}, "only PEM"},
 		{"bad refresh", map[string]string{KeyBootstrap: "h:1", KeyRefresh: "1"}, "at least 10"},
+		{"acls", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "true"}, "not implemented"},
+		{"no acls", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "false", KeySyncCfgs: "true"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

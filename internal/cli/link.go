@@ -27,7 +27,7 @@ func runLink(ctx context.Context, args []string, std IO) error {
 	topics := fs.String("topics", "", "create: the source topics to mirror (comma-separated regexes); promote, failover: which mirror topics (default all)")
 	groups := fs.String("groups", "", "create: the groups whose offsets are copied (comma-separated regexes)")
 	syncConfigs := fs.Bool("sync-configs", false, "create: give mirror topics the source topics' configs")
-	syncACLs := fs.Bool("sync-acls", false, "create: copy the source's ACLs (reserved)")
+	syncACLs := fs.Bool("sync-acls", false, "create: copy the source's ACLs (not implemented yet: refused)")
 	var sourceCfg, linkCfg keyValues
 	fs.Var(&sourceCfg, "source-config", "create: a Kafka client `property=value` for the source (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*); repeatable")
 	fs.Var(&linkCfg, "config", "create: a link `setting=value` (metadata.refresh.interval.ms); repeatable")
