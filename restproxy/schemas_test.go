@@ -21,6 +21,7 @@ const (
 // broker's schema registry, by schema or by id, in Confluent's wire
 // format, and come back out of a consumer instance as they went in.
 func TestV2SchemaFormats(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"})
 	b.createTopic(t, "avrotest", 1)
 	b.createTopic(t, "jstest", 1)
@@ -104,6 +105,7 @@ func TestV2SchemaFormats(t *testing.T) {
 // TestV2SchemaFormatsNeedTheRegistry: without the registry, a schema
 // format is refused with a clear error.
 func TestV2SchemaFormatsNeedTheRegistry(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, nil)
 	b.createTopic(t, "t", 1)
 	got := do(t, "POST", b.url+"/topics/t", `{"value_schema":"\"string\"","records":[{"value":"x"}]}`, "Content-Type", ctAvro)

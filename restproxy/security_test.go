@@ -30,6 +30,7 @@ func withUser(user, pass string, headers ...string) []string {
 // proxy needs HTTP Basic credentials of a SASL user, and the cluster's
 // ACLs decide for that user over HTTP as on the Kafka port.
 func TestProxyAuthenticatesAndAuthorizesAsTheUser(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, map[string]string{
 		"listeners":               "SASL_PLAINTEXT://127.0.0.1:0",
 		"sasl.enabled.mechanisms": "PLAIN",
@@ -128,6 +129,7 @@ func clusterID(t *testing.T, adm *kadm.Client) string {
 // TestProxyHTTPS: an https:// listener serves TLS with the settings of
 // listener.name.rest_proxy.ssl.*; base_uri says https.
 func TestProxyHTTPS(t *testing.T) {
+	t.Parallel()
 	ca := testcerts.NewCA(t, "proxy-ca")
 	leaf := ca.Issue(t, pkix.Name{CommonName: "proxy"}, nil)
 	n := testutil.StartBroker(t, map[string]string{

@@ -57,6 +57,7 @@ func offsetsOf(recs []v2Record) []int64 {
 }
 
 func TestV2Consumer(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, nil)
 	b.createTopic(t, "c", 1)
 	u := b.url
@@ -157,6 +158,7 @@ func jsonHasCode(body string, code int) bool {
 // as any client: it and a franz-go consumer of the group split the
 // partitions, and between them read every record once.
 func TestV2ConsumerSharesGroup(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, nil)
 	b.createTopic(t, "s", 4)
 	u := b.url
@@ -250,6 +252,7 @@ func TestV2ConsumerSharesGroup(t *testing.T) {
 // TestV2ConsumerExpires: an instance idle for consumer.instance.timeout.ms
 // is closed and leaves its group.
 func TestV2ConsumerExpires(t *testing.T) {
+	t.Parallel()
 	// Long enough for the requests below on a loaded machine.
 	b := startProxy(t, map[string]string{"consumer.instance.timeout.ms": "3000"})
 	b.createTopic(t, "e", 1)

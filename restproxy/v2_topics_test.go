@@ -12,6 +12,7 @@ import (
 )
 
 func TestV2TopicMetadata(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, nil)
 	b.createTopic(t, "t1", 2)
 	u := b.url
@@ -80,6 +81,7 @@ func consumeAll(t *testing.T, addr, topic string, n int) []*kgo.Record {
 }
 
 func TestV2Produce(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, map[string]string{"auto.create.topics.enable": "false"})
 	b.createTopic(t, "p", 3)
 	u := b.url

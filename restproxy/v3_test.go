@@ -53,6 +53,7 @@ func wantFields(t *testing.T, what string, got answer, status int, fields map[st
 }
 
 func TestV3(t *testing.T) {
+	t.Parallel()
 	b := startProxy(t, nil)
 	md, err := b.adm.BrokerMetadata(context.Background())
 	if err != nil {
