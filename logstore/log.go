@@ -237,14 +237,16 @@ func (l *Log) setSegments(s []*segment) { l.segs.Store(&s) }
 type SegmentRange struct{ Base, Next, MaxTimestamp, Size int64 }
 
 // RolledSegments returns, in offset order, the rolled segments (every one
-// but the active segment) that end at or below upTo: what tiered storage
-// may copy when upTo is the high watermark. Their files are in Dir, named
+// but the active segment) that end at or below upTo and whose roll is
+// complete (fsynced, the producer snapshot at their end written, which
+// the roll does in the background): what tiered storage may copy when
+// upTo is the high watermark. Their files are in Dir, named
 // by Base; retention may delete them at any time after.
 func (l *Log) RolledSegments(upTo int64) []SegmentRange {
 	segs := l.segments()
 	interval := l.config().IndexIntervalBytes
 	var out []SegmentRange
-	for i := 0; i+1 < len(segs) && segs[i+1].base <= upTo; i++ {
+	for i := 0; i+1 < len(segs) && segs[i+1].base <= upTo && !segs[i].sealing.Load(); i++ {
 		out = append(out, SegmentRange{Base: segs[i].base, Next: segs[i+1].base, MaxTimestamp: segs[i].largestTimestamp(interval),
 			Size: segs[i].size.Load()})
 	}
@@ -716,6 +718,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 		snap.Reset()
 	}
 	old.synced.Store(false) // until syncSealed has run
+	old.sealing.Store(true)
 	old.tryRef()            // held by the goroutine
 	l.wg.Add(1)
 	go func() {
@@ -730,6 +733,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 // syncSealed fsyncs a sealed segment, writes the producer snapshot taken
 // at the roll, and moves the recovery point.
 func (l *Log) syncSealed(s *segment, snapOffset int64, snap []byte) {
+	defer s.sealing.Store(false)
 	start := time.Now()
 	if err := s.syncFiles(); err != nil {
 		_ = l.fail(fmt.Errorf("segment %d: fsync: %w", s.base, err))

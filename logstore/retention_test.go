@@ -3,6 +3,7 @@ package logstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 func TestRetentionByTime(t *testing.T) {
@@ -449,7 +452,16 @@ func TestStartAtRemote(t *testing.T) {
 	if err := leader.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	rolled := leader.RolledSegments(leader.EndOffset())
+	// A segment is offered for copying once its roll is complete: its
+	// producer snapshot is written in the background.
+	var rolled []SegmentRange
+	poll.Eventually(t, 30*time.Second, func() error {
+		rolled = leader.RolledSegments(leader.EndOffset())
+		if len(rolled) != len(leader.segments())-1 {
+			return fmt.Errorf("%d of %d rolled segments offered", len(rolled), len(leader.segments())-1)
+		}
+		return nil
+	})
 	at := rolled[len(rolled)-1].Next
 	epochs, err := os.ReadFile(filepath.Join(leader.Dir(), epochCheckpointName))
 	if err != nil {

@@ -56,6 +56,7 @@ type segment struct {
 	next   atomic.Int64 // offset after the last batch
 	refs   atomic.Int32
 	synced atomic.Bool // .log and index files fsynced (sealed segments)
+	sealing atomic.Bool // rolled, its fsync and the producer snapshot at its end not yet written
 	// logDirty and idxDirty: the .log, or an index file, was written or
 	// cut since its last fsync (or may hold bytes never fsynced, as after
 	// a crash). Set after the write, cleared before the fsync (and set
