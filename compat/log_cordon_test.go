@@ -230,6 +230,7 @@ func createTopicAs(t *testing.T, ctx context.Context, cl *kgo.Client, name strin
 // Cordoning as Kafka 4.4 does it, asked of both: the answers of
 // cordonScenario, step by step, are the same.
 func TestCordonLogDirsAsKafka(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 5*time.Minute)
 	kdir := t.TempDir()
 	kdirs := []string{filepath.Join(kdir, "a"), filepath.Join(kdir, "b")}

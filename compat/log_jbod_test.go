@@ -88,6 +88,7 @@ func logDirCounts(t testing.TB, topic string, dirs ...string) []int {
 // the first directory while none had created its own yet (16 of 16 on an
 // idle machine, 9 and 7 here). Kafka 4.4 is asked the same.
 func TestJBODCreateTopicsOfManyPartitionsAlternates(t *testing.T) {
+	t.Parallel()
 	t.Run("samsa", func(t *testing.T) {
 		d1, d2 := t.TempDir(), t.TempDir()
 		n := testutil.StartBroker(t, map[string]string{"log.dirs": d1 + "," + d2})

@@ -273,6 +273,7 @@ func TestFranzAuthorizationGaps(t *testing.T) {
 // Kafka 4.4's Admin client, through its tools, as alice without ACLs:
 // each refusal is the Java client's own authorization exception.
 func TestJavaAdminAuthorizationGaps(t *testing.T) {
+	t.Parallel()
 	addr, _ := aclFixture(t)
 	dir := t.TempDir()
 	props := testcerts.WriteFile(t, dir, "alice.properties", []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"+

@@ -755,6 +755,7 @@ func azOps(ops int32) []string {
 // API key's requests of azCases as alice and as bob and compares what
 // authorization decided (azOutcome).
 func TestAuthorizationKafkaReference(t *testing.T) {
+	t.Parallel()
 	kafka, samsa := azKafka(t), azSamsa(t)
 	for _, e := range []*azEnv{kafka, samsa} {
 		// bob reads sg, a share group admin has made.

@@ -20,6 +20,7 @@ import (
 // SASL_SSL with SCRAM-SHA-512, SASL_PLAINTEXT with PLAIN, and SSL with
 // client certificates (mTLS), configured as for a secured Apache Kafka.
 func TestLibrdkafkaAndKafkajsSecurity(t *testing.T) {
+	t.Parallel()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

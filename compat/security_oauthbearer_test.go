@@ -451,6 +451,7 @@ sasl.oauthbearer.token.endpoint.url=file://%s
 // (enable.sasl.oauthbearer.unsecure.jwt) and a signed token from an
 // oauth_cb.
 func TestLibrdkafkaOAuthBearer(t *testing.T) {
+	t.Parallel()
 	f := newOAuthFixture(t)
 	runSecurePy(t, f.unsec, "rdkafka-oauth-unsecured", map[string]string{
 		"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",

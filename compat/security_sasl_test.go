@@ -411,6 +411,7 @@ func TestClusterReplicatesOverSASLSSL(t *testing.T) {
 // produces and consumes over SASL_SSL with SCRAM-SHA-512, the most common
 // secured Kafka set-up.
 func TestJavaClientSASLSSL(t *testing.T) {
+	t.Parallel()
 	n, ca := saslBroker(t)
 	adm := newAdmin(t, n.Addrs()[0])
 	if _, err := adm.AlterUserSCRAMs(testCtx(t, 30*time.Second), nil, []kadm.UpsertSCRAM{

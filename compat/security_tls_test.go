@@ -139,6 +139,7 @@ func TestTLSGarbageClientHello(t *testing.T) {
 // certificate, keystore and trust store as PKCS12 files, and the broker's
 // keystore a JKS file.
 func TestJavaClientMutualTLS(t *testing.T) {
+	t.Parallel()
 	ca := testcerts.NewCA(t, "samsa-test-ca")
 	dir := t.TempDir()
 	brokerLeaf := ca.Issue(t, pkix.Name{CommonName: "broker"}, nil)

@@ -325,6 +325,7 @@ func shareCluster(t *testing.T) *testutil.Cluster {
 // TestShareLibrdkafkaKafkaReference runs the scenarios against Apache
 // Kafka 4.4 (internal/kafkaref), so that samsa's answers are Kafka's.
 func TestShareLibrdkafkaKafkaReference(t *testing.T) {
+	t.Parallel()
 	kb, _ := startKafkaRef(t)
 	e := newShareEnv(t, kb.Addr)
 	t.Run("ReadCommitted", func(t *testing.T) { shareReadCommitted(t, e) })

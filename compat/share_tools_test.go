@@ -14,6 +14,7 @@ import (
 )
 
 func TestShareGroupsTool(t *testing.T) {
+	t.Parallel()
 	addr, cl := shareBroker(t, nil)
 	adm := newAdmin(t, addr)
 	const topic, group, total = "share-tool", "st", 20

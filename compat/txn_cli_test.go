@@ -18,6 +18,7 @@ import (
 // batch the coordinator never heard of, written while the KIP-890 check is
 // off) is found and aborted, after which read_committed moves past it.
 func TestTransactionsCLI(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, map[string]string{"transaction.partition.verification.enable": "false"})
 	ctx := testCtx(t, 4*time.Minute)
 	tool := kafkaToolIn(t, ctx, n.Addr(), t.TempDir())

@@ -123,6 +123,7 @@ func connectorStatus(rest, name string) string {
 // (SIGKILL) mid-run and restarted, more lines are appended, and a
 // read_committed reader finds every line exactly once.
 func TestConnectExactlyOnceSource(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, map[string]string{
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
 		"group.initial.rebalance.delay.ms":                            "0",

@@ -56,6 +56,7 @@ func runJavaScenario(t *testing.T, module, addr, prefix, scenario string) {
 // fencing producer's InitProducerId a fourth time; the 3.9 client runs
 // version 1, side by side, where only the InitProducerIds bump it.
 func TestJavaTransactions(t *testing.T) {
+	t.Parallel()
 	n := txnBroker(t)
 	adm := newAdmin(t, n.Addr())
 	for _, tc := range []struct {

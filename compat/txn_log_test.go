@@ -483,6 +483,7 @@ func TestTxnCompactionRemovesAborted(t *testing.T) {
 // kafka-transactions.sh describe-producers from Kafka 4.4 shows each
 // producer of a partition, with the start of its open transaction.
 func TestTxnDescribeProducersTool(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, noVerification)
 	cl := newKgo(t, n.Addr(), kgo.MaxVersions(produceV11()))
 	adm := newAdmin(t, n.Addr())

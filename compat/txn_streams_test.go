@@ -111,6 +111,7 @@ func (s *streamsInstance) awaitRunning(t *testing.T) {
 // read_committed, each word's counts are 1, 2, ... n exactly, every
 // increment once and none repeated, n its true count.
 func TestStreamsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartBroker(t, map[string]string{
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
 		"group.initial.rebalance.delay.ms":                            "0",
