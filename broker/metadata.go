@@ -429,6 +429,7 @@ func (m *metadata) forgetBrokers() {
 // dropTopic deletes the local logs of a topic that etcd no longer has.
 func (b *Broker) dropTopic(t *topic) {
 	b.metrics.dropTopic(t.name)
+	b.dropRemoteLog(t)
 	for _, p := range t.parts {
 		b.dropPartition(p)
 	}

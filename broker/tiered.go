@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -218,4 +219,20 @@ func (b *Broker) collectTiered(emit func(d *prometheus.Desc, v float64, labels .
 		emit(descCopyLagBytes, float64(s.lagBytes), topic)
 		emit(descCopyLagSegs, float64(s.lagSegs), topic)
 	}
+}
+
+// dropRemoteLog deletes the remote segments and metadata of a deleted
+// tiered topic, in the background, from each broker that held a replica
+// of it (one is enough; deleting twice is harmless).
+func (b *Broker) dropRemoteLog(t *topic) {
+	if t.remote == nil || b.tiered == nil || !slices.ContainsFunc(t.parts, func(p *partition) bool { return p != nil && p.Log != nil }) {
+		return
+	}
+	b.spawn(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		if err := b.tiered.DeleteTopic(ctx, t.name, t.id); err != nil && ctx.Err() == nil {
+			b.log.Warn("tiered storage: deleting a deleted topic's remote log", "topic", t.name, "err", err)
+		}
+	})
 }

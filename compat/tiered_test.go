@@ -203,13 +203,14 @@ func consumeTieredValues(t *testing.T, consumer *kgo.Client, n int) {
 // tieredBrokerWith starts versitygw and a broker tiering to it, with
 // topic (one partition, 4 KiB segments) keeping locally only what is not
 // copied yet (local.retention.bytes=0), and /metrics served.
-func tieredBrokerWith(t *testing.T, topic string) *testutil.Node {
+func tieredBrokerWith(t *testing.T, topic string) (*testutil.Node, *s3test.Store) {
 	t.Helper()
-	props := tieredBrokerProps(s3test.Start(t, "tiered"))
+	st := s3test.Start(t, "tiered")
+	props := tieredBrokerProps(st)
 	props["samsa.http.listener"] = "127.0.0.1:0"
 	n := admBroker(t, props)
 	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
-	return n
+	return n, st
 }
 
 // waitLocalStart polls until the leader's local log of partition 0 of
@@ -248,7 +249,7 @@ func listOffsetsAt(t *testing.T, cl *kgo.Client, topic string, timestamps ...int
 func TestTieredConsumeFromRemote(t *testing.T) {
 	t.Parallel()
 	topic := "tiered-consume"
-	n := tieredBrokerWith(t, topic)
+	n, _ := tieredBrokerWith(t, topic)
 	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
 	const total = 120
 	produceValues(t, cl, topic, 0, total)
@@ -330,7 +331,7 @@ func TestTieredFollowerRebuild(t *testing.T) {
 func TestTieredReadCommittedFromRemote(t *testing.T) {
 	t.Parallel()
 	topic := "tiered-read-committed"
-	n := tieredBrokerWith(t, topic)
+	n, _ := tieredBrokerWith(t, topic)
 	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0),
 		kgo.TransactionalID("tiered-txn"), kgo.TransactionTimeout(60*time.Second))
 	ctx := testCtx(t, 120*time.Second)
@@ -433,4 +434,28 @@ func TestTieredStoreDown(t *testing.T) {
 	consumer := newKgo(t, n.Addr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(200*time.Millisecond))
 	consumeTieredValues(t, consumer, 100)
+}
+
+// TestTieredDeleteTopic: deleting a tiered topic deletes its objects from
+// the bucket.
+func TestTieredDeleteTopic(t *testing.T) {
+	t.Parallel()
+	topic := "tiered-delete"
+	n, st := tieredBrokerWith(t, topic)
+	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	produceValues(t, cl, topic, 0, 100)
+	waitCopied(t, st, 30)
+	if _, err := newAdmin(t, n.Addr()).DeleteTopics(testCtx(t, 30*time.Second), topic); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 60*time.Second, func() error {
+		ms, unnamed, err := bucketManifests(context.Background(), st)
+		if err != nil {
+			return err
+		}
+		if len(ms)+len(unnamed) > 0 {
+			return fmt.Errorf("%d segments and %d other objects left", len(ms), len(unnamed))
+		}
+		return nil
+	})
 }

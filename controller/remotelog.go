@@ -41,6 +41,20 @@ func (s *Store) RemoteLogMetadata(ctx context.Context, topicID [16]byte, p int32
 	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
 }
 
+// DeleteRemoteLogMetadata removes the remote log metadata of every
+// partition of the topic whose id is topicID (deleted, its remote
+// segments with it).
+func (s *Store) DeleteRemoteLogMetadata(ctx context.Context, topicID [16]byte) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	prefix := s.remoteLogPrefix() + base64.RawURLEncoding.EncodeToString(topicID[:]) + "/"
+	if _, err := s.cli.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("controller: deleting remote log metadata: %w", err)
+	}
+	return nil
+}
+
 // PutRemoteLogMetadata writes value as the remote log metadata of
 // partition p of topic (whose id is topicID), in one transaction
 // conditioned on the metadata key's mod revision still being rev (0: no

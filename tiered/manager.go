@@ -494,3 +494,31 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, topic string, topicID 
 	}
 	return -1, -1, false, nil
 }
+
+// DeleteTopic deletes every object of a deleted topic (all its
+// partitions, under its topic id) and then its remote log metadata. Any
+// broker may run it, several at once: deleting is idempotent.
+func (m *Manager) DeleteTopic(ctx context.Context, topic string, topicID [16]byte) error {
+	prefix := Replica{Topic: topic, TopicID: topicID}.objects().topicPrefix()
+	objs, err := m.cfg.Store.List(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := m.cfg.Store.Delete(ctx, o.Key); err != nil {
+			return err
+		}
+	}
+	if err := m.cfg.Meta.DeleteRemoteLogMetadata(ctx, topicID); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	for k := range m.cache {
+		if k.id == topicID {
+			delete(m.cache, k)
+		}
+	}
+	m.mu.Unlock()
+	m.cfg.Logger.Info("tiered storage: deleted the remote log of a deleted topic", "topic", topic, "objects", len(objs))
+	return nil
+}

@@ -41,6 +41,9 @@ type MetadataStore interface {
 	// leader leads the partition in leaderEpoch, returning the new
 	// revision.
 	PutRemoteLogMetadata(ctx context.Context, topic string, topicID [16]byte, p, leader, leaderEpoch int32, rev int64, value []byte) (int64, error)
+	// DeleteRemoteLogMetadata removes the metadata of every partition of
+	// a deleted topic.
+	DeleteRemoteLogMetadata(ctx context.Context, topicID [16]byte) error
 }
 
 func decodeMetadata(b []byte) (Metadata, error) {

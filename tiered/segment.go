@@ -43,8 +43,11 @@ type Partition struct {
 }
 
 func (p Partition) prefix() string {
-	return fmt.Sprintf("%s-%s/%d/", p.Topic, p.TopicID, p.Partition)
+	return fmt.Sprintf("%s%d/", p.topicPrefix(), p.Partition)
 }
+
+// topicPrefix is the key prefix of every partition of the topic.
+func (p Partition) topicPrefix() string { return fmt.Sprintf("%s-%s/", p.Topic, p.TopicID) }
 
 // RemoteSegment is one copied segment as the remote log metadata records
 // it (Kafka's RemoteLogSegmentMetadata). A new leader's local segments
