@@ -271,6 +271,7 @@ func TestDynamicListenerCertificate(t *testing.T) {
 // client with a certificate the trust store's CA issued creates a topic
 // and produces to it on each.
 func TestTLSKeystoreTypeJKSNamingPKCS12Files(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "client-ca")
 	client := ca.Issue(t, pkix.Name{CommonName: "client"}, nil)
