@@ -90,8 +90,18 @@ type Manager struct {
 
 	reader *reader
 
-	mu    sync.Mutex
-	cache map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
+	passMu sync.Mutex // held by a pass, and by DeleteTopic to wait for the pass under way
+
+	mu      sync.Mutex
+	cache   map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
+	deleted map[[16]byte]bool    // guarded by mu: topic ids DeleteTopic was called for
+}
+
+// isDeleted reports whether DeleteTopic was called for the topic id.
+func (m *Manager) isDeleted(id [16]byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.deleted[id]
 }
 
 type partKey struct {
@@ -119,7 +129,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
-	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, now: time.Now,
+	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{}, now: time.Now,
 		reader: &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
 }
 
@@ -148,9 +158,14 @@ func (m *Manager) Kick() {
 }
 
 func (m *Manager) pass(ctx context.Context) {
+	m.passMu.Lock()
+	defer m.passMu.Unlock()
 	for _, r := range m.cfg.Replicas() {
 		if ctx.Err() != nil {
 			return
+		}
+		if m.isDeleted(r.TopicID) {
+			continue
 		}
 		var err error
 		if r.Leader {
@@ -291,6 +306,9 @@ func (l *leader) finishLeftovers(ctx context.Context) error {
 func (l *leader) copy(ctx context.Context) error {
 	from := max(l.md.CopiedEnd(), l.r.Log.StartOffset())
 	for _, c := range CopyCandidates(l.r.Log, l.r.LastStableOffset, from, l.r.LeaderEpoch) {
+		if l.m.isDeleted(l.r.TopicID) {
+			return nil // DeleteTopic waits for this pass, then deletes all
+		}
 		next := l.md.clone()
 		next.Copying = append(next.Copying, c)
 		if err := l.commit(ctx, next); err != nil {
@@ -497,8 +515,16 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, topic string, topicID 
 
 // DeleteTopic deletes every object of a deleted topic (all its
 // partitions, under its topic id) and then its remote log metadata. Any
-// broker may run it, several at once: deleting is idempotent.
+// broker may run it, several at once: deleting is idempotent. The
+// topic's copies stop here for good.
 func (m *Manager) DeleteTopic(ctx context.Context, topic string, topicID [16]byte) error {
+	// No pass copies for it from now on; one under way is waited for,
+	// so that no object it writes outlives the deletion.
+	m.mu.Lock()
+	m.deleted[topicID] = true
+	m.mu.Unlock()
+	m.passMu.Lock()
+	defer m.passMu.Unlock()
 	prefix := Replica{Topic: topic, TopicID: topicID}.objects().topicPrefix()
 	objs, err := m.cfg.Store.List(ctx, prefix)
 	if err != nil {
