@@ -111,11 +111,18 @@ func leaderReplica(id [16]byte, l *logstore.Log, epoch int32, lso int64) Replica
 func passCopies(t *testing.T, m *Manager, r Replica, start int64) Metadata {
 	t.Helper()
 	ctx := context.Background()
-	end := r.Log.LocalStartOffset() // what local retention left: all copied
-	if rolled := r.Log.RolledSegments(r.LastStableOffset); len(rolled) > 0 {
-		end = rolled[len(rolled)-1].Next
+	// The end of what is rolled below the last stable offset, before the
+	// pass (local retention may delete segments) and after it.
+	end := int64(0)
+	lastRolled := func() {
+		end = max(end, r.Log.LocalStartOffset()) // what local retention left: all copied
+		if rolled := r.Log.RolledSegments(r.LastStableOffset); len(rolled) > 0 {
+			end = max(end, rolled[len(rolled)-1].Next)
+		}
 	}
+	lastRolled()
 	m.pass(ctx)
+	lastRolled()
 	md, err := m.Metadata(ctx, r.TopicID, r.Partition)
 	if err != nil {
 		t.Fatal(err)
