@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/poll"
 	"github.com/samsa-io/samsa/internal/s3test"
 	"github.com/samsa-io/samsa/logstore"
 )
@@ -77,7 +78,8 @@ func TestS3Store(t *testing.T) {
 	}
 }
 
-// rolledLog is a real log of 40 batches of 300 bytes in 4 KiB segments.
+// rolledLog is a real log of 40 batches of 300 bytes in 4 KiB segments,
+// with at least three rolled segments offered for copying.
 func rolledLog(t *testing.T) *logstore.Log {
 	t.Helper()
 	l, err := logstore.Open(t.TempDir(), logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1,
@@ -99,6 +101,14 @@ func rolledLog(t *testing.T) *logstore.Log {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	// A roll completes in the background (RolledSegments offers a segment
+	// once it has): wait until the 40 batches' segments are offered.
+	poll.Eventually(t, 30*time.Second, func() error {
+		if n := len(l.RolledSegments(l.EndOffset())); n < 3 {
+			return fmt.Errorf("%d rolled segments offered", n)
+		}
+		return nil
+	})
 	return l
 }
 
