@@ -827,6 +827,14 @@ func (f *fetcher) apply(fp *followed, offset int64, rp *kmsg.FetchResponseTopicP
 		}
 	}
 	fp.hw = rp.HighWatermark
+	if ls := min(rp.LogStartOffset, rp.HighWatermark, l.EndOffset()); ls > l.StartOffset() {
+		// The leader's log start moved (DeleteRecords, retention): the
+		// follower's follows, as Kafka's does, so that a later leader
+		// does not serve again what was deleted.
+		if _, err := l.DeleteRecordsBefore(ls); err != nil {
+			log.Warn("replica fetcher: log start not moved", "topic", fp.r.Topic, "partition", fp.r.Partition, "to", ls, "err", err)
+		}
+	}
 	if fp.r.OnFetched != nil && rp.HighWatermark >= 0 {
 		fp.r.OnFetched(min(rp.HighWatermark, l.EndOffset()))
 	}
