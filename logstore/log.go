@@ -719,7 +719,7 @@ func (l *Log) rollLocked(base int64, now time.Time) error {
 	}
 	old.synced.Store(false) // until syncSealed has run
 	old.sealing.Store(true)
-	old.tryRef()            // held by the goroutine
+	old.tryRef() // held by the goroutine
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()

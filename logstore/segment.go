@@ -52,10 +52,10 @@ type segment struct {
 	osf     *os.File // f.OSFile(), for Read's regions
 	created time.Time
 
-	size   atomic.Int64 // published length of the .log (readers stop here)
-	next   atomic.Int64 // offset after the last batch
-	refs   atomic.Int32
-	synced atomic.Bool // .log and index files fsynced (sealed segments)
+	size    atomic.Int64 // published length of the .log (readers stop here)
+	next    atomic.Int64 // offset after the last batch
+	refs    atomic.Int32
+	synced  atomic.Bool // .log and index files fsynced (sealed segments)
 	sealing atomic.Bool // rolled, its fsync and the producer snapshot at its end not yet written
 	// logDirty and idxDirty: the .log, or an index file, was written or
 	// cut since its last fsync (or may hold bytes never fsynced, as after
