@@ -71,7 +71,6 @@ type linkSet struct {
 // startLinks watches the links (loadLinks read them first) and starts
 // the loop that runs them.
 func (b *Broker) startLinks() {
-	b.linkKick = make(chan struct{}, 1)
 	b.linkMgr = link.NewManager(link.Config{Sink: linkSink{b}, Logger: b.log})
 	b.store.WatchLinks(b.ctx, b.links.Load().rev, func() {
 		if err := b.loadLinks(b.ctx); err != nil && b.ctx.Err() == nil {
@@ -105,9 +104,6 @@ func (b *Broker) loadLinks(ctx context.Context) error {
 
 // kickLinks makes the link loop look at the links and leaderships again.
 func (b *Broker) kickLinks() {
-	if b.linkKick == nil {
-		return
-	}
 	select {
 	case b.linkKick <- struct{}{}:
 	default:

@@ -185,6 +185,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	s := p.Settings()
 	b := &Broker{
+		linkKick:      make(chan struct{}, 1), // before any watch can kick the link loop
 		props:         p,
 		settings:      s,
 		log:           l,
