@@ -9,9 +9,12 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,14 +54,16 @@ func TestDockerCompose(t *testing.T) {
 	}
 	built := time.Now()
 
-	// The EXTERNAL listeners, published on free host ports (SAMSA_PORT_n;
-	// the file's own 19092, 29092 and 39092 lie in the ephemeral range,
-	// where another test's connection may hold one).
-	var hostBrokers, portEnv []string
+	// The EXTERNAL listeners and the REST proxies, published on free host
+	// ports (SAMSA_PORT_n, SAMSA_PROXY_PORT_n; the file's own 19092, 29092,
+	// 39092 and 38082 lie in the ephemeral range, where another test's
+	// connection may hold one).
+	var hostBrokers, proxies, portEnv []string
 	for i := 1; i <= 3; i++ {
-		port := freePort(t)
+		port, proxyPort := freePort(t), freePort(t)
 		hostBrokers = append(hostBrokers, "localhost:"+port)
-		portEnv = append(portEnv, fmt.Sprintf("SAMSA_PORT_%d=%s", i, port))
+		proxies = append(proxies, "http://localhost:"+proxyPort)
+		portEnv = append(portEnv, fmt.Sprintf("SAMSA_PORT_%d=%s", i, port), fmt.Sprintf("SAMSA_PROXY_PORT_%d=%s", i, proxyPort))
 	}
 	project := fmt.Sprintf("samsadeploy%d", os.Getpid())
 	stack := func(timeout time.Duration, args ...string) ([]byte, error) {
@@ -161,6 +166,11 @@ func TestDockerCompose(t *testing.T) {
 		}
 	}
 	readAll(t, ctx, hostBrokers, acked)
+	// Each node's REST proxy, through its published port, lists the topic
+	// with its three partitions.
+	for _, proxy := range proxies {
+		poll.Eventually(t, time.Minute, func() error { return proxyListsTopic(ctx, proxy, topic) })
+	}
 
 	// docker compose kill sends SIGKILL to the broker leading partition 0
 	// now.
@@ -210,6 +220,36 @@ func TestDockerCompose(t *testing.T) {
 		served.Sub(upAt).Round(time.Millisecond), victim, killedAt.Sub(killStart).Round(time.Millisecond), firstOn0.Round(time.Millisecond),
 		longest.Round(time.Millisecond), len(acked), time.Since(downAt).Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond))
+}
+
+// proxyListsTopic asks a REST proxy for the topic's partitions (v2's
+// GET /topics/{topic}/partitions) and wants three.
+func proxyListsTopic(ctx context.Context, proxy, topic string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, proxy+"/topics/"+topic+"/partitions", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/vnd.kafka.v2+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var parts []struct {
+		Partition int32 `json:"partition"`
+		Leader    int32 `json:"leader"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		return fmt.Errorf("%s: %s %s", proxy, resp.Status, body)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&parts); err != nil {
+		return fmt.Errorf("%s: %v", proxy, err)
+	}
+	if len(parts) != 3 {
+		return fmt.Errorf("%s: partitions %+v, want 3", proxy, parts)
+	}
+	return nil
 }
 
 // readAll consumes the topic from the start with a new client until every
