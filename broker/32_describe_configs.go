@@ -71,7 +71,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 			}
 		case linkResourceType:
 			var err error
-			if entries, err = b.describeLink(rr.ResourceName); err != nil {
+			if entries, err = b.describeLink(rr.ResourceName, rr.ConfigNames); err != nil {
 				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
 			}
 		default:

@@ -157,6 +157,7 @@ func (b *Broker) linkLoop(ctx context.Context) {
 		}
 		b.linkMgr.SetLinks(active)
 		b.linkMgr.Assign(b.mirrorAssignments(ls, active))
+		b.linkMgr.Sample(time.Now())
 		if b.store.IsController() {
 			now := time.Now()
 			for _, n := range slices.Sorted(maps.Keys(active)) {

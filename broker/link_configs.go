@@ -16,6 +16,8 @@ package broker
 //     status of each mirror partition led by the broker asked
 //     ("partition.<topic>.<p>", JSON): `samsa link describe` asks every
 //     broker.
+//     Only when asked for by name, "lag.history" is the link's lag over
+//     time on the broker asked (link.LagSample, JSON), for the console.
 //   - ListConfigResources lists the links when asked for type 100 alone
 //     (an unfiltered listing stays Kafka's).
 // Each needs AlterConfigs or DescribeConfigs on the cluster.
@@ -179,8 +181,12 @@ func (b *Broker) promoteMirrors(ctx context.Context, name, filter string, failov
 	return b.loadLinks(ctx)
 }
 
-// describeLink is a link's DescribeConfigs entries.
-func (b *Broker) describeLink(name string) ([]config.Entry, error) {
+// linkHistoryKey names a link's lag history in DescribeConfigs.
+const linkHistoryKey = "lag.history"
+
+// describeLink is a link's DescribeConfigs entries; its lag history only
+// when names asks for it.
+func (b *Broker) describeLink(name string, names []string) ([]config.Entry, error) {
 	ls := b.links.Load()
 	if ls == nil || ls.links[name] == nil {
 		return nil, fmt.Errorf("%w: cluster link %s does not exist", kerr.ResourceNotFound, name)
@@ -216,6 +222,10 @@ func (b *Broker) describeLink(name string) ([]config.Entry, error) {
 		}
 		v, _ := json.Marshal(st)
 		add(fmt.Sprintf("partition.%s.%d", st.Topic, st.Partition), string(v), true, false)
+	}
+	if slices.Contains(names, linkHistoryKey) {
+		v, _ := json.Marshal(b.linkMgr.History(name))
+		add(linkHistoryKey, string(v), true, false)
 	}
 	return out, nil
 }

@@ -15,6 +15,8 @@ package httpapi
 //	GET    /api/groups/{group}              members, assignments, lag per partition
 //	POST   /api/groups/{group}/seek         {"topic":"" (all), "to":"start|end|N|@millis"}
 //	DELETE /api/groups/{group}
+//	GET    /api/links                       cluster links: state, mirror topics and
+//	                                        partitions with their lag, lag history
 //	GET    /api/clients                     client instances that pushed metrics
 //	                                        here (KIP-714), their series and plots
 //
@@ -196,6 +198,32 @@ func (a *api) routes(mux *http.ServeMux) {
 			return []clientmetrics.ClientView{}, nil
 		}
 		return a.clients(), nil
+	}))
+	mux.Handle("GET /api/links", a.handle(func(ctx context.Context, cl *admin.Client, r *http.Request) (any, error) {
+		names, err := cl.Links(ctx)
+		if err != nil {
+			return nil, err
+		}
+		type linkView struct {
+			admin.Link
+			History []admin.LagSample `json:"history"`
+		}
+		out := []linkView{}
+		for _, n := range names {
+			l, err := cl.Link(ctx, n)
+			if errors.Is(err, kerr.ResourceNotFound) {
+				continue // deleted since listed
+			}
+			if err != nil {
+				return nil, err
+			}
+			h, err := cl.LinkHistory(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, linkView{l, h})
+		}
+		return out, nil
 	}))
 	mux.Handle("GET /api/topics", a.handle(func(ctx context.Context, cl *admin.Client, r *http.Request) (any, error) {
 		return cl.Topics(ctx, r.URL.Query().Get("internal") == "true")

@@ -79,6 +79,10 @@ type Config struct {
 	Backoff time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// HistoryEvery, HistoryLen: the lag history's interval and length
+	// (defaults 5 s, 720; history.go).
+	HistoryEvery time.Duration
+	HistoryLen   int
 }
 
 // Manager runs the mirror partitions led here.
@@ -91,7 +95,8 @@ type Manager struct {
 	running map[partKey]*partitionMirror // by mirror partition
 	status  map[partKey]*PartitionStatus // guarded by mu; kept after a partition stops
 	// caughtUp is when each partition last had all the source had.
-	caughtUp map[partKey]time.Time // guarded by mu
+	caughtUp map[partKey]time.Time  // guarded by mu
+	history  map[string][]LagSample // by link; guarded by mu
 	wg       sync.WaitGroup
 }
 
@@ -126,10 +131,16 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.HistoryEvery <= 0 {
+		cfg.HistoryEvery = 5 * time.Second
+	}
+	if cfg.HistoryLen <= 0 {
+		cfg.HistoryLen = 720
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{cfg: cfg, links: map[string]*source{}, running: map[partKey]*partitionMirror{}, status: map[partKey]*PartitionStatus{}, caughtUp: map[partKey]time.Time{}}
+	return &Manager{cfg: cfg, links: map[string]*source{}, running: map[partKey]*partitionMirror{}, status: map[partKey]*PartitionStatus{}, caughtUp: map[partKey]time.Time{}, history: map[string][]LagSample{}}
 }
 
 // Client returns the client of a link's source (nil for no such link).
@@ -156,6 +167,9 @@ func (m *Manager) SetLinks(specs map[string]*Spec) {
 		}
 		closeCl = append(closeCl, s.cl)
 		delete(m.links, name)
+		if _, ok := specs[name]; !ok {
+			delete(m.history, name)
+		}
 		for k, pm := range m.running {
 			if pm.a.Link == name {
 				stop = append(stop, pm)

@@ -1,7 +1,7 @@
 // samsa console: a small single-page app over the JSON API under /api/
 // (httpapi/api.go). No build step, no dependencies. Pages are routed by
 // the URL's hash: #/brokers, #/topics, #/topics/NAME, #/groups,
-// #/groups/NAME, #/messages?topic=..., #/clients, #/schemas,
+// #/groups/NAME, #/messages?topic=..., #/links, #/clients, #/schemas,
 // #/schemas/SUBJECT
 "use strict";
 
@@ -339,6 +339,56 @@ async function messagesPage(params) {
       tdHTML(m.headers.map(h => `<div><b>${esc(h.key)}</b>: ${show(bytesOf(h.value), format === "hex" ? "hex" : "text")}</div>`).join(""), "mono")]), "messages")}`;
 }
 
+// ---- cluster links ----
+
+function linkBadge(s) {
+  const cls = s === "active" || s === "mirroring" ? "ok" : s === "promoted" ? "" : "warn";
+  return `<span class="badge ${cls}">${esc(s)}</span>`;
+}
+
+// linkState is a link's state, and a red badge when it or one of its
+// partitions has an error.
+function linkState(l) {
+  const bad = Object.keys(l.errors || {}).length || (l.partitions || []).some(p => p.error);
+  return linkBadge(l.state) + (bad ? ` <span class="badge bad">error</span>` : "");
+}
+
+// linkCard is a link: its state and errors, its lag over time (the
+// brokers keep an hour of it), its mirror topics and, per mirror
+// partition, the source's end, the mirror's and the lag.
+function linkCard(l, i) {
+  const errs = Object.entries(l.errors || {}).map(([k, v]) => `<li class="error">${k ? `<b>${esc(k)}</b>: ` : ""}${esc(v)}</li>`).join("");
+  const last = l.history.length ? l.history[l.history.length - 1] : null;
+  return `<div class="card link" data-link="${esc(l.name)}">
+    <h2>${esc(l.name)} ${linkState(l)}</h2>
+    <p>from <span class="mono">${esc(l.configs["source.bootstrap.servers"])}</span>, topics <span class="mono">${esc(l.configs.topics || "—")}</span>${l.configs.groups ? `, groups <span class="mono">${esc(l.configs.groups)}</span>` : ""}</p>
+    ${errs ? `<ul class="errors">${errs}</ul>` : ""}
+    <div class="row">
+      <div class="link-plot"><h3>Lag (records)${last ? ` <span class="muted">now ${last.records}</span>` : ""}</h3>${plot(l.history.map(h => [h.t, h.records]), `link-${i}-records`)}</div>
+      <div class="link-plot"><h3>Lag (seconds)${last ? ` <span class="muted">now ${last.seconds}</span>` : ""}</h3>${plot(l.history.map(h => [h.t, h.seconds]), `link-${i}-seconds`)}</div>
+    </div>
+    ${table(["Mirror topic", "State"], (l.mirrors || []).map(m => [
+      tdHTML(`<a href="#/topics/${enc(m.topic)}">${esc(m.topic)}</a>`), tdHTML(linkBadge(m.state))]), `link-${i}-mirrors`)}
+    ${table(["Topic", "Partition:num", "Leader:num", "Source end:num", "Mirror end:num", "Lag:num", "Lag (s):num", "Error"], (l.partitions || []).map(p => [
+      td(p.topic), num(p.partition), num(p.leader), num(p.source_end_offset < 0 ? "—" : p.source_end_offset),
+      num(p.mirror_end_offset < 0 ? "—" : p.mirror_end_offset), tdHTML(p.lag > 0 ? `<b>${p.lag}</b>` : "0", "num"), num(p.lag_seconds),
+      td(p.error || "")]), `link-${i}-partitions`)}
+  </div>`;
+}
+
+async function linksPage(refresh) {
+  const links = await api("GET", "/links");
+  if (refresh && !document.getElementById("links")) return; // another page since
+  view.innerHTML = `
+    <h1>Cluster links</h1>
+    <p class="muted">Topics of other clusters mirrored here at their offsets: <span class="mono">samsa link create</span>, <span class="mono">promote</span>, <span class="mono">failover</span>.</p>
+    ${table(["Link", "State", "Source", "Mirrors:num", "Lag:num"], links.map(l => [
+      td(l.name), tdHTML(linkState(l)), td(l.configs["source.bootstrap.servers"], "mono"), num((l.mirrors || []).length),
+      num((l.partitions || []).reduce((n, p) => n + Math.max(0, p.lag), 0))]), "links")}
+    ${links.map(linkCard).join("")}`;
+  if (!refresh) timer = setInterval(() => linksPage(true).catch(err => toast(err.message, true)), 5000);
+}
+
 // ---- clients (KIP-714) ----
 
 // clientPlots are the plots of a client's card: a title, and the names
@@ -436,6 +486,7 @@ async function route() {
       case "topics": await (parts[1] !== undefined ? topicPage(parts[1]) : topicsPage(params)); break;
       case "groups": await (parts[1] !== undefined ? groupPage(parts[1]) : groupsPage()); break;
       case "messages": await messagesPage(params); break;
+      case "links": await linksPage(); break;
       case "clients": await clientsPage(); break;
       case "schemas": await (parts[1] !== undefined ? schemaPage(parts[1]) : schemasPage()); break;
       default: await brokersPage();

@@ -109,16 +109,81 @@ func (c *Client) AlterLink(ctx context.Context, name string, set map[string]stri
 // it leads.
 func (c *Client) Link(ctx context.Context, name string) (Link, error) {
 	l := Link{Name: name, Configs: map[string]string{}}
+	if err := c.describeLink(ctx, name, nil, l.merge); err != nil {
+		return l, err
+	}
+	l.State = "active"
+	if l.Configs["state"] != "" {
+		l.State = l.Configs["state"]
+	}
+	slices.SortFunc(l.Mirrors, func(a, b MirrorTopic) int { return strings.Compare(a.Topic, b.Topic) })
+	slices.SortFunc(l.Partitions, func(a, b MirrorPartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return l, nil
+}
+
+// LagSample is a link's lag at one time (unix milliseconds): the records
+// behind over all its mirror partitions, and the seconds behind of the
+// one furthest behind.
+type LagSample struct {
+	Time    int64 `json:"t"`
+	Records int64 `json:"records"`
+	Seconds int64 `json:"seconds"`
+}
+
+// linkHistoryKey is the DescribeConfigs name of a link's lag history on
+// one broker, given only when asked for by name.
+const linkHistoryKey = "lag.history"
+
+// LinkHistory is a link's lag over time, oldest first: each broker keeps
+// the samples of the mirror partitions it leads, at the same times, and
+// these add up.
+func (c *Client) LinkHistory(ctx context.Context, name string) ([]LagSample, error) {
+	byTime := map[int64]*LagSample{}
+	err := c.describeLink(ctx, name, []string{linkHistoryKey}, func(_ int32, cfgs []kmsg.DescribeConfigsResponseResourceConfig) {
+		for _, cfg := range cfgs {
+			var ss []LagSample
+			if cfg.Name != linkHistoryKey || cfg.Value == nil || json.Unmarshal([]byte(*cfg.Value), &ss) != nil {
+				continue
+			}
+			for _, s := range ss {
+				if cur := byTime[s.Time]; cur != nil {
+					cur.Records += s.Records
+					cur.Seconds = max(cur.Seconds, s.Seconds)
+				} else {
+					byTime[s.Time] = &s
+				}
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LagSample, 0, len(byTime))
+	for _, t := range slices.Sorted(maps.Keys(byTime)) {
+		out = append(out, *byTime[t])
+	}
+	return out, nil
+}
+
+// describeLink asks every broker for a link's configs (names: all but
+// those given only by name) and hands each answer to f; it fails when
+// no broker knows the link.
+func (c *Client) describeLink(ctx context.Context, name string, names []string, f func(broker int32, cfgs []kmsg.DescribeConfigsResponseResourceConfig)) error {
 	meta, err := c.ADM.BrokerMetadata(ctx)
 	if err != nil {
-		return l, err
+		return err
 	}
 	found := false
 	var firstErr error
 	for _, b := range meta.Brokers {
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		r := kmsg.NewDescribeConfigsRequestResource()
-		r.ResourceType, r.ResourceName = LinkResourceType, name
+		r.ResourceType, r.ResourceName, r.ConfigNames = LinkResourceType, name, names
 		req.Resources = append(req.Resources, r)
 		kr, err := c.KGO.Broker(int(b.NodeID)).Request(ctx, req)
 		if err != nil {
@@ -139,24 +204,13 @@ func (c *Client) Link(ctx context.Context, name string) (Link, error) {
 				continue
 			}
 			found = true
-			l.merge(b.NodeID, rr.Configs)
+			f(b.NodeID, rr.Configs)
 		}
 	}
 	if !found {
-		return l, firstErr
+		return firstErr
 	}
-	l.State = "active"
-	if l.Configs["state"] != "" {
-		l.State = l.Configs["state"]
-	}
-	slices.SortFunc(l.Mirrors, func(a, b MirrorTopic) int { return strings.Compare(a.Topic, b.Topic) })
-	slices.SortFunc(l.Partitions, func(a, b MirrorPartition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return int(a.Partition - b.Partition)
-	})
-	return l, nil
+	return nil
 }
 
 func (l *Link) merge(broker int32, cfgs []kmsg.DescribeConfigsResponseResourceConfig) {
