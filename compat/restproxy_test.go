@@ -129,15 +129,31 @@ func TestRESTProxyConfluentQuickStart(t *testing.T) {
 // produced over HTTP, and produces what a proxy consumer instance reads.
 func TestRESTProxyPythonRequests(t *testing.T) {
 	b, url := startProxyBroker(t, nil)
+	runProxyScript(t, "rest_proxy.py", b.Addr(), url)
+}
+
+// TestRESTProxyProtobufConfluentKafka: records produced over HTTP in
+// protobuf are read by confluent-kafka's ProtobufDeserializer, and those
+// its ProtobufSerializer writes are read over HTTP: the same wire format
+// both ways.
+func TestRESTProxyProtobufConfluentKafka(t *testing.T) {
+	b, url := startProxyBroker(t, map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"})
+	runProxyScript(t, "rest_proxy_protobuf.py", b.Addr(), "http://"+b.RegistryAddr(), url)
+}
+
+// runProxyScript runs one of compat/python's proxy scripts, which prints
+// ok last.
+func runProxyScript(t *testing.T, script string, args ...string) {
+	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), filepath.Join(root, "compat", "python", "rest_proxy.py"), b.Addr(), url)
+	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), append([]string{filepath.Join(root, "compat", "python", script)}, args...)...)
 	out, err := cmd.CombinedOutput()
 	got := strings.TrimSpace(string(out))
 	if err != nil || !strings.HasSuffix(got, "ok") {
-		t.Fatalf("rest_proxy.py: %v\n%s", err, got)
+		t.Fatalf("%s: %v\n%s", script, err, got)
 	}
 	t.Logf("%s", got)
 }

@@ -18,12 +18,14 @@
 // Requests and answers are JSON. v2 names the embedded format of records
 // in the media type, application/vnd.kafka.FORMAT.v2+json: binary (keys
 // and values are base64 strings), json (any JSON value, stored as the
-// text Jackson writes of it), avro and jsonschema (through the broker's
-// schema registry, as the request's user: key_schema/value_schema are
-// registered under TOPIC-key/TOPIC-value, key_schema_id/value_schema_id
+// text Jackson writes of it), avro, jsonschema and protobuf (through the
+// broker's schema registry, as the request's user: key_schema/value_schema
+// are registered under TOPIC-key/TOPIC-value, key_schema_id/value_schema_id
 // looked up; records carry Confluent's wire format, a zero byte, the
-// schema id in 4 bytes big endian, then the Avro binary or the JSON;
-// avro data in Avro's JSON encoding). protobuf is not served yet (415).
+// schema id in 4 bytes big endian, then the Avro binary, the JSON, or the
+// message indexes and the Protobuf binary; avro data in Avro's JSON
+// encoding, protobuf data in protobuf's JSON mapping of the schema's first
+// message).
 // Every failure is answered with Confluent's body and status:
 //
 //	{"error_code":40401,"message":"Topic not found."}

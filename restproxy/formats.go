@@ -27,10 +27,6 @@ func knownFormat(f string) bool {
 	return false
 }
 
-// supportedFormat reports whether the proxy serves an embedded format
-// (protobuf is not yet here).
-func supportedFormat(f string) bool { return f != formatProtobuf && knownFormat(f) }
-
 // isNull reports whether an embedded key or value is absent or JSON null.
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"

@@ -1,10 +1,11 @@
 package restproxy
 
-// The schema formats (avro and jsonschema) through the cluster's schema
-// registry: Confluent's wire format, a zero byte, the schema's id (4
-// bytes, big endian) and the serialized data. Avro data is given and
-// answered in Avro's JSON encoding (a union's value as {"type": value},
-// bytes as a string of code points 0-255), as Confluent's proxy does.
+// The schema formats (avro, jsonschema and protobuf) through the
+// cluster's schema registry: Confluent's wire format, a zero byte, the
+// schema's id (4 bytes, big endian) and the serialized data (protobuf.go
+// for protobuf's). Avro data is given and answered in Avro's JSON
+// encoding (a union's value as {"type": value}, bytes as a string of code
+// points 0-255), as Confluent's proxy does.
 
 import (
 	"bytes"
@@ -21,13 +22,16 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // errNoRegistry: a schema format without samsa.schema.registry.listener.
 var errNoRegistry = errf(500, 50001, "The schema formats need the schema registry (samsa.schema.registry.listener)")
 
 // schemaFormat is an embedded format that needs the registry.
-func schemaFormat(f string) bool { return f == formatAvro || f == formatJSONSchema }
+func schemaFormat(f string) bool {
+	return f == formatAvro || f == formatJSONSchema || f == formatProtobuf
+}
 
 // registry is the schema registry's client for the request's user.
 func (p *Proxy) registry(r *http.Request) (*sr.Client, error) {
@@ -65,9 +69,10 @@ func registryErr(err error) error {
 
 // registeredSchema is a schema of the registry, parsed.
 type registeredSchema struct {
-	id   int
-	avro avro.Schema
-	json *jsonschema.Schema
+	id    int
+	avro  avro.Schema
+	json  *jsonschema.Schema
+	proto protoreflect.FileDescriptor
 }
 
 // schemaCache keeps schemas by id: ids never change their schema.
@@ -94,10 +99,17 @@ func (c *schemaCache) put(s *registeredSchema) {
 	c.byID[s.id] = s
 }
 
-// parseSchema parses a schema's text in format.
-func parseSchema(id int, format, text string) (*registeredSchema, error) {
+// parseSchema parses a schema's text in format, refs the texts of its
+// references by name (protobuf's imports).
+func parseSchema(id int, format, text string, refs map[string]string) (*registeredSchema, error) {
 	rs := &registeredSchema{id: id}
 	switch format {
+	case formatProtobuf:
+		fd, err := compileProtobuf(text, refs)
+		if err != nil {
+			return nil, err
+		}
+		rs.proto = fd
 	case formatAvro:
 		s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
 		if err != nil {
@@ -133,7 +145,14 @@ func (p *Proxy) schemaByID(ctx context.Context, cl *sr.Client, format string, id
 	if f := formatOfType(s.Type); f != format {
 		return nil, errf(422, 42205, "Invalid schema: schema %d is %s, not %s", id, s.Type, format)
 	}
-	rs, err := parseSchema(id, format, s.Schema)
+	var refs map[string]string
+	if format == formatProtobuf && len(s.References) > 0 {
+		refs = map[string]string{}
+		if err := protoRefs(ctx, cl, s.References, refs); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := parseSchema(id, format, s.Schema, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +182,13 @@ func (p *Proxy) requestSchema(ctx context.Context, cl *sr.Client, format, subjec
 		return p.schemaByID(ctx, cl, format, int(*id))
 	case text != nil:
 		typ := sr.TypeAvro
-		if format == formatJSONSchema {
+		switch format {
+		case formatJSONSchema:
 			typ = sr.TypeJSON
+		case formatProtobuf:
+			typ = sr.TypeProtobuf
 		}
-		if _, err := parseSchema(0, format, *text); err != nil {
+		if _, err := parseSchema(0, format, *text, nil); err != nil {
 			return nil, err
 		}
 		ss, err := cl.CreateSchema(ctx, subject, sr.Schema{Schema: *text, Type: typ})
@@ -183,6 +205,9 @@ func (p *Proxy) requestSchema(ctx context.Context, cl *sr.Client, format, subjec
 func encodeSchemaData(s *registeredSchema, raw json.RawMessage) ([]byte, error) {
 	if isNull(raw) {
 		return nil, nil
+	}
+	if s.proto != nil {
+		return encodeProtobuf(s, raw)
 	}
 	out := []byte{0, 0, 0, 0, 0}
 	binary.BigEndian.PutUint32(out[1:], uint32(s.id))
@@ -234,6 +259,9 @@ func (p *Proxy) decodeSchemaData(ctx context.Context, cl *sr.Client, format stri
 		return nil, err
 	}
 	data := b[5:]
+	if s.proto != nil {
+		return decodeProtobuf(s, data)
+	}
 	if s.json != nil {
 		if !json.Valid(data) {
 			return nil, errf(408, 40801, "Error deserializing key/value: not JSON")

@@ -28,14 +28,7 @@ func TestV2SchemaFormats(t *testing.T) {
 	u := b.url
 	schemaJSON, _ := jsonString(userSchema)
 	body := `{"value_schema":` + schemaJSON + `,"records":[{"value":{"name":"testUser","age":{"int":3},"data":"\u00ff\u0001"}}]}`
-	var got answer
-	testutil.Eventually(t, 30*time.Second, func() error { // until the registry takes writes
-		got = do(t, "POST", u+"/topics/avrotest", body, "Content-Type", ctAvro)
-		if got.status != 200 {
-			return fmt.Errorf("produce avro: %d %s", got.status, got.body)
-		}
-		return nil
-	})
+	got := produceOnceRegistryServes(t, u+"/topics/avrotest", ctAvro, body)
 	id := field(t, got.body, "value_schema_id")
 	if id == nil || field(t, got.body, "offsets.0.offset") != 0.0 || field(t, got.body, "key_schema_id") != nil {
 		t.Fatalf("produce avro: %s", got.body)
@@ -85,21 +78,43 @@ func TestV2SchemaFormats(t *testing.T) {
 			`{"topic":"avrotest","key":null,"value":{"name":"second","age":null,"data":""},"partition":0,"offset":1}]`},
 		{"jsonschema", "jstest", `[{"topic":"jstest","key":null,"value":{"n":1},"partition":0,"offset":0}]`},
 	} {
-		inst := u + "/consumers/g-" + c.format + "/instances/i"
-		if got := do(t, "POST", u+"/consumers/g-"+c.format, `{"name":"i","format":"`+c.format+`","auto.offset.reset":"earliest"}`, "Content-Type", ctV2); got.status != 200 {
-			t.Fatalf("create %s: %d %s", c.format, got.status, got.body)
-		}
-		if got := do(t, "POST", inst+"/assignments", `{"partitions":[{"topic":"`+c.topic+`","partition":0}]}`, "Content-Type", ctV2); got.status != 204 {
-			t.Fatalf("assign: %d %s", got.status, got.body)
-		}
-		testutil.Eventually(t, 20*time.Second, func() error {
-			got := do(t, "GET", inst+"/records?timeout=300", "", "Accept", "application/vnd.kafka."+c.format+".v2+json")
-			if got.status != 200 || !testutil.SameJSON(got.body, c.want) {
-				return fmt.Errorf("%s records: %d %s", c.format, got.status, got.body)
-			}
-			return nil
-		})
+		wantRecords(t, u, c.format, c.topic, c.want)
 	}
+}
+
+// produceOnceRegistryServes posts body to url, again until the schema
+// registry takes writes (it starts after the broker).
+func produceOnceRegistryServes(t *testing.T, url, ctype, body string) answer {
+	t.Helper()
+	var got answer
+	testutil.Eventually(t, 30*time.Second, func() error {
+		got = do(t, "POST", url, body, "Content-Type", ctype)
+		if got.status != 200 {
+			return fmt.Errorf("produce: %d %s", got.status, got.body)
+		}
+		return nil
+	})
+	return got
+}
+
+// wantRecords reads partition 0 of topic with a new consumer instance in
+// format until it answers want.
+func wantRecords(t *testing.T, u, format, topic, want string) {
+	t.Helper()
+	inst := u + "/consumers/g-" + format + "/instances/" + topic
+	if got := do(t, "POST", u+"/consumers/g-"+format, `{"name":"`+topic+`","format":"`+format+`","auto.offset.reset":"earliest"}`, "Content-Type", ctV2); got.status != 200 {
+		t.Fatalf("create %s: %d %s", format, got.status, got.body)
+	}
+	if got := do(t, "POST", inst+"/assignments", `{"partitions":[{"topic":"`+topic+`","partition":0}]}`, "Content-Type", ctV2); got.status != 204 {
+		t.Fatalf("assign: %d %s", got.status, got.body)
+	}
+	testutil.Eventually(t, 20*time.Second, func() error {
+		got := do(t, "GET", inst+"/records?timeout=300", "", "Accept", "application/vnd.kafka."+format+".v2+json")
+		if got.status != 200 || !testutil.SameJSON(got.body, want) {
+			return fmt.Errorf("%s records: %d %s", format, got.status, got.body)
+		}
+		return nil
+	})
 }
 
 // TestV2SchemaFormatsNeedTheRegistry: without the registry, a schema

@@ -109,9 +109,6 @@ func (p *Proxy) createConsumer(w http.ResponseWriter, r *http.Request) (any, err
 		if !knownFormat(c.format) {
 			return nil, errUnprocessable("Unknown embedded format %q", *req.Format)
 		}
-		if !supportedFormat(c.format) {
-			return nil, errf(422, 42204, "Invalid consumer configuration: embedded format %s is not supported by this proxy yet", c.format)
-		}
 	}
 	if req.AutoOffsetReset != nil {
 		switch strings.ToLower(*req.AutoOffsetReset) {

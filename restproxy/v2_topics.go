@@ -276,9 +276,6 @@ func (p *Proxy) produce(w http.ResponseWriter, r *http.Request, part int32) (any
 	if !accepts(w, r, metadataTypes...) {
 		return nil, errNotAcceptable
 	}
-	if !supportedFormat(format) {
-		return nil, errf(415, 415, "Embedded format %s is not supported by this proxy yet", format)
-	}
 	var req produceRequest
 	if _, err := decodeBody(r, &req, false); err != nil {
 		return nil, err

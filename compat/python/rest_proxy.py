@@ -11,18 +11,11 @@ import time
 import requests
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from proxy_http import V2, check, read_instance
 
 bootstrap, url = sys.argv[1:3]
-V2 = "application/vnd.kafka.v2+json"
 JSON = "application/vnd.kafka.json.v2+json"
 BINARY = "application/vnd.kafka.binary.v2+json"
-
-
-def check(cond, what):
-    if not cond:
-        print("FAILED: " + what)
-        sys.exit(1)
-
 
 admin = AdminClient({"bootstrap.servers": bootstrap})
 for f in admin.create_topics([NewTopic("py-json", 2, 1), NewTopic("py-bin", 1, 1)]).values():
@@ -68,21 +61,7 @@ check(delivered == where, "partitions: proxy %r, librdkafka murmur2 %r" % (where
 for i in range(5):
     p.produce("py-bin", key=b"k%d" % i, value=b"from librdkafka %d" % i)
 p.flush(30)
-s = requests.Session()
-s.headers["Content-Type"] = V2
-r = s.post(url + "/consumers/py-http", json={"name": "one", "format": "binary", "auto.offset.reset": "earliest"})
-check(r.status_code == 200, "create: %d %s" % (r.status_code, r.text))
-base = r.json()["base_uri"]
-check(base == url + "/consumers/py-http/instances/one", "base_uri " + base)
-r = s.post(base + "/subscription", json={"topics": ["py-bin"]})
-check(r.status_code == 204, "subscribe: %d %s" % (r.status_code, r.text))
-recs = []
-deadline = time.time() + 60
-while len(recs) < 6 and time.time() < deadline:
-    r = s.get(base + "/records", params={"timeout": 500}, headers={"Accept": BINARY})
-    check(r.status_code == 200, "records: %d %s" % (r.status_code, r.text))
-    recs += r.json()
-check(len(recs) == 6, "read %d of 6 records over HTTP" % len(recs))
+s, base, recs = read_instance(url, "py-http", "binary", ["py-bin"], 6)
 values = [base64.b64decode(x["value"]) for x in recs]
 check(values[0] == b"\xff\xfe bytes" and values[5] == b"from librdkafka 4", "values %r" % values)
 r = s.post(base + "/offsets")

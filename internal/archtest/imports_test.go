@@ -69,7 +69,7 @@ func TestImportDirection(t *testing.T) {
 		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi", "registry", "restproxy", "clientmetrics", "tiered", "link"},
 		"link":               {},
 		"registry":           {"coordinator"},
-		"restproxy":          {"internal/admin"},
+		"restproxy":          {"internal/admin", "registry"},
 		"httpapi":            {"internal/admin", "clientmetrics"},
 		"clientmetrics":      {"logstore"},
 		"internal/admin":     {},
