@@ -152,7 +152,7 @@ func TestFormatIncompatibilityMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := newState()
-		s.putVersion(&version{schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: tt.typ, Schema: tt.old}})
+		s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: tt.typ, Schema: tt.old}})
 		p, err := parseSchema(tt.typ, tt.next, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -75,7 +75,7 @@ func runEvolutions(t *testing.T, typ string, tests []evolution) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newState()
 			for i, h := range tt.history {
-				s.putVersion(&version{schemaValue{Subject: "s", Version: i + 1, ID: i + 1, SchemaType: typ, Schema: h}})
+				s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: i + 1, ID: i + 1, SchemaType: typ, Schema: h}})
 			}
 			p, err := parseSchema(typ, tt.next, nil)
 			if err != nil {
@@ -100,7 +100,7 @@ func runEvolutions(t *testing.T, typ string, tests []evolution) {
 // the level, as Confluent's does.
 func TestIncompatibilityMessages(t *testing.T) {
 	s := newState()
-	s.putVersion(&version{schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typeAvro, Schema: rec(`{"name":"a","type":"int"}`)}})
+	s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typeAvro, Schema: rec(`{"name":"a","type":"int"}`)}})
 	p, err := parseSchema(typeAvro, rec(`{"name":"a","type":"int"}`, `{"name":"b","type":"string"}`), nil)
 	if err != nil {
 		t.Fatal(err)

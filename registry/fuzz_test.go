@@ -27,7 +27,7 @@ func FuzzParseSchema(f *testing.F) {
 		for _, typ := range supportedTypes {
 			if p, err := parseSchema(typ, text, nil); err == nil {
 				s := newState()
-				s.putVersion(&version{schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typ, Schema: text}})
+				s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typ, Schema: text}})
 				s.incompatibilities(levelFullTransitive, p, s.versions("s", false), false)
 			}
 		}

@@ -11,6 +11,10 @@ import (
 // version is one registered version of a subject.
 type version struct {
 	schemaValue
+	// avroKey is an Avro schema's text with its object keys in a fixed
+	// order (parsed.normalized), for matching: key order never tells two
+	// Avro schemas apart, as Confluent compares Avro's own rendering.
+	avroKey string
 }
 
 // State is the registry as replayed from _schemas: subjects and their
@@ -84,7 +88,7 @@ func (s *State) applyOne(r Record) error {
 		if v.SchemaType == "" {
 			v.SchemaType = typeAvro
 		}
-		s.putVersion(&version{v})
+		s.putVersion(&version{schemaValue: v})
 	case keyConfig:
 		if r.Value == nil {
 			delete(s.configs, subject)
@@ -141,6 +145,9 @@ func (s *State) applyOne(r Record) error {
 // number; the caller holds mu.
 func (s *State) putVersion(v *version) {
 	s.dropVersion(v.Subject, v.Version)
+	if v.SchemaType == typeAvro {
+		_, v.avroKey, _ = compactJSON(v.Schema)
+	}
 	vs := s.subjects[v.Subject]
 	if vs == nil {
 		vs = map[int]*version{}

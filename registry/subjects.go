@@ -220,6 +220,9 @@ func (s *State) matches(v *version, p *parsed, refs []Reference, normalize bool)
 	if v.Schema == p.canonical || v.Schema == p.normalized {
 		return true
 	}
+	if p.typ == typeAvro {
+		return v.avroKey != "" && v.avroKey == p.normalized
+	}
 	if normalize {
 		_, norm, err := compactJSON(v.Schema)
 		return err == nil && norm == p.normalized
