@@ -105,7 +105,8 @@ python-deps: .venv/.compat.stamp
 	python3 -m venv .venv
 	.venv/bin/pip install -q --disable-pip-version-check -r compat/python/requirements.txt
 	touch $@
-# compat/node: kafkajs, exactly as package-lock.json pins it
+# compat/node: kafkajs and @confluentinc/schemaregistry, exactly as
+# package-lock.json pins them
 node-deps: compat/node/node_modules/.compat.stamp
 compat/node/node_modules/.compat.stamp: compat/node/package.json compat/node/package-lock.json
 	npm ci --prefix compat/node --no-audit --no-fund --loglevel=error

@@ -1,11 +1,13 @@
 package compat
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -217,7 +219,7 @@ func TestSchemaRegistryEveryBrokerServes(t *testing.T) {
 func TestSchemaRegistryPythonAvro(t *testing.T) {
 	b, cl := startRegistryBroker(t, nil)
 	waitWriter(t, cl)
-	runRegistryScript(t, b, "schema_registry.py", "py-avro")
+	runRegistryScript(t, b, "python", "schema_registry.py", "py-avro")
 	s, err := cl.SchemaByVersion(testCtx(t, 10*time.Second), "py-avro-value", 2)
 	if err != nil || !strings.Contains(s.Schema.Schema, "email") {
 		t.Fatalf("py-avro-value v2: %+v, %v", s, err)
@@ -270,19 +272,59 @@ func TestSchemaRegistryListenerFreedWhenStartFails(t *testing.T) {
 func TestSchemaRegistryPythonProtobufJSON(t *testing.T) {
 	b, cl := startRegistryBroker(t, nil)
 	waitWriter(t, cl)
-	runRegistryScript(t, b, "schema_registry_formats.py", "py-formats")
+	runRegistryScript(t, b, "python", "schema_registry_formats.py", "py-formats")
 }
 
-// runRegistryScript runs compat/python/script against broker b and its
-// registry (with name, for the topics it makes), which must print ok
-// last.
-func runRegistryScript(t *testing.T, b *testutil.Node, script, name string) {
+// TestSchemaRegistryNodeSerdes: Confluent's Node client
+// (@confluentinc/schemaregistry) with its Avro (schema derived and
+// registered by the serializer, then evolved), Protobuf (descriptors
+// registered by the serializer) and JSON Schema serdes, producing and
+// consuming through samsa with kafkajs; what it registered is then read
+// through samsa's REST API.
+func TestSchemaRegistryNodeSerdes(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	runRegistryScript(t, b, "node", "schema_registry.js", "node-sr")
+	ctx := testCtx(t, 10*time.Second)
+	for subject, want := range map[string]string{
+		"node-sr-avro-value":  "email",
+		"node-sr-proto-value": "email", // a FileDescriptorProto, in base64
+		"node-sr-json-value":  "integer",
+	} {
+		s, err := cl.SchemaByVersion(ctx, subject, 2)
+		if err != nil {
+			t.Fatalf("%s v2: %v", subject, err)
+		}
+		byID, err := cl.SchemaByID(ctx, s.ID)
+		if err != nil || byID.Schema != s.Schema.Schema {
+			t.Fatalf("%s v2 is id %d: by id %q (%v), by version %q", subject, s.ID, byID.Schema, err, s.Schema.Schema)
+		}
+		text := s.Schema.Schema
+		if b, err := base64.StdEncoding.DecodeString(text); err == nil {
+			text = string(b)
+		}
+		if !strings.Contains(text, want) {
+			t.Errorf("%s v2: %q, want %q in it", subject, s.Schema.Schema, want)
+		}
+	}
+}
+
+// runRegistryScript runs compat/LANG/script (LANG python or node) against
+// broker b and its registry (with name, for the topics it makes), which
+// must print ok last.
+func runRegistryScript(t *testing.T, b *testutil.Node, lang, script, name string) {
 	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), venvPython(t, root), filepath.Join(root, "compat", "python", script),
+	interp := "node"
+	if lang == "python" {
+		interp = venvPython(t, root)
+	} else if _, err := os.Stat(filepath.Join(root, "compat", "node", "node_modules", "@confluentinc", "schemaregistry")); err != nil {
+		t.Fatalf("no @confluentinc/schemaregistry: run make node-deps (make test does): %v", err)
+	}
+	cmd := exec.CommandContext(testCtx(t, 2*time.Minute), interp, filepath.Join(root, "compat", lang, script),
 		b.Addr(), "http://"+b.RegistryAddr(), name)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
