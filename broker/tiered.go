@@ -40,6 +40,7 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 		Store:      store,
 		Meta:       b.store,
 		Interval:   b.settings.RemoteLogManagerInterval,
+		Workers:    func() int { return int(b.cfg().Settings().RemoteLogCopierThreads) },
 		Replicas:   b.tieredReplicas,
 		ChunkSize:  chunk,
 		CacheBytes: cache,

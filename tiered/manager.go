@@ -49,6 +49,11 @@ type ManagerConfig struct {
 	// Interval is remote.log.manager.task.interval.ms: how often each
 	// replica gets a pass. Default 30s.
 	Interval time.Duration
+	// Workers is remote.log.manager.copier.thread.pool.size (dynamic,
+	// read at each pass): how many replicas have their pass at once. A
+	// replica whose pass is still under way (a store that hangs) is
+	// skipped by the next passes and holds up no other. Default 10.
+	Workers func() int
 	// Replicas lists this broker's replicas of tiered topics.
 	Replicas func() []Replica
 	// ChunkSize is rsm.config.chunk.size: remote objects are read, and
@@ -90,11 +95,15 @@ type Manager struct {
 
 	reader *reader
 
-	passMu sync.Mutex // held by a pass, and by DeleteTopic to wait for the pass under way
+	tasks sync.WaitGroup // the replica passes under way
 
 	mu      sync.Mutex
-	cache   map[partKey]Metadata // guarded by mu: the last metadata read or written per partition
-	deleted map[[16]byte]bool    // guarded by mu: topic ids DeleteTopic was called for
+	cache   map[partKey]Metadata      // guarded by mu: the last metadata read or written per partition
+	deleted map[[16]byte]bool         // guarded by mu: topic ids DeleteTopic was called for
+	running map[partKey]chan struct{} // guarded by mu: replicas whose pass is under way; closed when it ends
+	order   int                       // guarded by mu: where the next pass starts in the replica list
+	busy    int                       // guarded by mu: replica passes under way, at most Workers
+	freed   chan struct{}             // guarded by mu: closed and replaced when a pass ends
 }
 
 // isDeleted reports whether DeleteTopic was called for the topic id.
@@ -129,13 +138,18 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
-	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{}, now: time.Now,
+	if cfg.Workers == nil {
+		cfg.Workers = func() int { return 10 }
+	}
+	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{},
+		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), now: time.Now,
 		reader: &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
 }
 
 // Run gives every replica a pass each Interval (and at Kick) until ctx
-// ends.
+// ends, then waits for the passes under way.
 func (m *Manager) Run(ctx context.Context) {
+	defer m.tasks.Wait()
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -145,7 +159,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-t.C:
 		case <-m.kick:
 		}
-		m.pass(ctx)
+		m.dispatch(ctx)
 	}
 }
 
@@ -157,25 +171,92 @@ func (m *Manager) Kick() {
 	}
 }
 
+// pass gives every replica a pass and waits for them (tests).
 func (m *Manager) pass(ctx context.Context) {
-	m.passMu.Lock()
-	defer m.passMu.Unlock()
-	for _, r := range m.cfg.Replicas() {
-		if ctx.Err() != nil {
-			return
+	for _, done := range m.dispatch(ctx) {
+		<-done
+	}
+}
+
+// dispatch starts a pass of each replica whose pass of before has ended,
+// on at most Workers at once, and returns their ends. It waits for a
+// free worker when all are busy; a replica that keeps one busy (a store
+// that hangs, until the S3 call times out) holds up only its own passes.
+// Each pass starts one replica further down the list, so that with
+// every worker busy no replica is always last.
+func (m *Manager) dispatch(ctx context.Context) []chan struct{} {
+	rs := m.cfg.Replicas()
+	m.mu.Lock()
+	first := m.order % max(len(rs), 1)
+	m.order++
+	m.mu.Unlock()
+	var started []chan struct{}
+	for i := range rs {
+		r := rs[(first+i)%len(rs)]
+		done, wait := m.claim(r)
+		for wait != nil {
+			select {
+			case <-ctx.Done():
+				return started
+			case <-wait:
+			}
+			done, wait = m.claim(r)
 		}
-		if m.isDeleted(r.TopicID) {
+		if done == nil {
 			continue
 		}
-		var err error
-		if r.Leader {
-			err = m.lead(ctx, r)
-		} else {
-			err = m.follow(ctx, r)
-		}
-		if err != nil && ctx.Err() == nil {
-			m.cfg.Logger.Warn("tiered storage: pass failed", "topic", r.Topic, "partition", r.Partition, "err", err)
-		}
+		started = append(started, done)
+		m.tasks.Add(1)
+		go func() {
+			defer m.tasks.Done()
+			defer m.release(r, done)
+			m.passOne(ctx, r)
+		}()
+	}
+	return started
+}
+
+// claim marks r's pass as under way and returns the channel its end
+// closes; nil when one is under way already or its topic was deleted.
+// With every worker busy it returns instead a channel closed when one is
+// free.
+func (m *Manager) claim(r Replica) (done, wait chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := partKey{r.TopicID, r.Partition}
+	if m.deleted[r.TopicID] || m.running[k] != nil {
+		return nil, nil
+	}
+	if m.busy >= max(m.cfg.Workers(), 1) {
+		return nil, m.freed
+	}
+	m.busy++
+	done = make(chan struct{})
+	m.running[k] = done
+	return done, nil
+}
+
+func (m *Manager) release(r Replica, done chan struct{}) {
+	m.mu.Lock()
+	delete(m.running, partKey{r.TopicID, r.Partition})
+	m.busy--
+	close(m.freed)
+	m.freed = make(chan struct{})
+	m.mu.Unlock()
+	close(done)
+}
+
+// passOne is one replica's pass: the leader's copy and retention, or a
+// follower's local retention.
+func (m *Manager) passOne(ctx context.Context, r Replica) {
+	var err error
+	if r.Leader {
+		err = m.lead(ctx, r)
+	} else {
+		err = m.follow(ctx, r)
+	}
+	if err != nil && ctx.Err() == nil {
+		m.cfg.Logger.Warn("tiered storage: pass failed", "topic", r.Topic, "partition", r.Partition, "err", err)
 	}
 }
 
@@ -518,13 +599,24 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, topic string, topicID 
 // broker may run it, several at once: deleting is idempotent. The
 // topic's copies stop here for good.
 func (m *Manager) DeleteTopic(ctx context.Context, topic string, topicID [16]byte) error {
-	// No pass copies for it from now on; one under way is waited for,
-	// so that no object it writes outlives the deletion.
+	// No pass copies for it from now on; those under way are waited
+	// for, so that no object they write outlives the deletion.
 	m.mu.Lock()
 	m.deleted[topicID] = true
+	var under []chan struct{}
+	for k, done := range m.running {
+		if k.id == topicID {
+			under = append(under, done)
+		}
+	}
 	m.mu.Unlock()
-	m.passMu.Lock()
-	defer m.passMu.Unlock()
+	for _, done := range under {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	prefix := Replica{Topic: topic, TopicID: topicID}.objects().topicPrefix()
 	objs, err := m.cfg.Store.List(ctx, prefix)
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/poll"
+	"github.com/samsa-io/samsa/internal/s3test"
 	"github.com/samsa-io/samsa/logstore"
 )
 
@@ -273,4 +277,64 @@ func TestManagerRetention(t *testing.T) {
 		t.Fatalf("after retention.ms: %+v, log start %d, local start %d", md, l.StartOffset(), l.LocalStartOffset())
 	}
 	checkNoOrphans(t, store, md)
+}
+
+// TestManagerHungPartitionHoldsUpNoOther: the store hangs every request
+// for one partition's objects (for longer than the test waits: its calls
+// time out after a minute). The other partition's segments are still
+// copied meanwhile, each replica's pass running on a worker of its own;
+// once the store answers again the stuck copy completes.
+func TestManagerHungPartitionHoldsUpNoOther(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	ctx := context.Background()
+	hungID := [16]byte{4, 5, 6}
+	if err := meta.CreateTopic(ctx, "u", hungID, [][]int32{{1, 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := s3test.Start(t, "tiered")
+	fault := st.Faulty(t)
+	store := storeAt(t, st, fault.Endpoint,
+		"rsm.config.storage.s3.api.call.attempt.timeout", "60000", "rsm.config.storage.s3.api.call.timeout", "120000")
+	hung := Replica{Topic: "u", TopicID: hungID}.objects().topicPrefix()
+	fault.SetFor(s3test.Hang, func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/"+hung) })
+
+	lt, lu := newTestLog(t, 4096), newTestLog(t, 4096)
+	appendLog(t, lt, 20)
+	appendLog(t, lu, 20)
+	rt := leaderReplica(id, lt, 0, 20)
+	ru := leaderReplica(hungID, lu, 0, 20)
+	ru.Topic = "u"
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Interval: 50 * time.Millisecond,
+		Replicas: func() []Replica { return []Replica{ru, rt} }})
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() { defer close(ran); m.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+
+	rolledEnd := func(l *logstore.Log) int64 {
+		rolled := l.RolledSegments(20)
+		return rolled[len(rolled)-1].Next
+	}
+	poll.Eventually(t, 20*time.Second, func() error {
+		if len(fault.Held()) == 0 {
+			return errors.New("no request for u-0 hangs yet")
+		}
+		if md, _ := m.Metadata(ctx, id, 0); md.CopiedEnd() < rolledEnd(lt) {
+			return fmt.Errorf("t-0 copied to %d of %d while u-0 hangs (held: %v)", md.CopiedEnd(), rolledEnd(lt), fault.Held())
+		}
+		return nil
+	})
+	if md, _ := m.Metadata(ctx, hungID, 0); len(md.Segments) != 0 {
+		t.Fatalf("u-0 copied while its store hangs: %+v", md.Segments)
+	}
+	fault.Set(s3test.Pass)
+	poll.Eventually(t, 30*time.Second, func() error {
+		if md, _ := m.Metadata(ctx, hungID, 0); md.CopiedEnd() < rolledEnd(lu) || len(md.Copying) > 0 {
+			return fmt.Errorf("u-0 copied to %d of %d, %d copying", md.CopiedEnd(), rolledEnd(lu), len(md.Copying))
+		}
+		return nil
+	})
+	md, _ := m.Metadata(ctx, hungID, 0)
+	checkContiguous(t, md, 0, rolledEnd(lu))
 }

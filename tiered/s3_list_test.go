@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/s3test"
 )
 
 // A store that misbehaves, answering a listing with keys outside the
@@ -37,5 +40,38 @@ func TestS3ListIgnoresKeysOutsideThePrefix(t *testing.T) {
 	want := []Object{{Key: "t/0/seg", Size: 7}, {Key: "t/1/seg", Size: 9}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("List: %v, want %v", got, want)
+	}
+}
+
+// TestS3HungCallsTimeOut: against a store that hangs every request, each
+// call fails within rsm.config.storage.s3.api.call.timeout (1 s here),
+// its attempts given up at .api.call.attempt.timeout and retried,
+// instead of waiting minutes.
+func TestS3HungCallsTimeOut(t *testing.T) {
+	t.Parallel()
+	st := s3test.Start(t, "tiered")
+	fault := st.Faulty(t)
+	s := storeAt(t, st, fault.Endpoint,
+		"rsm.config.storage.s3.api.call.attempt.timeout", "200", "rsm.config.storage.s3.api.call.timeout", "1000")
+	fault.Set(s3test.Hang)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	calls := map[string]func() error{
+		"put":    func() error { return s.Put(ctx, "k", strings.NewReader("x"), 1) },
+		"get":    func() error { _, err := s.GetRange(ctx, "k", 0, 1); return err },
+		"list":   func() error { _, err := s.List(ctx, ""); return err },
+		"delete": func() error { return s.Delete(ctx, "k") },
+	}
+	for name, call := range calls {
+		refused, start := fault.Refused(), time.Now()
+		if err := call(); err == nil {
+			t.Errorf("%s on the hung store succeeded", name)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s on the hung store returned after %v", name, took)
+		}
+		if n := fault.Refused() - refused; n < 2 {
+			t.Errorf("%s: %d attempts, want the first timed out and retried", name, n)
+		}
 	}
 }

@@ -24,19 +24,29 @@ import (
 func testStore(t *testing.T, keyPrefix string) *S3 {
 	t.Helper()
 	st := s3test.Start(t, "tiered")
-	p, err := config.New(map[string]string{
+	return storeAt(t, st, st.Endpoint, "rsm.config.key.prefix", keyPrefix)
+}
+
+// storeAt is the S3 store of st's bucket reached at endpoint (a fault
+// proxy's), with the plugin properties extra (name, value, ...) besides.
+func storeAt(t *testing.T, st *s3test.Store, endpoint string, extra ...string) *S3 {
+	t.Helper()
+	props := map[string]string{
 		"remote.log.storage.system.enable":                "true",
 		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
 		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
 		"rsm.config.chunk.size":                           "4194304",
-		"rsm.config.key.prefix":                           keyPrefix,
 		"rsm.config.storage.s3.bucket.name":               st.Bucket,
-		"rsm.config.storage.s3.endpoint.url":              st.Endpoint,
+		"rsm.config.storage.s3.endpoint.url":              endpoint,
 		"rsm.config.storage.s3.region":                    s3test.Region,
 		"rsm.config.storage.s3.path.style.access.enabled": "true",
 		"rsm.config.storage.aws.access.key.id":            s3test.AccessKey,
 		"rsm.config.storage.aws.secret.access.key":        s3test.SecretKey,
-	})
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
+	p, err := config.New(props)
 	if err != nil {
 		t.Fatal(err)
 	}

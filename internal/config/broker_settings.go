@@ -142,6 +142,7 @@ type BrokerSettings struct {
 	RemoteStorageSystem      bool          `prop:"remote.log.storage.system.enable"`
 	RemoteLogManagerInterval time.Duration `prop:"remote.log.manager.task.interval.ms,ms"`
 	RemoteFetchMaxWait       time.Duration `prop:"remote.fetch.max.wait.ms,ms"`
+	RemoteLogCopierThreads   int32         `prop:"remote.log.manager.copier.thread.pool.size"`
 }
 
 // RackAwareReads reports whether replica.selector.class is Kafka's

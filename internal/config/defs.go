@@ -122,6 +122,7 @@ var brokerDefs = []Def{
 	{Name: "remote.log.storage.manager.impl.prefix", Type: tString, Default: str(rsmPrefix), Doc: "The prefix of the RemoteStorageManager's properties; samsa reads them under rsm.config. only."},
 	{Name: "remote.fetch.max.wait.ms", Type: tInt, Default: str("500"), Dynamic: true, Doc: "How long a fetch waits for records read from the object store before it answers without them.", check: atLeast(1)},
 	{Name: "remote.log.manager.task.interval.ms", Type: tLong, Default: str("30000"), Doc: "How often the remote log manager copies rolled segments to the object store and deletes expired remote ones."},
+	{Name: "remote.log.manager.copier.thread.pool.size", Type: tInt, Default: str("10"), Dynamic: true, Doc: "How many partitions the remote log manager works on at once (copies, remote retention, local retention); a partition whose object store calls hang holds up only itself.", check: atLeast(1)},
 	{Name: "num.recovery.threads.per.data.dir", Type: tInt, Default: str("2"), Dynamic: true, Ignored: true, Doc: "Threads per data directory used to recover logs at start-up and flush them at shutdown. samsa opens (and recovers) the logs one at a time.", check: atLeast(1)},
 	{Name: "message.max.bytes", Type: tInt, Default: str("1048588"), Dynamic: true, Doc: "The largest record batch the broker accepts (after compression).", check: atLeast(0)},
 	{Name: "min.insync.replicas", Type: tInt, Default: str("1"), Dynamic: true, Doc: "The minimum number of in-sync replicas for an acks=all write to succeed.", check: atLeast(1)},

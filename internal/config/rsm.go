@@ -38,6 +38,8 @@ var rsmDefs = []Def{
 	{Name: "rsm.config.storage.s3.region", Type: tString, Default: str("us-east-1"), Doc: "The S3 region."},
 	{Name: "rsm.config.storage.s3.path.style.access.enabled", Type: tBool, Doc: "Address the bucket in the URL's path rather than its host name (S3-compatible stores)."},
 	{Name: "rsm.config.storage.aws.access.key.id", Type: tPassword, Sensitive: true, Doc: "The AWS access key id."},
+	{Name: "rsm.config.storage.s3.api.call.timeout", Type: tLong, Doc: "How long, in milliseconds, one call to the store may take, its retries included; unset: 120000 (the plugin's unset is the SDK's unbounded). A Put is given a second more per MiB it sends.", check: atLeast(1)},
+	{Name: "rsm.config.storage.s3.api.call.attempt.timeout", Type: tLong, Doc: "How long, in milliseconds, one HTTP request to the store may take before it is given up and retried; unset: 30000 (the plugin's unset is the SDK's unbounded). A Put is given a second more per MiB it sends.", check: atLeast(1)},
 	{Name: "rsm.config.storage.aws.secret.access.key", Type: tPassword, Sensitive: true, Doc: "The AWS secret access key."},
 }
 

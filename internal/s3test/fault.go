@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,37 +24,77 @@ const (
 // Fault is an HTTP proxy in front of a Store that injects the failures of
 // a remote object store: 503 SlowDown, 500, and requests that hang. Point
 // the client at Endpoint; Set switches the mode for every request from
-// then on (and releases hung ones).
+// then on (and releases hung ones), SetFor for the requests a predicate
+// picks (the others pass).
 type Fault struct {
 	Endpoint string
 
 	refused atomic.Int64 // requests answered with a fault
 
 	mu      sync.Mutex
-	mode    FaultMode     // guarded by mu
-	changed chan struct{} // guarded by mu: closed and replaced at each Set
+	mode    FaultMode                // guarded by mu
+	match   func(*http.Request) bool // guarded by mu: the requests mode applies to; nil: all
+	changed chan struct{}            // guarded by mu: closed and replaced at each Set
+	held    map[*http.Request]bool   // guarded by mu: requests hanging
 }
 
 // Refused is how many requests the proxy answered with a fault.
 func (f *Fault) Refused() int64 { return f.refused.Load() }
 
-// Faulty starts a Fault proxy in front of s, passing requests through;
-// the test's cleanup stops it.
-func (s *Store) Faulty(tb testing.TB) *Fault {
+// Held lists the requests hanging, as "METHOD /path", sorted.
+func (f *Fault) Held() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for r := range f.held {
+		out = append(out, r.Method+" "+r.URL.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hold keeps r hanging until the mode changes or its client gives up,
+// and reports whether the mode changed.
+func (f *Fault) hold(r *http.Request, changed chan struct{}) bool {
+	f.mu.Lock()
+	f.held[r] = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.held, r)
+		f.mu.Unlock()
+	}()
+	select {
+	case <-changed:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// Faulty starts a Fault proxy in front of s on a free loopback port,
+// passing requests through; the test's cleanup stops it.
+func (s *Store) Faulty(tb testing.TB) *Fault { return s.FaultyAt(tb, "127.0.0.1:0") }
+
+// FaultyAt is Faulty listening on addr.
+func (s *Store) FaultyAt(tb testing.TB, addr string) *Fault {
 	tb.Helper()
 	target, err := url.Parse(s.Endpoint)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &Fault{Endpoint: "http://" + l.Addr().String(), changed: make(chan struct{})}
+	f := &Fault{Endpoint: "http://" + l.Addr().String(), changed: make(chan struct{}), held: map[*http.Request]bool{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		mode, changed := f.mode, f.changed
+		if f.match != nil && !f.match(r) {
+			mode = Pass
+		}
 		f.mu.Unlock()
 		switch mode {
 		case Pass:
@@ -63,9 +104,7 @@ func (s *Store) Faulty(tb testing.TB) *Fault {
 		f.refused.Add(1)
 		switch mode {
 		case Hang:
-			select {
-			case <-changed:
-			case <-r.Context().Done():
+			if !f.hold(r, changed) {
 				return
 			}
 			fallthrough
@@ -88,11 +127,15 @@ func (s *Store) Faulty(tb testing.TB) *Fault {
 	return f
 }
 
-// Set switches the proxy to mode.
-func (f *Fault) Set(mode FaultMode) {
+// Set switches the proxy to mode, for every request.
+func (f *Fault) Set(mode FaultMode) { f.SetFor(mode, nil) }
+
+// SetFor switches the proxy to mode for the requests match picks (nil:
+// all); the others pass.
+func (f *Fault) SetFor(mode FaultMode, match func(*http.Request) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mode = mode
+	f.mode, f.match = mode, match
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
