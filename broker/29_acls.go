@@ -115,14 +115,7 @@ func (b *Broker) handleCreateAcls(ctx context.Context, r *request) (kmsg.Respons
 				res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(err.Error())
 				break
 			}
-			entry := aclEntry(bd)
-			err := b.store.UpdateACLs(ctx, aclResource(bd), func(cur []controller.ACLEntry) []controller.ACLEntry {
-				if !slices.Contains(cur, entry) {
-					cur = append(cur, entry)
-				}
-				return cur
-			})
-			if err != nil {
+			if err := b.addACL(ctx, bd); err != nil {
 				res.ErrorCode, res.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 			}
 		}
@@ -155,11 +148,7 @@ func (b *Broker) handleDeleteAcls(ctx context.Context, r *request) (kmsg.Respons
 				m := kmsg.NewDeleteACLsResponseResultMatchingACL()
 				m.ResourceType, m.ResourceName, m.ResourcePatternType = kmsg.ACLResourceType(bd.ResourceType), bd.ResourceName, kmsg.ACLResourcePatternType(bd.PatternType)
 				m.Principal, m.Host, m.Operation, m.PermissionType = bd.Principal, bd.Host, kmsg.ACLOperation(bd.Operation), kmsg.ACLPermissionType(bd.Permission)
-				entry := aclEntry(bd)
-				err := b.store.UpdateACLs(ctx, aclResource(bd), func(cur []controller.ACLEntry) []controller.ACLEntry {
-					return slices.DeleteFunc(cur, func(e controller.ACLEntry) bool { return e == entry })
-				})
-				if err != nil {
+				if err := b.removeACL(ctx, bd); err != nil {
 					m.ErrorCode, m.ErrorMessage = errCode(err), kmsg.StringPtr(err.Error())
 				}
 				res.MatchingACLs = append(res.MatchingACLs, m)
@@ -173,4 +162,23 @@ func (b *Broker) handleDeleteAcls(ctx context.Context, r *request) (kmsg.Respons
 		}
 	}
 	return resp, nil
+}
+
+// addACL stores a binding in etcd (the authorizers load it from there).
+func (b *Broker) addACL(ctx context.Context, bd security.Binding) error {
+	entry := aclEntry(bd)
+	return b.store.UpdateACLs(ctx, aclResource(bd), func(cur []controller.ACLEntry) []controller.ACLEntry {
+		if !slices.Contains(cur, entry) {
+			cur = append(cur, entry)
+		}
+		return cur
+	})
+}
+
+// removeACL deletes a binding from etcd.
+func (b *Broker) removeACL(ctx context.Context, bd security.Binding) error {
+	entry := aclEntry(bd)
+	return b.store.UpdateACLs(ctx, aclResource(bd), func(cur []controller.ACLEntry) []controller.ACLEntry {
+		return slices.DeleteFunc(cur, func(e controller.ACLEntry) bool { return e == entry })
+	})
 }

@@ -285,6 +285,8 @@ func (b *Broker) lookAtSource(ctx context.Context, s *link.Spec) {
 	if err := b.syncLinkGroups(lctx, s, nil); err != nil {
 		b.setLinkError(s.Name, "", err)
 	}
+	_, _, err = b.syncLinkACLs(lctx, s)
+	b.setLinkError(s.Name, linkACLErrKey, err)
 }
 
 // mirrorConfigs are the source topic's configs that this cluster takes.

@@ -76,8 +76,12 @@ func (b *Broker) alterLink(ctx context.Context, name string, validateOnly bool, 
 				return nil, fmt.Errorf("%w: cluster link %s still mirrors %v: promote or fail them over first", kerr.InvalidRequest, name, busy)
 			}
 		default:
-			if _, err := link.ParseSpec(name, next); err != nil {
+			spec, err := link.ParseSpec(name, next)
+			if err != nil {
 				return nil, fmt.Errorf("%w: %v", config.ErrInvalidConfig, err)
+			}
+			if spec.SyncACLs && b.authz == nil {
+				return nil, fmt.Errorf("%w: %s: %v", config.ErrInvalidConfig, link.KeySyncACLs, errNoAuthorizer)
 			}
 		}
 		for _, k := range []string{linkActionPromote, linkActionFailover} {

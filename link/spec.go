@@ -27,7 +27,10 @@ const (
 	KeyState     = "state"  // active (default) or paused
 	KeyRefresh   = "metadata.refresh.interval.ms"
 	KeySyncCfgs  = "sync.configs" // true: copy the source topics' configs at creation
-	KeySyncACLs  = "sync.acls"    // reserved: true is refused until ACLs are copied
+	KeySyncACLs  = "sync.acls"    // true: keep the ACLs acl.filters selects as the source's (acls.go)
+	// KeyACLFilters selects the ACLs a link with sync.acls copies, in the
+	// JSON of Confluent's cluster links (ParseACLFilters).
+	KeyACLFilters = "acl.filters"
 
 	StateActive = "active"
 	StatePaused = "paused"
@@ -58,6 +61,8 @@ type Spec struct {
 	Groups    []*regexp.Regexp
 	Paused    bool
 	SyncCfgs  bool
+	SyncACLs  bool
+	ACLs      []ACLFilter       // acl.filters, with sync.acls
 	Refresh   time.Duration     // how often the source's topics and groups are looked at
 	Source    map[string]string // the source.* properties, without the prefix
 }
@@ -97,10 +102,9 @@ func ParseSpec(name string, cfg map[string]string) (*Spec, error) {
 		case KeySyncCfgs:
 			s.SyncCfgs, err = strconv.ParseBool(v)
 		case KeySyncACLs:
-			var on bool
-			if on, err = strconv.ParseBool(v); err == nil && on {
-				err = errors.New("sync.acls: copying the source's ACLs is not implemented yet")
-			}
+			s.SyncACLs, err = strconv.ParseBool(v)
+		case KeyACLFilters:
+			s.ACLs, err = ParseACLFilters(v)
 		default:
 			err = fmt.Errorf("unknown link config %q", k)
 		}
@@ -112,6 +116,9 @@ func ParseSpec(name string, cfg map[string]string) (*Spec, error) {
 		if b = strings.TrimSpace(b); b != "" {
 			s.Bootstrap = append(s.Bootstrap, b)
 		}
+	}
+	if s.SyncACLs && len(s.ACLs) == 0 {
+		errs = append(errs, fmt.Errorf("%s needs %s: which of the source's ACLs to copy", KeySyncACLs, KeyACLFilters))
 	}
 	if len(s.Bootstrap) == 0 {
 		errs = append(errs, fmt.Errorf("%s is required", KeyBootstrap))

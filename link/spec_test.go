@@ -23,7 +23,11 @@ func TestParseSpec(t *testing.T) {
 			"source.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p\"q";`}, ""},
 		{"jks", map[string]string{KeyBootstrap: "h:1", "source.security.protocol": "SSL", "source.ssl.truststore.type": "JKS"}, "only PEM"},
 		{"bad refresh", map[string]string{KeyBootstrap: "h:1", KeyRefresh: "1"}, "at least 10"},
-		{"acls", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "true"}, "not implemented"},
+		{"acls without filters", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "true"}, "sync.acls needs acl.filters"},
+		{"acls", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "true", KeyACLFilters: `{"aclFilters":[{"resourceFilter":{"resourceType":"topic","name":"orders","patternType":"match"},"accessFilter":{"operation":"any","permissionType":"allow"}},{"resourceFilter":{"resourceType":"transactional_id"},"accessFilter":{"principal":"User:a"}}]}`}, ""},
+		{"acl filter bad type", map[string]string{KeyBootstrap: "h:1", KeyACLFilters: `{"aclFilters":[{"resourceFilter":{"resourceType":"table"}}]}`}, `resourceType "table"`},
+		{"acl filter unknown field", map[string]string{KeyBootstrap: "h:1", KeyACLFilters: `{"aclFilters":[{"resourceFilter":{"type":"topic"}}]}`}, "unknown field"},
+		{"acl filters empty", map[string]string{KeyBootstrap: "h:1", KeyACLFilters: `{"aclFilters":[]}`}, "no filter"},
 		{"no acls", map[string]string{KeyBootstrap: "h:1", KeySyncACLs: "false", KeySyncCfgs: "true"}, ""},
 	}
 	for _, tt := range tests {

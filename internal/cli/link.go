@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,7 +28,8 @@ func runLink(ctx context.Context, args []string, std IO) error {
 	topics := fs.String("topics", "", "create: the source topics to mirror (comma-separated regexes); promote, failover: which mirror topics (default all)")
 	groups := fs.String("groups", "", "create: the groups whose offsets are copied (comma-separated regexes)")
 	syncConfigs := fs.Bool("sync-configs", false, "create: give mirror topics the source topics' configs")
-	syncACLs := fs.Bool("sync-acls", false, "create: copy the source's ACLs (not implemented yet: refused)")
+	syncACLs := fs.Bool("sync-acls", false, "create: keep the ACLs --acl-filters selects as the source's (this cluster needs an authorizer)")
+	aclFilters := fs.String("acl-filters", "", `create: with --sync-acls, the ACLs to copy, as Confluent's links take them: '{"aclFilters":[{"resourceFilter":{"resourceType":"topic","name":"orders","patternType":"match"},"accessFilter":{"operation":"any","permissionType":"any"}}]}', or @FILE`)
 	var sourceCfg, linkCfg keyValues
 	fs.Var(&sourceCfg, "source-config", "create: a Kafka client `property=value` for the source (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*); repeatable")
 	fs.Var(&linkCfg, "config", "create: a link `setting=value` (metadata.refresh.interval.ms); repeatable")
@@ -76,6 +78,15 @@ func runLink(ctx context.Context, args []string, std IO) error {
 		}
 		if *syncACLs {
 			set["sync.acls"] = "true"
+		}
+		if f, ok := strings.CutPrefix(*aclFilters, "@"); ok {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return usageErr("--acl-filters: %v", err)
+			}
+			set["acl.filters"] = string(b)
+		} else if *aclFilters != "" {
+			set["acl.filters"] = *aclFilters
 		}
 		for _, kv := range sourceCfg.pairs() {
 			set["source."+kv[0]] = kv[1]
