@@ -66,7 +66,7 @@ run: build
 # testutil.StartCluster and StartFaultCluster fail the test with a pointer
 # here, so a cluster test cannot creep in unnoticed: add it to CHECK_SKIP.
 CHECK_SLOW_PKGS := compat compat/matrix internal/chaos internal/deploy internal/kafkaref
-CHECK_SKIP := TestConsoleInBrowser|TestConsoleLinksInBrowser|TestConsoleSchemasInBrowser|TestInternalTopicCreatedByTwoBrokersAtOnce|TestConsoleClientsInBrowser|TestMetricsAfterTraffic|TestMetricsISRShrink|TestClusterCommands|TestClusterBalance|TestFaultClusterEtcdCutAndRestart|TestKeystoreTypeReadsEitherFormat
+CHECK_SKIP := TestConsoleInBrowser|TestRESTProxyCORSInBrowser|TestConsoleLinksInBrowser|TestConsoleSchemasInBrowser|TestInternalTopicCreatedByTwoBrokersAtOnce|TestConsoleClientsInBrowser|TestMetricsAfterTraffic|TestMetricsISRShrink|TestClusterCommands|TestClusterBalance|TestFaultClusterEtcdCutAndRestart|TestKeystoreTypeReadsEitherFormat
 check: lint versitygw
 	$(GO) test -short -timeout 5m -skip '^($(CHECK_SKIP))$$' $(TESTFLAGS) \
 	  $$($(GO) list ./... | grep -vxF "$$(printf 'github.com/samsa-io/samsa/%s\n' $(CHECK_SLOW_PKGS))")

@@ -47,6 +47,8 @@ func (b *Broker) serveProxy() error {
 		InstanceTimeout: b.settings.ProxyInstanceTimeout,
 		RequestTimeout:  b.settings.ProxyRequestTimeout,
 		RequestMaxBytes: b.settings.ProxyRequestMaxBytes,
+		CORS: restproxy.CORS{AllowOrigin: b.settings.ProxyCORSOrigin,
+			AllowMethods: b.settings.ProxyCORSMethods, AllowHeaders: b.settings.ProxyCORSHeaders},
 	}
 	if b.registry != nil {
 		// The avro and jsonschema formats go through this broker's

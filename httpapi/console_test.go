@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,30 +14,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/samsa-io/samsa/internal/browsertest"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
-// browser starts headless Chromium (Debian's package; make chromium
-// installs it) and returns a chromedp context for one tab. The test fails
-// when Chromium is missing.
+// browser starts headless Chromium for one tab (browsertest.Start).
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("no chromium on PATH: run make chromium (Debian's chromium package)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1360, 900), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	return ctx
+	return browsertest.Start(t)
 }
 
 // artifacts is where the test's screenshots go: $SAMSA_CONSOLE_ARTIFACTS,

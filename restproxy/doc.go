@@ -41,6 +41,13 @@
 // record in order, each with its own error_code (200, or the failure's
 // status), answers leaving while the request's later records arrive.
 //
+// # Cross-origin pages
+//
+// With access.control.allow.origin set, pages of the origins it lists
+// may call the API from a browser: preflight requests are answered before
+// authentication and routing, as Jetty's CrossOriginFilter answers them
+// for Confluent's proxy (cors.go).
+//
 // # Consumer instances
 //
 // An instance (POST /consumers/{group}) lives on the broker that created

@@ -44,13 +44,15 @@ type Config struct {
 	RegistryURL string
 	// RegistryHTTP reaches it (its TLS); http.DefaultClient's when nil.
 	RegistryHTTP *http.Client
+	// CORS lets pages of other origins call the API (cors.go).
+	CORS CORS
 }
 
 // Proxy serves the REST API.
 type Proxy struct {
 	cfg Config
 	log *slog.Logger
-	mux *http.ServeMux
+	mux http.Handler // the routes, behind the CORS filter
 	ctx context.Context // the proxy's root context; ends at Close
 
 	schemas schemaCache
@@ -109,7 +111,7 @@ func New(cfg Config) *Proxy {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Proxy{cfg: cfg, log: cfg.Logger, ctx: ctx, stop: stop, users: map[string]*userClient{}, consumers: map[instanceKey]*consumer{}}
-	p.mux = p.routes()
+	p.mux = newCORSFilter(cfg.CORS).wrap(p.routes())
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()

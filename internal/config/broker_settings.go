@@ -43,6 +43,9 @@ type BrokerSettings struct {
 	ProxyInstanceTimeout time.Duration `prop:"consumer.instance.timeout.ms,ms"`
 	ProxyRequestTimeout  time.Duration `prop:"consumer.request.timeout.ms,ms"`
 	ProxyRequestMaxBytes int64         `prop:"consumer.request.max.bytes"`
+	ProxyCORSOrigin      string        `prop:"access.control.allow.origin"`
+	ProxyCORSMethods     string        `prop:"access.control.allow.methods"`
+	ProxyCORSHeaders     string        `prop:"access.control.allow.headers"`
 
 	SocketRequestMaxBytes    int32         `prop:"socket.request.max.bytes"`
 	SocketSendBufferBytes    int32         `prop:"socket.send.buffer.bytes"`    // -1: the OS default

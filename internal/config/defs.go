@@ -317,6 +317,9 @@ var brokerDefs = []Def{
 	{Name: "consumer.instance.timeout.ms", Type: tLong, Default: str("300000"), Doc: "samsa, Confluent REST Proxy's property: a consumer instance of the REST proxy idle this long is closed (it leaves its group).", check: atLeast(1)},
 	{Name: "consumer.request.timeout.ms", Type: tLong, Default: str("1000"), Doc: "samsa, Confluent REST Proxy's property: how long a REST proxy read of records gathers records when the request names no timeout.", check: atLeast(1)},
 	{Name: "consumer.request.max.bytes", Type: tLong, Default: str("67108864"), Doc: "samsa, Confluent REST Proxy's property: the most bytes (keys and values) a REST proxy read of records answers; a request's max_bytes may only lower it.", check: atLeast(1)},
+	{Name: "access.control.allow.origin", Type: tString, Default: str(""), Doc: "samsa, Confluent REST Proxy's property: the origins (comma separated; * any, or any characters inside an origin, as http://*.example.com) whose pages may call the REST proxy from a browser (CORS, as Jetty's CrossOriginFilter answers, preflight requests included, before authentication). Empty (the default) sends no CORS headers."},
+	{Name: "access.control.allow.methods", Type: tString, Default: str(""), Doc: "samsa, Confluent REST Proxy's property: the methods (comma separated) a cross-origin page may use on the REST proxy when access.control.allow.origin is set; empty is GET,POST,HEAD."},
+	{Name: "access.control.allow.headers", Type: tString, Default: str(""), Doc: "samsa, Confluent REST Proxy's property: the request headers (comma separated; * any) a cross-origin page may send the REST proxy when access.control.allow.origin is set; empty is X-Requested-With,Content-Type,Accept,Origin."},
 }
 
 // rackAwareSelector is Kafka's rack-aware replica.selector.class.
