@@ -7,6 +7,7 @@ package compat
 
 import (
 	"bytes"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -729,8 +730,10 @@ func TestLinkMirrorLeaderKilled(t *testing.T) {
 }
 
 // A link reaches a secured source with Kafka's client properties: SCRAM
-// over SASL_SSL with a PEM trust store mirrors; a wrong password is an
-// error on the link.
+// over SASL_SSL with a PEM trust store, PLAIN over SASL_PLAINTEXT, and
+// mTLS (ssl.client.auth=required) with a PEM key store given inline each
+// mirror; a wrong password, and no client certificate for the mTLS
+// source, are errors on the link.
 func TestLinkSourceSecurity(t *testing.T) {
 	t.Parallel()
 	src, ca := saslBroker(t)
@@ -759,12 +762,44 @@ func TestLinkSourceSecurity(t *testing.T) {
 		"--source-config", "sasl.jaas.config="+jaas("bob", "bob-secret"),
 		"--source-config", "ssl.truststore.type=PEM", "--source-config", "ssl.truststore.location="+trust,
 		"--config", "metadata.refresh.interval.ms=100")
+	plainTopic := admTopic("lnksp")
+	admCreate(t, sadm, plainTopic, 2, 1, nil)
+	linkProduce(t, addrs[0], plainTopic, 1, 20)
+	linkCLI(t, dst, false, "create", "plain", "--source-bootstrap-servers", addrs[1], "--topics", plainTopic,
+		"--source-config", "security.protocol=SASL_PLAINTEXT", "--source-config", "sasl.mechanism=PLAIN",
+		"--source-config", `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";`,
+		"--config", "metadata.refresh.interval.ms=100")
+
+	// mTLS: the source's SSL listener requires a client certificate.
+	mtls, mtlsAddr := tlsBroker(t, ca, map[string]string{"listener.name.ssl.ssl.client.auth": "required"})
+	mtlsTopic := admTopic("lnksm")
+	madm, _ := admAdmin(t, mtls.Addr())
+	admCreate(t, madm, mtlsTopic, 1, 1, nil)
+	linkProduce(t, mtls.Addr(), mtlsTopic, 0, 25)
+	client := ca.Issue(t, pkix.Name{CommonName: "link"}, nil)
+	tlsArgs := []string{"--source-config", "security.protocol=SSL", "--source-config", "ssl.truststore.type=PEM",
+		"--source-config", "ssl.truststore.certificates=" + ca.CertPEM(), "--config", "metadata.refresh.interval.ms=100"}
+	linkCLI(t, dst, false, append([]string{"create", "mtls", "--source-bootstrap-servers", mtlsAddr, "--topics", mtlsTopic,
+		"--source-config", "ssl.keystore.type=PEM", "--source-config", "ssl.keystore.certificate.chain=" + client.CertPEM(),
+		"--source-config", "ssl.keystore.key=" + client.KeyPEM(t)}, tlsArgs...)...)
+	linkCLI(t, dst, false, append([]string{"create", "nocert", "--source-bootstrap-servers", mtlsAddr, "--topics", "nothing"}, tlsArgs...)...)
+
 	linkWaitCaughtUp(t, addrs[0], dst, topic)
 	linkCompare(t, addrs[0], dst, topic)
+	linkWaitCaughtUp(t, addrs[0], dst, plainTopic)
+	linkCompare(t, addrs[0], dst, plainTopic)
+	linkWaitCaughtUp(t, mtls.Addr(), dst, mtlsTopic)
+	linkCompare(t, mtls.Addr(), dst, mtlsTopic)
 	poll.Eventually(t, 30*time.Second, func() error {
 		l := linkDescribe(t, dst, "bad")
 		if !strings.Contains(l.Errors[""], "SASL_AUTHENTICATION_FAILED") {
 			return fmt.Errorf("errors of a link with a wrong password: %v", l.Errors)
+		}
+		if l := linkDescribe(t, dst, "nocert"); !strings.Contains(l.Errors[""], "certificate required") {
+			return fmt.Errorf("a link without a client certificate to an mTLS source has no error: %+v", l)
+		}
+		if l := linkDescribe(t, dst, "mtls"); strings.Contains(l.Configs["source.ssl.keystore.key"], "PRIVATE KEY") {
+			return fmt.Errorf("describe shows the key store's key")
 		}
 		if v := l.Configs["source.sasl.jaas.config"]; strings.Contains(v, "wrong") {
 			return fmt.Errorf("describe shows the password: %s", v)
