@@ -28,7 +28,8 @@
 // kafka-get-offsets) and Connect standalone run from Apache Kafka's jars
 // (cli.go, connect.go). confluent-kafka (librdkafka) and kafka-python are
 // compat/python/clients.py in the virtualenv .venv; kafkajs is
-// compat/node/clients.js. The external programs take the bootstrap address,
+// compat/node/clients.js (its registry cell with Confluent's
+// @confluentinc/schemaregistry). The external programs take the bootstrap address,
 // a name prefix and client:scenario arguments, and print one JSON line per
 // scenario: {"client":..,"scenario":..,"ok":..,"error":..,"ms":..}.
 //
@@ -114,4 +115,22 @@
 //     producer's TopicAuthorizationException (the worker's REST API). The
 //     matrix principals may also create, delete and describe the configs
 //     of sec- topics and read connect-sec- groups for them.
+//  9. registry (against samsa only: every broker serves the Schema
+//     Registry, and the clients use node 2's, whose writes go to the
+//     _schemas partition's leader): a client's Confluent-compatible
+//     registry client and Avro serdes — confluent-kafka's
+//     SchemaRegistryClient, AvroSerializer and AvroDeserializer,
+//     @confluentinc/schemaregistry's with kafkajs moving the bytes,
+//     franz-go's pkg/sr with hamba/avro. (Confluent's Java serializers are
+//     not published to Maven Central, so the Java rows have no cell.) A
+//     topic <prefix>-registry of one partition; the Avro record
+//     samsa.matrix.User {name: string, n: int} registered under
+//     <prefix>-registry-value and 10 records i=0..9 {name "user-<i>", n i}
+//     produced through the serializer; version 2, adding email: string
+//     with default "", registered and 10 records i=10..19 with email
+//     "user-<i>@example.org"; a version 3 adding phone: string without a
+//     default refused with HTTP 409; the subject's versions are [1, 2];
+//     the 20 records read back in Confluent's wire format (magic byte 0,
+//     the first 10 with version 1's id, the last 10 with version 2's) and
+//     through the deserializer equal to what was sent.
 package main

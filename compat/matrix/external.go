@@ -32,7 +32,8 @@ func failAll(rows []row, format string, args ...any) []Result {
 	return out
 }
 
-// runProgram runs cmd (told where the security settings are), which prints one JSON Result per line, and returns the
+// runProgram runs cmd (told where the security settings and the registry
+// are), which prints one JSON Result per line, and returns the
 // results; when the program ends without a result for a cell, that cell's
 // error carries the program's exit status and the tail of its stderr.
 func runProgram(ctx context.Context, e *env, rows []row, cmd *exec.Cmd) []Result {
@@ -42,8 +43,12 @@ func runProgram(ctx context.Context, e *env, rows []row, cmd *exec.Cmd) []Result
 	if err != nil {
 		return failAll(rows, "%v", err)
 	}
+	cmd.Env = os.Environ()
 	if e.sec != nil {
-		cmd.Env = append(os.Environ(), secEnvVar+"="+e.sec.dir)
+		cmd.Env = append(cmd.Env, secEnvVar+"="+e.sec.dir)
+	}
+	if e.registry != "" {
+		cmd.Env = append(cmd.Env, regEnvVar+"="+e.registry)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

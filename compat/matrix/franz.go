@@ -25,6 +25,8 @@ func franzScenarios() goScenarios {
 		"admin":  franzAdmin,
 		"errors": franzErrors,
 		"txn":    franzTxn,
+		// pkg/sr
+		scRegistry: franzRegistry,
 	}, franzSecure)
 }
 

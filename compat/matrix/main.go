@@ -93,12 +93,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var listeners map[string]string
+	registry := ""
 	switch {
 	case addr != "":
 		name = "the broker at " + addr
 		fmt.Fprintln(stderr, "matrix: without the security scenarios (a broker the harness did not start)")
-		jobs = withoutSecurity(jobs)
+		jobs = withoutRegistry(withoutSecurity(jobs))
 	case *reference:
+		jobs = withoutRegistry(jobs)
 		libs, err := kafkaref.Libs(ctx, root)
 		if err != nil {
 			return err
@@ -118,7 +120,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer s.stop()
-		name, addr, listeners = "samsa "+s.version, s.addr, s.listeners
+		name, addr, listeners, registry = "samsa "+s.version, s.addr, s.listeners, s.registry
 	}
 	if sec != nil {
 		if err := sec.setup(ctx, addr, byScenario(listeners)); err != nil {
@@ -132,7 +134,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 
-	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, tmp, *reference, sec, jobs), stderr)
+	t := runJobs(ctx, jobs, *parallel, newEnv(root, addr, registry, tmp, *reference, sec, jobs), stderr)
 	t.Broker = name
 	pass, fail := t.Counts()
 	fmt.Fprintf(stdout, "\nCompatibility against %s (%v):\n\n%s\n%d passed, %d failed\n", name, t.Took.Round(time.Second), t.Markdown(), pass, fail)
@@ -166,6 +168,7 @@ type samsaProc struct {
 	nodes     []*samsaNode
 	addr      string            // node 1's PLAINTEXT listener
 	listeners map[string]string // node 1's secured listeners: name → address
+	registry  string            // node 2's schema registry URL
 	version   string
 }
 
@@ -192,7 +195,7 @@ func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*sam
 		}
 	}
 	names := slices.Sorted(maps.Values(secListeners))
-	per := 2 + len(names) // PLAINTEXT, CONTROLLER, the secured ones
+	per := 3 + len(names) // PLAINTEXT, CONTROLLER, the registry, the secured ones
 	ports, err := kafkaref.FreePorts(per * matrixBrokers)
 	if err != nil {
 		return nil, err
@@ -202,7 +205,9 @@ func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*sam
 	for n := range matrixBrokers {
 		voters = append(voters, strconv.Itoa(n+1)+"@"+addr(n, 1))
 	}
-	p := &samsaProc{addr: addr(0, 0), listeners: map[string]string{}, version: "(dev)"}
+	// The clients use node 2's registry: its writes go to the writer
+	// (the _schemas partition's leader) wherever that is.
+	p := &samsaProc{addr: addr(0, 0), listeners: map[string]string{}, registry: "http://" + addr(1, 2), version: "(dev)"}
 	if out, err := exec.CommandContext(ctx, bin, "version").Output(); err == nil {
 		if f := strings.Fields(string(out)); len(f) > 1 {
 			p.version = f[1] // "samsa VERSION (goX os/arch)"
@@ -216,9 +221,9 @@ func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*sam
 	for n := range matrixBrokers {
 		listeners := "PLAINTEXT://" + addr(n, 0) + ",CONTROLLER://" + addr(n, 1)
 		for i, name := range names {
-			listeners += "," + name + "://" + addr(n, 2+i)
+			listeners += "," + name + "://" + addr(n, 3+i)
 			if n == 0 {
-				p.listeners[name] = addr(n, 2+i)
+				p.listeners[name] = addr(n, 3+i)
 			}
 		}
 		args := []string{"serve",
@@ -229,6 +234,7 @@ func startSamsa(ctx context.Context, root, bin, dir string, sec *security) (*sam
 			"--override", "listener.security.protocol.map=" + protocols,
 			"--override", "listeners=" + listeners,
 			"--override", "log.dirs=" + filepath.Join(dir, "node"+strconv.Itoa(n+1), "data"),
+			"--override", "samsa.schema.registry.listener=" + addr(n, 2),
 		}
 		for _, k := range sortedKeys(props) {
 			args = append(args, "--override", k+"="+props[k])

@@ -17,7 +17,7 @@ import (
 )
 
 // The scenarios, in the table's column order.
-var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "pipeline1071", "txn", secSASLSSL, secMTLS, secSASLPlain}
+var scenarios = []string{"create", "produce", "group", "group848", "admin", "errors", "pipeline", "pipeline1071", "txn", secSASLSSL, secMTLS, secSASLPlain, scRegistry}
 
 // Result is one cell of the table.
 type Result struct {
@@ -50,6 +50,7 @@ type env struct {
 	tmp       string    // a directory of the job's own
 	reference bool      // the broker is Apache Kafka
 	sec       *security // the secured listeners; nil when the harness did not start the broker
+	registry  string    // the schema registry's URL; "" when the brokers serve none
 
 	libsOnce sync.Once
 	libs     string // Apache Kafka's jars, for the CLI tools and Connect
@@ -273,8 +274,22 @@ func selectJobs(jobs []job, re *regexp.Regexp) []job {
 	return out
 }
 
+// withoutScenarios drops the scenarios drop from jobs' rows.
+func withoutScenarios(jobs []job, drop ...string) []job {
+	out := make([]job, len(jobs))
+	for i, j := range jobs {
+		out[i] = j
+		out[i].rows = nil
+		for _, r := range j.rows {
+			r.scenarios = slices.DeleteFunc(slices.Clone(r.scenarios), func(s string) bool { return slices.Contains(drop, s) })
+			out[i].rows = append(out[i].rows, r)
+		}
+	}
+	return out
+}
+
 // newEnv makes the environment of job i.
-func newEnv(root, bootstrap, tmp string, reference bool, sec *security, jobs []job) func(i int) *env {
+func newEnv(root, bootstrap, registry, tmp string, reference bool, sec *security, jobs []job) func(i int) *env {
 	// A run id keeps names apart on a broker that outlives runs (-bootstrap).
 	var id [2]byte
 	_, _ = rand.Read(id[:])
@@ -282,7 +297,7 @@ func newEnv(root, bootstrap, tmp string, reference bool, sec *security, jobs []j
 	return func(i int) *env {
 		dir := filepath.Join(tmp, fmt.Sprintf("job%d", i))
 		_ = os.MkdirAll(dir, 0o755)
-		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name) + "-" + run, tmp: dir, reference: reference, sec: sec}
+		return &env{root: root, bootstrap: bootstrap, prefix: prefixFor(jobs[i].rows[0].name) + "-" + run, tmp: dir, reference: reference, sec: sec, registry: registry}
 	}
 }
 

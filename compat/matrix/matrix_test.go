@@ -29,6 +29,7 @@ func TestMatrix(t *testing.T) {
 	}
 	props := sec.withBrokerProps(brokerProps)
 	props["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
+	props["samsa.schema.registry.listener"] = "127.0.0.1:0"
 	c := testutil.StartCluster(t, matrixBrokers, props)
 	n := c.Nodes[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -46,7 +47,7 @@ func TestMatrix(t *testing.T) {
 	// beside the other packages' tests on two cores, the clients' own
 	// heartbeat threads starved (one kafka-python group run stalled for
 	// 60 s with a member never assigned).
-	tab := runJobs(ctx, jobs, 2, newEnv(root, n.Addr(), t.TempDir(), false, sec, jobs), &progress)
+	tab := runJobs(ctx, jobs, 2, newEnv(root, n.Addr(), "http://"+c.Nodes[1].RegistryAddr(), t.TempDir(), false, sec, jobs), &progress)
 	pass, fail := tab.Counts()
 	t.Logf("against samsa in %v: %d passed, %d failed\n%s\n%s", tab.Took.Round(time.Second), pass, fail, progress.String(), tab.Markdown())
 	for _, f := range tab.Failed() {

@@ -323,18 +323,7 @@ const secEnvVar = "SAMSA_MATRIX_SECURITY"
 
 // withoutSecurity drops the security scenarios from every row (a broker the
 // harness did not start has no listeners it knows of).
-func withoutSecurity(jobs []job) []job {
-	out := make([]job, len(jobs))
-	for i, j := range jobs {
-		out[i] = j
-		out[i].rows = nil
-		for _, r := range j.rows {
-			r.scenarios = slices.DeleteFunc(slices.Clone(r.scenarios), func(s string) bool { return slices.Contains(secScenarios, s) })
-			out[i].rows = append(out[i].rows, r)
-		}
-	}
-	return out
-}
+func withoutSecurity(jobs []job) []job { return withoutScenarios(jobs, secScenarios...) }
 
 // secTimeout bounds a security scenario's reads.
 const secTimeout = 60 * time.Second

@@ -18,6 +18,14 @@ const SECURE = ['sasl_ssl', 'mtls', 'sasl_plain']
 const SECURE_RECORDS = 30
 const CODECS = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy }
 
+// ---- the registry scenario: compat/matrix/registry.go has the same ----
+
+const REG_RECORDS = 10
+const REG_FIELDS = ['{"name":"name","type":"string"}', '{"name":"n","type":"int"}',
+  '{"name":"email","type":"string","default":""}', '{"name":"phone","type":"string"}']
+const REG_SCHEMAS = [2, 3, 4].map(k => `{"type":"record","name":"User","namespace":"samsa.matrix","fields":[${REG_FIELDS.slice(0, k).join(',')}]}`)
+const regUser = (i, version) => version ? { name: `user-${i}`, n: i, email: `user-${i}@example.org` } : { name: `user-${i}`, n: i }
+
 // ---- the records every client sends ----
 
 const key = i => Buffer.from('key-' + (i % 37))
@@ -426,9 +434,73 @@ class KafkaJS {
     }
   }
 
+  // Confluent's @confluentinc/schemaregistry client and Avro serdes, with
+  // kafkajs moving the bytes, against the registry the brokers serve.
+  async registry () {
+    const url = process.env.SAMSA_MATRIX_REGISTRY
+    if (!url) throw new Error('SAMSA_MATRIX_REGISTRY is not set')
+    const { SchemaRegistryClient, SerdeType, AvroSerializer, AvroDeserializer } = require('@confluentinc/schemaregistry')
+    const topic = this.prefix + '-registry'
+    const subject = topic + '-value'
+    const client = new SchemaRegistryClient({ baseURLs: [url] })
+    await this.createTopic(topic, 1)
+    const p = this.kafka.producer({ allowAutoTopicCreation: false })
+    await p.connect()
+    const ids = []
+    try {
+      for (const v of [0, 1]) {
+        ids.push(await client.register(subject, { schemaType: 'AVRO', schema: REG_SCHEMAS[v] }))
+        client.clearLatestCaches()
+        const ser = new AvroSerializer(client, SerdeType.VALUE, { useLatestVersion: true })
+        const messages = []
+        for (let i = v * REG_RECORDS; i < (v + 1) * REG_RECORDS; i++) messages.push({ value: await ser.serialize(topic, regUser(i, v)) })
+        await p.send({ topic, acks: -1, messages })
+      }
+    } finally {
+      await p.disconnect()
+    }
+    let refused
+    try {
+      await client.register(subject, { schemaType: 'AVRO', schema: REG_SCHEMAS[2] })
+    } catch (e) {
+      refused = e
+    }
+    if (!refused || refused.status !== 409) throw new Error(`version 3 (a field without a default): ${describe(refused)}, want a 409`)
+    const versions = await client.getAllVersions(subject)
+    if (JSON.stringify(versions) !== '[1,2]') throw new Error(`versions of ${subject}: ${JSON.stringify(versions)}, want [1,2]`)
+    const deser = new AvroDeserializer(client, SerdeType.VALUE, {})
+    const c = this.kafka.consumer({ groupId: topic + '-g' })
+    await c.connect()
+    const got = []
+    let failure
+    try {
+      await c.subscribe({ topics: [topic], fromBeginning: true })
+      await c.run({
+        autoCommit: false,
+        eachMessage: async ({ message: m }) => {
+          try {
+            const i = got.length
+            if (m.value[0] !== 0 || m.value.readUInt32BE(1) !== ids[Math.floor(i / REG_RECORDS)]) {
+              throw new Error(`record ${i}: header ${m.value.subarray(0, 5).toString('hex')}, want magic 0 and id ${ids[Math.floor(i / REG_RECORDS)]}`)
+            }
+            got.push({ ...await deser.deserialize(topic, m.value) })
+          } catch (e) {
+            failure = failure || e
+          }
+        }
+      })
+      await until(() => failure || got.length >= 2 * REG_RECORDS, () => `read ${got.length} of ${2 * REG_RECORDS} records in ${WAIT} ms`)
+      if (failure) throw failure
+    } finally {
+      await c.disconnect()
+    }
+    const want = got.map((_, i) => regUser(i, Math.floor(i / REG_RECORDS)))
+    if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`read ${JSON.stringify(got.slice(0, 3))}, want ${JSON.stringify(want.slice(0, 3))}`)
+  }
+
   run (scenario) {
     if (SECURE.includes(scenario)) return this.secure(scenario)
-    const f = { create: this.create, produce: this.produceScenario, group: this.group, admin: this.adminScenario, errors: this.errors, txn: this.txn }[scenario]
+    const f = { create: this.create, produce: this.produceScenario, group: this.group, admin: this.adminScenario, errors: this.errors, txn: this.txn, registry: this.registry }[scenario]
     if (!f) throw new Error('unknown scenario ' + scenario)
     return f.call(this)
   }

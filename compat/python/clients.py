@@ -31,6 +31,31 @@ def security(scenario):
     return conf["denied"], conf["scenarios"][scenario]
 
 
+# ---- the registry scenario: compat/matrix/registry.go has the same ----
+
+REG_RECORDS = 10
+_REG_FIELDS = ['{"name":"name","type":"string"}', '{"name":"n","type":"int"}',
+               '{"name":"email","type":"string","default":""}', '{"name":"phone","type":"string"}']
+REG_SCHEMAS = ['{"type":"record","name":"User","namespace":"samsa.matrix","fields":[%s]}' % ",".join(_REG_FIELDS[:k])
+               for k in (2, 3, 4)]
+
+
+def registry_url():
+    """The schema registry the brokers serve ($SAMSA_MATRIX_REGISTRY)."""
+    url = os.environ.get("SAMSA_MATRIX_REGISTRY")
+    if not url:
+        raise AssertionError("SAMSA_MATRIX_REGISTRY is not set")
+    return url
+
+
+def reg_user(i, version):
+    """Record i of the registry scenario, of schema version+1."""
+    u = {"name": "user-%d" % i, "n": i}
+    if version:
+        u["email"] = "user-%d@example.org" % i
+    return u
+
+
 # ---- the records every client sends ----
 
 def key(i):
@@ -406,12 +431,62 @@ class Confluent:
         if got is None or got.code() != self.ck.KafkaError.TOPIC_AUTHORIZATION_FAILED:
             raise AssertionError("produce to %s without an ACL: got %s, want TOPIC_AUTHORIZATION_FAILED" % (denied, got))
 
+    def registry(self):
+        """Its schema registry client and Avro serdes against the registry."""
+        import struct
+        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+        from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+        from confluent_kafka.schema_registry.error import SchemaRegistryError
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        topic = self.prefix + "-registry"
+        subject = topic + "-value"
+        client = SchemaRegistryClient({"url": registry_url()})
+        self.create_topic(topic, 1)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        p = self.producer()
+        ids = []
+        for v in (0, 1):
+            ser = AvroSerializer(client, REG_SCHEMAS[v])  # registers it
+            for i in range(v * REG_RECORDS, (v + 1) * REG_RECORDS):
+                p.produce(topic, value=ser(reg_user(i, v), ctx))
+            if p.flush(WAIT):
+                raise AssertionError("produce: records undelivered")
+            ids.append(client.lookup_schema(subject, Schema(REG_SCHEMAS[v], "AVRO")).schema_id)
+        try:
+            client.register_schema(subject, Schema(REG_SCHEMAS[2], "AVRO"))
+            raise AssertionError("version 3 (a field without a default) registered, want a 409")
+        except SchemaRegistryError as e:
+            if e.http_status_code != 409:
+                raise
+        if client.get_versions(subject) != [1, 2]:
+            raise AssertionError("versions of %s: %s, want [1, 2]" % (subject, client.get_versions(subject)))
+        deser = AvroDeserializer(client)
+        c = self.consumer(self.prefix + "-registry-g")
+        got = []
+        try:
+            c.assign([self.ck.TopicPartition(topic, 0, self.ck.OFFSET_BEGINNING)])
+            deadline = time.time() + WAIT
+            while len(got) < 2 * REG_RECORDS and time.time() < deadline:
+                m = self.poll(c, 0.2)
+                if m is None:
+                    continue
+                i = len(got)
+                magic, sid = struct.unpack(">bI", m.value()[:5])
+                if magic != 0 or sid != ids[i // REG_RECORDS]:
+                    raise AssertionError("record %d: magic %d id %d, want 0 and %d" % (i, magic, sid, ids[i // REG_RECORDS]))
+                got.append(deser(m.value(), ctx))
+        finally:
+            c.close()
+        want = [reg_user(i, i // REG_RECORDS) for i in range(2 * REG_RECORDS)]
+        if got != want:
+            raise AssertionError("read %s, want %s" % (got[:3], want[:3]))
+
     def run(self, scenario):
         if scenario in SECURE:
             return self.secure(scenario)
         {"create": self.create, "produce": self.produce_scenario, "group": self.group,
          "group848": lambda: self.group("group848", **{"group.protocol": "consumer"}),
-         "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn}[scenario]()
+         "admin": self.admin_scenario, "errors": self.errors, "txn": self.txn, "registry": self.registry}[scenario]()
 
 
 # ---- kafka-python ----
