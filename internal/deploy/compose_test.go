@@ -71,10 +71,12 @@ func TestComposeCluster(t *testing.T) {
 			if len(s.DependsOn) != 0 {
 				t.Errorf("depends on %v: the nodes start together and wait for a majority", s.DependsOn)
 			}
-			proxyPort := fmt.Sprintf("%d8082", i+1)
-			if len(s.Ports) != 2 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 ||
-				s.Ports[1].Published != proxyPort || s.Ports[1].Target != 8082 {
-				t.Errorf("ports %+v, want %s:%s and the REST proxy's %s:8082", s.Ports, hostPort, hostPort, proxyPort)
+			proxyPort, registryPort := fmt.Sprintf("%d8082", i+1), fmt.Sprintf("%d8081", i+1)
+			if len(s.Ports) != 3 || s.Ports[0].Published != hostPort || s.Ports[0].Target != uint32(i+1)*10000+9092 ||
+				s.Ports[1].Published != proxyPort || s.Ports[1].Target != 8082 ||
+				s.Ports[2].Published != registryPort || s.Ports[2].Target != 8081 {
+				t.Errorf("ports %+v, want %s:%s, the REST proxy's %s:8082 and the schema registry's %s:8081",
+					s.Ports, hostPort, hostPort, proxyPort, registryPort)
 			}
 			// The broker's health check runs the binary itself against
 			// the in-network listener (the image has no shell).
@@ -158,6 +160,7 @@ func TestComposeCluster(t *testing.T) {
 				"transaction.state.log.min.isr":            "2",
 				"transaction.state.log.replication.factor": "3",
 				"samsa.http.proxy.listener":                "0.0.0.0:8082",
+				"samsa.schema.registry.listener":           "0.0.0.0:8081",
 			} {
 				if got := props.String(k); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)

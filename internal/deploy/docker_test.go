@@ -26,15 +26,18 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // TestDockerCompose builds the image FROM scratch, brings the KRaft compose
-// file up, produces and consumes from the host through the published ports,
-// kills the broker leading partition 0 with `docker compose kill`, keeps
-// producing with acks=all, reads back every acknowledged record at the
-// offset it was acknowledged at, and brings the stack down with its volumes.
+// file up, produces and consumes from the host through the published ports
+// (and registers a schema through one node's schema registry and reads it
+// through the others'), kills the broker leading partition 0 with `docker
+// compose kill`, keeps producing with acks=all, reads back every
+// acknowledged record at the offset it was acknowledged at, and brings the
+// stack down with its volumes.
 func TestDockerCompose(t *testing.T) {
 	start := time.Now()
 	ensureDockerd(t)
@@ -54,16 +57,19 @@ func TestDockerCompose(t *testing.T) {
 	}
 	built := time.Now()
 
-	// The EXTERNAL listeners and the REST proxies, published on free host
-	// ports (SAMSA_PORT_n, SAMSA_PROXY_PORT_n; the file's own 19092, 29092,
-	// 39092 and 38082 lie in the ephemeral range, where another test's
-	// connection may hold one).
-	var hostBrokers, proxies, portEnv []string
+	// The EXTERNAL listeners, the REST proxies and the schema registries,
+	// published on free host ports (SAMSA_PORT_n, SAMSA_PROXY_PORT_n,
+	// SAMSA_REGISTRY_PORT_n; the file's own 19092, 29092, 39092, 38082 and
+	// 38081 lie in the ephemeral range, where another test's connection
+	// may hold one).
+	var hostBrokers, proxies, registries, portEnv []string
 	for i := 1; i <= 3; i++ {
-		port, proxyPort := freePort(t), freePort(t)
+		port, proxyPort, registryPort := freePort(t), freePort(t), freePort(t)
 		hostBrokers = append(hostBrokers, "localhost:"+port)
 		proxies = append(proxies, "http://localhost:"+proxyPort)
-		portEnv = append(portEnv, fmt.Sprintf("SAMSA_PORT_%d=%s", i, port), fmt.Sprintf("SAMSA_PROXY_PORT_%d=%s", i, proxyPort))
+		registries = append(registries, "http://localhost:"+registryPort)
+		portEnv = append(portEnv, fmt.Sprintf("SAMSA_PORT_%d=%s", i, port), fmt.Sprintf("SAMSA_PROXY_PORT_%d=%s", i, proxyPort),
+			fmt.Sprintf("SAMSA_REGISTRY_PORT_%d=%s", i, registryPort))
 	}
 	project := fmt.Sprintf("samsadeploy%d", os.Getpid())
 	stack := func(timeout time.Duration, args ...string) ([]byte, error) {
@@ -171,6 +177,7 @@ func TestDockerCompose(t *testing.T) {
 	for _, proxy := range proxies {
 		poll.Eventually(t, time.Minute, func() error { return proxyListsTopic(ctx, proxy, topic) })
 	}
+	registryServesEverywhere(t, ctx, registries)
 
 	// docker compose kill sends SIGKILL to the broker leading partition 0
 	// now.
@@ -250,6 +257,48 @@ func proxyListsTopic(ctx context.Context, proxy, topic string) error {
 		return fmt.Errorf("%s: partitions %+v, want 3", proxy, parts)
 	}
 	return nil
+}
+
+// registryServesEverywhere registers a schema through the first node's
+// schema registry (its published port) and reads it, by id and as its
+// subject's latest version, through each of the others'.
+func registryServesEverywhere(t *testing.T, ctx context.Context, registries []string) {
+	t.Helper()
+	start := time.Now()
+	defer func() {
+		t.Logf("schema registry: registered through node 1, read through 2 and 3 in %v", time.Since(start).Round(time.Millisecond))
+	}()
+	const subject, schema = "compose-value", `{"type":"record","name":"Compose","fields":[{"name":"n","type":"int"}]}`
+	first, err := sr.NewClient(sr.URLs(registries[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	poll.Eventually(t, time.Minute, func() error {
+		s, err := first.CreateSchema(ctx, subject, sr.Schema{Schema: schema})
+		id = s.ID
+		return err
+	})
+	for _, url := range registries[1:] {
+		cl, err := sr.NewClient(sr.URLs(url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll.Eventually(t, time.Minute, func() error {
+			byID, err := cl.SchemaByID(ctx, id)
+			if err != nil {
+				return fmt.Errorf("%s: schema %d: %w", url, id, err)
+			}
+			latest, err := cl.SchemaByVersion(ctx, subject, -1)
+			if err != nil {
+				return fmt.Errorf("%s: %s latest: %w", url, subject, err)
+			}
+			if byID.Schema != schema || latest.ID != id || latest.Version != 1 {
+				return fmt.Errorf("%s: schema %d %q, %s latest %+v; want %q as version 1", url, id, byID.Schema, subject, latest, schema)
+			}
+			return nil
+		})
+	}
 }
 
 // readAll consumes the topic from the start with a new client until every
