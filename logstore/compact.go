@@ -33,6 +33,12 @@ type CompactOptions struct {
 	// MaxKeys bounds the key map of one pass (Kafka's dedupe buffer); the
 	// pass then cleans the segments whose keys fit. 0 means 1<<20.
 	MaxKeys int
+	// Tiered is set for a log with remote.storage.enable: its tombstones
+	// and free transaction markers go only in segments that end at or
+	// below TieredCleanedTo, the end of what tiered compaction cleaned
+	// in the remote segments (compact_tiered.go).
+	Tiered          bool
+	TieredCleanedTo int64
 }
 
 // CompactStats describe one pass.
@@ -126,7 +132,7 @@ func (l *Log) Compact(now time.Time, opts CompactOptions) (CompactStats, error) 
 		if err != nil {
 			return st, fmt.Errorf("%w: %v", ErrStorage, err)
 		}
-		tombstonesGo := fi.ModTime().Before(horizon)
+		tombstonesGo := fi.ModTime().Before(horizon) && (!opts.Tiered || s.next.Load() <= opts.TieredCleanedTo)
 		tmp := segmentName(l.dir, s.base, logSuffix) + ".tmp" // Open deletes leftovers
 		c := cleaning{keys: keys, producerLast: producerLast, tombstonesGo: tombstonesGo,
 			maxUncompressed: int(cfg.MaxUncompressedBytes), txns: txns}
@@ -328,79 +334,83 @@ func (c *cleaning) cleanSegment(w io.Writer, s *segment, size int64) (int64, int
 		return err
 	}
 	err := forEachBatch(s, size, func(h *BatchHeader, b []byte) error {
-		tail, known := c.producerLast[h.ProducerID]
-		last := h.ProducerID >= 0 && known && tail.keeps(h)
-		if h.IsControl() {
-			free, keep := c.txns.control(h, b)
-			if keep != nil {
-				c.aborted = append(c.aborted, *keep)
-			}
-			if last || !free || !c.tombstonesGo {
-				return put(b)
-			}
-			removed += int64(h.NumRecords)
-			return nil
-		}
-		if c.txns.data(h) {
-			// An aborted transaction's records go; its producer's last
-			// batch stays, empty, for the producer's sequence.
-			removed += int64(h.NumRecords)
-			if last {
-				return put(emptyBatch(h))
-			}
-			return nil
-		}
-		var kept []Record
-		n := int32(0)
-		err := ForEachRecordLimit(b, c.maxUncompressed, func(r Record) bool {
-			n++
-			if r.Key == nil {
-				return true // no key, nothing to compact it by: Kafka drops it too
-			}
-			if latest, ok := c.keys[md5.Sum(r.Key)]; ok && latest > r.Offset {
-				return true // superseded
-			}
-			if r.Value == nil && c.tombstonesGo {
-				return true // an expired tombstone
-			}
-			kept = append(kept, cloneRecord(r))
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		switch {
-		case len(kept) == int(n):
-			return put(b)
-		case len(kept) == 0 && last:
-			// The producer's last batch carries its sequence: keep it whole.
-			return put(b)
-		case len(kept) == 0:
-			removed += int64(n)
-			return nil
-		}
-		removed += int64(int(n) - len(kept))
-		nb, err := EncodeBatch(BatchSpec{
-			BaseOffset:           h.BaseOffset,
-			PartitionLeaderEpoch: h.PartitionLeaderEpoch,
-			Codec:                h.Codec(),
-			ProducerID:           h.ProducerID,
-			ProducerEpoch:        h.ProducerEpoch,
-			BaseSequence:         h.BaseSequence,
-			Transactional:        h.IsTransactional(),
-			LogAppendTime:        h.LogAppendTime(),
-			AppendTime:           h.MaxTimestamp,
-			KeepOffsets:          true,
-		}, kept)
-		if err != nil {
-			return err
-		}
-		// The batch keeps its last offset (and so its last sequence), as
-		// Kafka's cleaner does, though its last record may be gone.
-		putLastOffsetDelta(nb, h.LastOffsetDelta)
-		return put(nb)
+		n, err := c.cleanBatch(h, b, put)
+		removed += n
+		return err
 	})
 	return removed, written, err
+}
+
+// cleanBatch passes batch b (header h), cleaned, to put (or nothing, when
+// none of it stays), and returns how many records it removed.
+func (c *cleaning) cleanBatch(h *BatchHeader, b []byte, put func([]byte) error) (int64, error) {
+	tail, known := c.producerLast[h.ProducerID]
+	last := h.ProducerID >= 0 && known && tail.keeps(h)
+	if h.IsControl() {
+		free, keep := c.txns.control(h, b)
+		if keep != nil {
+			c.aborted = append(c.aborted, *keep)
+		}
+		if last || !free || !c.tombstonesGo {
+			return 0, put(b)
+		}
+		return int64(h.NumRecords), nil
+	}
+	if c.txns.data(h) {
+		// An aborted transaction's records go; its producer's last
+		// batch stays, empty, for the producer's sequence.
+		if last {
+			return int64(h.NumRecords), put(emptyBatch(h))
+		}
+		return int64(h.NumRecords), nil
+	}
+	var kept []Record
+	n := int32(0)
+	err := ForEachRecordLimit(b, c.maxUncompressed, func(r Record) bool {
+		n++
+		if r.Key == nil {
+			return true // no key, nothing to compact it by: Kafka drops it too
+		}
+		if latest, ok := c.keys[md5.Sum(r.Key)]; ok && latest > r.Offset {
+			return true // superseded
+		}
+		if r.Value == nil && c.tombstonesGo {
+			return true // an expired tombstone
+		}
+		kept = append(kept, cloneRecord(r))
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case len(kept) == int(n):
+		return 0, put(b)
+	case len(kept) == 0 && last:
+		// The producer's last batch carries its sequence: keep it whole.
+		return 0, put(b)
+	case len(kept) == 0:
+		return int64(n), nil
+	}
+	nb, err := EncodeBatch(BatchSpec{
+		BaseOffset:           h.BaseOffset,
+		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
+		Codec:                h.Codec(),
+		ProducerID:           h.ProducerID,
+		ProducerEpoch:        h.ProducerEpoch,
+		BaseSequence:         h.BaseSequence,
+		Transactional:        h.IsTransactional(),
+		LogAppendTime:        h.LogAppendTime(),
+		AppendTime:           h.MaxTimestamp,
+		KeepOffsets:          true,
+	}, kept)
+	if err != nil {
+		return 0, err
+	}
+	// The batch keeps its last offset (and so its last sequence), as
+	// Kafka's cleaner does, though its last record may be gone.
+	putLastOffsetDelta(nb, h.LastOffsetDelta)
+	return int64(int(n) - len(kept)), put(nb)
 }
 
 // putLastOffsetDelta rewrites a batch's last offset delta and its CRC.
