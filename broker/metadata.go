@@ -300,6 +300,11 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 		if ts.RemoteStorage {
 			nt.remote = &tieredTopic{copyDisabled: ts.RemoteCopyDisabled, retentionMs: ts.RetentionMs, retentionBytes: ts.RetentionBytes,
 				localRetentionMs: ts.LocalRetentionMs, localRetentionBytes: ts.LocalRetentionBytes}
+			if !ts.CleanupDelete {
+				// A compact-only tiered log: no remote segment expires
+				// (logConfig's rule); local retention still bounds the disk.
+				nt.remote.retentionMs, nt.remote.retentionBytes = -1, -1
+			}
 		}
 		if ts.CleanupCompact {
 			nt.cleaner = &logstore.CompactOptions{

@@ -813,9 +813,7 @@ func (b *Broker) cleanerLoop(ctx context.Context) {
 // topic, below its high watermark: a follower cleans its own copy, as in
 // Kafka, and a consumer never sees a log change above what it may read.
 func (b *Broker) cleanLogs(ctx context.Context) {
-	// A key costs about 64 bytes in the cleaner's map (an MD5 and an offset,
-	// with the map's own overhead), not Kafka's 24.
-	maxKeys := int(b.cfg().Settings().LogCleanerDedupeBytes / 64)
+	maxKeys := b.cleanerMaxKeys()
 	for _, t := range b.meta.topicList() {
 		if t.cleaner == nil {
 			continue
@@ -829,6 +827,15 @@ func (b *Broker) cleanLogs(ctx context.Context) {
 			}
 			opts := *t.cleaner
 			opts.UpTo, opts.MaxKeys = p.LastStableOffset(), maxKeys // never past an undecided transaction
+			if t.remote != nil {
+				// Tombstones go locally only where the remote segments
+				// are clean (tiered.Metadata.CleanedTo).
+				opts.Tiered = true
+				if b.tiered != nil {
+					md, _ := b.tiered.Cached(t.id, p.ID)
+					opts.TieredCleanedTo = md.CleanedTo
+				}
+			}
 			// The clock now, not the tick's: a tick waits in its channel
 			// while a slow pass runs, and a segment sealed after the tick
 			// would look written in the future, keeping its expired
@@ -844,6 +851,13 @@ func (b *Broker) cleanLogs(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// cleanerMaxKeys bounds the log cleaner's key map by
+// log.cleaner.dedupe.buffer.size: a key costs about 64 bytes in it (an
+// MD5 and an offset, with the map's own overhead), not Kafka's 24.
+func (b *Broker) cleanerMaxKeys() int {
+	return int(b.cfg().Settings().LogCleanerDedupeBytes / 64)
 }
 
 // maintenanceLoop enforces retention every log.retention.check.interval.ms

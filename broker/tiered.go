@@ -67,6 +67,11 @@ func (b *Broker) readRemote(fp *fetchPart, maxBytes int32, maxOffset int64, minO
 	ctx, cancel := context.WithTimeout(b.ctx, b.cfg().Settings().RemoteFetchMaxWait)
 	defer cancel()
 	rr, err := b.tiered.Read(ctx, fp.p.Topic, fp.p.TopicID, fp.p.ID, fp.offset, maxBytes, maxOffset, minOne)
+	if err == nil && rr.Size == 0 && rr.NextOffset > fp.offset {
+		// Compaction left no record at or after the offset in the
+		// remote log: the records go on in the local log.
+		return fp.p.Log.Read(rr.NextOffset, maxBytes, maxOffset, minOne)
+	}
 	if err == nil && fp.committed && rr.Size > 0 {
 		fp.aborted, err = b.tiered.AbortedTxns(ctx, fp.p.Topic, fp.p.TopicID, fp.p.ID, fp.p.Log, fp.offset, rr.NextOffset)
 		if err != nil {
@@ -146,6 +151,11 @@ func (b *Broker) tieredReplicas() []tiered.Replica {
 				LocalRetentionMs: tt.localRetentionMs, LocalRetentionBytes: tt.localRetentionBytes}
 			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
 				r.Leader, r.LeaderEpoch, r.LastStableOffset = true, epoch, p.LastStableOffset()
+				if t.cleaner != nil {
+					opts := *t.cleaner
+					opts.UpTo, opts.MaxKeys = r.LastStableOffset, b.cleanerMaxKeys()
+					r.Compact = &opts
+				}
 			}
 			out = append(out, r)
 		}

@@ -35,6 +35,10 @@ type Replica struct {
 	// LocalRetentionBytes are local.retention.ms and .bytes, -2 resolved.
 	RetentionMs, RetentionBytes           int64
 	LocalRetentionMs, LocalRetentionBytes int64
+	// Compact, on a compacted topic led here, is its log cleaner's
+	// settings, UpTo the last stable offset: the leader compacts the
+	// remote segments too (compact.go).
+	Compact *logstore.CompactOptions
 }
 
 func (r Replica) objects() Partition {
@@ -104,6 +108,10 @@ type Manager struct {
 	order   int                       // guarded by mu: where the next pass starts in the replica list
 	busy    int                       // guarded by mu: replica passes under way, at most Workers
 	freed   chan struct{}             // guarded by mu: closed and replaced when a pass ends
+
+	// compacted is, per partition led here, the end of what the last
+	// remote compaction pass could map (compact.go). Guarded by mu.
+	compacted map[partKey]int64
 }
 
 // isDeleted reports whether DeleteTopic was called for the topic id.
@@ -142,7 +150,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 		cfg.Workers = func() int { return 10 }
 	}
 	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{},
-		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), now: time.Now,
+		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), compacted: map[partKey]int64{}, now: time.Now,
 		reader: &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
 }
 
@@ -341,7 +349,10 @@ func (m *Manager) lead(ctx context.Context, r Replica) error {
 	if err := l.expire(ctx, m.now()); err != nil {
 		return err
 	}
-	return m.deleteLocal(r, l.md)
+	if err := m.deleteLocal(r, l.md); err != nil {
+		return err
+	}
+	return l.compact(ctx, m.now())
 }
 
 // follow is a pass over a partition followed here: its local retention,
@@ -470,22 +481,45 @@ func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, part
 		return logstore.ReadResult{}, err
 	}
 	for fresh := false; ; fresh = true {
-		seg, ok := md.SegmentFor(offset)
-		if ok {
-			res, err := m.reader.read(ctx, obj, seg, offset, maxBytes, maxOffset, minOneBatch)
-			if !errors.Is(err, ErrNotFound) || fresh {
-				m.cfg.Observe(topic, OpFetch, res.Size, err != nil)
-				return res, err
-			}
-		} else if fresh {
+		res, err := m.readSegments(ctx, obj, md, offset, maxBytes, maxOffset, minOneBatch)
+		switch {
+		case errors.Is(err, errNoSegment) && fresh:
 			return logstore.ReadResult{}, fmt.Errorf("%w: no remote segment of %s-%d holds %d", logstore.ErrOffsetOutOfRange, topic, partition, offset)
+		case !errors.Is(err, ErrNotFound) && !errors.Is(err, errNoSegment) || fresh:
+			m.cfg.Observe(topic, OpFetch, res.Size, err != nil)
+			return res, err
 		}
-		// The copy read last may be stale (a segment copied or deleted
-		// by the leader since): read the metadata again, once.
+		// The copy read last may be stale (a segment copied, compacted
+		// or deleted by the leader since): read the metadata again, once.
 		if md, _, err = m.load(ctx, topicID, partition); err != nil {
 			return logstore.ReadResult{}, err
 		}
 	}
+}
+
+// errNoSegment: no remote segment serves the offset read.
+var errNoSegment = errors.New("tiered: no remote segment serves the offset")
+
+// readSegments reads from the remote segment serving offset, or, when
+// compaction left nothing at or after offset in it, from the next ones.
+// Past the last one it answers no records and, as NextOffset, the offset
+// where the log goes on (locally).
+func (m *Manager) readSegments(ctx context.Context, obj Partition, md Metadata, offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (logstore.ReadResult, error) {
+	for at := offset; at < maxOffset; {
+		seg, ok := md.SegmentFor(at)
+		switch {
+		case !ok && at == offset:
+			return logstore.ReadResult{}, errNoSegment
+		case !ok:
+			return logstore.ReadResult{NextOffset: at}, nil
+		}
+		res, err := m.reader.read(ctx, obj, seg, at, maxBytes, maxOffset, minOneBatch)
+		if err != nil || res.Size > 0 || res.NextOffset <= at {
+			return res, err
+		}
+		at = res.NextOffset
+	}
+	return logstore.ReadResult{}, nil
 }
 
 // Cached returns the remote log metadata of a partition this broker last

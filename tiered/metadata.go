@@ -30,6 +30,12 @@ type Metadata struct {
 	Segments []RemoteSegment `json:"segments,omitempty"` // copied whole, ascending and contiguous
 	Copying  []RemoteSegment `json:"copying,omitempty"`
 	Deleting []RemoteSegment `json:"deleting,omitempty"`
+
+	// CleanedTo, on a compacted topic, is where compaction of the remote
+	// segments stands (compact.go): a remote record below it that a later
+	// record below it supersedes is gone, so replicas may drop the
+	// tombstones and markers of local segments ending at or below it.
+	CleanedTo int64 `json:"cleaned_to,omitempty"`
 }
 
 // MetadataStore is where remote log metadata lives (controller.Store).
@@ -101,7 +107,7 @@ func (m *Metadata) SegmentFor(offset int64) (RemoteSegment, bool) {
 }
 
 func (m *Metadata) clone() Metadata {
-	return Metadata{Version: 1, CopiedTo: m.CopiedTo, Segments: slices.Clone(m.Segments), Copying: slices.Clone(m.Copying), Deleting: slices.Clone(m.Deleting)}
+	return Metadata{Version: 1, CopiedTo: m.CopiedTo, CleanedTo: m.CleanedTo, Segments: slices.Clone(m.Segments), Copying: slices.Clone(m.Copying), Deleting: slices.Clone(m.Deleting)}
 }
 
 func without(list []RemoteSegment, id string) []RemoteSegment {

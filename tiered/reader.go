@@ -96,6 +96,9 @@ func (r *reader) startPosition(ctx context.Context, obj Partition, seg RemoteSeg
 // read is logstore.Log.Read over one remote segment: whole batches from
 // the one holding offset, at most maxBytes (the first whole when
 // minOneBatch), none starting at or past maxOffset or the segment's end.
+// When no batch of the segment holds offset or one after it (compaction
+// removed them), it returns no records and the segment's end as
+// NextOffset.
 func (r *reader) read(ctx context.Context, obj Partition, seg RemoteSegment, offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (logstore.ReadResult, error) {
 	logKey, logSize := seg.Key(obj, "log"), seg.LogSize()
 	maxOffset = min(maxOffset, seg.EndOffset)
@@ -108,7 +111,7 @@ func (r *reader) read(ctx context.Context, obj Partition, seg RemoteSegment, off
 	var h logstore.BatchHeader
 	for {
 		if pos+logstore.BatchHeaderSize > logSize {
-			return logstore.ReadResult{}, nil
+			return logstore.ReadResult{NextOffset: seg.EndOffset}, nil
 		}
 		if err := r.copied(ctx, logKey, logSize, pos, hdr[:]); err != nil {
 			return logstore.ReadResult{}, err

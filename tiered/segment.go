@@ -135,6 +135,9 @@ func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir stri
 	if err := open(epochsFile, "epochs", false); err != nil {
 		return RemoteSegment{}, err
 	}
+	if err := sameFiles(files); err != nil {
+		return RemoteSegment{}, fmt.Errorf("tiered: segment %d: %w", base, err)
+	}
 	for i, f := range files {
 		st, err := f.Stat()
 		if err != nil {
@@ -153,6 +156,24 @@ func UploadSegment(ctx context.Context, store ObjectStore, p Partition, dir stri
 		return RemoteSegment{}, err
 	}
 	return r, nil
+}
+
+// sameFiles fails when a file opened is no longer the one at its path: the
+// log cleaner replaced a segment (its .log, then its indexes) while the
+// upload opened them one by one, and the files opened may not match.
+// The next pass copies the segment again.
+func sameFiles(files []*os.File) error {
+	for _, f := range files {
+		opened, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		now, err := os.Stat(f.Name())
+		if err != nil || !os.SameFile(opened, now) {
+			return fmt.Errorf("%s was replaced while the upload opened it (compaction)", f.Name())
+		}
+	}
+	return nil
 }
 
 // DeleteSegment removes every object of r (those a half-done upload may

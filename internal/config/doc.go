@@ -60,7 +60,8 @@
 // Props.ValidateTopicChange adds, over a topic's effective configs, the
 // rules of tiered storage (remote.storage.enable only with
 // remote.log.storage.system.enable, local retention within retention,
-// KIP-950's copy-disable and delete-on-disable).
+// KIP-950's copy-disable and delete-on-disable); unlike Kafka's, it
+// accepts cleanup.policy=compact with remote storage.
 //
 // Tiered storage's object store is configured as Aiven's
 // tiered-storage-for-apache-kafka plugin with its S3 backend is

@@ -113,8 +113,11 @@ func TestValidateTopicChange(t *testing.T) {
 		{off, nil, map[string]string{"local.retention.ms": "-1", "retention.ms": "1000"}, ""}, // checked only with remote storage
 		{on, nil, rse, ""},
 		{on, nil, with(rse, "local.retention.ms", "1000", "local.retention.bytes", "100", "retention.bytes", "1000"), ""},
-		{on, nil, with(rse, "cleanup.policy", "compact"), "Remote log storage only supports topics with cleanup.policy=delete or cleanup.policy being an empty list."},
-		{on, nil, with(rse, "cleanup.policy", "delete,compact"), "only supports topics with cleanup.policy=delete"},
+		// Kafka 4.4 refuses both: "Remote log storage only supports topics
+		// with cleanup.policy=delete or cleanup.policy being an empty list."
+		// samsa compacts remote segments (tiered/compact.go).
+		{on, nil, with(rse, "cleanup.policy", "compact"), ""},
+		{on, nil, with(rse, "cleanup.policy", "delete,compact"), ""},
 		{on, nil, with(rse, "cleanup.policy", ""), ""},
 		{on, nil, with(rse, "retention.bytes", "100", "local.retention.bytes", "-1"), "Invalid value -1 for configuration local.retention.bytes: Value must not be -1 as retention.bytes value is set as 100."},
 		{on, nil, with(rse, "retention.bytes", "100", "local.retention.bytes", "101"), "Invalid value 101 for configuration local.retention.bytes: Value must not be more than retention.bytes property value: 100"},

@@ -173,7 +173,8 @@ func TopicConfigNames() []string {
 // (LogConfig.validate with the broker's log config and
 // remote.log.storage.system.enable): ValidateTopicConfigs, then, over the
 // effective configs (next on this broker's properties), the rules of
-// tiered storage (KIP-405, KIP-950), with Kafka's messages.
+// tiered storage (KIP-405, KIP-950), with Kafka's messages, but for one:
+// compacted topics may be tiered here.
 func (p *Props) ValidateTopicChange(existing, next map[string]string) error {
 	if err := ValidateTopicConfigs(next); err != nil {
 		return err
@@ -191,9 +192,12 @@ func (p *Props) ValidateTopicChange(existing, next map[string]string) error {
 	if !p.Bool("remote.log.storage.system.enable") {
 		return configErr("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
 	}
-	if policy := splitList(eff["cleanup.policy"]); len(policy) > 0 && (len(policy) != 1 || policy[0] != "delete") {
-		return configErr("Remote log storage only supports topics with cleanup.policy=delete or cleanup.policy being an empty list.")
-	}
+	// Kafka 4.4 refuses cleanup.policy=compact here ("Remote log storage
+	// only supports topics with cleanup.policy=delete or cleanup.policy
+	// being an empty list.", LogConfig's
+	// validateRemoteStorageRequiresDeleteCleanupPolicy); samsa compacts
+	// remote segments too (tiered/compact.go), so it accepts compact and
+	// compact,delete.
 	for _, unit := range []string{"bytes", "ms"} {
 		if err := localRetentionWithin(long, unit); err != nil {
 			return err

@@ -1,0 +1,248 @@
+package tiered
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
+	"github.com/samsa-io/samsa/logstore"
+)
+
+// keyedRecord is a record as a reader from offset 0 sees it.
+type keyedRecord struct {
+	offset     int64
+	key, value string
+	tombstone  bool
+}
+
+// appendKeyed appends n one-record batches to l from record first on: key
+// k<i%10>, a 300-byte value naming i; record i is a tombstone when
+// tombstone(i).
+func appendKeyed(t *testing.T, l *logstore.Log, first, n int, ts time.Time, tombstone func(int) bool) {
+	t.Helper()
+	for i := first; i < first+n; i++ {
+		rec := logstore.Record{Timestamp: ts.UnixMilli(), Key: fmt.Appendf(nil, "k%d", i%10), Value: fmt.Appendf(nil, "v%04d-%s", i, strings.Repeat("x", 294))}
+		if tombstone(i) {
+			rec.Value = nil
+		}
+		b, err := logstore.BuildBatch(0, logstore.CodecNone, []logstore.Record{rec}, -1, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(b, 0, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRolled(t, l)
+}
+
+// waitRolled waits until every segment of l (of 4 KiB) but the active one
+// is offered for copying: a roll completes in the background.
+func waitRolled(t *testing.T, l *logstore.Log) {
+	t.Helper()
+	poll.Eventually(t, 30*time.Second, func() error {
+		next := int64(0)
+		if rolled := l.RolledSegments(l.EndOffset()); len(rolled) > 0 {
+			next = rolled[len(rolled)-1].Next
+		}
+		if size := l.SizeFrom(next); size > 4096 {
+			return fmt.Errorf("%d bytes from %d: a roll under way", size, next)
+		}
+		return nil
+	})
+}
+
+// records decodes the records of whole batches b.
+func records(t *testing.T, b []byte) []keyedRecord {
+	t.Helper()
+	var out []keyedRecord
+	for len(b) > 0 {
+		h, err := logstore.ParseBatchHeader(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = logstore.ForEachRecord(b[:h.Size()], func(r logstore.Record) bool {
+			out = append(out, keyedRecord{offset: r.Offset, key: string(r.Key), value: string(r.Value), tombstone: r.Value == nil})
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = b[h.Size():]
+	}
+	return out
+}
+
+// readTiered reads every record of r's partition below end as a consumer
+// from offset 0 does: the local log, or the remote one below it.
+func readTiered(t *testing.T, m *Manager, r Replica, end int64) []keyedRecord {
+	t.Helper()
+	var out []keyedRecord
+	for at := int64(0); at < end; {
+		b, err := r.Log.ReadBytes(at, 1<<20, end)
+		if errors.Is(err, logstore.ErrBelowLocalLog) {
+			res, rerr := m.Read(context.Background(), r.Topic, r.TopicID, r.Partition, at, 1<<20, end, true)
+			if rerr != nil {
+				t.Fatalf("remote read at %d: %v", at, rerr)
+			}
+			b = resultBytes(t, res)
+			res.Release()
+			if len(b) == 0 {
+				if res.NextOffset <= at {
+					t.Fatalf("remote read at %d: nothing, next %d", at, res.NextOffset)
+				}
+				at = res.NextOffset
+				continue
+			}
+		} else if err != nil {
+			t.Fatalf("read at %d: %v", at, err)
+		}
+		recs := records(t, b)
+		if len(recs) == 0 {
+			t.Fatalf("read at %d: no record", at)
+		}
+		out = append(out, recs...)
+		h, _ := logstore.ParseBatchHeader(b[len(b)-int(lastBatchSize(t, b)):])
+		at = h.LastOffset() + 1
+	}
+	return out
+}
+
+// lastBatchSize is the size of the last of the whole batches b.
+func lastBatchSize(t *testing.T, b []byte) int64 {
+	t.Helper()
+	var size int64
+	for len(b) > 0 {
+		h, err := logstore.ParseBatchHeader(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size = h.Size()
+		b = b[size:]
+	}
+	return size
+}
+
+// compactedReference is what a reader of a log that is not tiered sees:
+// the same appends to a log of the same segment size, compacted at now
+// with opts.
+func compactedReference(t *testing.T, appends func(*logstore.Log), opts logstore.CompactOptions, now time.Time) []keyedRecord {
+	t.Helper()
+	l := newTestLog(t, 4096)
+	appends(l)
+	if _, err := l.Compact(now, opts); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.ReadBytes(0, 1<<30, l.EndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records(t, b)
+}
+
+// TestManagerCompactsRemote: on a compacted topic the leader's pass
+// compacts the remote segments with the key map of the whole log, so a
+// reader from offset 0 reads what it reads from the same log compacted
+// without tiering; the remote log shrinks; an upload that fails half way
+// leaves the old segment serving and an entry in Copying that the next
+// pass deletes, with no orphan object; expired tombstones go from the
+// remote segments with the records they deleted.
+func TestManagerCompactsRemote(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := &failingStore{ObjectStore: testStore(t, "")}
+	ctx := context.Background()
+	ts := time.Now().Add(-time.Minute)
+	deleted := func(i int) bool { return i == 95 || i == 145 } // k5's latest
+	appendAll := func(n int) func(*logstore.Log) {
+		return func(l *logstore.Log) { appendKeyed(t, l, 0, n, ts, deleted) }
+	}
+
+	l := newTestLog(t, 4096)
+	appendAll(100)(l)
+	r := leaderReplica(id, l, 0, 100)
+	r.LocalRetentionBytes = 0
+	opts := logstore.CompactOptions{UpTo: 100, DeleteRetentionMs: 1 << 40}
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	check := func(n int, opts logstore.CompactOptions, now time.Time) Metadata {
+		t.Helper()
+		md, err := m.Metadata(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(md.Copying)+len(md.Deleting) > 0 {
+			t.Fatalf("left in copying or deleting: %+v", md)
+		}
+		checkNoOrphans(t, store, md)
+		want := compactedReference(t, appendAll(n), opts, now)
+		got := readTiered(t, m, r, int64(n))
+		checkProduced(t, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("read from offset 0:\n got %v\nwant %v", got, want)
+		}
+		return md
+	}
+
+	// Copied uncompacted, then compacted: the remote log shrinks.
+	md := passCopies(t, m, r, 0)
+	before := md.Size()
+	r.Compact = &opts
+	m.pass(ctx)
+	md = check(100, opts, time.Now())
+	if md.Size() >= before/2 {
+		t.Errorf("remote log of %d bytes, %d before compaction", md.Size(), before)
+	}
+	if md.CleanedTo != md.CopiedEnd() {
+		t.Errorf("cleaned to %d, copied to %d", md.CleanedTo, md.CopiedEnd())
+	}
+
+	// More updates, copied; the compaction's first upload fails half way.
+	appendKeyed(t, l, 100, 60, ts, deleted)
+	r.LastStableOffset, opts.UpTo, r.Compact = 160, 160, nil
+	passCopies(t, m, r, 0)
+	r.Compact = &opts
+	store.puts.Store(2)
+	store.failing.Store(true)
+	m.pass(ctx)
+	if md, _ = m.Metadata(ctx, id, 0); len(md.Copying) != 1 {
+		t.Fatalf("after a failed compaction upload: %+v", md)
+	}
+	checkProduced(t, readTiered(t, m, r, 160))
+	store.failing.Store(false)
+	m.pass(ctx)
+	check(160, opts, time.Now())
+
+	// delete.retention.ms passed: the tombstones go from the remote log,
+	// with every older record of their key (a new leader's first pass).
+	opts.DeleteRetentionMs = 0
+	m.now = func() time.Time { return time.Now().Add(time.Second) }
+	m.mu.Lock()
+	delete(m.compacted, partKey{id, 0})
+	m.mu.Unlock()
+	m.pass(ctx)
+	md = check(160, opts, time.Now().Add(time.Second))
+	if md.CleanedTo <= 145 {
+		t.Fatalf("remote segments clean up to %d, below the tombstone at 145", md.CleanedTo)
+	}
+	for _, k := range readTiered(t, m, r, md.CleanedTo) {
+		if k.key == "k5" && k.offset <= 145 {
+			t.Errorf("k5 deleted at 145, read %+v", k)
+		}
+	}
+}
+
+// checkProduced fails unless each record is the one appendKeyed wrote at
+// its offset.
+func checkProduced(t *testing.T, recs []keyedRecord) {
+	t.Helper()
+	for _, k := range recs {
+		if k.key != fmt.Sprintf("k%d", k.offset%10) || !k.tombstone && !strings.HasPrefix(k.value, fmt.Sprintf("v%04d-", k.offset)) {
+			t.Fatalf("read %+v", k)
+		}
+	}
+}
