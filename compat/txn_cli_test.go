@@ -27,7 +27,10 @@ func TestTransactionsCLI(t *testing.T) {
 	createTopic(t, adm, topic, 2, nil)
 	id := topicID(t, adm, topic)
 
-	cl := newKgo(t, n.Addr(), kgo.TransactionalID("cli-open"), kgo.TransactionTimeout(time.Minute),
+	// The open transaction outlives every tool run (a JVM each, slow
+	// under load): with a minute's timeout the coordinator aborted it
+	// first and EndTransaction was fenced.
+	cl := newKgo(t, n.Addr(), kgo.TransactionalID("cli-open"), kgo.TransactionTimeout(10*time.Minute),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err := cl.BeginTransaction(); err != nil {
 		t.Fatal(err)

@@ -234,6 +234,7 @@ func txnScenario(t *testing.T, addr, topic string) (id [16]byte, want []kmsg.Fet
 	adm := newAdmin(t, addr)
 	createTopic(t, adm, topic, 1, nil)
 	id = topicID(t, adm, topic)
+	waitLed(t, addr, topic, 0)
 	b := cl.SeedBrokers()[0]
 
 	wantCode(t, "plain produce", produceRaw(t, cl, topic, id, 0, rawBatch(-1, -1, -1, time.Now().UnixMilli(), []byte("p0"))).ErrorCode, nil)
@@ -304,6 +305,7 @@ func txnScenarioTV2(t *testing.T, addr, topic string) {
 	adm := newAdmin(t, addr)
 	createTopic(t, adm, topic, 1, nil)
 	id := topicID(t, adm, topic)
+	waitLed(t, addr, topic, 0)
 	b := cl.SeedBrokers()[0]
 	produceTxnRaw(t, cl, topic, id, rawTxnBatch(5000, 0, 0, "x"), 0)
 	wantCode(t, "TV2 marker with the producer's epoch", writeMarkerTV(t, b, topic, 5000, 0, 3, true, 2), kerr.InvalidProducerEpoch)
