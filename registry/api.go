@@ -142,6 +142,11 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req = r.authenticate(w, req); req == nil {
 		return
 	}
+	if err := contextURL(req.URL); err != nil {
+		r.observe(req.Method, "", err.code)
+		writeError(w, err)
+		return
+	}
 	if _, pattern := r.mux.Handler(req); pattern == "" {
 		r.observe(req.Method, "", 404)
 		writeError(w, errf(404, 404, "HTTP 404 Not Found"))

@@ -18,38 +18,35 @@ const (
 
 var modes = []string{modeReadWrite, modeReadOnly, modeReadOnlyOverride, modeImport}
 
-// mode is the subject's mode, else the global one, else READWRITE; the
-// caller holds s.mu.
+// mode is the subject's mode, else that of its scope (scopes), else
+// READWRITE; the caller holds s.mu.
 func (s *State) mode(subject string) string {
-	if m, ok := s.modes[subject]; ok && m != "" {
-		return m
-	}
-	if m, ok := s.modes[""]; ok && m != "" {
-		return m
+	for _, k := range scopes(subject) {
+		if m, ok := s.modes[k]; ok && m != "" {
+			return m
+		}
 	}
 	return modeReadWrite
 }
 
-// compatibility is the subject's level, else the global one, else
-// defaultLevel; the caller holds s.mu.
+// compatibility is the subject's level, else that of its scope (scopes),
+// else defaultLevel; the caller holds s.mu.
 func (s *State) compatibility(subject, defaultLevel string) string {
-	if c, ok := s.configs[subject]; ok && c.CompatibilityLevel != "" {
-		return c.CompatibilityLevel
-	}
-	if c, ok := s.configs[""]; ok && c.CompatibilityLevel != "" {
-		return c.CompatibilityLevel
+	for _, k := range scopes(subject) {
+		if c, ok := s.configs[k]; ok && c.CompatibilityLevel != "" {
+			return c.CompatibilityLevel
+		}
 	}
 	return defaultLevel
 }
 
-// normalize is the subject's normalize setting, else the global one; the
-// caller holds s.mu.
+// normalize is the subject's normalize setting, else that of its scope
+// (scopes); the caller holds s.mu.
 func (s *State) normalize(subject string) bool {
-	if c, ok := s.configs[subject]; ok && c.Normalize != nil {
-		return *c.Normalize
-	}
-	if c, ok := s.configs[""]; ok && c.Normalize != nil {
-		return *c.Normalize
+	for _, k := range scopes(subject) {
+		if c, ok := s.configs[k]; ok && c.Normalize != nil {
+			return *c.Normalize
+		}
 	}
 	return false
 }
@@ -76,16 +73,19 @@ func configSubject(req *http.Request) (string, error) {
 	return pathSubject(req)
 }
 
-// ownOrGlobal returns a subject's own setting, or the global one when the
-// subject has none and the request says defaultToGlobal; else Confluent's
-// 404 with code.
+// ownOrGlobal returns a subject's own setting, or that of its scope
+// (scopes) when the subject has none and the request says
+// defaultToGlobal; else Confluent's 404 with code.
 func ownOrGlobal[T any](req *http.Request, settings map[string]T, subject string, code int, what string) (T, error) {
 	v, ok := settings[subject]
 	if !ok && subject != "" && !queryBool(req, "defaultToGlobal") {
 		return v, errNoSubjectLevel(subject, code, what)
 	}
-	if !ok {
-		v = settings[""]
+	for _, k := range scopes(subject)[1:] {
+		if ok {
+			break
+		}
+		v, ok = settings[k]
 	}
 	return v, nil
 }
@@ -307,7 +307,10 @@ func (r *Registry) byIDPath(req *http.Request) (*version, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	vs := s.idVersions(queryContext(req), id, true)
-	if subject := normalSubject(req.URL.Query().Get("subject")); subject != "" {
+	// A bare context (":.ctx:", as /contexts/.ctx/schemas/ids/... asks)
+	// names no subject.
+	if _, name := SplitSubject(req.URL.Query().Get("subject")); name != "" {
+		subject := normalSubject(req.URL.Query().Get("subject"))
 		vs = slices.DeleteFunc(vs, func(v *version) bool { return v.Subject != subject })
 	}
 	if len(vs) == 0 {

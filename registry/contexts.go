@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -19,7 +21,137 @@ import (
 const (
 	defaultContext  = "."
 	contextWildcard = ":*:"
+	// globalContext holds the settings of every context without its own
+	// (Confluent's ":.__GLOBAL:").
+	globalContext = ":.__GLOBAL:"
 )
+
+// scopes are the keys of the configs and modes a subject's setting is
+// looked up under, in order, as Confluent's registry looks: the subject's
+// own; its context's (":.ctx:"), or for the default context the global
+// one (""); then the __GLOBAL context's. A setting of the default
+// context does not reach the subjects of another.
+func scopes(subject string) []string {
+	top := ""
+	if ctx := contextOf(subject); ctx != defaultContext {
+		top = ":" + ctx + ":"
+	}
+	return []string{subject, top, globalContext}
+}
+
+// contextURL rewrites a request under /contexts/{context}/ as Confluent's
+// registry does (its ContextFilter) before routing it: the path segment
+// after "subjects" (anywhere) or after a leading "config" or "mode" gets
+// the context's prefix (":.ctx:") unless it names a context already; a
+// bare /config or /mode becomes the context's own (/config/:.ctx:);
+// /schemas/ids/... gets ?subject=:.ctx:, and /subjects and /schemas each
+// subjectPrefix prefixed (":.ctx:" without one). The default context
+// (".", ":.:") adds nothing. A context name with a colon is Confluent's
+// 400.
+func contextURL(u *url.URL) *apiError {
+	path := strings.TrimRight(strings.TrimPrefix(u.EscapedPath(), "/"), "/")
+	if !strings.HasPrefix(path, "contexts/") {
+		return nil
+	}
+	ctx := defaultContext
+	var prefix string // the context's subject prefix, once known
+	var out []string
+	first, ctxNext, subjectNext, configOrMode := true, false, false, false
+	for _, seg := range strings.Split(path, "/") {
+		switch {
+		case ctxNext:
+			c, err := url.PathUnescape(seg)
+			if err != nil {
+				return errf(400, 400, "Invalid context %q", seg)
+			}
+			ctx, ctxNext = c, false
+			if prefix, err = contextPrefix(ctx); err != nil {
+				return errf(400, 400, "%s", err.Error())
+			}
+			continue
+		case first && seg == "contexts":
+			ctxNext = true
+			continue
+		case subjectNext:
+			if !namesContext(seg) {
+				seg = prefix + seg
+			}
+			subjectNext = false
+		default:
+			root := first && (seg == "config" || seg == "mode")
+			subjectNext = seg == "subjects" || root
+			configOrMode = configOrMode || root
+		}
+		out = append(out, seg)
+		if seg != "" {
+			first = false
+		}
+	}
+	switch {
+	case configOrMode && subjectNext:
+		if prefix != "" {
+			out = append(out, prefix)
+		}
+	case ctxNext:
+		out = append(out, "contexts")
+	case len(out) == 0 && prefix != "":
+		out = []string{"contexts", prefix}
+	}
+	raw := "/" + strings.Join(out, "/")
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return errf(400, 400, "Invalid path %q", raw)
+	}
+	u.Path, u.RawPath = p, raw
+	q := u.Query()
+	switch rest := strings.Join(out, "/"); {
+	case strings.HasPrefix(rest, "schemas/ids"):
+		if subject := q.Get("subject"); !namesContext(subject) {
+			q.Set("subject", prefix+subject)
+		}
+	case rest == "schemas" || rest == "subjects":
+		prefixes := q["subjectPrefix"]
+		if len(prefixes) == 0 {
+			prefixes = []string{""}
+		}
+		for i, p := range prefixes {
+			if !namesContext(p) {
+				prefixes[i] = prefix + p
+			}
+		}
+		q["subjectPrefix"] = prefixes
+	default:
+		return nil
+	}
+	u.RawQuery = q.Encode()
+	return nil
+}
+
+// contextPrefix is the subject prefix of a context named as in a
+// /contexts/{context} path (".ctx", "ctx" or ":.ctx:"; "" for the default
+// context).
+func contextPrefix(ctx string) (string, error) {
+	ctx = strings.TrimSuffix(strings.TrimPrefix(ctx, ":"), ":")
+	if strings.Contains(ctx, ":") {
+		return "", fmt.Errorf("Context name '%s' cannot contain a colon", ctx)
+	}
+	if !strings.HasPrefix(ctx, ".") {
+		ctx = "." + ctx
+	}
+	if ctx == defaultContext {
+		return "", nil
+	}
+	return ":" + ctx + ":", nil
+}
+
+// namesContext reports whether a path segment or query value (escaped or
+// not) starts with a context (":.ctx:") or the wildcard (":*:").
+func namesContext(s string) bool {
+	if u, err := url.PathUnescape(s); err == nil {
+		s = u
+	}
+	return strings.HasPrefix(s, ":.") || strings.HasPrefix(s, contextWildcard)
+}
 
 // ctxID is an id within its context.
 type ctxID struct {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -43,4 +44,94 @@ func TestContexts(t *testing.T) {
 	if !found {
 		t.Error("no SCHEMA record of :.ctx:s")
 	}
+}
+
+// contextURL rewrites /contexts/{context}/... as Confluent's ContextFilter
+// does (the cases of its ContextFilterTest, less those of the DEK
+// registry and associations, which this registry does not serve).
+func TestContextURL(t *testing.T) {
+	for _, tt := range []struct{ in, path, query string }{
+		{"/contexts", "/contexts", ""},
+		{"/contexts/", "/contexts/", ""},
+		{"/contexts/.foo/", "/contexts/:.foo:", ""},
+		{"/contexts/.test-ctx/subjects/test-subject/versions", "/subjects/:.test-ctx:test-subject/versions", ""},
+		{"/contexts/:.:/subjects/test-subject/versions", "/subjects/test-subject/versions", ""},
+		{"/contexts/:.:/subjects", "/subjects", "subjectPrefix="},
+		{"/contexts/test-ctx/subjects/test-subject/versions", "/subjects/:.test-ctx:test-subject/versions", ""},
+		{"/contexts/.test-ctx/subjects/test-subject/", "/subjects/:.test-ctx:test-subject", ""},
+		{"/contexts/.test-ctx/schemas/ids/1/", "/schemas/ids/1", "subject=%3A.test-ctx%3A"},
+		{"/contexts/.test-ctx/schemas/ids/1?subject=s", "/schemas/ids/1", "subject=%3A.test-ctx%3As"},
+		{"/contexts/:.:/schemas/?subjectPrefix=:*:", "/schemas", "subjectPrefix=%3A%2A%3A"},
+		{"/contexts/.test-ctx/subjects?subjectPrefix=a&subjectPrefix=:.x:b", "/subjects", "subjectPrefix=%3A.test-ctx%3Aa&subjectPrefix=%3A.x%3Ab"},
+		{"/contexts/.test-ctx/subjects/:.test-ctx:test-subject/versions", "/subjects/:.test-ctx:test-subject/versions", ""},
+		{"/contexts/.test-ctx/subjects/%3A.test-ctx%3Atest-subject/versions", "/subjects/%3A.test-ctx%3Atest-subject/versions", ""},
+		{"/contexts/.test-ctx/subjects/slash%2Fin%2Fmiddle/", "/subjects/:.test-ctx:slash%2Fin%2Fmiddle", ""},
+		{"/contexts/.test-ctx/config/test-subject", "/config/:.test-ctx:test-subject", ""},
+		{"/contexts/.test-ctx/config", "/config/:.test-ctx:", ""},
+		{"/contexts/.test-ctx/mode/test-subject", "/mode/:.test-ctx:test-subject", ""},
+		{"/contexts/.test-ctx/mode", "/mode/:.test-ctx:", ""},
+		{"/contexts/:.:/mode", "/mode", ""},
+		{"/contexts/.ctx/subjects/subjects/versions", "/subjects/:.ctx:subjects/versions", ""},
+		{"/contexts/.ctx/subjects/contexts/versions", "/subjects/:.ctx:contexts/versions", ""},
+		{"/contexts/.ctx/compatibility/subjects/s/versions/latest", "/compatibility/subjects/:.ctx:s/versions/latest", ""},
+		{"/subjects/foo/versions", "/subjects/foo/versions", ""},
+		{"/other/config/test", "/other/config/test", ""},
+	} {
+		u, err := url.ParseRequestURI(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := contextURL(u); err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if u.EscapedPath() != tt.path || (tt.query != "" && u.RawQuery != tt.query) {
+			t.Errorf("%s: %s?%s, want %s?%s", tt.in, u.EscapedPath(), u.RawQuery, tt.path, tt.query)
+		}
+	}
+	u, _ := url.ParseRequestURI("/contexts/foo:bar/subjects")
+	if err := contextURL(u); err == nil || err.status != 400 || err.msg != "Context name 'foo:bar' cannot contain a colon" {
+		t.Errorf("/contexts/foo:bar/subjects: %v, want a 400", err)
+	}
+}
+
+// The /contexts/{context}/... forms reach the context's subjects, ids and
+// settings; a context's own config (set through /contexts/.ctx/config)
+// rules its subjects, and the default context's does not, as in
+// Confluent's registry.
+func TestContextURLs(t *testing.T) {
+	tr := newTestRegistry(t)
+	tr.script(t, []step{
+		{"POST", "/subjects/s/versions", body(recV1), 200, `{"id":1}`},
+		{"POST", "/contexts/.ctx/subjects/s/versions", body(`"long"`), 200, `{"id":1}`},
+		{"POST", "/contexts/ctx/subjects/t/versions", body(recV1), 200, `{"id":2}`},
+		{"GET", "/contexts/.ctx/subjects", "", 200, `[":.ctx:s",":.ctx:t"]`},
+		{"GET", "/contexts/:.:/subjects?subjectPrefix=s", "", 200, `["s"]`},
+		{"GET", "/contexts/.ctx/subjects/s/versions", "", 200, `[1]`},
+		{"GET", "/contexts/.ctx/subjects/s/versions/latest", "", 200, `{"subject":":.ctx:s","version":1,"id":1,"schema":"\"long\""}`},
+		{"GET", "/contexts/.ctx/schemas/ids/1", "", 200, `{"schema":"\"long\""}`},
+		{"GET", "/contexts/.ctx/schemas/ids/1/versions", "", 200, `[{"subject":":.ctx:s","version":1}]`},
+		{"GET", "/contexts/.ctx/schemas?subjectPrefix=t", "", 200, `~"subject":":.ctx:t","version":1,"id":2`},
+		{"POST", "/contexts/.ctx/subjects/t", body(recV1), 200, `~"subject":":.ctx:t","version":1,"id":2`},
+		{"POST", "/contexts/.ctx/compatibility/subjects/t/versions/latest", body(recBad), 200, `{"is_compatible":false}`},
+		// The context's own config, for its subjects.
+		{"GET", "/contexts/.ctx/config", "", 404, `{"error_code":40408,"message":"Subject ':.ctx:' does not have subject-level compatibility configured"}`},
+		{"PUT", "/contexts/.ctx/config", `{"compatibility":"NONE"}`, 200, `{"compatibility":"NONE"}`},
+		{"GET", "/config/:.ctx:", "", 200, `{"compatibilityLevel":"NONE"}`},
+		{"GET", "/contexts/.ctx/config/t?defaultToGlobal=true", "", 200, `{"compatibilityLevel":"NONE"}`},
+		{"POST", "/contexts/.ctx/compatibility/subjects/t/versions/latest", body(recBad), 200, `{"is_compatible":true}`},
+		{"POST", "/subjects/s/versions", body(recBad), 409, `~"error_code":409`},
+		{"POST", "/contexts/.ctx/subjects/t/versions", body(recBad), 200, `{"id":3}`},
+		// The default context's config does not reach another context
+		// (there the registry's default level rules).
+		{"PUT", "/contexts/:.:/config", `{"compatibility":"NONE"}`, 200, `{"compatibility":"NONE"}`},
+		{"GET", "/config", "", 200, `{"compatibilityLevel":"NONE"}`},
+		{"POST", "/subjects/s/versions", body(recBad), 200, `{"id":2}`},
+		{"POST", "/contexts/.other/subjects/o/versions", body(recV1), 200, `{"id":1}`},
+		{"POST", "/contexts/.other/subjects/o/versions", body(recBad), 409, `~"error_code":409`},
+		{"PUT", "/contexts/.ctx/mode", `{"mode":"READONLY"}`, 200, `{"mode":"READONLY"}`},
+		{"POST", "/contexts/.ctx/subjects/t/versions", body(recV2), 422, `~"error_code":42205`},
+		{"GET", "/contexts/.other/mode/x?defaultToGlobal=true", "", 200, `{"mode":"READWRITE"}`},
+		{"GET", "/contexts/a:b/subjects", "", 400, `{"error_code":400,"message":"Context name 'a:b' cannot contain a colon"}`},
+	})
 }
