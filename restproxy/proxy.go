@@ -52,7 +52,7 @@ type Config struct {
 type Proxy struct {
 	cfg Config
 	log *slog.Logger
-	mux http.Handler // the routes, behind the CORS filter
+	mux http.Handler    // the routes, behind the CORS filter
 	ctx context.Context // the proxy's root context; ends at Close
 
 	schemas schemaCache
@@ -240,6 +240,10 @@ func (p *Proxy) client(r *http.Request) (*userClient, error) {
 		kgo.RecordPartitioner(partitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.AllowAutoTopicCreation(),
 		kgo.ProducerLinger(0),
+		// Uncompressed, as the Java producer of Confluent's proxy
+		// (compression.type none), not franz-go's snappy: a client
+		// without snappy (kafkajs) reads what was produced over HTTP.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)...)
 	if err != nil {
 		return nil, err

@@ -169,6 +169,18 @@ func TestV2Produce(t *testing.T) {
 		}
 	}
 
+	// Records go uncompressed, as the Java producer of Confluent's proxy
+	// (compression.type none) writes them, however well they would
+	// compress: kafkajs has no snappy.
+	b.createTopic(t, "plain", 1)
+	wantJSON(t, "compressible", do(t, "POST", u+"/topics/plain", `{"records":[{"value":"`+strings.Repeat("a", 1000)+`"},{"value":"`+strings.Repeat("a", 1000)+`"}]}`, "Content-Type", ctJSON), 200,
+		`{"offsets":[{"partition":0,"offset":0,"error_code":null,"error":null},{"partition":0,"offset":1,"error_code":null,"error":null}],"key_schema_id":null,"value_schema_id":null}`)
+	for _, r := range consumeAll(t, b.Addr(), "plain", 2) {
+		if c := r.Attrs.CompressionType(); c != 0 {
+			t.Fatalf("record %d: compression %d, want none", r.Offset, c)
+		}
+	}
+
 	// The body is bounded.
 	big := `{"records":[{"value":"` + strings.Repeat("A", 17<<20) + `"}]}`
 	if got := do(t, "POST", u+"/topics/p", big, "Content-Type", ctBinary); got.status != 413 {
