@@ -37,7 +37,8 @@ import (
 // (Metadata.CleanedTo), the bound below which replicas' local cleaners
 // may drop tombstones (logstore.CompactOptions.TieredCleanedTo). A
 // remote segment's tombstones and markers go delete.retention.ms after
-// its largest timestamp (a local segment's after its last write).
+// its copy was planned, which is after its last write (a local
+// segment's go delete.retention.ms after its last write).
 
 // compact runs a pass of remote compaction over the partition when
 // r.Compact is set and enough is new since the last pass here.
@@ -121,7 +122,7 @@ func (l *leader) compactPass(ctx context.Context, now time.Time, opts logstore.C
 		if l.m.isDeleted(l.r.TopicID) {
 			return st, nil // DeleteTopic waits for this pass, then deletes all
 		}
-		cleaned, size, err := l.cleanSegment(ctx, tc, s, s.MaxTimestamp < horizon)
+		cleaned, size, err := l.cleanSegment(ctx, tc, s, s.written() < horizon)
 		if err != nil {
 			return st, err
 		}
@@ -212,6 +213,16 @@ func (l *leader) replaceSegment(ctx context.Context, dir string, old RemoteSegme
 	return l.commit(ctx, next)
 }
 
+// written is when the segment was last written at the latest: when its
+// copy was planned, or, for a segment copied before that was recorded,
+// its largest timestamp.
+func (s RemoteSegment) written() int64 {
+	if s.PlannedAt > 0 {
+		return s.PlannedAt
+	}
+	return s.MaxTimestamp
+}
+
 // remoteAborted reads the transaction indexes of the remote segments.
 func (l *leader) remoteAborted(ctx context.Context) ([]logstore.AbortedTxn, error) {
 	var out []logstore.AbortedTxn
@@ -228,7 +239,13 @@ func (l *leader) remoteAborted(ctx context.Context) ([]logstore.AbortedTxn, erro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, entries...)
+		// Only the markers the segment serves: those below its start
+		// are the segment before's, listed with it.
+		for _, e := range entries {
+			if e.LastOffset >= s.StartOffset && e.LastOffset < s.EndOffset {
+				out = append(out, e)
+			}
+		}
 	}
 	return out, nil
 }

@@ -128,15 +128,23 @@ func lastBatchSize(t *testing.T, b []byte) int64 {
 	return size
 }
 
+// cleanerPass is one pass of a log cleaner: its settings and clock.
+type cleanerPass struct {
+	opts logstore.CompactOptions
+	now  time.Time
+}
+
 // compactedReference is what a reader of a log that is not tiered sees:
-// the same appends to a log of the same segment size, compacted at now
-// with opts.
-func compactedReference(t *testing.T, appends func(*logstore.Log), opts logstore.CompactOptions, now time.Time) []keyedRecord {
+// the same appends to a log of the same segment size, compacted by the
+// passes.
+func compactedReference(t *testing.T, appends func(*logstore.Log), passes ...cleanerPass) []keyedRecord {
 	t.Helper()
 	l := newTestLog(t, 4096)
 	appends(l)
-	if _, err := l.Compact(now, opts); err != nil {
-		t.Fatal(err)
+	for _, p := range passes {
+		if _, err := l.Compact(p.now, p.opts); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := l.ReadBytes(0, 1<<30, l.EndOffset())
 	if err != nil {
@@ -150,14 +158,17 @@ func compactedReference(t *testing.T, appends func(*logstore.Log), opts logstore
 // reader from offset 0 reads what it reads from the same log compacted
 // without tiering; the remote log shrinks; an upload that fails half way
 // leaves the old segment serving and an entry in Copying that the next
-// pass deletes, with no orphan object; expired tombstones go from the
-// remote segments with the records they deleted.
+// pass deletes, with no orphan object; tombstones stay
+// delete.retention.ms after they were written, whatever their timestamps,
+// then go from the remote segments with the records they deleted.
 func TestManagerCompactsRemote(t *testing.T) {
 	t.Parallel()
 	meta, id := metaStore(t)
 	store := &failingStore{ObjectStore: testStore(t, "")}
 	ctx := context.Background()
-	ts := time.Now().Add(-time.Minute)
+	// Records an hour old by their timestamps, written now: their
+	// tombstones stay delete.retention.ms after they were written.
+	ts := time.Now().Add(-time.Hour)
 	deleted := func(i int) bool { return i == 95 || i == 145 } // k5's latest
 	appendAll := func(n int) func(*logstore.Log) {
 		return func(l *logstore.Log) { appendKeyed(t, l, 0, n, ts, deleted) }
@@ -167,7 +178,7 @@ func TestManagerCompactsRemote(t *testing.T) {
 	appendAll(100)(l)
 	r := leaderReplica(id, l, 0, 100)
 	r.LocalRetentionBytes = 0
-	opts := logstore.CompactOptions{UpTo: 100, DeleteRetentionMs: 1 << 40}
+	opts := logstore.CompactOptions{UpTo: 100, DeleteRetentionMs: (10 * time.Minute).Milliseconds()}
 	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
 	check := func(n int, opts logstore.CompactOptions, now time.Time) Metadata {
 		t.Helper()
@@ -179,7 +190,7 @@ func TestManagerCompactsRemote(t *testing.T) {
 			t.Fatalf("left in copying or deleting: %+v", md)
 		}
 		checkNoOrphans(t, store, md)
-		want := compactedReference(t, appendAll(n), opts, now)
+		want := compactedReference(t, appendAll(n), cleanerPass{opts, now})
 		got := readTiered(t, m, r, int64(n))
 		checkProduced(t, got)
 		if !slices.Equal(got, want) {
@@ -245,4 +256,80 @@ func checkProduced(t *testing.T, recs []keyedRecord) {
 			t.Fatalf("read %+v", k)
 		}
 	}
+}
+
+// TestManagerCompactsRemoteTransactions: committed and aborted
+// transactions in the remote segments are compacted as the log cleaner
+// compacts them (aborted records gone, markers kept while their
+// transaction has records, then gone after delete.retention.ms): a
+// reader from offset 0 reads what it reads from the same log compacted
+// by the same passes without tiering.
+func TestManagerCompactsRemoteTransactions(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	ctx := context.Background()
+	ts := time.Now().Add(-time.Minute)
+	appendTxns := func(l *logstore.Log) {
+		for j := range 40 {
+			recs := []logstore.Record{
+				{Timestamp: ts.UnixMilli(), Key: fmt.Appendf(nil, "k%d", j%10), Value: fmt.Appendf(nil, "t%04d-%s", j, strings.Repeat("x", 294))},
+				{Timestamp: ts.UnixMilli(), Key: fmt.Appendf(nil, "k%d", (j+3)%10), Value: fmt.Appendf(nil, "u%04d", j)},
+			}
+			b, err := logstore.EncodeBatch(logstore.BatchSpec{PartitionLeaderEpoch: -1, ProducerID: 7, ProducerEpoch: 0,
+				BaseSequence: int32(2 * j), Transactional: true}, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Append(b, 0, ts); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.AppendMarker(logstore.Marker{ProducerID: 7, ProducerEpoch: 0, Commit: j%3 != 1}, 0, ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitRolled(t, l)
+	}
+	l := newTestLog(t, 4096)
+	appendTxns(l)
+	end := l.EndOffset()
+	r := leaderReplica(id, l, 0, end)
+	r.LocalRetentionBytes = 0
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	passCopies(t, m, r, 0)
+
+	check := func(passes ...cleanerPass) {
+		t.Helper()
+		md, err := m.Metadata(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNoOrphans(t, store, md)
+		got := readTiered(t, m, r, end)
+		if want := compactedReference(t, appendTxns, passes...); !slices.Equal(got, want) {
+			t.Fatalf("read from offset 0 after %d passes:\n got %v\nwant %v", len(passes), got, want)
+		}
+		for _, k := range got {
+			var j int
+			if _, err := fmt.Sscanf(k.value, "t%04d-", &j); err == nil && j%3 == 1 && k.offset < md.CopiedEnd() {
+				t.Fatalf("aborted record read from a remote segment: %+v", k)
+			}
+		}
+	}
+	first := logstore.CompactOptions{UpTo: end, DeleteRetentionMs: 1 << 40}
+	r.Compact = &first
+	m.pass(ctx)
+	check(cleanerPass{first, time.Now()})
+
+	// delete.retention.ms passed: a new leader's first pass drops the
+	// markers whose transactions have no record left.
+	second := first
+	second.DeleteRetentionMs = 0
+	r.Compact = &second
+	m.now = func() time.Time { return time.Now().Add(time.Second) }
+	m.mu.Lock()
+	delete(m.compacted, partKey{id, 0})
+	m.mu.Unlock()
+	m.pass(ctx)
+	check(cleanerPass{first, time.Now()}, cleanerPass{second, time.Now().Add(time.Second)})
 }

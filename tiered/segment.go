@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/samsa-io/samsa/logstore"
 )
@@ -62,6 +63,11 @@ type RemoteSegment struct {
 	MaxTimestamp int64            `json:"max_timestamp"` // largest batch timestamp (retention.ms)
 	LeaderEpoch  int32            `json:"leader_epoch"`  // the epoch of the leader that copied it
 	Sizes        map[string]int64 `json:"sizes"`         // bytes of each file copied, by suffix
+
+	// PlannedAt is when its copy was planned (Unix ms; 0 in segments
+	// copied before it was kept): after the local segment's last write,
+	// the clock of delete.retention.ms for its tombstones (compact.go).
+	PlannedAt int64 `json:"planned_at,omitempty"`
 }
 
 // Key is the object key of the segment's file with suffix ext ("log",
@@ -88,7 +94,7 @@ func newSegmentID() string {
 // copied yet.
 func NewRemoteSegment(sr logstore.SegmentRange, start int64, epoch int32) RemoteSegment {
 	return RemoteSegment{ID: newSegmentID(), BaseOffset: sr.Base, StartOffset: max(start, sr.Base), EndOffset: sr.Next,
-		MaxTimestamp: sr.MaxTimestamp, LeaderEpoch: epoch}
+		MaxTimestamp: sr.MaxTimestamp, LeaderEpoch: epoch, PlannedAt: time.Now().UnixMilli()}
 }
 
 // UploadSegment copies the rolled segment r names from the partition
