@@ -249,6 +249,46 @@ func typed(typ, schema, refs string) string {
 	return b + `}`
 }
 
+// TestCompatibilityPolicy: Confluent's compatibilityPolicy (8.0.3 on):
+// LENIENT lets a JSON Schema reader ignore what it does not know (a
+// property added to an open content model, additionalProperties closed);
+// STRICT, the default, does not; any other name unsets it.
+func TestCompatibilityPolicy(t *testing.T) {
+	tr := newTestRegistry(t)
+	v1 := `{"type":"object","properties":{"a":{"type":"string"}}}`
+	added := `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}`
+	closed := `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`
+	tr.script(t, []step{
+		{"POST", "/subjects/j/versions", typed("JSON", v1, ""), 200, `{"id":1}`},
+		{"POST", "/compatibility/subjects/j/versions/latest?verbose=true", typed("JSON", added, ""), 200,
+			`~"OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL`},
+		{"PUT", "/config/j", `{"compatibilityPolicy":"lenient"}`, 200, `{"compatibilityPolicy":"lenient"}`},
+		{"GET", "/config/j", "", 200, `{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"LENIENT"}`},
+		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", added, ""), 200, `{"is_compatible":true}`},
+		// FULL: read both ways, each change ignorable by the reader.
+		{"PUT", "/config/j", `{"compatibility":"FULL"}`, 200, `{"compatibility":"FULL"}`},
+		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", closed, ""), 200, `{"is_compatible":true}`},
+		{"POST", "/subjects/j/versions", typed("JSON", added, ""), 200, `{"id":2}`},
+		// A type changed is no less incompatible.
+		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", strings.Replace(added, "integer", "string", 1), ""), 200, `{"is_compatible":false}`},
+		// The global policy reaches subjects without one; a name Confluent
+		// does not know unsets it.
+		{"PUT", "/config", `{"compatibilityPolicy":"LENIENT"}`, 200, `{"compatibilityPolicy":"LENIENT"}`},
+		{"PUT", "/config/j", `{"compatibilityPolicy":"STRICT"}`, 200, `{"compatibilityPolicy":"STRICT"}`},
+		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", closed, ""), 200, `{"is_compatible":false}`},
+		{"PUT", "/config/j", `{"compatibilityPolicy":"sloppy"}`, 200, `{"compatibilityPolicy":"sloppy"}`},
+		{"GET", "/config/j", "", 200, `{"compatibilityLevel":"FULL"}`},
+		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", closed, ""), 200, `{"is_compatible":true}`},
+	})
+	found := false
+	for _, r := range tr.log.written() {
+		found = found || strings.Contains(r, `{"keytype":"CONFIG","subject":"j","magic":0} {"subject":"j","compatibilityLevel":"FULL","compatibilityPolicy":"STRICT"}`)
+	}
+	if !found {
+		t.Errorf("no CONFIG record with compatibilityPolicy STRICT in %q", tr.log.written())
+	}
+}
+
 func TestJSONSchema(t *testing.T) {
 	tr := newTestRegistry(t)
 	addr := `{"type":"object","properties":{"city":{"type":"string"}}}`

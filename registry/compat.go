@@ -37,7 +37,7 @@ func ValidLevel(level string) (string, bool) {
 // appended). The _TRANSITIVE levels check every version, newest first,
 // and stop at the first that fails; the others the newest only (or each
 // of previous when single). The caller holds s.mu.
-func (s *State) incompatibilities(level string, p *parsed, previous []*version, single bool) []string {
+func (s *State) incompatibilities(level, policy string, p *parsed, previous []*version, single bool) []string {
 	if level == levelNone || len(previous) == 0 {
 		return nil
 	}
@@ -67,14 +67,14 @@ func (s *State) incompatibilities(level string, p *parsed, previous []*version, 
 			return append(m, fmt.Sprintf("{oldSchemaVersion: %d}", v.Version), fmt.Sprintf("{oldSchema: '%s'}", v.Schema))
 		}
 		if forward {
-			m := readIssues(old, p, "old", "new")
+			m := readIssues(old, p, policy, "old", "new")
 			if !full {
 				m = withOld(m)
 			}
 			msgs = append(msgs, m...)
 		}
 		if backward {
-			msgs = append(msgs, withOld(readIssues(p, old, "new", "old"))...)
+			msgs = append(msgs, withOld(readIssues(p, old, policy, "new", "old"))...)
 		}
 	}
 	if len(msgs) > 0 {
@@ -84,9 +84,10 @@ func (s *State) incompatibilities(level string, p *parsed, previous []*version, 
 }
 
 // readIssues returns why schema reader cannot read data written with
-// schema writer, each difference as Confluent words it, the reader named
-// readerName and the writer writerName.
-func readIssues(reader, writer *parsed, readerName, writerName string) []string {
+// schema writer under the compatibility policy (STRICT when ""), each
+// difference as Confluent words it, the reader named readerName and the
+// writer writerName.
+func readIssues(reader, writer *parsed, policy, readerName, writerName string) []string {
 	switch {
 	case reader.avro != nil && writer.avro != nil:
 		if err := avro.NewSchemaCompatibility().Compatible(reader.avro, writer.avro); err != nil {
@@ -96,7 +97,7 @@ func readIssues(reader, writer *parsed, readerName, writerName string) []string 
 	case reader.proto != nil && writer.proto != nil:
 		return protoIssues(writer.proto, reader.proto, readerName, writerName)
 	case reader.json != nil && writer.json != nil:
-		return jsonIssues(writer.json, reader.json, readerName, writerName)
+		return jsonIssues(writer.json, reader.json, policy == "LENIENT", readerName, writerName)
 	}
 	return nil
 }

@@ -157,7 +157,7 @@ func TestFormatIncompatibilityMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs := s.incompatibilities(tt.level, p, s.versions("s", false), false)
+		msgs := s.incompatibilities(tt.level, "", p, s.versions("s", false), false)
 		for _, want := range tt.want {
 			if !strings.Contains(strings.Join(msgs, "\n"), want) {
 				t.Errorf("%s %s: messages\n%s\nlack\n%s", tt.typ, tt.level, strings.Join(msgs, "\n"), want)
@@ -183,7 +183,7 @@ func TestProtobufDescriptorForm(t *testing.T) {
 	if got := q.proto.file.Messages().ByName("M").Fields().Len(); got != 2 {
 		t.Fatalf("M has %d fields", got)
 	}
-	if msgs := readIssues(q, p, "new", "old"); len(msgs) != 0 {
+	if msgs := readIssues(q, p, "", "new", "old"); len(msgs) != 0 {
 		t.Fatalf("text and descriptor forms differ: %v", msgs)
 	}
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"maps"
 	"math/big"
 	"reflect"
 	"slices"
@@ -10,7 +11,8 @@ import (
 )
 
 // JSON Schema compatibility, as Confluent's JsonSchema diffs two schemas
-// (io.confluent.kafka.schemaregistry.json.diff, its STRICT policy): each
+// (io.confluent.kafka.schemaregistry.json.diff; its STRICT policy, or
+// LENIENT's jsonCompatibleLenient): each
 // schema is seen as the Everit library Confluent parses with sees it (a
 // typed schema per "type", several combined; enum, const, not, allOf,
 // anyOf, oneOf; {} and true empty, false false; $ref followed), the two
@@ -125,6 +127,21 @@ var jsonCompatible = withLoosenedBounds(map[string]bool{
 	jsEnumExtended: true, jsCombinedExtended: true, jsProductNarrowed: true, jsSumExtended: true, jsNotNarrowed: true,
 })
 
+// jsonCompatibleLenient are those of the LENIENT compatibility policy
+// (Confluent's COMPATIBLE_CHANGES_LENIENT, Confluent 8.0.3 on): the
+// strict ones, and properties added to or removed from an open content
+// model, or where additionalProperties or unevaluatedProperties were
+// narrowed or removed; a reader is assumed to ignore what it does not
+// know.
+var jsonCompatibleLenient = func() map[string]bool {
+	out := maps.Clone(jsonCompatible)
+	for _, t := range []string{jsAdditionalPropsNarrowed, jsAdditionalPropsRemoved, jsUnevalPropsNarrowed, jsUnevalPropsRemoved,
+		jsReqPropDefaultAddedOpen, jsOptPropAddedOpen, jsPropRemovedOpen, jsPropRemovedClosed, jsPropAddedNotCovered, jsPropRemovedNotCovered} {
+		out[t] = true
+	}
+	return out
+}()
+
 // jsonBounds are the numeric keywords compared as bounds: a maximum (a
 // reader copes with it raised or removed) or a minimum (lowered or
 // removed). Their differences are KEYWORD_ADDED, _REMOVED, _INCREASED and
@@ -202,13 +219,16 @@ func jsonDescriptionTable() map[string]string {
 
 // jsonIssues returns the incompatible differences from original (the
 // writer's schema) to update (the reader's), as Confluent words them.
-func jsonIssues(original, update *jsonschema.Schema, readerName, writerName string) []string {
+func jsonIssues(original, update *jsonschema.Schema, lenient bool, readerName, writerName string) []string {
 	budget := 100000
-	d := &jsonDiff{inProgress: map[jsonPair]bool{}, budget: &budget}
+	d := &jsonDiff{inProgress: map[jsonPair]bool{}, budget: &budget, ok: jsonCompatible}
+	if lenient {
+		d.ok = jsonCompatibleLenient
+	}
 	d.compare(original, update)
 	var out []string
 	for _, df := range d.diffs {
-		if !jsonCompatible[df.typ] {
+		if !d.ok[df.typ] {
 			desc := strings.ReplaceAll(describe(jsonDescriptions[df.typ], readerName, writerName), "{path}", df.path)
 			out = append(out, `{errorType:"`+df.typ+`", description:"`+desc+`'}`)
 		}
@@ -224,6 +244,7 @@ type jsonDiff struct {
 	diffs      []schemaDiff
 	inProgress map[jsonPair]bool // pairs being compared, against $ref cycles
 	budget     *int
+	ok         map[string]bool // the compatible differences: jsonCompatible or jsonCompatibleLenient
 }
 
 type jsonPair struct {
@@ -247,11 +268,11 @@ func (d *jsonDiff) leave()         { d.path = d.path[:len(d.path)-1] }
 // sub is a comparison of its own at the same path, sharing the cycle
 // guard and the budget.
 func (d *jsonDiff) sub() *jsonDiff {
-	return &jsonDiff{path: slices.Clone(d.path), inProgress: d.inProgress, budget: d.budget}
+	return &jsonDiff{path: slices.Clone(d.path), inProgress: d.inProgress, budget: d.budget, ok: d.ok}
 }
 
 func (d *jsonDiff) compatible() bool {
-	return !slices.ContainsFunc(d.diffs, func(df schemaDiff) bool { return !jsonCompatible[df.typ] })
+	return !slices.ContainsFunc(d.diffs, func(df schemaDiff) bool { return !d.ok[df.typ] })
 }
 
 // jnode is a schema as Everit models it.

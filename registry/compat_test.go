@@ -83,7 +83,7 @@ func runEvolutions(t *testing.T, typ string, tests []evolution) {
 			}
 			got, why := "", ""
 			for _, level := range levels {
-				msgs := s.incompatibilities(level, p, s.versions("s", false), false)
+				msgs := s.incompatibilities(level, "", p, s.versions("s", false), false)
 				got += pick(len(msgs) == 0, "y", "n")
 				if len(msgs) > 0 && why == "" {
 					why = strings.Join(msgs, "\n")
@@ -105,7 +105,7 @@ func TestIncompatibilityMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := strings.Join(s.incompatibilities(levelBackward, p, s.versions("s", false), false), "\n")
+	msgs := strings.Join(s.incompatibilities(levelBackward, "", p, s.versions("s", false), false), "\n")
 	for _, want := range []string{"READER_INCOMPATIBLE", "{oldSchemaVersion: 1}", "{compatibility: 'BACKWARD'}", fmt.Sprintf("{oldSchema: '%s'}", rec(`{"name":"a","type":"int"}`))} {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("messages %q lack %q", msgs, want)

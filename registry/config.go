@@ -40,6 +40,21 @@ func (s *State) compatibility(subject, defaultLevel string) string {
 	return defaultLevel
 }
 
+// policy is the subject's compatibility policy, else that of its scope
+// (scopes); "" is STRICT. The caller holds s.mu.
+func (s *State) policy(subject string) string {
+	for _, k := range scopes(subject) {
+		if c, ok := s.configs[k]; ok && c.CompatibilityPolicy != "" {
+			return c.CompatibilityPolicy
+		}
+	}
+	return ""
+}
+
+// compatibilityPolicies are Confluent's names, upper-cased as it reads
+// them; any other name unsets the policy, as in Confluent's.
+var compatibilityPolicies = []string{"LOGICAL", "STRICT", "LENIENT"}
+
 // normalize is the subject's normalize setting, else that of its scope
 // (scopes); the caller holds s.mu.
 func (s *State) normalize(subject string) bool {
@@ -54,15 +69,16 @@ func (s *State) normalize(subject string) bool {
 // configRequest is the body of PUT /config, and of its answer (what was
 // set).
 type configRequest struct {
-	Compatibility      string          `json:"compatibility,omitempty"`
-	Normalize          *bool           `json:"normalize,omitempty"`
-	ValidateFields     *bool           `json:"validateFields,omitempty"`
-	Alias              string          `json:"alias,omitempty"`
-	CompatibilityGroup string          `json:"compatibilityGroup,omitempty"`
-	DefaultMetadata    json.RawMessage `json:"defaultMetadata,omitempty"`
-	OverrideMetadata   json.RawMessage `json:"overrideMetadata,omitempty"`
-	DefaultRuleSet     json.RawMessage `json:"defaultRuleSet,omitempty"`
-	OverrideRuleSet    json.RawMessage `json:"overrideRuleSet,omitempty"`
+	Compatibility       string          `json:"compatibility,omitempty"`
+	CompatibilityPolicy *string         `json:"compatibilityPolicy,omitempty"`
+	Normalize           *bool           `json:"normalize,omitempty"`
+	ValidateFields      *bool           `json:"validateFields,omitempty"`
+	Alias               string          `json:"alias,omitempty"`
+	CompatibilityGroup  string          `json:"compatibilityGroup,omitempty"`
+	DefaultMetadata     json.RawMessage `json:"defaultMetadata,omitempty"`
+	OverrideMetadata    json.RawMessage `json:"overrideMetadata,omitempty"`
+	DefaultRuleSet      json.RawMessage `json:"defaultRuleSet,omitempty"`
+	OverrideRuleSet     json.RawMessage `json:"overrideRuleSet,omitempty"`
 }
 
 // configSubject is the path's subject, or "" for /config and /mode.
@@ -136,6 +152,12 @@ func (r *Registry) putConfig(_ http.ResponseWriter, req *http.Request) (any, err
 		}
 		if cr.Compatibility != "" {
 			c.CompatibilityLevel = cr.Compatibility
+		}
+		if cr.CompatibilityPolicy != nil {
+			c.CompatibilityPolicy = strings.ToUpper(*cr.CompatibilityPolicy)
+			if !slices.Contains(compatibilityPolicies, c.CompatibilityPolicy) {
+				c.CompatibilityPolicy = ""
+			}
 		}
 		if cr.Normalize != nil {
 			c.Normalize = cr.Normalize

@@ -28,7 +28,7 @@ func FuzzParseSchema(f *testing.F) {
 			if p, err := parseSchema(typ, text, nil); err == nil {
 				s := newState()
 				s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typ, Schema: text}})
-				s.incompatibilities(levelFullTransitive, p, s.versions("s", false), false)
+				s.incompatibilities(levelFullTransitive, "", p, s.versions("s", false), false)
 			}
 		}
 	})
@@ -57,8 +57,8 @@ func FuzzCompatibility(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			readIssues(pa, pb, "new", "old")
-			readIssues(pb, pa, "new", "old")
+			readIssues(pa, pb, "", "new", "old")
+			readIssues(pb, pa, "LENIENT", "new", "old")
 		}
 	})
 }

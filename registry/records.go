@@ -50,16 +50,19 @@ type schemaValue struct {
 
 // configValue is a CONFIG record's value (and the body of GET /config).
 type configValue struct {
-	Subject            string          `json:"subject,omitempty"`
-	Alias              string          `json:"alias,omitempty"`
-	Normalize          *bool           `json:"normalize,omitempty"`
-	ValidateFields     *bool           `json:"validateFields,omitempty"`
-	CompatibilityLevel string          `json:"compatibilityLevel,omitempty"`
-	CompatibilityGroup string          `json:"compatibilityGroup,omitempty"`
-	DefaultMetadata    json.RawMessage `json:"defaultMetadata,omitempty"`
-	OverrideMetadata   json.RawMessage `json:"overrideMetadata,omitempty"`
-	DefaultRuleSet     json.RawMessage `json:"defaultRuleSet,omitempty"`
-	OverrideRuleSet    json.RawMessage `json:"overrideRuleSet,omitempty"`
+	Subject            string `json:"subject,omitempty"`
+	Alias              string `json:"alias,omitempty"`
+	Normalize          *bool  `json:"normalize,omitempty"`
+	ValidateFields     *bool  `json:"validateFields,omitempty"`
+	CompatibilityLevel string `json:"compatibilityLevel,omitempty"`
+	// CompatibilityPolicy is STRICT, LENIENT or LOGICAL (Confluent 8.0.3
+	// on); LENIENT loosens JSON Schema's checks (jsonCompatibleLenient).
+	CompatibilityPolicy string          `json:"compatibilityPolicy,omitempty"`
+	CompatibilityGroup  string          `json:"compatibilityGroup,omitempty"`
+	DefaultMetadata     json.RawMessage `json:"defaultMetadata,omitempty"`
+	OverrideMetadata    json.RawMessage `json:"overrideMetadata,omitempty"`
+	DefaultRuleSet      json.RawMessage `json:"defaultRuleSet,omitempty"`
+	OverrideRuleSet     json.RawMessage `json:"overrideRuleSet,omitempty"`
 }
 
 // modeValue is a MODE record's value.
