@@ -58,7 +58,14 @@ func (l *leader) compact(ctx context.Context, now time.Time) error {
 	last, seen := l.m.compacted[key]
 	l.m.mu.Unlock()
 	if seen {
-		dirty, total := l.r.Log.SizeFrom(last), l.md.Size()+l.r.Log.SizeFrom(copied)
+		// min.cleanable.dirty.ratio over the whole log: what is above the
+		// last pass's map, remote (copied since) or local, against all.
+		dirty, total := l.r.Log.SizeFrom(max(last, copied)), l.md.Size()+l.r.Log.SizeFrom(copied)
+		for _, s := range l.md.Segments {
+			if s.StartOffset >= last {
+				dirty += s.LogSize()
+			}
+		}
 		if mappable <= last || total == 0 || float64(dirty)/float64(total) < opts.MinCleanableRatio {
 			return nil
 		}

@@ -333,3 +333,33 @@ func TestManagerCompactsRemoteTransactions(t *testing.T) {
 	m.pass(ctx)
 	check(cleanerPass{first, time.Now()}, cleanerPass{second, time.Now().Add(time.Second)})
 }
+
+// TestManagerCompactsRemoteDirtyRatio: with min.cleanable.dirty.ratio
+// 0.5 and local.retention.bytes 0 (segments leave the disk as soon as
+// they are copied), what was copied since the last pass counts as dirty:
+// updates of every key, copied, get the remote segments compacted again.
+func TestManagerCompactsRemoteDirtyRatio(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	ts := time.Now()
+	none := func(int) bool { return false }
+	l := newTestLog(t, 4096)
+	appendKeyed(t, l, 0, 100, ts, none)
+	r := leaderReplica(id, l, 0, 100)
+	r.LocalRetentionBytes = 0
+	opts := logstore.CompactOptions{UpTo: 100, DeleteRetentionMs: 1 << 40, MinCleanableRatio: 0.5}
+	r.Compact = &opts
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	for _, n := range []int{100, 200} {
+		if n > 100 {
+			appendKeyed(t, l, 100, 100, ts, none)
+			r.LastStableOffset, opts.UpTo = 200, 200
+		}
+		m.pass(context.Background())
+		want := compactedReference(t, func(l *logstore.Log) { appendKeyed(t, l, 0, n, ts, none) }, cleanerPass{opts, time.Now()})
+		if got := readTiered(t, m, r, int64(n)); !slices.Equal(got, want) {
+			t.Fatalf("%d records: read from offset 0:\n got %v\nwant %v", n, got, want)
+		}
+	}
+}
