@@ -2,7 +2,9 @@ package broker
 
 // DescribeConfigs v1-v4. v1: synonyms and sources. v3: types and
 // documentation. v4: flexible. Topic (2), broker (4) and group (32,
-// group_configs.go) resources; broker loggers (8) have no entries.
+// group_configs.go) resources; broker loggers (8) have no entries. samsa's
+// own: CLUSTER_LINK (100, link_configs.go), REMOTE_LOG (101,
+// tiered_status.go).
 
 import (
 	"context"
@@ -72,6 +74,11 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 		case linkResourceType:
 			var err error
 			if entries, err = b.describeLink(rr.ResourceName, rr.ConfigNames); err != nil {
+				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
+			}
+		case remoteLogResourceType:
+			var err error
+			if entries, err = b.describeRemoteLog(rr.ResourceName); err != nil {
 				sr.ErrorCode, sr.ErrorMessage = errCode(err), errMsg(err)
 			}
 		default:

@@ -670,11 +670,11 @@ func (b *Broker) authzOffsetFetch(r *request) (kmsg.Response, authzMerge) {
 }
 
 // configRefusal is the error of a config resource the principal may not
-// describe or alter (op): TOPIC on the topic, BROKER, BROKER_LOGGER and
+// describe or alter (op): TOPIC and REMOTE_LOG on the topic, BROKER, BROKER_LOGGER and
 // CLIENT_METRICS on the cluster; GROUP is checked by the handlers; 0 when allowed.
 func (b *Broker) configRefusal(r *request, op security.Operation, t kmsg.ConfigResourceType, name string) int16 {
 	switch t {
-	case kmsg.ConfigResourceTypeTopic:
+	case kmsg.ConfigResourceTypeTopic, remoteLogResourceType:
 		if !b.may(r, op, security.ResourceTopic, name) {
 			return kerr.TopicAuthorizationFailed.Code
 		}

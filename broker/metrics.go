@@ -58,6 +58,10 @@ type topicMetrics struct {
 	remoteCopyBytes, remoteCopies, remoteCopiesFailed    prometheus.Counter
 	remoteFetchBytes, remoteFetches, remoteFetchesFailed prometheus.Counter
 	remoteDeletes, remoteDeletesFailed                   prometheus.Counter
+	auxStateBuilds, auxStateBuildsFailed                 prometheus.Counter
+	// RemoteCopyBytesPerSec and RemoteFetchBytesPerSec's one-minute
+	// rates, for the admin surfaces (tiered_status.go)
+	remoteCopyRate, remoteFetchRate meter
 }
 
 // listenerMetrics are the connection counters of one listener.
@@ -142,12 +146,14 @@ func newMetrics(b *Broker) *metrics {
 		{"bytesrejected", "Bytes of produce requests refused (BytesRejectedPerSec)."},
 		{"remotecopybytes", "Bytes of segments copied to the object store (RemoteCopyBytesPerSec)."},
 		{"remotecopyrequests", "Segment copies to the object store (RemoteCopyRequestsPerSec)."},
-		{"failedremotecopyrequests", "Segment copies to the object store that failed (FailedRemoteCopyRequestsPerSec)."},
+		{"remotecopyerrors", "Segment copies to the object store that failed (RemoteCopyErrorsPerSec)."},
 		{"remotefetchbytes", "Record bytes read from the object store (RemoteFetchBytesPerSec)."},
 		{"remotefetchrequests", "Reads of records from the object store (RemoteFetchRequestsPerSec)."},
-		{"failedremotefetchrequests", "Reads of records from the object store that failed (FailedRemoteFetchRequestsPerSec)."},
+		{"remotefetcherrors", "Reads of records from the object store that failed (RemoteFetchErrorsPerSec)."},
 		{"remotedeleterequests", "Remote segments deleted (RemoteDeleteRequestsPerSec)."},
-		{"failedremotedeleterequests", "Remote segment deletions that failed (FailedRemoteDeleteRequestsPerSec)."},
+		{"remotedeleteerrors", "Remote segment deletions that failed (RemoteDeleteErrorsPerSec)."},
+		{"buildremotelogauxstaterequests", "Follower logs rebuilt from the remote log metadata after OFFSET_MOVED_TO_TIERED_STORAGE (BuildRemoteLogAuxStateRequestsPerSec)."},
+		{"buildremotelogauxstateerrors", "Follower log rebuilds from the remote log metadata that failed (BuildRemoteLogAuxStateErrorsPerSec)."},
 	} {
 		m.topicVecs = append(m.topicVecs, counterVec("kafka_server_brokertopicmetrics_"+d[0]+"_total", d[1], "topic"))
 	}
@@ -187,7 +193,7 @@ func (m *metrics) forTopic(name string) *topicMetrics {
 		fetchTotal: c[5], fetchFailed: c[6], bytesRejected: c[7],
 		remoteCopyBytes: c[8], remoteCopies: c[9], remoteCopiesFailed: c[10],
 		remoteFetchBytes: c[11], remoteFetches: c[12], remoteFetchesFailed: c[13],
-		remoteDeletes: c[14], remoteDeletesFailed: c[15]}
+		remoteDeletes: c[14], remoteDeletesFailed: c[15], auxStateBuilds: c[16], auxStateBuildsFailed: c[17]}
 	m.topics[name] = tm
 	return tm
 }

@@ -42,12 +42,11 @@ var (
 
 	stateDescs = []*prometheus.Desc{descLinkLag, descLinkLagSeconds, descLinkSourceEnd, descLeaderCount, descPartitionCount, descUnderReplic, descUnderMinISR, descAtMinISR,
 		descOfflineReplica, descActiveCtrl, descOfflineParts, descGlobalTopics, descGlobalParts, descPartUnderRepl,
-		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts,
-		descRemoteLogSize, descRemoteCount, descCopyLagBytes, descCopyLagSegs}
+		descLogSize, descLogEnd, descLogStart, descNumGroups, descNumOffsets, descGroupLag, descFetchSessions, descFetchSessParts}
 )
 
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range stateDescs {
+	for _, d := range append(stateDescs, tieredDescs...) {
 		ch <- d
 	}
 }

@@ -56,7 +56,13 @@ func (b *Broker) rebuildFromRemote(ctx context.Context, p *partition, leaderLogS
 	if b.tiered == nil {
 		return errors.New("broker: tiered storage is off here (remote.log.storage.system.enable)")
 	}
-	return b.tiered.RebuildFollower(ctx, p.Topic, p.TopicID, p.ID, p.Log, leaderLogStart)
+	err := b.tiered.RebuildFollower(ctx, p.Topic, p.TopicID, p.ID, p.Log, leaderLogStart)
+	tm := b.metrics.forTopic(p.Topic)
+	tm.auxStateBuilds.Inc()
+	if err != nil {
+		tm.auxStateBuildsFailed.Inc()
+	}
+	return err
 }
 
 // readRemote answers a consumer's fetch below the local log of a tiered
@@ -167,11 +173,12 @@ func (b *Broker) tieredReplicas() []tiered.Replica {
 func (m *metrics) tiered(topic string, op tiered.Op, bytes int64, failed bool) {
 	tm := m.forTopic(topic)
 	var n, bad, moved prometheus.Counter
+	var rate *meter
 	switch op {
 	case tiered.OpCopy:
-		n, bad, moved = tm.remoteCopies, tm.remoteCopiesFailed, tm.remoteCopyBytes
+		n, bad, moved, rate = tm.remoteCopies, tm.remoteCopiesFailed, tm.remoteCopyBytes, &tm.remoteCopyRate
 	case tiered.OpFetch:
-		n, bad, moved = tm.remoteFetches, tm.remoteFetchesFailed, tm.remoteFetchBytes
+		n, bad, moved, rate = tm.remoteFetches, tm.remoteFetchesFailed, tm.remoteFetchBytes, &tm.remoteFetchRate
 	default:
 		n, bad = tm.remoteDeletes, tm.remoteDeletesFailed
 	}
@@ -180,55 +187,7 @@ func (m *metrics) tiered(topic string, op tiered.Op, bytes int64, failed bool) {
 		bad.Inc()
 	} else if moved != nil {
 		moved.Add(float64(bytes))
-	}
-}
-
-// Tiered storage's gauges (KIP-405, KIP-963), per topic, over its
-// partitions led here, from the remote log metadata this broker last
-// read or wrote.
-var (
-	descRemoteLogSize = gauge("kafka_server_brokertopicmetrics_remotelogsizebytes", "Bytes of the remote segments of the partitions led here (RemoteLogSizeBytes).", "topic")
-	descRemoteCount   = gauge("kafka_server_brokertopicmetrics_remotelogmetadatacount", "Remote segments of the partitions led here (RemoteLogMetadataCount).", "topic")
-	descCopyLagBytes  = gauge("kafka_server_brokertopicmetrics_remotecopylagbytes", "Bytes of rolled segments below the last stable offset not copied yet, over the partitions led here (RemoteCopyLagBytes).", "topic")
-	descCopyLagSegs   = gauge("kafka_server_brokertopicmetrics_remotecopylagsegments", "Rolled segments below the last stable offset not copied yet, over the partitions led here (RemoteCopyLagSegments).", "topic")
-)
-
-// collectTiered emits the tiered storage gauges.
-func (b *Broker) collectTiered(emit func(d *prometheus.Desc, v float64, labels ...string)) {
-	if b.tiered == nil {
-		return
-	}
-	type sums struct{ size, count, lagBytes, lagSegs int64 }
-	byTopic := map[string]*sums{}
-	var order []string
-	for _, r := range b.tieredReplicas() {
-		if !r.Leader {
-			continue
-		}
-		md, ok := b.tiered.Cached(r.TopicID, r.Partition)
-		if !ok {
-			continue
-		}
-		s := byTopic[r.Topic]
-		if s == nil {
-			s = &sums{}
-			byTopic[r.Topic] = s
-			order = append(order, r.Topic)
-		}
-		s.size += md.Size()
-		s.count += int64(len(md.Segments))
-		for _, sr := range r.Log.RolledSegments(r.LastStableOffset) {
-			if sr.Next > md.CopiedEnd() {
-				s.lagBytes, s.lagSegs = s.lagBytes+sr.Size, s.lagSegs+1
-			}
-		}
-	}
-	for _, topic := range order {
-		s := byTopic[topic]
-		emit(descRemoteLogSize, float64(s.size), topic)
-		emit(descRemoteCount, float64(s.count), topic)
-		emit(descCopyLagBytes, float64(s.lagBytes), topic)
-		emit(descCopyLagSegs, float64(s.lagSegs), topic)
+		rate.mark(bytes, time.Now())
 	}
 }
 

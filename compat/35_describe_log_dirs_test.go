@@ -52,42 +52,14 @@ func TestDescribeLogDirs(t *testing.T) {
 		t.Fatalf("partitions listed: %v, want all 4", seen)
 	}
 
-	out := runKafkaTool(t, testCtx(t, 3*time.Minute), "", "org.apache.kafka.tools.LogDirsCommand",
-		"--bootstrap-server", n.Addr(), "--describe", "--topic-list", topic)
-	// The JSON is the line after "Received log directory information from brokers 1".
-	var report struct {
-		Brokers []struct {
-			Broker  int32 `json:"broker"`
-			LogDirs []struct {
-				LogDir     string `json:"logDir"`
-				Error      any    `json:"error"`
-				Partitions []struct {
-					Partition string `json:"partition"`
-					Size      int64  `json:"size"`
-				} `json:"partitions"`
-			} `json:"logDirs"`
-		} `json:"brokers"`
+	got := kafkaLogDirs(t, n.Addr(), topic)
+	if len(got) != 4 {
+		t.Errorf("kafka-log-dirs lists %d partitions of %s, want 4: %v", len(got), topic, got)
 	}
-	var parsed bool
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "{") && json.Unmarshal([]byte(line), &report) == nil {
-			parsed = true
+	for p, size := range got {
+		if size <= 0 {
+			t.Errorf("kafka-log-dirs: %s size %d", p, size)
 		}
-	}
-	if !parsed || len(report.Brokers) != 1 {
-		t.Fatalf("kafka-log-dirs printed no report:\n%s", out)
-	}
-	got := 0
-	for _, d := range report.Brokers[0].LogDirs {
-		for _, p := range d.Partitions {
-			if !strings.HasPrefix(p.Partition, topic+"-") || p.Size <= 0 {
-				t.Errorf("%s: %+v", d.LogDir, p)
-			}
-			got++
-		}
-	}
-	if got != 4 {
-		t.Errorf("kafka-log-dirs lists %d partitions of %s, want 4:\n%s", got, topic, out)
 	}
 
 	// AlterReplicaLogDirs: partition 0 moves to the other directory, keeps
@@ -138,4 +110,43 @@ func TestDescribeLogDirs(t *testing.T) {
 	if string(recs[0].Value) != "some bytes" || string(recs[1].Value) != "after the move" {
 		t.Errorf("%s-0 after the move: %q, %q", topic, recs[0].Value, recs[1].Value)
 	}
+}
+
+// kafkaLogDirs runs Kafka 4.4's kafka-log-dirs.sh --describe for topic
+// against the one broker at addr and returns the size it reports of each
+// partition ("topic-p").
+func kafkaLogDirs(t *testing.T, addr, topic string) map[string]int64 {
+	t.Helper()
+	out := runKafkaTool(t, testCtx(t, 3*time.Minute), "", "org.apache.kafka.tools.LogDirsCommand",
+		"--bootstrap-server", addr, "--describe", "--topic-list", topic)
+	// The JSON is the line after "Received log directory information from brokers 1".
+	var report struct {
+		Brokers []struct {
+			LogDirs []struct {
+				Partitions []struct {
+					Partition string `json:"partition"`
+					Size      int64  `json:"size"`
+				} `json:"partitions"`
+			} `json:"logDirs"`
+		} `json:"brokers"`
+	}
+	var parsed bool
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "{") && json.Unmarshal([]byte(line), &report) == nil {
+			parsed = true
+		}
+	}
+	if !parsed || len(report.Brokers) != 1 {
+		t.Fatalf("kafka-log-dirs printed no report:\n%s", out)
+	}
+	sizes := map[string]int64{}
+	for _, d := range report.Brokers[0].LogDirs {
+		for _, p := range d.Partitions {
+			if !strings.HasPrefix(p.Partition, topic+"-") {
+				t.Errorf("kafka-log-dirs --topic-list %s lists %s", topic, p.Partition)
+			}
+			sizes[p.Partition] = p.Size
+		}
+	}
+	return sizes
 }

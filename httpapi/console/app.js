@@ -57,6 +57,13 @@ function size(n) {
   return (i ? n.toFixed(1) : String(n)) + " " + units[i];
 }
 
+// remoteSum adds up f over the tiered partitions whose leader answered;
+// -1 when none did.
+function remoteSum(t, f) {
+  const known = t.partitions.filter(p => p.remote);
+  return known.length ? known.reduce((n, p) => n + f(p.remote), 0) : -1;
+}
+
 // ---- pages ----
 
 async function brokersPage() {
@@ -124,16 +131,22 @@ async function topicPage(name) {
     <div class="card row">
       <div class="stat"><b>${t.partitions.length}</b><span>partitions</span></div>
       <div class="stat"><b>${t.partitions.reduce((n, p) => n + Math.max(p.end_offset - p.start_offset, 0), 0)}</b><span>records</span></div>
-      <div class="stat"><b id="topic-size">${size(t.partitions.some(p => p.size >= 0) ? t.partitions.reduce((n, p) => n + Math.max(p.size, 0), 0) : -1)}</b><span>size (leaders)</span></div>
+      <div class="stat"><b id="topic-size">${size(t.partitions.some(p => p.size >= 0) ? t.partitions.reduce((n, p) => n + Math.max(p.size, 0), 0) : -1)}</b><span>${t.tiered ? "local size (leaders)" : "size (leaders)"}</span></div>
+      ${t.tiered ? `
+      <div class="stat"><b id="topic-remote">${size(remoteSum(t, r => r.remote_bytes))}</b><span>remote size</span></div>
+      <div class="stat"><b id="topic-upload-lag">${size(remoteSum(t, r => r.copy_lag_bytes))}</b><span>upload lag</span></div>
+      <div class="stat"><b id="topic-remote-fetch">${size(Math.round(t.tiered.remote_fetch_bytes_per_sec))}/s</b><span>remote fetch (1 min)</span></div>` : ""}
       <div class="stat"><b class="mono" style="font-size:12px">${esc(t.id)}</b><span>topic id</span></div>
       <div class="stat"><a href="#/messages?topic=${enc(t.name)}">Browse messages →</a></div>
       <div class="stat" style="margin-left:auto"><button class="danger" id="delete-topic">Delete topic</button></div>
     </div>
     <h2>Partitions</h2>
-    ${table(["Partition:num", "Leader:num", "Epoch:num", "Replicas", "ISR", "Offline", "Start offset:num", "End offset:num", "Records:num", "Size:num"], t.partitions.map(p => [
+    ${table(["Partition:num", "Leader:num", "Epoch:num", "Replicas", "ISR", "Offline", "Start offset:num", "End offset:num", "Records:num",
+      ...(t.tiered ? ["Local size:num", "Remote size:num", "Upload lag:num"] : ["Size:num"])], t.partitions.map(p => [
       num(p.partition), num(p.leader), num(p.leader_epoch), td(ids(p.replicas)),
       tdHTML(p.isr.length < p.replicas.length ? `<span class="badge bad">${esc(ids(p.isr))}</span>` : esc(ids(p.isr))),
-      td(ids(p.offline_replicas)), num(p.start_offset), num(p.end_offset), num(Math.max(p.end_offset - p.start_offset, 0)), num(size(p.size))]), "partitions")}
+      td(ids(p.offline_replicas)), num(p.start_offset), num(p.end_offset), num(Math.max(p.end_offset - p.start_offset, 0)), num(size(p.size)),
+      ...(t.tiered ? [num(size(p.remote ? p.remote.remote_bytes : -1)), num(size(p.remote ? p.remote.copy_lag_bytes : -1))] : [])]), "partitions")}
     <h2>Configs</h2>
     <div class="card">
       <form class="inline" id="alter-config">

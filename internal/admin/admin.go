@@ -282,8 +282,10 @@ type Partition struct {
 	Offline     []int32 `json:"offline_replicas"`
 	StartOffset int64   `json:"start_offset"`
 	EndOffset   int64   `json:"end_offset"` // high watermark
-	Size        int64   `json:"size"`       // bytes of the leader's log; -1: unknown
-	Error       string  `json:"error,omitempty"`
+	Size        int64   `json:"size"`       // bytes of the leader's local log; -1: unknown
+	// Remote is the leader's local and remote log of a tiered partition.
+	Remote *RemoteLog `json:"remote,omitempty"`
+	Error  string     `json:"error,omitempty"`
 }
 
 // ConfigEntry is one config of a topic.
@@ -301,6 +303,7 @@ type Topic struct {
 	Internal   bool          `json:"internal"`
 	Partitions []Partition   `json:"partitions"`
 	Configs    []ConfigEntry `json:"configs"`
+	Tiered     *TieredTopic  `json:"tiered,omitempty"` // remote.storage.enable=true
 }
 
 // ErrUnknownTopic is the answer for a topic the cluster does not have.
@@ -357,6 +360,7 @@ func (c *Client) Topic(ctx context.Context, name string) (Topic, error) {
 		}
 	}
 	slices.SortFunc(t.Configs, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	c.tiered(ctx, &t)
 	return t, nil
 }
 

@@ -140,13 +140,29 @@ func runTopic(ctx context.Context, args []string, std IO) error {
 }
 
 func printTopic(std IO, t admin.Topic) error {
-	fmt.Fprintf(std.Stdout, "NAME      %s\nID        %s\nINTERNAL  %v\nPARTITIONS %d\n\n", t.Name, t.ID, t.Internal, len(t.Partitions))
+	fmt.Fprintf(std.Stdout, "NAME      %s\nID        %s\nINTERNAL  %v\nPARTITIONS %d\n", t.Name, t.ID, t.Internal, len(t.Partitions))
+	headers := []string{"PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END", "SIZE"}
+	if t.Tiered != nil {
+		// Tiered storage: SIZE is the leader's local log, as
+		// DescribeLogDirs reports it; the rates are the leaders'.
+		fmt.Fprintf(std.Stdout, "REMOTE FETCH %s/s\nREMOTE COPY  %s/s\n", bytesText(int64(t.Tiered.RemoteFetchBytesPerSec)), bytesText(int64(t.Tiered.RemoteCopyBytesPerSec)))
+		headers = append(headers[:len(headers)-1], "LOCAL", "REMOTE", "UPLOAD LAG")
+	}
+	fmt.Fprintln(std.Stdout)
 	var rows [][]string
 	for _, p := range t.Partitions {
-		rows = append(rows, []string{strconv.Itoa(int(p.ID)), strconv.Itoa(int(p.Leader)), strconv.Itoa(int(p.LeaderEpoch)),
-			ints(p.Replicas), ints(p.ISR), ints(p.Offline), strconv.FormatInt(p.StartOffset, 10), strconv.FormatInt(p.EndOffset, 10), bytesText(p.Size)})
+		row := []string{strconv.Itoa(int(p.ID)), strconv.Itoa(int(p.Leader)), strconv.Itoa(int(p.LeaderEpoch)),
+			ints(p.Replicas), ints(p.ISR), ints(p.Offline), strconv.FormatInt(p.StartOffset, 10), strconv.FormatInt(p.EndOffset, 10), bytesText(p.Size)}
+		if t.Tiered != nil {
+			remote, lag := int64(-1), int64(-1)
+			if p.Remote != nil {
+				remote, lag = p.Remote.RemoteBytes, p.Remote.CopyLagBytes
+			}
+			row = append(row, bytesText(remote), bytesText(lag))
+		}
+		rows = append(rows, row)
 	}
-	if err := table(std.Stdout, []string{"PARTITION", "LEADER", "EPOCH", "REPLICAS", "ISR", "OFFLINE", "START", "END", "SIZE"}, rows); err != nil {
+	if err := table(std.Stdout, headers, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(std.Stdout)
