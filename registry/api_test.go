@@ -77,7 +77,9 @@ func TestCompatibilityEndpoint(t *testing.T) {
 		{"POST", "/compatibility/subjects/u/versions/latest", body(recV2), 200, `{"is_compatible":true}`},
 		{"POST", "/compatibility/subjects/u/versions/latest?normalize=False&verbose=False", body(recBad), 200, `{"is_compatible":false}`},
 		{"POST", "/compatibility/subjects/u/versions/1?verbose=TRUE", body(recV2), 200, `{"is_compatible":true,"messages":[]}`},
-		{"POST", "/compatibility/subjects/u/versions/latest?verbose=true", body(recBad), 200, `~READER_INCOMPATIBLE`},
+		{"POST", "/compatibility/subjects/u/versions/latest?verbose=true", body(recBad), 200,
+			`{"is_compatible":false,"messages":["{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/1/type') of a field in the new schema does not match with the old schema', additionalInfo:'reader type: STRING not compatible with writer type: INT'}",` +
+				`"{oldSchemaVersion: 1}","{oldSchema: '` + strings.ReplaceAll(recV1, `"`, `\"`) + `'}","{validateFields: 'false', compatibility: 'BACKWARD'}"]}`},
 		{"POST", "/compatibility/subjects/u/versions", body(recBad), 200, `{"is_compatible":false}`},
 		{"POST", "/compatibility/subjects/u/versions/2", body(recV2), 404, `{"error_code":40402,"message":"Version 2 not found."}`},
 		{"POST", "/compatibility/subjects/nope/versions/latest", body(recV2), 404, `{"error_code":40401,"message":"Subject 'nope' not found."}`},

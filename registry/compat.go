@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/hamba/avro/v2"
 )
 
 // Compatibility levels, as Confluent names them.
@@ -36,8 +34,10 @@ func ValidLevel(level string) (string, bool) {
 // new; FULL, both (the FORWARD messages first, without the old schema
 // appended). The _TRANSITIVE levels check every version, newest first,
 // and stop at the first that fails; the others the newest only (or each
-// of previous when single). The caller holds s.mu.
-func (s *State) incompatibilities(level, policy string, p *parsed, previous []*version, single bool) []string {
+// of previous when single). The last message is Confluent's summary of
+// the rule. The caller holds s.mu.
+func (s *State) incompatibilities(rule compatRule, p *parsed, previous []*version, single bool) []string {
+	level, policy := rule.level, rule.policy
 	if level == levelNone || len(previous) == 0 {
 		return nil
 	}
@@ -78,9 +78,30 @@ func (s *State) incompatibilities(level, policy string, p *parsed, previous []*v
 		}
 	}
 	if len(msgs) > 0 {
-		msgs = append(msgs, fmt.Sprintf("{compatibility: '%s'}", level))
+		msgs = append(msgs, fmt.Sprintf("{validateFields: '%t', compatibility: '%s'}", rule.validateFields, level))
 	}
 	return msgs
+}
+
+// compatRule is what a subject's schemas are checked under: its level,
+// its policy ("" is STRICT) and its validateFields setting (shown in the
+// messages; its reserved-field checks are not made here).
+type compatRule struct {
+	level, policy  string
+	validateFields bool
+}
+
+// rule is the subject's compatRule, each setting looked up through its
+// scopes, the level defaulting to defaultLevel; the caller holds s.mu.
+func (s *State) rule(subject, defaultLevel string) compatRule {
+	r := compatRule{level: s.compatibility(subject, defaultLevel), policy: s.policy(subject)}
+	for _, k := range scopes(subject) {
+		if c, ok := s.configs[k]; ok && c.ValidateFields != nil {
+			r.validateFields = *c.ValidateFields
+			break
+		}
+	}
+	return r
 }
 
 // readIssues returns why schema reader cannot read data written with
@@ -90,10 +111,7 @@ func (s *State) incompatibilities(level, policy string, p *parsed, previous []*v
 func readIssues(reader, writer *parsed, policy, readerName, writerName string) []string {
 	switch {
 	case reader.avro != nil && writer.avro != nil:
-		if err := avro.NewSchemaCompatibility().Compatible(reader.avro, writer.avro); err != nil {
-			return []string{fmt.Sprintf("{errorType:'READER_INCOMPATIBLE', description:'The %s schema cannot read data written with the %s schema: %v'}",
-				readerName, writerName, err)}
-		}
+		return avroIssues(reader.avro, writer.avro, readerName, writerName)
 	case reader.proto != nil && writer.proto != nil:
 		return protoIssues(writer.proto, reader.proto, readerName, writerName)
 	case reader.json != nil && writer.json != nil:

@@ -137,14 +137,14 @@ func TestFormatIncompatibilityMessages(t *testing.T) {
 	}{
 		{typeProtobuf, proto3(msg("int32 a = 1;")), proto3(msg("string a = 1;")), levelBackward, []string{
 			`{errorType:"FIELD_SCALAR_KIND_CHANGED", description:"The kind of a SCALAR field at path '#/M/1' in the new schema does not match its kind in the old schema"}`,
-			"{oldSchemaVersion: 1}", "{compatibility: 'BACKWARD'}"}},
+			"{oldSchemaVersion: 1}", "{validateFields: 'false', compatibility: 'BACKWARD'}"}},
 		{typeProtobuf, proto3(msg("int32 a = 1;"), "message N {}"), proto3(msg("int32 a = 1;")), levelFull, []string{
 			`{errorType:"MESSAGE_REMOVED", description:"The new schema is missing a MESSAGE type at path '#/N' in the old schema"}`}},
 		{typeJSON, obj(`"a":{"type":"string"}`), obj(`"a":{"type":"string"}`, closed), levelBackward, []string{
 			`{errorType:"ADDITIONAL_PROPERTIES_REMOVED", description:"The keyword at path '#/additionalProperties' in the new schema is not present in the old schema'}`}},
 		{typeJSON, obj(`"a":{"type":"string"}`, closed), obj(`"a":{"type":"string"}`), levelForward, []string{
 			`{errorType:"ADDITIONAL_PROPERTIES_REMOVED", description:"The keyword at path '#/additionalProperties' in the old schema is not present in the new schema'}`,
-			"{compatibility: 'FORWARD'}"}},
+			"{validateFields: 'false', compatibility: 'FORWARD'}"}},
 		{typeAvro, `"int"`, `"string"`, levelBackward, []string{"{oldSchema: '\"int\"'}"}},
 		{typeJSON, `{"type":"string"}`, `{"type":"integer"}`, levelFull, []string{
 			`{errorType:"TYPE_CHANGED", description:"A type at path '#/' is different between the old schema and the new schema'}`,
@@ -157,7 +157,7 @@ func TestFormatIncompatibilityMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs := s.incompatibilities(tt.level, "", p, s.versions("s", false), false)
+		msgs := s.incompatibilities(compatRule{level: tt.level}, p, s.versions("s", false), false)
 		for _, want := range tt.want {
 			if !strings.Contains(strings.Join(msgs, "\n"), want) {
 				t.Errorf("%s %s: messages\n%s\nlack\n%s", tt.typ, tt.level, strings.Join(msgs, "\n"), want)

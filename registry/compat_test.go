@@ -83,7 +83,7 @@ func runEvolutions(t *testing.T, typ string, tests []evolution) {
 			}
 			got, why := "", ""
 			for _, level := range levels {
-				msgs := s.incompatibilities(level, "", p, s.versions("s", false), false)
+				msgs := s.incompatibilities(compatRule{level: level}, p, s.versions("s", false), false)
 				got += pick(len(msgs) == 0, "y", "n")
 				if len(msgs) > 0 && why == "" {
 					why = strings.Join(msgs, "\n")
@@ -105,8 +105,10 @@ func TestIncompatibilityMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := strings.Join(s.incompatibilities(levelBackward, "", p, s.versions("s", false), false), "\n")
-	for _, want := range []string{"READER_INCOMPATIBLE", "{oldSchemaVersion: 1}", "{compatibility: 'BACKWARD'}", fmt.Sprintf("{oldSchema: '%s'}", rec(`{"name":"a","type":"int"}`))} {
+	msgs := strings.Join(s.incompatibilities(compatRule{level: levelBackward}, p, s.versions("s", false), false), "\n")
+	for _, want := range []string{
+		"{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in the new schema has no default value and is missing in the old schema', additionalInfo:'b'}",
+		"{oldSchemaVersion: 1}", "{validateFields: 'false', compatibility: 'BACKWARD'}", fmt.Sprintf("{oldSchema: '%s'}", rec(`{"name":"a","type":"int"}`))} {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("messages %q lack %q", msgs, want)
 		}
@@ -124,5 +126,70 @@ func TestNormalizedForm(t *testing.T) {
 	}
 	if p.normalized != want {
 		t.Fatalf("normalized\n%s\nwant\n%s", p.normalized, want)
+	}
+}
+
+// TestAvroIncompatibilities: every incompatibility Avro's checker finds,
+// with its type, message and path, as Avro's own
+// TestSchemaCompatibilityMultiple has them, worded as Confluent words
+// them.
+func TestAvroIncompatibilities(t *testing.T) {
+	record := func(name, fields string) string {
+		return `{"type":"record","name":"` + name + `","fields":[` + fields + `]}`
+	}
+	enum := func(name, symbols string) string {
+		return `{"type":"enum","name":"` + name + `","symbols":[` + symbols + `]}`
+	}
+	field := func(name, typ string) string { return `{"name":"` + name + `","type":` + typ + `}` }
+	sub := func(fixedSize, union, readerUnion, ns, items string, extra bool) string {
+		fields := []string{field("identical_1_field", `"long","default":42`)}
+		if extra {
+			fields = append(fields, field("extra_no_default_field", `"long"`))
+		}
+		fields = append(fields,
+			field("fixed_length_mismatch_field", `{"type":"fixed","name":"fixed_length_mismatch_type","size":`+fixedSize+`}`),
+			field("union_missing_branches_field", union),
+			field("reader_union_does_not_support_type_field", readerUnion),
+			field("record_fqn_mismatch_field", `{"type":"record","name":"recordA","namespace":"`+ns+`","fields":[`+
+				field("A_field_0", `"boolean","default":true`)+","+field("array_type_mismatch_field", `{"type":"array","items":"`+items+`"}`)+`]}`))
+		return record("sub_record_type", strings.Join(fields, ","))
+	}
+	reader := record("base", strings.Join([]string{
+		field("check_enum_symbols_field", enum("check_enum_symbols_type", `"A","C"`)),
+		field("check_enum_name_field", enum("check_enum_name_type", `"A","B","C","D"`)),
+		field("type_mismatch_field", `"string"`),
+		field("sub_record", sub("4", `["boolean"]`, `["boolean"]`, "not_nsA", "string", true)),
+	}, ","))
+	writer := record("base", strings.Join([]string{
+		field("check_enum_symbols_field", enum("check_enum_symbols_type", `"A","B","C","D"`)),
+		field("check_enum_name_field", enum("check_enum_name_type_ERR", `"A","B","C","D"`)),
+		field("type_mismatch_field", `"long"`),
+		field("sub_record", sub("8", `["boolean","double","string"]`, `"long"`, "nsA", "boolean", false)),
+	}, ","))
+	r, err := parseSchema(typeAvro, reader, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := parseSchema(typeAvro, writer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"{errorType:'MISSING_ENUM_SYMBOLS', description:'The new schema is missing enum symbols '[B, D]' at path '/fields/0/type/symbols' in the old schema', additionalInfo:'[B, D]'}",
+		"{errorType:'NAME_MISMATCH', description:'The name of the schema has changed (path '/fields/1/type/name')', additionalInfo:'expected: check_enum_name_type_ERR'}",
+		"{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/2/type') of a field in the new schema does not match with the old schema', additionalInfo:'reader type: STRING not compatible with writer type: LONG'}",
+		"{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'extra_no_default_field' at path '/fields/3/type/fields/1' in the new schema has no default value and is missing in the old schema', additionalInfo:'extra_no_default_field'}",
+		"{errorType:'FIXED_SIZE_MISMATCH', description:'The size of FIXED type field at path '/fields/3/type/fields/2/type/size' in the new schema does not match with the old schema', additionalInfo:'expected: 8, found: 4'}",
+		"{errorType:'MISSING_UNION_BRANCH', description:'The new schema is missing a type inside a union field at path '/fields/3/type/fields/3/type/1' in the old schema', additionalInfo:'reader union lacking writer type: DOUBLE'}",
+		"{errorType:'MISSING_UNION_BRANCH', description:'The new schema is missing a type inside a union field at path '/fields/3/type/fields/3/type/2' in the old schema', additionalInfo:'reader union lacking writer type: STRING'}",
+		"{errorType:'MISSING_UNION_BRANCH', description:'The new schema is missing a type inside a union field at path '/fields/3/type/fields/4/type' in the old schema', additionalInfo:'reader union lacking writer type: LONG'}",
+		"{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/3/type/fields/5/type/fields/1/type/items') of a field in the new schema does not match with the old schema', additionalInfo:'reader type: STRING not compatible with writer type: BOOLEAN'}",
+	}
+	got := readIssues(r, w, "", "new", "old")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := readIssues(w, w, "", "new", "old"); len(got) != 0 {
+		t.Errorf("a schema cannot read itself: %v", got)
 	}
 }

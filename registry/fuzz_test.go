@@ -28,7 +28,7 @@ func FuzzParseSchema(f *testing.F) {
 			if p, err := parseSchema(typ, text, nil); err == nil {
 				s := newState()
 				s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typ, Schema: text}})
-				s.incompatibilities(levelFullTransitive, "", p, s.versions("s", false), false)
+				s.incompatibilities(compatRule{level: levelFullTransitive}, p, s.versions("s", false), false)
 			}
 		}
 	})

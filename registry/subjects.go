@@ -319,7 +319,7 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 		}
 	}
 	if mode != modeImport {
-		if msgs := s.incompatibilities(s.compatibility(subject, defaultLevel), s.policy(subject), p, live, false); len(msgs) > 0 {
+		if msgs := s.incompatibilities(s.rule(subject, defaultLevel), p, live, false); len(msgs) > 0 {
 			return nil, 0, errf(409, 409, "Schema being registered is incompatible with an earlier schema for subject \"%s\", details: %v", subject, msgs)
 		}
 	}
@@ -476,7 +476,6 @@ func (r *Registry) checkCompatibility(_ http.ResponseWriter, req *http.Request) 
 		return nil, err
 	}
 	against := s.versions(subject, false)
-	level := s.compatibility(subject, r.cfg.Compatibility)
 	single := false
 	if vs := req.PathValue("version"); vs != "" {
 		n, err := parseVersion(vs)
@@ -489,7 +488,7 @@ func (r *Registry) checkCompatibility(_ http.ResponseWriter, req *http.Request) 
 		}
 		against, single = []*version{v}, true
 	}
-	msgs := s.incompatibilities(level, s.policy(subject), p, against, single)
+	msgs := s.incompatibilities(s.rule(subject, r.cfg.Compatibility), p, against, single)
 	out := struct {
 		Compatible bool      `json:"is_compatible"`
 		Messages   *[]string `json:"messages,omitempty"`
