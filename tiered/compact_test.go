@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -361,5 +363,38 @@ func TestManagerCompactsRemoteDirtyRatio(t *testing.T) {
 		if got := readTiered(t, m, r, int64(n)); !slices.Equal(got, want) {
 			t.Fatalf("%d records: read from offset 0:\n got %v\nwant %v", n, got, want)
 		}
+	}
+}
+
+// TestSameFilesSeesAReplacedSegment: an upload that opened a segment's
+// .log before the log cleaner renamed its cleaned copy over it (and so
+// may have opened the new indexes with the old .log) fails, to copy the
+// segment again at the next pass, rather than send files that do not
+// match.
+func TestSameFilesSeesAReplacedSegment(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string) *os.File {
+		t.Helper()
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	for _, name := range []string{"0.log", "0.index", "0.log.cleaned"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := []*os.File{open("0.log"), open("0.index")}
+	if err := sameFiles(files); err != nil {
+		t.Fatalf("nothing replaced: %v", err)
+	}
+	if err := os.Rename(filepath.Join(dir, "0.log.cleaned"), filepath.Join(dir, "0.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sameFiles(files); err == nil {
+		t.Fatal("the .log was replaced after it was opened: no error")
 	}
 }
