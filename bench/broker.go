@@ -65,8 +65,9 @@ func firstAck(ctx context.Context, addr string, t0 time.Time) (time.Duration, er
 // loopback ports (PLAINTEXT, and SSL with tls's key) and measures its start
 // to first acknowledged produce. With profileOut set, bin is
 // bench/pprofsamsa, which writes its profiles there; with cpus set, it runs
-// under taskset(1) on those CPUs (GOMAXPROCS follows).
-func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string, tls *tlsSetup) (*broker, error) {
+// under taskset(1) on those CPUs (GOMAXPROCS follows). overrides are more
+// key=value settings.
+func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string, tls *tlsSetup, overrides ...string) (*broker, error) {
 	ports, err := kafkaref.FreePorts(2)
 	if err != nil {
 		return nil, err
@@ -88,6 +89,9 @@ func startSamsa(ctx context.Context, bin, dir, profileOut, cpus string, tls *tls
 		"--override", "log.dirs="+logDir,
 		"--override", "group.initial.rebalance.delay.ms=0")
 	args = append(args, tls.samsaArgs()...)
+	for _, o := range overrides {
+		args = append(args, "--override", o)
+	}
 	cmd := exec.Command(bin, args...)
 	if cpus != "" {
 		cmd = exec.Command("taskset", append([]string{"-c", cpus, bin}, args...)...) // taskset execs bin: same pid
