@@ -70,6 +70,13 @@ func (l *leader) compact(ctx context.Context, now time.Time) error {
 			return nil
 		}
 	}
+	// One pass at a time on this broker (its key map may take the
+	// whole log.cleaner.dedupe.buffer.size); a partition whose turn is
+	// taken tries again at its next pass, without holding up a worker.
+	if !l.m.compacting.TryLock() {
+		return nil
+	}
+	defer l.m.compacting.Unlock()
 	start := time.Now()
 	st, err := l.compactPass(ctx, now, *opts)
 	if err != nil {

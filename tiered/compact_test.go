@@ -398,3 +398,25 @@ func TestSameFilesSeesAReplacedSegment(t *testing.T) {
 		t.Fatal("the .log was replaced after it was opened: no error")
 	}
 }
+
+// TestManagerCompactsOneAtATime: while a remote compaction pass runs on
+// the broker (its key map may take the whole dedupe buffer), another
+// partition's pass copies but leaves its compaction to a later pass.
+func TestManagerCompactsOneAtATime(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	l := newTestLog(t, 4096)
+	appendKeyed(t, l, 0, 60, time.Now(), func(int) bool { return false })
+	r := leaderReplica(id, l, 0, 60)
+	r.Compact = &logstore.CompactOptions{UpTo: 60, DeleteRetentionMs: 1 << 40}
+	m := NewManager(ManagerConfig{NodeID: 1, Store: testStore(t, ""), Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	m.compacting.Lock() // another partition's pass
+	md := passCopies(t, m, r, 0)
+	if md.CleanedTo != 0 {
+		t.Fatalf("compacted to %d beside another pass", md.CleanedTo)
+	}
+	m.compacting.Unlock()
+	if md = passCopies(t, m, r, 0); md.CleanedTo != md.CopiedEnd() {
+		t.Fatalf("compacted to %d, copied to %d", md.CleanedTo, md.CopiedEnd())
+	}
+}

@@ -112,6 +112,9 @@ type Manager struct {
 	// compacted is, per partition led here, the end of what the last
 	// remote compaction pass could map (compact.go). Guarded by mu.
 	compacted map[partKey]int64
+	// compacting is held by the remote compaction pass under way: one at
+	// a time, as its key map is as large as the log cleaner's.
+	compacting sync.Mutex
 }
 
 // isDeleted reports whether DeleteTopic was called for the topic id.
