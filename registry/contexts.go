@@ -205,10 +205,15 @@ func subjectMatches(subject, prefix string) bool {
 	return strings.HasPrefix(subject, prefix)
 }
 
-// contexts lists the contexts that have subjects, the default one
-// always, sorted; the caller holds s.mu.
+// contexts lists the contexts of CONTEXT records and those that have
+// subjects, the default one always, sorted; the caller holds s.mu.
 func (s *State) contexts() []string {
 	out := []string{defaultContext}
+	for ctx := range s.ctxs {
+		if !slices.Contains(out, ctx) {
+			out = append(out, ctx)
+		}
+	}
 	for subject := range s.subjects {
 		if ctx := contextOf(subject); !slices.Contains(out, ctx) {
 			out = append(out, ctx)

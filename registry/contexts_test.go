@@ -1,9 +1,13 @@
 package registry
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // TestContexts: a subject qualified ":.ctx:name" is in a context of its
@@ -34,16 +38,52 @@ func TestContexts(t *testing.T) {
 		{"GET", "/associations/resources/lkc-1/orders?resourceType=topic&associationType=value", "", 200, `[]`},
 		{"GET", "/associations/subjects/s", "", 200, `[]`},
 	})
-	// Stored as Confluent stores it: the subject qualified.
-	found := false
-	for _, r := range tr.log.written() {
-		if strings.HasPrefix(r, `{"keytype":"SCHEMA","subject":":.ctx:s","version":1,"magic":1} {"subject":":.ctx:s","version":1,"id":1,`) {
-			found = true
+	// Stored as Confluent stores it: the subject qualified, and a
+	// context's CONTEXT record once, before its first schema.
+	written := tr.log.written()
+	ctxRecord := `{"keytype":"CONTEXT","tenant":"default","context":".ctx","magic":0} {"tenant":"default","context":".ctx"}`
+	at := func(prefix string) []int {
+		var out []int
+		for i, r := range written {
+			if strings.HasPrefix(r, prefix) {
+				out = append(out, i)
+			}
 		}
+		return out
 	}
-	if !found {
-		t.Error("no SCHEMA record of :.ctx:s")
+	schema := at(`{"keytype":"SCHEMA","subject":":.ctx:s","version":1,"magic":1} {"subject":":.ctx:s","version":1,"id":1,`)
+	ctxs := at(ctxRecord)
+	if len(schema) != 1 || len(ctxs) != 1 || ctxs[0] != schema[0]-1 || len(at(`{"keytype":"CONTEXT","tenant":"default","context":".other"`)) != 1 {
+		t.Errorf("want one CONTEXT record of .ctx just before the SCHEMA record of :.ctx:s, one of .other:\n%s", strings.Join(written, "\n"))
 	}
+	if n := len(at(`{"keytype":"CONTEXT","tenant":"default","context":"."`)); n != 0 {
+		t.Errorf("%d CONTEXT records of the default context", n)
+	}
+	// A context of Confluent's CONTEXT record alone (its subjects deleted,
+	// or written by Confluent's registry) is listed; its tombstone, or
+	// another tenant's record, is not.
+	tr.log.raw(`{"keytype":"CONTEXT","tenant":"default","context":".empty","magic":0}`, `{"tenant":"default","context":".empty"}`,
+		`{"keytype":"CONTEXT","tenant":"lsrc-1","context":".cloud","magic":0}`, `{"tenant":"lsrc-1","context":".cloud"}`)
+	poll.Eventually(t, 10*time.Second, func() error {
+		if got := tr.listed(t, "/contexts"); got != `[".",".ctx",".empty",".other"]` {
+			return fmt.Errorf("contexts %s", got)
+		}
+		return nil
+	})
+	tr.log.raw(`{"keytype":"CONTEXT","tenant":"default","context":".empty","magic":0}`, "")
+	poll.Eventually(t, 10*time.Second, func() error {
+		if got := tr.listed(t, "/contexts"); got != `[".",".ctx",".other"]` {
+			return fmt.Errorf("contexts %s", got)
+		}
+		return nil
+	})
+}
+
+// listed is the body of a GET of path.
+func (tr *testRegistry) listed(t *testing.T, path string) string {
+	t.Helper()
+	_, body := tr.do(t, "GET", path, "")
+	return body
 }
 
 // contextURL rewrites /contexts/{context}/... as Confluent's ContextFilter

@@ -13,18 +13,37 @@ const (
 	keyConfig        = "CONFIG"
 	keyMode          = "MODE"
 	keyNoop          = "NOOP"
+	keyContext       = "CONTEXT"
 	keyDeleteSubject = "DELETE_SUBJECT"
 	keyClearSubject  = "CLEAR_SUBJECT"
 )
 
 // recordKey is every key type's JSON: keytype, subject (absent for the
-// global config and mode), version (SCHEMA only), magic (1 for SCHEMA, 0
-// for the others), in that order.
+// global config and mode), version (SCHEMA only), tenant and context
+// (CONTEXT only), magic (1 for SCHEMA, 0 for the others), in that order.
 type recordKey struct {
 	KeyType string  `json:"keytype"`
 	Subject *string `json:"subject,omitempty"`
 	Version int     `json:"version,omitempty"`
+	Tenant  string  `json:"tenant,omitempty"`
+	Context string  `json:"context,omitempty"`
 	Magic   int     `json:"magic"`
+}
+
+// defaultTenant is the tenant of Confluent's CONTEXT records.
+const defaultTenant = "default"
+
+// contextValue is a CONTEXT record's value: Confluent's registry writes
+// one when a context gets its first schema, and lists its contexts from
+// them.
+type contextValue struct {
+	Tenant  string `json:"tenant,omitempty"`
+	Context string `json:"context,omitempty"`
+}
+
+func contextRecord(ctx string) Record {
+	return Record{Key: marshal(recordKey{KeyType: keyContext, Tenant: defaultTenant, Context: ctx}),
+		Value: marshal(contextValue{Tenant: defaultTenant, Context: ctx})}
 }
 
 // Reference is a schema reference: a name the schema uses, resolved to a

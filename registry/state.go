@@ -27,13 +27,14 @@ type State struct {
 	maxID    map[string]int              // guarded by mu; context → the highest id seen in it
 	configs  map[string]configValue      // guarded by mu; "" is the global config
 	modes    map[string]string           // guarded by mu; "" is the global mode
+	ctxs     map[string]bool             // guarded by mu; the contexts of CONTEXT records (".ctx")
 	next     int64                       // guarded by mu; the offset of the next record to apply
 	moved    chan struct{}               // guarded by mu; closed and replaced when next advances
 }
 
 func newState() *State {
 	return &State{subjects: map[string]map[int]*version{}, byID: map[ctxID][]*version{}, maxID: map[string]int{},
-		configs: map[string]configValue{}, modes: map[string]string{}, moved: make(chan struct{})}
+		configs: map[string]configValue{}, modes: map[string]string{}, ctxs: map[string]bool{}, moved: make(chan struct{})}
 }
 
 // applied returns the offset of the next record to apply, and a channel
@@ -135,6 +136,15 @@ func (s *State) applyOne(r Record) error {
 			if ver.Deleted {
 				s.dropVersion(v.Subject, n)
 			}
+		}
+	case keyContext:
+		if k.Tenant != "" && k.Tenant != defaultTenant {
+			return nil // another tenant's (Confluent Cloud's)
+		}
+		if r.Value == nil {
+			delete(s.ctxs, k.Context)
+		} else if k.Context != "" {
+			s.ctxs[k.Context] = true
 		}
 	}
 	// NOOP and key types of later Confluent versions carry no state here.

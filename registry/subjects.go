@@ -279,12 +279,9 @@ func (r *Registry) register(_ http.ResponseWriter, req *http.Request) (any, erro
 		s := r.state
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		rec, got, err := s.registration(subject, sr, queryBool(req, "normalize"), r.cfg.Compatibility)
+		recs, got, err := s.registration(subject, sr, queryBool(req, "normalize"), r.cfg.Compatibility)
 		id = got
-		if err != nil || rec == nil {
-			return nil, err
-		}
-		return []Record{*rec}, nil
+		return recs, err
 	})
 	if err != nil {
 		return nil, err
@@ -294,10 +291,11 @@ func (r *Registry) register(_ http.ResponseWriter, req *http.Request) (any, erro
 	}{id}, nil
 }
 
-// registration returns the record that registers sr under subject and the
-// schema's id, or no record when the subject has the schema already; the
-// caller holds s.mu.
-func (s *State) registration(subject string, sr *schemaRequest, normalize bool, defaultLevel string) (*Record, int, error) {
+// registration returns the records that register sr under subject (the
+// context's CONTEXT record first, as Confluent writes it, when the
+// context has none) and the schema's id, or no record when the subject
+// has the schema already; the caller holds s.mu.
+func (s *State) registration(subject string, sr *schemaRequest, normalize bool, defaultLevel string) ([]Record, int, error) {
 	mode, ctx := s.mode(subject), contextOf(subject)
 	switch {
 	case mode == modeReadOnly || mode == modeReadOnlyOverride:
@@ -349,9 +347,13 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 	if sr.Version != nil && *sr.Version > 0 && mode == modeImport {
 		n = *sr.Version
 	}
-	rec := schemaRecord(schemaValue{Subject: subject, Version: n, ID: id, SchemaType: p.typ, References: sr.References,
-		Metadata: rawJSON(sr.Metadata), RuleSet: rawJSON(sr.RuleSet), Schema: p.text(normalize)})
-	return &rec, id, nil
+	var recs []Record
+	if ctx != defaultContext && !s.ctxs[ctx] {
+		recs = append(recs, contextRecord(ctx))
+	}
+	recs = append(recs, schemaRecord(schemaValue{Subject: subject, Version: n, ID: id, SchemaType: p.typ, References: sr.References,
+		Metadata: rawJSON(sr.Metadata), RuleSet: rawJSON(sr.RuleSet), Schema: p.text(normalize)}))
+	return recs, id, nil
 }
 
 func (r *Registry) deleteVersion(_ http.ResponseWriter, req *http.Request) (any, error) {
