@@ -1,7 +1,8 @@
 // Package restproxy serves Confluent REST Proxy's API from the broker, on
 // its own HTTP listener (samsa.http.proxy.listener): v2 (topics,
 // partitions, produce and consumer instances) and v3 (clusters, brokers,
-// topics with configs and partitions, consumer groups with lag, and
+// topics with configs and partitions, consumer groups with lag, ACLs,
+// broker and cluster-wide broker configs, replicas, reassignments, and
 // produce, one record, a stream or a batch).
 //
 // The proxy is a Kafka client of the cluster: every produce, fetch, commit

@@ -160,6 +160,7 @@ func (p *Proxy) routes() *http.ServeMux {
 	}
 	p.v2Routes(add)
 	p.v3Routes(add)
+	p.v3AdminRoutes(add)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, errNotFound) })
 	return mux
 }

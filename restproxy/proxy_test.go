@@ -52,11 +52,12 @@ func (b *proxyBroker) createTopic(t *testing.T, name string, partitions int32) {
 	}
 }
 
-// answer is an HTTP answer: status, Content-Type and body.
+// answer is an HTTP answer: status, Content-Type, body and Location.
 type answer struct {
-	status int
-	ctype  string
-	body   string
+	status   int
+	ctype    string
+	body     string
+	location string
 }
 
 // do sends a request with the given headers (name, value pairs).
@@ -82,7 +83,7 @@ func do(t *testing.T, method, url, body string, headers ...string) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), strings.TrimSpace(string(b))}
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), strings.TrimSpace(string(b)), resp.Header.Get("Location")}
 }
 
 // wantJSON fails unless got is JSON equal to want.

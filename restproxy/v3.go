@@ -333,7 +333,9 @@ type configData struct {
 	Kind        string    `json:"kind"`
 	Metadata    v3Meta    `json:"metadata"`
 	ClusterID   string    `json:"cluster_id"`
-	TopicName   string    `json:"topic_name"`
+	TopicName   string    `json:"topic_name,omitempty"`
+	BrokerID    *int32    `json:"broker_id,omitempty"`
+	ConfigType  string    `json:"config_type,omitempty"`
 	Name        string    `json:"name"`
 	Value       *string   `json:"value"`
 	IsDefault   bool      `json:"is_default"`
@@ -400,18 +402,24 @@ func getTopicConfig(q *v3req) (any, error) {
 	return nil, errf(404, 404, "Config %s cannot be found for topic %s.", name, q.r.PathValue("topic"))
 }
 
-func setTopicConfig(q *v3req) (any, error) {
-	var req struct {
-		Value *string `json:"value"`
-	}
-	if _, err := decodeBody(q.r, &req, false); err != nil {
-		return nil, err
-	}
-	return q.alterTopicConfig(kadm.AlterConfig{Op: kadm.SetConfig, Name: q.r.PathValue("name"), Value: req.Value})
-}
+var setTopicConfig, resetTopicConfig = configSetters((*v3req).alterTopicConfig)
 
-func resetTopicConfig(q *v3req) (any, error) {
-	return q.alterTopicConfig(kadm.AlterConfig{Op: kadm.DeleteConfig, Name: q.r.PathValue("name")})
+// configSetters are the PUT (set to the body's value) and DELETE (reset)
+// of the path's config, through alter.
+func configSetters(alter func(*v3req, kadm.AlterConfig) (any, error)) (set, reset func(*v3req) (any, error)) {
+	set = func(q *v3req) (any, error) {
+		var req struct {
+			Value *string `json:"value"`
+		}
+		if _, err := decodeBody(q.r, &req, false); err != nil {
+			return nil, err
+		}
+		return alter(q, kadm.AlterConfig{Op: kadm.SetConfig, Name: q.r.PathValue("name"), Value: req.Value})
+	}
+	reset = func(q *v3req) (any, error) {
+		return alter(q, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: q.r.PathValue("name")})
+	}
+	return set, reset
 }
 
 func (q *v3req) alterTopicConfig(ac kadm.AlterConfig) (any, error) {
