@@ -179,6 +179,22 @@ func (b *Broker) LiveBrokers(ctx context.Context) ([]controller.BrokerInfo, erro
 	return b.liveBrokers(ctx)
 }
 
+// RegistrationAccepted reports whether the controller has accepted this
+// broker's current registration: at once for a clean restart, and after an
+// unclean one (KIP-966) only once it has taken the broker out of every ISR
+// and ELR. Until then the broker joins no ISR.
+func (b *Broker) RegistrationAccepted(ctx context.Context) (bool, error) {
+	e := b.store.BrokerEpoch()
+	if e == 0 {
+		return false, nil
+	}
+	accepted, err := b.store.AcceptedEpochs(ctx)
+	if err != nil {
+		return false, err
+	}
+	return accepted[b.nodeID] == e, nil
+}
+
 // liveBrokers returns the registered brokers, re-read from etcd at most once
 // a second or after a registration changed. etcd is asked outside the lock
 // and with a short timeout: while etcd is unreachable, Metadata answers from

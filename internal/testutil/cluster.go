@@ -148,7 +148,7 @@ func (n *Node) Kill() {
 	if err := n.Broker.Kill(); err != nil {
 		n.tb.Logf("testutil: kill %s: %v", n, err)
 	}
-	n.running = false
+	n.running, n.killed = false, true
 }
 
 // Running reports whether the node is running.

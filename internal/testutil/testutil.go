@@ -31,6 +31,7 @@ type Node struct {
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // broker.Config.Dial
 	configure func(*broker.Config)                                              // applied before each start
 	cluster   *Cluster                                                          // set by StartCluster: Restart waits until every broker sees this one
+	killed    bool                                                              // by Kill, since the last start
 }
 
 // StartBroker starts a broker with the given property overrides on top of
@@ -95,7 +96,7 @@ func (n *Node) start() {
 		n.tb.Fatalf("testutil: broker.Start: %v", err)
 	}
 	n.Broker = b
-	n.running = true
+	n.running, n.killed = true, false
 	// Keep the ports across restarts, so clients find the broker again.
 	n.Overrides["listeners"] = boundListeners(n.Overrides["listeners"], b.Addrs())
 }
@@ -144,10 +145,36 @@ func (n *Node) Restart() {
 		}
 		return nil
 	})
+	killed := n.killed
 	n.start()
 	if n.cluster != nil {
 		n.cluster.waitRegistrations()
+		if killed {
+			n.waitAccepted()
+		}
 	}
+}
+
+// waitAccepted waits until the controller has accepted the node's new
+// registration. After a kill the old registration lives until its lease
+// expires, so every broker already "sees" the node; the new one comes
+// later, and the controller then takes the node out of every ISR and ELR
+// (KIP-966) before accepting it. A test that went on at once would find
+// the node in the ISR it is about to leave.
+func (n *Node) waitAccepted() {
+	n.tb.Helper()
+	poll.Eventually(n.tb, 60*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ok, err := n.Broker.RegistrationAccepted(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("testutil: %s: the controller has not accepted its registration yet", n)
+		}
+		return nil
+	})
 }
 
 // Eventually polls cond until it returns nil or the timeout passes
