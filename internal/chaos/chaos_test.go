@@ -43,6 +43,7 @@ type suite struct {
 	cl      *kgo.Client // seeded with every broker's address, in c.addrs' order
 	adm     *kadm.Client
 	figures []figure
+	tiered  *tieredState // the tiered topic's workload, from the first tiered phase on
 }
 
 // figure is one phase's row of the table.
@@ -61,6 +62,13 @@ type phase struct {
 	short  bool // in make test's profile
 	hold   time.Duration
 	inject func(s *suite) (string, func())
+}
+
+// shortHolds are the holds of the phases that make test's profile runs
+// shorter than make chaos does, by name.
+var shortHolds = map[string]time.Duration{
+	"object store unreachable":        5 * time.Second,
+	"kill -9 leader during an upload": 5 * time.Second,
 }
 
 var allPhases = []phase{
@@ -163,6 +171,9 @@ var allPhases = []phase{
 	{"latency 50 ms + 5% loss on every broker", false, 10 * time.Second, func(s *suite) (string, func()) {
 		return s.latency(s.brokers(), delaySpec{delay: 50 * time.Millisecond, loss: 0.05})
 	}},
+	// Tiered storage (tiered_test.go).
+	{"object store unreachable", true, 30 * time.Second, (*suite).storeCut},
+	{"kill -9 leader during an upload", true, 8 * time.Second, (*suite).killDuringUpload},
 }
 
 // TestChaos runs the suite's phases (the short profile, or every phase with
@@ -177,20 +188,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Cleanup(cl.Close)
 	s.cl, s.adm = cl, kadm.NewClient(cl)
-	poll.Eventually(t, 60*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		rs, err := s.adm.CreateTopics(ctx, parts, 3, nil, topic, copyTopic)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if r.Err != nil && !strings.Contains(r.Err.Error(), "TOPIC_ALREADY_EXISTS") {
-				return r.Err
-			}
-		}
-		return nil
-	})
+	s.createTopics(parts, nil, topic, copyTopic)
 	if _, err := s.waitISR(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +212,9 @@ func TestChaos(t *testing.T) {
 		if (!*full && !ph.short) || (sel != nil && !sel.MatchString(ph.name)) {
 			continue
 		}
+		if d, ok := shortHolds[ph.name]; ok && !*full {
+			ph.hold = d
+		}
 		ph, na := c.adapt(ph)
 		if na != "" {
 			s.figures = append(s.figures, figure{phase: ph.name, na: na})
@@ -235,6 +236,7 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
+	s.checkTiered(ctx)
 	given := ""
 	if !c.kafka {
 		n := 0
@@ -244,6 +246,25 @@ func TestChaos(t *testing.T) {
 		given = fmt.Sprintf("; %d commits from connections their member had left not applied", n)
 	}
 	t.Logf("chaos: %s: %s; %s%s\n%s", c.brokers(), w.Summary(), cp.summary(), given, s.table())
+}
+
+// createTopics creates topics of n partitions, RF3, with configs,
+// retrying until the brokers take them.
+func (s *suite) createTopics(n int32, configs map[string]*string, topics ...string) {
+	poll.Eventually(s.t, 60*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rs, err := s.adm.CreateTopics(ctx, n, 3, configs, topics...)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Err != nil && !strings.Contains(r.Err.Error(), "TOPIC_ALREADY_EXISTS") {
+				return r.Err
+			}
+		}
+		return nil
+	})
 }
 
 // run runs one phase and records its figures.

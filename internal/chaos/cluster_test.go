@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/controller"
+	"github.com/samsa-io/samsa/internal/s3test"
 )
 
 const (
@@ -218,6 +219,9 @@ type cluster struct {
 
 	kafka   bool   // the nodes run Kafka
 	version string // Kafka's
+
+	store      *s3test.Store // the object store the nodes tier to (tiered_test.go); nil with Kafka
+	storeFault *s3test.Fault // its fault proxy on the bridge, the nodes' endpoint
 }
 
 // brokerProps are every broker's settings: the RF3, minISR2.
@@ -273,6 +277,7 @@ func startCluster(t testing.TB, n int) *cluster {
 		return c
 	}
 	c.bin, c.etcdDr = buildSamsa(t, dir), filepath.Join(dir, "etcd")
+	c.startStore()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -297,6 +302,9 @@ func startCluster(t testing.TB, n int) *cluster {
 			"--override", "etcd.endpoints=" + strings.Join(endpoints, ","),
 			"--override", "log.dirs=" + c.dirs[i-1]}
 		for k, v := range brokerProps {
+			argv = append(argv, "--override", k+"="+v)
+		}
+		for k, v := range tieredProps(c.store, c.storeFault.Endpoint) {
 			argv = append(argv, "--override", k+"="+v)
 		}
 		p := &proc{name: fmt.Sprintf("node %d", i), ns: nodeNS(i), argv: argv}

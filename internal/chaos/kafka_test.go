@@ -172,7 +172,13 @@ var kafkaPhases = map[string]kafkaPhase{
 		return s.cutPort(s.quorumLeader(), kafkaControllerPort, false, false, "(the quorum leader) cut from the other voters")
 	}},
 	"write and fsync errors on the leader (EIO)": {na: "needs samsa's fault-injecting file system (samsa.test.fault.file)"},
+	"object store unreachable":                   {na: tieredNA},
+	"kill -9 leader during an upload":            {na: tieredNA},
 }
+
+// tieredNA is why the tiered storage phases do not apply to Kafka: it
+// ships no S3 RemoteStorageManager (Aiven's plugin is a jar of its own).
+const tieredNA = "Kafka ships no S3 RemoteStorageManager (Aiven's plugin is a separate jar)"
 
 // adapt is phase ph as it runs on the cluster's brokers, or why it does
 // not apply.

@@ -462,6 +462,13 @@ func (w *Workload) Acks() int {
 	return w.nAcked
 }
 
+// Reads is how many records the readers read so far.
+func (w *Workload) Reads() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nRead
+}
+
 // WaitAcks waits until n more records than now are acknowledged, and
 // fails tb after timeout.
 func (w *Workload) WaitAcks(tb testing.TB, n int, timeout time.Duration) {
