@@ -36,16 +36,22 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 	chunk, _ := strconv.ParseInt(b.props.RSM("rsm.config.chunk.size"), 10, 64)
 	cache, _ := strconv.ParseInt(b.props.RSM("rsm.config.fetch.chunk.cache.size"), 10, 64)
 	return tiered.NewManager(tiered.ManagerConfig{
-		NodeID:     b.nodeID,
-		Store:      store,
-		Meta:       b.store,
-		Interval:   b.settings.RemoteLogManagerInterval,
-		Workers:    func() int { return int(b.cfg().Settings().RemoteLogCopierThreads) },
-		Replicas:   b.tieredReplicas,
-		ChunkSize:  chunk,
-		CacheBytes: cache,
-		Observe:    b.metrics.tiered,
-		Logger:     b.log,
+		NodeID:            b.nodeID,
+		Store:             store,
+		Meta:              b.store,
+		Interval:          b.settings.RemoteLogManagerInterval,
+		Workers:           func() int { return int(b.cfg().Settings().RemoteLogCopierThreads) },
+		CopyRate:          func() int64 { return b.cfg().Settings().RemoteCopyMaxBytesPerSec },
+		FetchRate:         func() int64 { return b.cfg().Settings().RemoteFetchMaxBytesPerSec },
+		CopyQuotaWindow:   time.Duration(b.settings.RemoteCopyQuotaWindowSec) * time.Second,
+		CopyQuotaSamples:  int(b.settings.RemoteCopyQuotaWindows),
+		FetchQuotaWindow:  time.Duration(b.settings.RemoteFetchQuotaWindowSec) * time.Second,
+		FetchQuotaSamples: int(b.settings.RemoteFetchQuotaWindows),
+		Replicas:          b.tieredReplicas,
+		ChunkSize:         chunk,
+		CacheBytes:        cache,
+		Observe:           b.metrics.tiered,
+		Logger:            b.log,
 	}), nil
 }
 

@@ -66,6 +66,20 @@ type ManagerConfig struct {
 	// CacheBytes bounds the chunks held for remote reads (beyond those
 	// of reads being sent). Default 64 MiB.
 	CacheBytes int64
+	// CopyRate and FetchRate are remote.log.manager.copy.max.bytes.per.second
+	// and remote.log.manager.fetch.max.bytes.per.second (dynamic, read at
+	// each check): the broker's byte rates of segment copies and of
+	// remote reads, as Kafka's quotas. Over the copy quota a partition's
+	// copy stops before its next segment until a later pass; over the
+	// fetch quota a remote read answers no records. nil: none.
+	CopyRate, FetchRate func() int64
+	// CopyQuotaWindow and CopyQuotaSamples are
+	// remote.log.manager.copy.quota.window.size.seconds and .window.num:
+	// the copy rate is measured over that many windows of that length
+	// (default 1s and 11); FetchQuotaWindow and FetchQuotaSamples are the
+	// fetch quota's.
+	CopyQuotaWindow, FetchQuotaWindow   time.Duration
+	CopyQuotaSamples, FetchQuotaSamples int
 	// Observe, when set, is told of each segment copy, remote read and
 	// remote segment deletion, with the bytes moved and whether it
 	// failed (the broker's KIP-405 metrics). It must not block.
@@ -98,6 +112,8 @@ type Manager struct {
 	now  func() time.Time // retention's clock (tests set it)
 
 	reader *reader
+
+	copyQuota, fetchQuota *rateQuota
 
 	tasks sync.WaitGroup // the replica passes under way
 
@@ -154,7 +170,9 @@ func NewManager(cfg ManagerConfig) *Manager {
 	}
 	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{},
 		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), compacted: map[partKey]int64{}, now: time.Now,
-		reader: &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
+		copyQuota:  newRateQuota(cfg.CopyRate, cfg.CopyQuotaWindow, cfg.CopyQuotaSamples),
+		fetchQuota: newRateQuota(cfg.FetchRate, cfg.FetchQuotaWindow, cfg.FetchQuotaSamples),
+		reader:     &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
 }
 
 // Run gives every replica a pass each Interval (and at Kick) until ctx
@@ -404,6 +422,13 @@ func (l *leader) copy(ctx context.Context) error {
 		if l.m.isDeleted(l.r.TopicID) {
 			return nil // DeleteTopic waits for this pass, then deletes all
 		}
+		// Over the copy quota the copy stops before this segment; a
+		// pass one quota window later carries on.
+		if !l.m.copyQuota.take(c.localSize) {
+			l.m.cfg.Logger.Debug("tiered storage: copy quota exceeded", "topic", l.r.Topic, "partition", l.r.Partition, "base", c.BaseOffset)
+			time.AfterFunc(l.m.copyQuota.window, l.m.Kick)
+			return nil
+		}
 		next := l.md.clone()
 		next.Copying = append(next.Copying, c)
 		if err := l.commit(ctx, next); err != nil {
@@ -475,13 +500,19 @@ func (l *leader) expire(ctx context.Context, now time.Time) error {
 // from the one remote segment serving offset (a read never crosses into
 // the next one, as Kafka's remote fetch): whole batches, at most maxBytes
 // but the first whole when minOneBatch, none at or past maxOffset. An
-// offset no remote segment serves is logstore.ErrOffsetOutOfRange. The
-// result's bytes stay in the chunk cache until it is released.
+// offset no remote segment serves is logstore.ErrOffsetOutOfRange. Over
+// remote.log.manager.fetch.max.bytes.per.second it reads nothing and
+// returns no records, as Kafka skips the remote fetch. The result's
+// bytes stay in the chunk cache until it is released.
 func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, partition int32, offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (logstore.ReadResult, error) {
 	obj := Replica{Topic: topic, TopicID: topicID, Partition: partition}.objects()
 	md, err := m.Metadata(ctx, topicID, partition)
 	if err != nil {
 		return logstore.ReadResult{}, err
+	}
+	// Over the fetch quota: no records this time, as Kafka answers.
+	if m.fetchQuota.exceeded() {
+		return logstore.ReadResult{}, nil
 	}
 	for fresh := false; ; fresh = true {
 		res, err := m.readSegments(ctx, obj, md, offset, maxBytes, maxOffset, minOneBatch)
@@ -489,6 +520,7 @@ func (m *Manager) Read(ctx context.Context, topic string, topicID [16]byte, part
 		case errors.Is(err, errNoSegment) && fresh:
 			return logstore.ReadResult{}, fmt.Errorf("%w: no remote segment of %s-%d holds %d", logstore.ErrOffsetOutOfRange, topic, partition, offset)
 		case !errors.Is(err, ErrNotFound) && !errors.Is(err, errNoSegment) || fresh:
+			m.fetchQuota.record(res.Size)
 			m.cfg.Observe(topic, OpFetch, res.Size, err != nil)
 			return res, err
 		}

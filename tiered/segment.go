@@ -68,6 +68,8 @@ type RemoteSegment struct {
 	// copied before it was kept): after the local segment's last write,
 	// the clock of delete.retention.ms for its tombstones (compact.go).
 	PlannedAt int64 `json:"planned_at,omitempty"`
+
+	localSize int64 // the local segment's bytes, as planned (not recorded)
 }
 
 // Key is the object key of the segment's file with suffix ext ("log",
@@ -94,7 +96,7 @@ func newSegmentID() string {
 // copied yet.
 func NewRemoteSegment(sr logstore.SegmentRange, start int64, epoch int32) RemoteSegment {
 	return RemoteSegment{ID: newSegmentID(), BaseOffset: sr.Base, StartOffset: max(start, sr.Base), EndOffset: sr.Next,
-		MaxTimestamp: sr.MaxTimestamp, LeaderEpoch: epoch, PlannedAt: time.Now().UnixMilli()}
+		MaxTimestamp: sr.MaxTimestamp, LeaderEpoch: epoch, PlannedAt: time.Now().UnixMilli(), localSize: sr.Size}
 }
 
 // UploadSegment copies the rolled segment r names from the partition

@@ -142,10 +142,16 @@ type BrokerSettings struct {
 
 	TelemetryMaxBytes int32 `prop:"telemetry.max.bytes"` // KIP-714 pushes
 
-	RemoteStorageSystem      bool          `prop:"remote.log.storage.system.enable"`
-	RemoteLogManagerInterval time.Duration `prop:"remote.log.manager.task.interval.ms,ms"`
-	RemoteFetchMaxWait       time.Duration `prop:"remote.fetch.max.wait.ms,ms"`
-	RemoteLogCopierThreads   int32         `prop:"remote.log.manager.copier.thread.pool.size"`
+	RemoteStorageSystem       bool          `prop:"remote.log.storage.system.enable"`
+	RemoteLogManagerInterval  time.Duration `prop:"remote.log.manager.task.interval.ms,ms"`
+	RemoteFetchMaxWait        time.Duration `prop:"remote.fetch.max.wait.ms,ms"`
+	RemoteLogCopierThreads    int32         `prop:"remote.log.manager.copier.thread.pool.size"`
+	RemoteCopyMaxBytesPerSec  int64         `prop:"remote.log.manager.copy.max.bytes.per.second"`
+	RemoteCopyQuotaWindows    int32         `prop:"remote.log.manager.copy.quota.window.num"`
+	RemoteCopyQuotaWindowSec  int32         `prop:"remote.log.manager.copy.quota.window.size.seconds"`
+	RemoteFetchMaxBytesPerSec int64         `prop:"remote.log.manager.fetch.max.bytes.per.second"`
+	RemoteFetchQuotaWindows   int32         `prop:"remote.log.manager.fetch.quota.window.num"`
+	RemoteFetchQuotaWindowSec int32         `prop:"remote.log.manager.fetch.quota.window.size.seconds"`
 }
 
 // RackAwareReads reports whether replica.selector.class is Kafka's
