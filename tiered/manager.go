@@ -124,6 +124,7 @@ type Manager struct {
 	order   int                       // guarded by mu: where the next pass starts in the replica list
 	busy    int                       // guarded by mu: replica passes under way, at most Workers
 	freed   chan struct{}             // guarded by mu: closed and replaced when a pass ends
+	sweeps  map[partKey]sweepState    // guarded by mu: the orphan sweeps of the partitions led here (sweep.go)
 
 	// compacted is, per partition led here, the end of what the last
 	// remote compaction pass could map (compact.go). Guarded by mu.
@@ -131,6 +132,8 @@ type Manager struct {
 	// compacting is held by the remote compaction pass under way: one at
 	// a time, as its key map is as large as the log cleaner's.
 	compacting sync.Mutex
+
+	sweepEvery, sweepWindow time.Duration // sweep.go's constants (tests set them)
 }
 
 // isDeleted reports whether DeleteTopic was called for the topic id.
@@ -170,6 +173,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 	}
 	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{},
 		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), compacted: map[partKey]int64{}, now: time.Now,
+		sweeps: map[partKey]sweepState{}, sweepEvery: sweepEvery, sweepWindow: sweepWindow,
 		copyQuota:  newRateQuota(cfg.CopyRate, cfg.CopyQuotaWindow, cfg.CopyQuotaSamples),
 		fetchQuota: newRateQuota(cfg.FetchRate, cfg.FetchQuotaWindow, cfg.FetchQuotaSamples),
 		reader:     &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
@@ -215,6 +219,13 @@ func (m *Manager) pass(ctx context.Context) {
 // every worker busy no replica is always last.
 func (m *Manager) dispatch(ctx context.Context) []chan struct{} {
 	rs := m.cfg.Replicas()
+	led := map[partKey]bool{}
+	for _, r := range rs {
+		if r.Leader {
+			led[partKey{r.TopicID, r.Partition}] = true
+		}
+	}
+	m.forgetSweeps(led)
 	m.mu.Lock()
 	first := m.order % max(len(rs), 1)
 	m.order++
@@ -370,6 +381,12 @@ func (m *Manager) lead(ctx context.Context, r Replica) error {
 	if err := l.expire(ctx, m.now()); err != nil {
 		return err
 	}
+	if k := (partKey{r.TopicID, r.Partition}); m.sweepDue(k) {
+		if err := l.sweep(ctx); err != nil {
+			return err
+		}
+		m.swept(k)
+	}
 	if err := m.deleteLocal(r, l.md); err != nil {
 		return err
 	}
@@ -399,6 +416,10 @@ func (m *Manager) deleteLocal(r Replica, md Metadata) error {
 // finishLeftovers deletes the objects of segments an earlier pass (of
 // this leader or another) left in Copying or Deleting, and forgets them.
 func (l *leader) finishLeftovers(ctx context.Context) error {
+	if len(l.md.Copying) > 0 {
+		// A PUT of a copy left half way may still land: sweep for a while.
+		l.m.watchOrphans(partKey{l.r.TopicID, l.r.Partition})
+	}
 	for _, s := range append(append([]RemoteSegment(nil), l.md.Copying...), l.md.Deleting...) {
 		err := DeleteSegment(ctx, l.m.cfg.Store, l.obj, s)
 		l.m.cfg.Observe(l.r.Topic, OpDelete, s.LogSize(), err != nil)

@@ -206,7 +206,8 @@ func TestManagerLeaderCopies(t *testing.T) {
 
 // TestManagerUploadFails: an upload that fails half way leaves its
 // segment in Copying; the next pass deletes what it wrote and copies the
-// segment again, leaving no orphan object.
+// segment again, leaving no orphan object, not even one a delayed PUT
+// of the failed upload writes after that.
 func TestManagerUploadFails(t *testing.T) {
 	t.Parallel()
 	meta, id := metaStore(t)
@@ -216,6 +217,7 @@ func TestManagerUploadFails(t *testing.T) {
 	appendLog(t, l, 20)
 	r := leaderReplica(id, l, 0, 20)
 	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
+	m.sweepEvery = 0
 	// The first segment's log and index go, then every put fails.
 	store.puts.Store(2)
 	store.failing.Store(true)
@@ -224,11 +226,22 @@ func TestManagerUploadFails(t *testing.T) {
 	if len(md.Segments) != 0 || len(md.Copying) != 1 {
 		t.Fatalf("after a failed upload: %+v", md)
 	}
+	left := md.Copying[0]
 	store.failing.Store(false)
 	md = passCopies(t, m, r, 0)
 	if len(md.Copying) != 0 {
 		t.Fatalf("copying left: %+v", md.Copying)
 	}
+	checkNoOrphans(t, store, md)
+
+	// A PUT of the copy given up on, delayed in the network, lands after
+	// its segment's objects were deleted: a later pass sweeps it.
+	late := left.Key(r.objects(), "index")
+	if err := store.Put(ctx, late, strings.NewReader("late"), 4); err != nil {
+		t.Fatal(err)
+	}
+	m.pass(ctx)
+	md, _ = m.Metadata(ctx, id, 0)
 	checkNoOrphans(t, store, md)
 }
 

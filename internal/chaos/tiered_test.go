@@ -385,5 +385,9 @@ func (s *suite) checkTiered(ctx context.Context) {
 			s.t.Errorf("%s-%d: the local log still starts at 0: nothing was read back from the bucket", tieredTopic, p)
 		}
 	}
-	s.t.Logf("chaos: %s: %s; local logs start at %v", tieredTopic, s.tiered.w.Summary(), local)
+	swept := 0
+	for _, p := range s.c.nodes {
+		swept += p.count("objects of no remote segment deleted")
+	}
+	s.t.Logf("chaos: %s: %s; local logs start at %v; %d sweeps deleted objects of no segment", tieredTopic, s.tiered.w.Summary(), local, swept)
 }
