@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -65,8 +64,9 @@ func contextURL(u *url.URL) *apiError {
 				return errf(400, 400, "Invalid context %q", seg)
 			}
 			ctx, ctxNext = c, false
-			if prefix, err = contextPrefix(ctx); err != nil {
-				return errf(400, 400, "%s", err.Error())
+			var bad *apiError
+			if prefix, bad = contextPrefix(ctx); bad != nil {
+				return bad
 			}
 			continue
 		case first && seg == "contexts":
@@ -129,11 +129,11 @@ func contextURL(u *url.URL) *apiError {
 
 // contextPrefix is the subject prefix of a context named as in a
 // /contexts/{context} path (".ctx", "ctx" or ":.ctx:"; "" for the default
-// context).
-func contextPrefix(ctx string) (string, error) {
+// context), or Confluent's 400 for a name with a colon.
+func contextPrefix(ctx string) (string, *apiError) {
 	ctx = strings.TrimSuffix(strings.TrimPrefix(ctx, ":"), ":")
 	if strings.Contains(ctx, ":") {
-		return "", fmt.Errorf("Context name '%s' cannot contain a colon", ctx)
+		return "", errf(400, 400, "Context name '%s' cannot contain a colon", ctx)
 	}
 	if !strings.HasPrefix(ctx, ".") {
 		ctx = "." + ctx
