@@ -46,6 +46,9 @@ type handlerFunc func(w http.ResponseWriter, req *http.Request) (any, error)
 // rawBody is an answer written as it is (a schema's text).
 type rawBody string
 
+// noContent is an answer of 204 No Content.
+type noContent struct{}
+
 // route is one path's handlers by method.
 type route map[string]handlerFunc
 
@@ -95,6 +98,10 @@ func (r *Registry) routes() *http.ServeMux {
 			if _, ok := v.(forwarded); ok {
 				return
 			}
+			if _, ok := v.(noContent); ok {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
 			if written > 0 {
 				w.Header().Set(offsetHeader, strconv.FormatInt(written, 10))
 			}
@@ -122,6 +129,7 @@ func (r *Registry) routes() *http.ServeMux {
 	add("/compatibility/subjects/{subject}/versions/{version}", route{"POST": r.checkCompatibility})
 	add("/compatibility/subjects/{subject}/versions", route{"POST": r.checkCompatibility})
 	add("/contexts", route{"GET": r.listContexts})
+	add("/contexts/{context}", route{"DELETE": w(r.deleteContext)})
 	// Associations (a topic's subjects, named by Confluent's "associated"
 	// subject name strategy) are not kept: none is ever found, as
 	// Confluent answers when there is none, and the serializers fall back

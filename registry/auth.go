@@ -91,6 +91,7 @@ var accessOf = map[string]access{
 	"POST /compatibility/subjects/{subject}/versions/{version}": subjectWrite,
 	"POST /compatibility/subjects/{subject}/versions":           subjectWrite,
 	"GET /contexts":                                  openToAll,
+	"DELETE /contexts/{context}":                     globalAlter,
 	"GET /associations/subjects/{subject}":           subjectRead,
 	"GET /associations/resources/{namespace}/{name}": readableListed,
 	"GET /associations/resources/{id}":               readableListed,

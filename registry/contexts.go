@@ -228,3 +228,44 @@ func (r *Registry) listContexts(http.ResponseWriter, *http.Request) (any, error)
 	defer r.state.mu.RUnlock()
 	return r.state.contexts(), nil
 }
+
+// deleteContext (DELETE /contexts/{context}, Confluent 8.x) removes an
+// empty context's CONTEXT record: one with subjects, soft-deleted ones
+// too, is Confluent's 42211.
+func (r *Registry) deleteContext(_ http.ResponseWriter, req *http.Request) (any, error) {
+	raw := req.PathValue("context")
+	ctx := contextOf(raw)
+	if !strings.HasPrefix(raw, ":") {
+		prefix, bad := contextPrefix(raw)
+		if bad != nil {
+			return nil, bad
+		}
+		ctx = contextOf(prefix)
+	}
+	err := r.write(req.Context(), func() ([]Record, error) {
+		s := r.state
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		for subject := range s.subjects {
+			if contextOf(subject) == ctx {
+				return nil, errf(422, 42211, "The specified context '%s' is not empty.", qualifiedContext(ctx))
+			}
+		}
+		if ctx == defaultContext {
+			return nil, nil
+		}
+		return []Record{contextTombstone(ctx)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return noContent{}, nil
+}
+
+// qualifiedContext is a context as a subject prefix names it (":.ctx:").
+func qualifiedContext(ctx string) string {
+	if ctx == defaultContext {
+		return ""
+	}
+	return ":" + ctx + ":"
+}

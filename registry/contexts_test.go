@@ -173,5 +173,16 @@ func TestContextURLs(t *testing.T) {
 		{"POST", "/contexts/.ctx/subjects/t/versions", body(recV2), 422, `~"error_code":42205`},
 		{"GET", "/contexts/.other/mode/x?defaultToGlobal=true", "", 200, `{"mode":"READWRITE"}`},
 		{"GET", "/contexts/a:b/subjects", "", 400, `{"error_code":400,"message":"Context name 'a:b' cannot contain a colon"}`},
+		// A context is deleted once empty, soft-deleted subjects and all.
+		{"GET", "/contexts", "", 200, `[".",".ctx",".other"]`},
+		{"DELETE", "/contexts/.other", "", 422, `{"error_code":42211,"message":"The specified context ':.other:' is not empty."}`},
+		{"DELETE", "/contexts/.other/subjects/o", "", 200, `[1]`},
+		{"DELETE", "/contexts/:.other:", "", 422, `{"error_code":42211,"message":"The specified context ':.other:' is not empty."}`},
+		{"DELETE", "/contexts/.other/subjects/o?permanent=true", "", 200, `[1]`},
+		{"DELETE", "/contexts/other", "", 204, ``},
+		{"GET", "/contexts", "", 200, `[".",".ctx"]`},
 	})
+	if w := tr.log.written(); w[len(w)-1] != `{"keytype":"CONTEXT","tenant":"default","context":".other","magic":0} ` {
+		t.Errorf("last record %s, want the CONTEXT tombstone of .other", w[len(w)-1])
+	}
 }

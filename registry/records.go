@@ -41,6 +41,10 @@ type contextValue struct {
 	Context string `json:"context,omitempty"`
 }
 
+func contextTombstone(ctx string) Record {
+	return Record{Key: marshal(recordKey{KeyType: keyContext, Tenant: defaultTenant, Context: ctx})}
+}
+
 func contextRecord(ctx string) Record {
 	return Record{Key: marshal(recordKey{KeyType: keyContext, Tenant: defaultTenant, Context: ctx}),
 		Value: marshal(contextValue{Tenant: defaultTenant, Context: ctx})}
