@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -336,4 +338,73 @@ func untimed(v any) string {
 	drop(v)
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestRESTProxyInstanceOnAnotherBroker: in a cluster of three brokers,
+// each serving the proxy, a consumer instance lives on the broker whose
+// proxy created it, as in Confluent's proxy (KafkaConsumerManager keeps
+// its instances in a map of its own: there is no forwarding, a client
+// follows base_uri). Another broker's proxy answers 40403 for it, and an
+// instance of the same name created there is a second member of the
+// group, deleted without touching the first.
+func TestRESTProxyInstanceOnAnotherBroker(t *testing.T) {
+	c := testutil.StartCluster(t, 3, map[string]string{"samsa.http.proxy.listener": "127.0.0.1:0", "group.initial.rebalance.delay.ms": "0"})
+	createReplicatedTopic(t, c, "spread", 3, 1, nil)
+	cl := newClusterKgo(t, c)
+	var recs []*kgo.Record
+	for i := range 30 {
+		recs = append(recs, &kgo.Record{Topic: "spread", Partition: int32(i % 3), Value: fmt.Append(nil, i)})
+	}
+	produceAll(t, cl, recs...)
+	u1, u2 := "http://"+c.Node(1).ProxyAddr(), "http://"+c.Node(2).ProxyAddr()
+	ctx := testCtx(t, time.Minute)
+	const v2 = "application/vnd.kafka.v2+json"
+	call := func(method, url, body string, status int, want string) string {
+		t.Helper()
+		got, b, err := proxyCall(ctx, method, url, v2, body)
+		if err != nil || got != status || want != "" && !testutil.SameJSON(string(b), want) {
+			t.Fatalf("%s %s: %d %s %v, want %d %s", method, url, got, b, err, status, want)
+		}
+		return string(b)
+	}
+	call("POST", u1+"/consumers/g", `{"name":"i","format":"binary","auto.offset.reset":"earliest"}`, 200,
+		`{"instance_id":"i","base_uri":"`+u1+`/consumers/g/instances/i"}`)
+	const notFound = `{"error_code":40403,"message":"Consumer instance not found."}`
+	call("POST", u2+"/consumers/g/instances/i/subscription", `{"topics":["spread"]}`, 404, notFound)
+	call("GET", u2+"/consumers/g/instances/i/records", "", 404, notFound)
+	call("DELETE", u2+"/consumers/g/instances/i", "", 404, notFound)
+
+	call("POST", u1+"/consumers/g/instances/i/subscription", `{"topics":["spread"]}`, 204, "")
+	read := 0
+	testutil.Eventually(t, 30*time.Second, func() error {
+		var got []json.RawMessage
+		if err := json.Unmarshal([]byte(call("GET", u1+"/consumers/g/instances/i/records?timeout=200", "", 200, "")), &got); err != nil {
+			return err
+		}
+		if read += len(got); read < 30 {
+			return fmt.Errorf("read %d of 30 records on broker 1's proxy", read)
+		}
+		return nil
+	})
+
+	// The same name on broker 2: another instance, another member.
+	call("POST", u2+"/consumers/g", `{"name":"i","format":"binary","auto.offset.reset":"earliest"}`, 200,
+		`{"instance_id":"i","base_uri":"`+u2+`/consumers/g/instances/i"}`)
+	call("POST", u2+"/consumers/g/instances/i/subscription", `{"topics":["spread"]}`, 204, "")
+	adm := newAdmin(t, c.Node(1).Addr())
+	testutil.Eventually(t, 30*time.Second, func() error {
+		call("GET", u1+"/consumers/g/instances/i/records?timeout=100", "", 200, "")
+		call("GET", u2+"/consumers/g/instances/i/records?timeout=100", "", 200, "")
+		gs, err := adm.DescribeGroups(ctx, "g")
+		if err != nil {
+			return err
+		}
+		if n := len(gs["g"].Members); n != 2 || gs["g"].State != "Stable" {
+			return fmt.Errorf("group g: %d members, %s", n, gs["g"].State)
+		}
+		return nil
+	})
+	call("DELETE", u2+"/consumers/g/instances/i", "", 204, "")
+	call("GET", u1+"/consumers/g/instances/i/records?timeout=100", "", 200, "")
+	call("DELETE", u1+"/consumers/g/instances/i", "", 204, "")
 }
