@@ -64,7 +64,7 @@ func (s *State) incompatibilities(rule compatRule, p *parsed, previous []*versio
 			if len(m) == 0 {
 				return m
 			}
-			return append(m, fmt.Sprintf("{oldSchemaVersion: %d}", v.Version), fmt.Sprintf("{oldSchema: '%s'}", v.Schema))
+			return append(m, fmt.Sprintf("{oldSchemaVersion: %d}", v.Version), oldSchemaMessage(v.Schema))
 		}
 		if forward {
 			m := readIssues(old, p, policy, "old", "new")
@@ -81,6 +81,18 @@ func (s *State) incompatibilities(rule compatRule, p *parsed, previous []*versio
 		msgs = append(msgs, fmt.Sprintf("{validateFields: '%t', compatibility: '%s'}", rule.validateFields, level))
 	}
 	return msgs
+}
+
+// maxLoggedSchema is the most of an old schema the messages show, in
+// characters (Confluent's MAX_SCHEMA_SIZE_FOR_LOGGING).
+const maxLoggedSchema = 10 * 1024
+
+// oldSchemaMessage shows the old schema, cut as Confluent cuts it.
+func oldSchemaMessage(schema string) string {
+	if r := []rune(schema); len(r) > maxLoggedSchema {
+		return "{oldSchema: <truncated> '" + string(r[:maxLoggedSchema]) + "...'}"
+	}
+	return "{oldSchema: '" + schema + "'}"
 }
 
 // compatRule is what a subject's schemas are checked under: its level,

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,25 @@ func TestAvroIncompatibilities(t *testing.T) {
 	}
 	if got := readIssues(w, w, "", "new", "old"); len(got) != 0 {
 		t.Errorf("a schema cannot read itself: %v", got)
+	}
+}
+
+// An old schema over 10 KiB is cut in the messages, as Confluent cuts it.
+func TestIncompatibilityMessageTruncated(t *testing.T) {
+	var fields []string
+	for i := range 400 {
+		fields = append(fields, fmt.Sprintf(`{"name":"field_number_%d","type":"string"}`, i))
+	}
+	old := rec(fields...)
+	s := newState()
+	s.putVersion(&version{schemaValue: schemaValue{Subject: "s", Version: 1, ID: 1, SchemaType: typeAvro, Schema: old}})
+	p, err := parseSchema(typeAvro, rec(append(fields, `{"name":"b","type":"string"}`)...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.incompatibilities(compatRule{level: levelBackward}, p, s.versions("s", false), false)
+	want := "{oldSchema: <truncated> '" + old[:maxLoggedSchema] + "...'}"
+	if len(old) <= maxLoggedSchema || !slices.Contains(msgs, want) {
+		t.Errorf("messages %q lack the old schema cut at %d (it is %d long)", msgs, maxLoggedSchema, len(old))
 	}
 }
