@@ -348,6 +348,26 @@ func (s linkSink) End(topic string, partition, epoch int32) (int64, error) {
 	return l.EndOffset(), nil
 }
 
+func (s linkSink) Batch(topic string, partition, epoch int32, offset int64) ([]byte, error) {
+	p, err := s.part(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := s.b.replicas.Leading(p, epoch)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.ReadBytes(offset, 1, l.EndOffset())
+	if err != nil {
+		return nil, err
+	}
+	hs, _ := logstore.SplitBatches(b)
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	return hs[0], nil
+}
+
 func (s linkSink) Append(topic string, partition, epoch int32, batches []byte) error {
 	p, err := s.part(topic, partition)
 	if err != nil {

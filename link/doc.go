@@ -23,8 +23,12 @@
 // (the epoch it was given is fenced) and when the mirror reaches its
 // promote target.
 //
-// A source whose offsets went back (its high watermark below the
-// mirror's end: an unclean election, a topic deleted and created again)
-// stops the partition with an error; nothing is appended past a gap
-// that the source did not leave.
+// A source whose offsets went back (an unclean election, a topic deleted
+// and created again) stops the partition with an error; nothing is
+// appended past a gap that the source did not leave. Divergence is told
+// by the source's leader epochs (epochs.go): after a source leader
+// change, and while the source's high watermark is below the mirror's
+// end, the mirror asks where the source's log ends for the epoch of its
+// last batch; when a partition starts here it compares its last batch
+// with the source's at that offset.
 package link

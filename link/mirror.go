@@ -36,6 +36,8 @@ type Sink interface {
 	StartAt(topic string, partition, epoch int32, offset int64) error
 	// AdvanceStart moves the mirror's log start up to the source's.
 	AdvanceStart(topic string, partition, epoch int32, offset int64) error
+	// Batch is the mirror's whole batch that holds offset.
+	Batch(topic string, partition, epoch int32, offset int64) ([]byte, error)
 	// Reached tells that the partition reached its promote target.
 	Reached(topic string, partition int32)
 	// SourceTopicID records the id of the source topic a mirror copies,
@@ -364,6 +366,12 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 	k := partKey{a.Topic, a.Partition}
 	log := m.cfg.Logger.With("link", a.Link, "topic", a.Topic, "partition", a.Partition)
 	var leader *sourceLeader
+	// lastEpoch is the source's leader epoch of the last batch the mirror
+	// holds (-1: not known), learned at the start by fetching that batch
+	// again and kept from each append; checked is the source leader epoch
+	// it was last checked against (epochs.go).
+	lastEpoch, checked := int32(-1), int32(-1)
+	learn := true
 	fail := func(err error) bool {
 		m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
 		t := time.NewTimer(m.cfg.Backoff)
@@ -410,13 +418,48 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			leader = &l
 			m.update(k, func(st *PartitionStatus) { st.SourceLeader = l.id })
 		}
-		rp, err := m.fetch(ctx, cl, a, *leader, end)
+		if lastEpoch >= 0 && end > 0 && leader.epoch != checked {
+			// A new source leader: does its log still hold what the
+			// mirror copied? (An unclean election says no.)
+			if err := m.checkEpoch(ctx, cl, a, *leader, lastEpoch, end); errors.Is(err, ErrSourceWentBack) {
+				m.stop(ctx, k, log, err)
+				return
+			} else if err != nil {
+				leader = nil
+				if !fail(err) {
+					return
+				}
+				continue
+			}
+			checked = leader.epoch
+		}
+		from := end
+		if learn && end > 0 {
+			from = end - 1 // the batch holding it, for its epoch
+		}
+		rp, err := m.fetch(ctx, cl, a, *leader, from)
 		if err != nil {
 			leader = nil
 			if !fail(err) {
 				return
 			}
 			continue
+		}
+		if from < end {
+			learn = false
+			if rp.ErrorCode == 0 {
+				e, err := m.sameLastBatch(a, rp.RecordBatches, end)
+				if errors.Is(err, ErrSourceWentBack) {
+					m.stop(ctx, k, log, err)
+					return
+				}
+				if err == nil && e >= 0 {
+					lastEpoch, checked = e, leader.epoch
+				}
+			}
+			if kerr.ErrorForCode(rp.ErrorCode) == kerr.OffsetOutOfRange {
+				continue // the batch is gone: fetch from the end
+			}
 		}
 		switch err := kerr.ErrorForCode(rp.ErrorCode); {
 		case err == nil:
@@ -439,8 +482,21 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			continue
 		}
 		if rp.HighWatermark >= 0 && rp.HighWatermark < end {
-			m.stop(ctx, k, log, fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark))
-			return
+			// A new source leader's high watermark can lag what the old
+			// one had committed for a moment; a log that lost what the
+			// mirror holds is told by its end for lastEpoch.
+			err := fmt.Errorf("waiting: the source's high watermark %d is below the mirror's end %d", rp.HighWatermark, end)
+			if lastEpoch >= 0 {
+				if cerr := m.checkEpoch(ctx, cl, a, *leader, lastEpoch, end); errors.Is(cerr, ErrSourceWentBack) {
+					m.stop(ctx, k, log, cerr)
+					return
+				}
+			}
+			leader = nil // and look the leader up again
+			if !fail(err) {
+				return
+			}
+			continue
 		}
 		m.update(k, func(st *PartitionStatus) {
 			st.SourceEnd, st.SourceStart, st.Error = rp.HighWatermark, rp.LogStartOffset, ""
@@ -458,12 +514,14 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 					continue
 				}
 			}
+			last := lastBatchEpoch(recs) // before Append stamps this cluster's epoch
 			if err := m.cfg.Sink.Append(a.Topic, a.Partition, a.Epoch, recs); err != nil {
 				if !fail(fmt.Errorf("appending to the mirror: %w", err)) {
 					return
 				}
 				continue
 			}
+			lastEpoch, checked = last, leader.epoch
 		}
 		if rp.LogStartOffset > 0 {
 			if err := m.cfg.Sink.AdvanceStart(a.Topic, a.Partition, a.Epoch, rp.LogStartOffset); err != nil {
