@@ -28,13 +28,13 @@
 //
 //	go run ./bench [-quick] [-rounds N] [-only samsa|kafka] [-sections produce,consume,latency,fanin,txn]
 //	               [-samsa-bin PATH] [-keep] [-v] [-profile DIR]
-//	go run ./bench -scale [-quick] [-only samsa|kafka] [-sections pinned,compressed,connections,cluster,partitions]
+//	go run ./bench -scale [-quick] [-only samsa|kafka] [-sections pinned,compressed,connections,cluster,partitions,tiered]
 //	go run ./bench -failover
 //	go run ./bench -registry [-quick]
 //
 // -scale runs the cases of scale.go instead of the rounds: a broker pinned
-// to one core, compressed produce, many connections, three brokers RF3, and
-// 1,000 and 10,000 partitions.
+// to one core, compressed produce, many connections, three brokers RF3,
+// 1,000 and 10,000 partitions, and tiered storage (tiered.go, samsa alone).
 //
 // -samsa-bin measures a samsa binary built elsewhere (another commit, for a
 // before and after) instead of building ./cmd/samsa; samsa-bench is still

@@ -65,7 +65,7 @@ import (
 	"github.com/samsa-io/samsa/internal/procstat"
 )
 
-var scaleSections = []string{"pinned", "compressed", "connections", "cluster", "partitions"}
+var scaleSections = []string{"pinned", "compressed", "connections", "cluster", "partitions", "tiered"}
 
 // scaleExtraSections run only when -sections names them: restart is the
 // rolling restart of partitions alone (scaleRestart).
@@ -295,6 +295,10 @@ func runScale(ctx context.Context, cfg config, sp scalePlan, samsaBin string, wi
 			}
 		}
 		return nil
+	})
+	section("tiered", func(b string) error { // tiered.go
+		defer cfg.remove(dirOf("tiered", b))
+		return scaleTiered(ctx, cfg, sp, res, b, samsaBin, dirOf("tiered", b))
 	})
 	// Not among the default sections (partitions includes it): for
 	// measuring shutdowns alone. samsa logs at info here, its default,
