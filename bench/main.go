@@ -31,6 +31,7 @@
 //	go run ./bench -scale [-quick] [-only samsa|kafka] [-sections pinned,compressed,connections,cluster,partitions,tiered]
 //	go run ./bench -failover
 //	go run ./bench -registry [-quick]
+//	go run ./bench -restproxy [-quick]
 //
 // -scale runs the cases of scale.go instead of the rounds: a broker pinned
 // to one core, compressed produce, many connections, three brokers RF3,
@@ -85,6 +86,7 @@ func run() int {
 	samsaBinFlag := flag.String("samsa-bin", "", "measure this samsa binary instead of building ./cmd/samsa (not with -profile)")
 	scale := flag.Bool("scale", false, "run only the scale cases (scale.go): "+strings.Join(scaleSections, ", ")+"; -sections picks among them, or "+strings.Join(scaleExtraSections, ", ")+" (off by default)")
 	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
+	restProxy := flag.Bool("restproxy", false, "run only the REST proxy case: produce and consume over HTTP beside the Kafka port on one samsa broker (restproxy.go)")
 	registry := flag.Bool("registry", false, "run only the schema registry case: registrations and lookups per second on one samsa broker (registry.go)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory; with -scale, the CPU profiles of each samsa broker of the partitions section (creation, failover, restart) and their heap at rest")
@@ -161,6 +163,9 @@ func run() int {
 	}
 	if *registry {
 		return registryMain(ctx, cfg, samsaBin, res.samsaVersion, *quick)
+	}
+	if *restProxy {
+		return restProxyMain(ctx, cfg, samsaBin, res.samsaVersion, *quick)
 	}
 	// Kafka's jars serve the Java load generator too, -only samsa or not.
 	progress("resolving Apache Kafka jars")

@@ -22,10 +22,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -33,7 +31,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/procstat"
 )
 
@@ -65,27 +62,12 @@ type registryRun struct {
 
 // runRegistry starts samsa with its registry and measures it.
 func runRegistry(ctx context.Context, cfg config, samsaBin string, plan registryPlan) ([]registryRun, error) {
-	ports, err := kafkaref.FreePorts(1)
+	h, err := startHTTPSamsa(ctx, cfg, samsaBin, "registry", "samsa.schema.registry.listener", max(plan.regClients, plan.lookupClients))
 	if err != nil {
 		return nil, err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	b, err := startSamsa(ctx, samsaBin, filepath.Join(cfg.tmp, "registry"), "", "", cfg.tools.tls,
-		"samsa.schema.registry.listener="+addr)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := b.stop(30 * time.Second); err != nil {
-			progress("registry: %v", err)
-		}
-	}()
-	url := "http://" + addr
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConnsPerHost: max(plan.regClients, plan.lookupClients),
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	}}
-	defer hc.CloseIdleConnections()
+	defer h.close()
+	b, url, hc := h.b, h.url, h.hc
 	// The writer is elected (the _schemas partition's leader) a moment
 	// after the broker starts: the first registration waits for it.
 	deadline := time.Now().Add(time.Minute)
