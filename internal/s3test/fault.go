@@ -1,6 +1,7 @@
 package s3test
 
 import (
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -89,6 +90,12 @@ func (s *Store) FaultyAt(tb testing.TB, addr string) *Fault {
 	}
 	f := &Fault{Endpoint: "http://" + l.Addr().String(), changed: make(chan struct{}), held: map[*http.Request]bool{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.Context().Err() == nil { // a client giving up is not news
+			log.Printf("s3test: fault proxy: %v", err)
+		}
+		w.WriteHeader(http.StatusBadGateway)
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		mode, changed := f.mode, f.changed
