@@ -23,7 +23,7 @@ func describeConfigsRequest(v int16, typ kmsg.ConfigResourceType, name string, k
 // and, from v3, its type; a broker's configs by its id; an unknown topic is
 // UNKNOWN_TOPIC_OR_PARTITION; alice (no ACLs) gets
 // TOPIC_AUTHORIZATION_FAILED for a topic and CLUSTER_AUTHORIZATION_FAILED
-// for the broker.
+// for the broker; samsa's REMOTE_LOG answers as a topic does.
 func TestDescribeConfigsHandler(t *testing.T) {
 	b := startHandlerTest(t, nil)
 	b.createTopic("dc", 1, "retention.ms", "12345")
@@ -67,4 +67,15 @@ func TestDescribeConfigsHandler(t *testing.T) {
 	wantCode(t, "unknown topic", code(b.do(describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "nope"))), kerr.UnknownTopicOrPartition)
 	wantCode(t, "topic as alice", code(b.as("alice", describeConfigsRequest(4, kmsg.ConfigResourceTypeTopic, "dc"))), kerr.TopicAuthorizationFailed)
 	wantCode(t, "broker as alice", code(b.as("alice", describeConfigsRequest(4, kmsg.ConfigResourceTypeBroker, "1"))), kerr.ClusterAuthorizationFailed)
+
+	// samsa's REMOTE_LOG (101, tiered_status.go): nothing for a topic
+	// without remote.storage.enable; authorized and unknown as a topic.
+	const remoteLog kmsg.ConfigResourceType = 101
+	rl := b.do(describeConfigsRequest(4, remoteLog, "dc")).(*kmsg.DescribeConfigsResponse).Resources[0]
+	wantCode(t, "REMOTE_LOG dc", rl.ErrorCode, nil)
+	if len(rl.Configs) != 0 {
+		t.Errorf("REMOTE_LOG of a topic not tiered: %v", rl.Configs)
+	}
+	wantCode(t, "REMOTE_LOG unknown", code(b.do(describeConfigsRequest(4, remoteLog, "nope"))), kerr.UnknownTopicOrPartition)
+	wantCode(t, "REMOTE_LOG as alice", code(b.as("alice", describeConfigsRequest(4, remoteLog, "dc"))), kerr.TopicAuthorizationFailed)
 }

@@ -295,11 +295,14 @@ func TestTieredConsumeFromRemote(t *testing.T) {
 // when it comes back, restarts its log above the remote copy with the
 // leader epochs and log start from it (as Kafka's followers with
 // follower.fetch.last.tiered.offset.enable), rejoins the ISR, and, made
-// leader, serves every record from offset 0.
+// leader, serves every record from offset 0. Its /metrics counts the
+// rebuild as Kafka's BuildRemoteLogAuxStateRequestsPerSec.
 func TestTieredFollowerRebuild(t *testing.T) {
 	t.Parallel()
 	st := s3test.Start(t, "tiered")
-	c := testutil.StartCluster(t, 2, tieredBrokerProps(st))
+	props := tieredBrokerProps(st)
+	props["samsa.http.listener"] = "127.0.0.1:0"
+	c := testutil.StartCluster(t, 2, props)
 	topic := "tiered-follower"
 	createReplicatedTopic(t, c, topic, 1, 2, tieredTopicConfigs("local.retention.bytes", "0"))
 	leader := waitLeader(t, c, topic, 0, -1, 30*time.Second).Leader
@@ -313,6 +316,12 @@ func TestTieredFollowerRebuild(t *testing.T) {
 
 	c.Node(follower).Restart()
 	waitISR(t, c, topic, 0, 2, 60*time.Second)
+	// Kafka's BuildRemoteLogAuxStateRequestsPerSec, on the follower.
+	body := scrapeText(c.Node(follower).Broker.HTTPAddr())
+	if !regexp.MustCompile(`(?m)^kafka_server_brokertopicmetrics_buildremotelogauxstaterequests_total\{topic="` + topic + `"\} [1-9]`).MatchString(body) ||
+		!strings.Contains(body, `kafka_server_brokertopicmetrics_buildremotelogauxstateerrors_total{topic="`+topic+`"} 0`+"\n") {
+		t.Errorf("the rebuilt follower's /metrics count no rebuild, or a failed one")
+	}
 	c.Node(leader).Kill()
 	waitLeader(t, c, topic, 0, leader, 60*time.Second)
 	offs := listOffsetsAt(t, newKgo(t, c.Node(follower).Addr()), topic, -2, -4)
