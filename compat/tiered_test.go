@@ -318,7 +318,7 @@ func TestTieredFollowerRebuild(t *testing.T) {
 	waitISR(t, c, topic, 0, 2, 60*time.Second)
 	// Kafka's BuildRemoteLogAuxStateRequestsPerSec, on the follower.
 	body := scrapeText(c.Node(follower).Broker.HTTPAddr())
-	if !regexp.MustCompile(`(?m)^kafka_server_brokertopicmetrics_buildremotelogauxstaterequests_total\{topic="` + topic + `"\} [1-9]`).MatchString(body) ||
+	if !regexp.MustCompile(`(?m)^kafka_server_brokertopicmetrics_buildremotelogauxstaterequests_total\{topic="`+topic+`"\} [1-9]`).MatchString(body) ||
 		!strings.Contains(body, `kafka_server_brokertopicmetrics_buildremotelogauxstateerrors_total{topic="`+topic+`"} 0`+"\n") {
 		t.Errorf("the rebuilt follower's /metrics count no rebuild, or a failed one")
 	}
