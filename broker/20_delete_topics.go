@@ -63,6 +63,11 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			if err = b.store.DeleteTopic(ctx, t.name); err == nil {
 				err = b.syncMetadata(ctx)
 			}
+			if err == nil {
+				if ferr := b.forgetMirror(ctx, t.name); ferr != nil { // link.go
+					b.log.Warn("cluster link: a deleted mirror topic's record stays", "topic", t.name, "err", ferr)
+				}
+			}
 		}
 		rt.ErrorCode = errCode(err)
 		if err != nil && req.Version >= 5 {

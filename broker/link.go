@@ -124,6 +124,22 @@ func (b *Broker) mirrorRefusal(topic string) error {
 		kerr.InvalidRequest, topic, m[mirrorLink], m[mirrorState])
 }
 
+// forgetMirror deletes the mirror record of a topic deleted here (none
+// is left behind: a link still matching its source topic mirrors it
+// again, from the source's start).
+func (b *Broker) forgetMirror(ctx context.Context, topic string) error {
+	ls := b.links.Load()
+	if ls == nil || ls.mirrors[topic] == nil {
+		return nil
+	}
+	if err := b.store.UpdateEntityConfig(ctx, controller.EntityMirrors, topic, func(map[string]string) (map[string]string, error) {
+		return nil, nil
+	}); err != nil {
+		return fmt.Errorf("deleting the mirror record of %s: %w", topic, err)
+	}
+	return b.loadLinks(ctx)
+}
+
 // linkSpecs are the links in effect, parsed; a link whose config does not
 // parse is left out (its alter was validated, so only a hand edit gets
 // there).
@@ -259,7 +275,7 @@ func (b *Broker) lookAtSource(ctx context.Context, s *link.Spec) {
 			continue
 		}
 		if m != nil && m[mirrorState] == promoted {
-			continue // promoted, then deleted here: not mirrored again
+			continue // promoted, and its topic not made yet (or deleted a moment ago)
 		}
 		if err := b.store.UpdateEntityConfig(lctx, controller.EntityMirrors, st.Name, func(cur map[string]string) (map[string]string, error) {
 			if len(cur) > 0 && cur[mirrorLink] != s.Name {
@@ -484,7 +500,7 @@ func (s linkSink) SourceTopicID(topic string, id [16]byte) ([16]byte, error) {
 
 // Reached marks a promoting partition done; the last one makes the topic
 // promoted.
-func (s linkSink) Reached(topic string, partition int32) {
+func (s linkSink) Reached(topic string, partition int32) error {
 	b := s.b
 	err := b.store.UpdateEntityConfig(b.ctx, controller.EntityMirrors, topic, func(cur map[string]string) (map[string]string, error) {
 		if cur[mirrorState] != promoting {
@@ -502,6 +518,7 @@ func (s linkSink) Reached(topic string, partition int32) {
 	if err != nil && b.ctx.Err() == nil {
 		b.log.Warn("cluster link: marking a promoted partition", "topic", topic, "partition", partition, "err", err)
 	}
+	return err
 }
 
 // parsePartitionOffsets parses "p:offset,...".

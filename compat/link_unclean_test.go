@@ -78,3 +78,28 @@ func TestLinkSourceUncleanElection(t *testing.T) {
 	linkCLI(t, dst, false, "resume", "un")
 	wantErr()
 }
+
+// A mirror topic deleted here leaves no mirror record behind: the link
+// describes no mirror of it, and can be deleted (a record left would
+// count as a mirror not promoted and refuse it).
+func TestLinkMirrorTopicDeleted(t *testing.T) {
+	t.Parallel()
+	src := testutil.StartBroker(t, nil).Addr()
+	dst := testutil.StartBroker(t, nil).Addr()
+	topic := admTopic("lnkdel")
+	sadm, _ := admAdmin(t, src)
+	admCreate(t, sadm, topic, 1, 1, nil)
+	linkProduce(t, src, topic, 0, 10)
+	linkCLI(t, dst, false, "create", "del", "--source-bootstrap-servers", src, "--topics", topic,
+		"--config", "metadata.refresh.interval.ms=100")
+	linkWaitCaughtUp(t, src, dst, topic)
+	linkCLI(t, dst, false, "pause", "del") // else it mirrors the topic again at once
+	dadm, _ := admAdmin(t, dst)
+	if _, err := dadm.DeleteTopics(testCtx(t, 10*time.Second), topic); err != nil {
+		t.Fatal(err)
+	}
+	if l := linkDescribe(t, dst, "del"); len(l.Mirrors) != 0 {
+		t.Fatalf("mirrors after the mirror topic was deleted: %+v", l.Mirrors)
+	}
+	linkCLI(t, dst, false, "delete", "del")
+}

@@ -38,8 +38,9 @@ type Sink interface {
 	AdvanceStart(topic string, partition, epoch int32, offset int64) error
 	// Batch is the mirror's whole batch that holds offset.
 	Batch(topic string, partition, epoch int32, offset int64) ([]byte, error)
-	// Reached tells that the partition reached its promote target.
-	Reached(topic string, partition int32)
+	// Reached records that the partition reached its promote target; an
+	// error is retried.
+	Reached(topic string, partition int32) error
 	// SourceTopicID records the id of the source topic a mirror copies,
 	// the first time, and returns the id recorded.
 	SourceTopicID(topic string, id [16]byte) ([16]byte, error)
@@ -391,7 +392,12 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 		}
 		m.update(k, func(st *PartitionStatus) { st.MirrorEnd = end })
 		if a.Target >= 0 && end >= a.Target {
-			m.cfg.Sink.Reached(a.Topic, a.Partition)
+			if err := m.cfg.Sink.Reached(a.Topic, a.Partition); err != nil {
+				if !fail(fmt.Errorf("recording that the promote target was reached: %w", err)) {
+					return
+				}
+				continue
+			}
 			return
 		}
 		if leader == nil {
