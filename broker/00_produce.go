@@ -191,6 +191,9 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 	if err := b.mirrorRefusal(t.name); err != nil {
 		return logstore.AppendResult{}, err
 	}
+	if err := b.checkSchemaIDs(t, records); err != nil {
+		return logstore.AppendResult{}, err
+	}
 	if req.Acks == -1 {
 		_, _, _, isr := p.State()
 		if len(isr) < t.effectiveMinISR(p) {

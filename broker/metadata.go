@@ -25,6 +25,9 @@ type topic struct {
 	parts   []*partition      // by partition id
 	minISR  int               // min.insync.replicas in effect
 	deletes bool              // cleanup.policy includes delete: DeleteRecords allowed
+	// keySchemas and valueSchemas are set when confluent.key.schema.validation
+	// or .value. is on (schema_validation.go).
+	keySchemas, valueSchemas *schemaCheck
 	// cleaner is set when cleanup.policy includes compact: the cleaner's
 	// settings (UpTo is each partition's last stable offset at the pass).
 	cleaner *logstore.CompactOptions
@@ -312,7 +315,8 @@ func (b *Broker) syncMetadataFrom(ctx context.Context, read func(context.Context
 		}
 		nt := &topic{name: name, id: et.ID, configs: et.Configs, minISR: int(ts.MinInsyncReplicas),
 			deletes: ts.CleanupDelete, metrics: b.metrics.forTopic(name), props: props,
-			leaderThrottled: ts.LeaderThrottled, followerThrottled: ts.FollowerThrottled}
+			leaderThrottled: ts.LeaderThrottled, followerThrottled: ts.FollowerThrottled,
+			keySchemas: newSchemaCheck(ts.KeySchemaValidation, ts.KeySubjectStrategy), valueSchemas: newSchemaCheck(ts.ValueSchemaValidation, ts.ValueSubjectStrategy)}
 		if ts.RemoteStorage {
 			nt.remote = &tieredTopic{copyDisabled: ts.RemoteCopyDisabled, retentionMs: ts.RetentionMs, retentionBytes: ts.RetentionBytes,
 				localRetentionMs: ts.LocalRetentionMs, localRetentionBytes: ts.LocalRetentionBytes}

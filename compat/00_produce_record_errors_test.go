@@ -33,14 +33,24 @@ type recErrRecord struct {
 
 // recErrBatch is admBatch with timestamp deltas.
 func recErrBatch(ts int64, recs []recErrRecord) []byte {
+	krs := make([]kmsg.Record, len(recs))
+	for i, r := range recs {
+		krs[i] = kmsg.Record{TimestampDelta64: r.tsDelta, Key: r.key, Value: []byte(fmt.Sprintf("value-%d", i))}
+	}
+	return recordsBatch(ts, krs)
+}
+
+// recordsBatch is a record batch of recs (their offset deltas set in
+// order), first timestamp ts, its CRC right.
+func recordsBatch(ts int64, recs []kmsg.Record) []byte {
 	var records []byte
 	maxTs := ts
-	for i, r := range recs {
-		kr := kmsg.Record{TimestampDelta64: r.tsDelta, OffsetDelta: int32(i), Key: r.key, Value: []byte(fmt.Sprintf("value-%d", i))}
+	for i, kr := range recs {
+		kr.OffsetDelta = int32(i)
 		enc := kr.AppendTo(nil)[1:] // Length 0 is one varint byte; drop it
 		records = binary.AppendVarint(records, int64(len(enc)))
 		records = append(records, enc...)
-		maxTs = max(maxTs, ts+r.tsDelta)
+		maxTs = max(maxTs, ts+kr.TimestampDelta64)
 	}
 	rb := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(recs) - 1),
 		FirstTimestamp: ts, MaxTimestamp: maxTs, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,

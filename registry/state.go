@@ -30,11 +30,15 @@ type State struct {
 	ctxs     map[string]bool             // guarded by mu; the contexts of CONTEXT records (".ctx")
 	next     int64                       // guarded by mu; the offset of the next record to apply
 	moved    chan struct{}               // guarded by mu; closed and replaced when next advances
+
+	parsedMu sync.Mutex
+	parsed   map[*version]*parsed // guarded by parsedMu; schemas parsed for CheckRecord (parsedCached)
 }
 
 func newState() *State {
 	return &State{subjects: map[string]map[int]*version{}, byID: map[ctxID][]*version{}, maxID: map[string]int{},
-		configs: map[string]configValue{}, modes: map[string]string{}, ctxs: map[string]bool{}, moved: make(chan struct{})}
+		configs: map[string]configValue{}, modes: map[string]string{}, ctxs: map[string]bool{}, moved: make(chan struct{}),
+		parsed: map[*version]*parsed{}}
 }
 
 // applied returns the offset of the next record to apply, and a channel

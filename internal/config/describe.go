@@ -50,13 +50,16 @@ var (
 //     is present are dropped, so retention.ms with only log.retention.hours
 //     set reports no broker synonym and source DEFAULT_CONFIG;
 //   - the source is that of the first synonym, or DEFAULT_CONFIG;
-//   - an internal config (internal.segment.bytes) is described only when
-//     the topic sets it.
+//   - an internal config (internal.segment.bytes, Confluent's
+//     confluent.*.schema.validation) is described only when the topic
+//     sets it.
 func (p *Props) DescribeTopic(overrides map[string]string, includeSynonyms, includeDocs bool) []Entry {
 	names := TopicConfigNames()
-	for _, d := range topicDefs {
-		if _, ok := overrides[d.Name]; ok && d.internal {
-			names = append(names, d.Name)
+	for _, defs := range [][]TopicDef{topicDefs, confluentTopicDefs} {
+		for _, d := range defs {
+			if _, ok := overrides[d.Name]; ok && d.internal {
+				names = append(names, d.Name)
+			}
 		}
 	}
 	sort.Strings(names)

@@ -47,6 +47,11 @@ type TopicSettings struct {
 	// FollowerThrottled are the replicas whose fetchers throttle their
 	// fetches of this topic (follower.replication.throttled.replicas).
 	FollowerThrottled Throttled
+	// KeySchemaValidation and ValueSchemaValidation are Confluent
+	// Server's confluent.key.schema.validation and .value.; the subject
+	// name strategies its confluent.key.subject.name.strategy and .value.
+	KeySchemaValidation, ValueSchemaValidation bool
+	KeySubjectStrategy, ValueSubjectStrategy   string
 }
 
 // Throttled is a [partition]:[broker] list of replication throttles, or
@@ -133,6 +138,10 @@ func (p *Props) TopicSettings(overrides map[string]string) (TopicSettings, error
 		LocalRetentionBytes:         localRetention(i64("local.retention.bytes"), i64("retention.bytes")),
 		LeaderThrottled:             parseThrottled(m["leader.replication.throttled.replicas"]),
 		FollowerThrottled:           parseThrottled(m["follower.replication.throttled.replicas"]),
+		KeySchemaValidation:         m["confluent.key.schema.validation"] == "true",
+		ValueSchemaValidation:       m["confluent.value.schema.validation"] == "true",
+		KeySubjectStrategy:          m["confluent.key.subject.name.strategy"],
+		ValueSubjectStrategy:        m["confluent.value.subject.name.strategy"],
 	}
 	return s, firstErr
 }

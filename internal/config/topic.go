@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,12 +132,49 @@ var topicDefs = []TopicDef{
 		Doc: "Allow a replica outside the ISR to become leader, at the risk of losing data."},
 }
 
+// Subject name strategies of Confluent's serializers, as
+// confluent.key.subject.name.strategy and .value. name them.
+const (
+	TopicNameStrategy       = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+	RecordNameStrategy      = "io.confluent.kafka.serializers.subject.RecordNameStrategy"
+	TopicRecordNameStrategy = "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy"
+)
+
+// confluentTopicDefs are Confluent Server's topic configs of broker-side
+// schema validation, under its own names: accepted and described where
+// set (as Kafka's internal ones), not listed among Kafka's.
+var confluentTopicDefs = []TopicDef{
+	{Name: "confluent.key.schema.validation", Type: tBool, Default: "false", internal: true,
+		Doc: "Refuse a batch with a record whose key does not start with the schema registry's wire format (magic byte 0, then a schema id registered under the key's subject), as Confluent Server does; needs samsa.schema.registry.listener on the partition's leader."},
+	{Name: "confluent.value.schema.validation", Type: tBool, Default: "false", internal: true,
+		Doc: "As confluent.key.schema.validation, for record values."},
+	{Name: "confluent.key.subject.name.strategy", Type: tString, Default: TopicNameStrategy, internal: true,
+		check: subjectStrategy,
+		Doc:   "The subject a key's schema id must be registered under: TopicNameStrategy (topic-key), RecordNameStrategy (the schema's record name) or TopicRecordNameStrategy (topic-name), named by Confluent's class names."},
+	{Name: "confluent.value.subject.name.strategy", Type: tString, Default: TopicNameStrategy, internal: true,
+		check: subjectStrategy,
+		Doc:   "As confluent.key.subject.name.strategy, for values (TopicNameStrategy: topic-value)."},
+}
+
+// subjectStrategy checks a subject name strategy, worded as Kafka's
+// ValidString.
+func subjectStrategy(v string) error {
+	strategies := []string{TopicNameStrategy, RecordNameStrategy, TopicRecordNameStrategy}
+	if slices.Contains(strategies, v) {
+		return nil
+	}
+	return &invalidValue{v, "String must be one of: " + strings.Join(strategies, ", ")}
+}
+
 // topicIndex indexes topicDefs, each checked by Kafka's validator
 // (kafkaTopicDefs; TestTopicDefsAreKafkas: every one has one) before
-// samsa's own check.
+// samsa's own check, and confluentTopicDefs.
 var topicIndex = func() map[string]*TopicDef {
 	kafka := indexByName(kafkaTopicDefs, func(d *KafkaDef) string { return d.Name })
 	m := indexByName(topicDefs, func(d *TopicDef) string { return d.Name })
+	for i := range confluentTopicDefs {
+		m[confluentTopicDefs[i].Name] = &confluentTopicDefs[i]
+	}
 	for name, d := range m {
 		if k := kafka[name]; k != nil {
 			d.check = both(kafkaCheck(name, k.Type, k.Valid, false), d.check)
@@ -327,6 +365,10 @@ func (p *Props) TopicConfigs(overrides map[string]string) map[string]string {
 	out := make(map[string]string, len(topicDefs))
 	for i := range topicDefs {
 		d := &topicDefs[i]
+		out[d.Name] = p.topicValue(d, overrides)
+	}
+	for i := range confluentTopicDefs {
+		d := &confluentTopicDefs[i]
 		out[d.Name] = p.topicValue(d, overrides)
 	}
 	return out

@@ -71,8 +71,8 @@ func TestTopicConfigs(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, m[k], v)
 		}
 	}
-	if len(m) != len(topicDefs) {
-		t.Errorf("%d configs, want %d", len(m), len(topicDefs))
+	if len(m) != len(topicDefs)+len(confluentTopicDefs) {
+		t.Errorf("%d configs, want %d", len(m), len(topicDefs)+len(confluentTopicDefs))
 	}
 	// Kafka 4.x's topic configs, all described.
 	for _, name := range []string{"cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
