@@ -34,8 +34,13 @@ func TestEncodeJSONAsJackson(t *testing.T) {
 	}
 }
 
+// FuzzEncodeJSON: what the json format stores is valid JSON, and a
+// value taken as is (compactAsIs) is what re-encoding it token by token
+// writes.
 func FuzzEncodeJSON(f *testing.F) {
-	f.Add(`{"a":[1,"x",{"b":null}]}`)
+	for _, s := range []string{`{"a":[1,"x",{"b":null}]}`, `"ü\u00fc"`, `{"a":"b c"}`, "\"\xff\"", `[1e3,-0.5,true]`, `{"a":1,"a":2}`} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if !json.Valid([]byte(s)) {
 			return
@@ -43,6 +48,12 @@ func FuzzEncodeJSON(f *testing.F) {
 		got, err := encodeData(formatJSON, json.RawMessage(s))
 		if err == nil && got != nil && !json.Valid(got) {
 			t.Fatalf("%q re-encoded as invalid JSON %q", s, got)
+		}
+		if compactAsIs([]byte(s)) {
+			slow, err := reencodeTokens(json.RawMessage(s))
+			if err != nil || string(slow) != s {
+				t.Fatalf("%q is taken as is; token by token it is %q, %v", s, slow, err)
+			}
 		}
 	})
 }
