@@ -202,6 +202,7 @@ fuzz:
 bench:
 	$(GO) run ./bench $(if $(filter-out 0,$(BENCH_QUICK)),-quick) $(BENCHFLAGS)
 	$(GO) run ./bench -scale $(if $(filter-out 0,$(BENCH_QUICK)),-quick) $(SCALEFLAGS)
+	$(GO) run ./bench -link $(if $(filter-out 0,$(BENCH_QUICK)),-quick)
 	$(GO) run ./bench -registry $(if $(filter-out 0,$(BENCH_QUICK)),-quick)
 	$(GO) run ./bench -restproxy $(if $(filter-out 0,$(BENCH_QUICK)),-quick)
 

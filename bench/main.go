@@ -32,6 +32,7 @@
 //	go run ./bench -failover
 //	go run ./bench -registry [-quick]
 //	go run ./bench -restproxy [-quick]
+//	go run ./bench -link [-quick]
 //
 // -scale runs the cases of scale.go instead of the rounds: a broker pinned
 // to one core, compressed produce, many connections, three brokers RF3,
@@ -88,6 +89,7 @@ func run() int {
 	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
 	restProxy := flag.Bool("restproxy", false, "run only the REST proxy case: produce and consume over HTTP beside the Kafka port on one samsa broker (restproxy.go)")
 	registry := flag.Bool("registry", false, "run only the schema registry case: registrations and lookups per second on one samsa broker (registry.go)")
+	linkBench := flag.Bool("link", false, "run only the cluster link case: Kafka mirrored into samsa, MB/s and lag (link.go)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory; with -scale, the CPU profiles of each samsa broker of the partitions section (creation, failover, restart) and their heap at rest")
 	flag.Parse()
@@ -176,6 +178,9 @@ func run() int {
 		res.kafkaVersion = kafkaref.Version(cfg.tools.libs)
 	}
 
+	if *linkBench {
+		return linkMain(ctx, cfg, samsaBin, res.samsaVersion, *quick)
+	}
 	if *failover {
 		progress("failover: three samsa processes and three Kafka KRaft nodes")
 		rs := runFailover(ctx, cfg, samsaBin, withSamsa, withKafka)
