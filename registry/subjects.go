@@ -212,9 +212,10 @@ func (p *parsed) text(normalize bool) string {
 	return p.canonical
 }
 
-// matches reports whether version v is the schema p with refs.
-func (s *State) matches(v *version, p *parsed, refs []Reference, normalize bool) bool {
-	if v.SchemaType != p.typ || !slices.Equal(v.References, refs) {
+// matches reports whether version v is the schema p with refs and
+// contract c.
+func (s *State) matches(v *version, p *parsed, refs []Reference, c contract, normalize bool) bool {
+	if v.SchemaType != p.typ || !slices.Equal(v.References, refs) || !v.sameContract(c) {
 		return false
 	}
 	if v.Schema == p.canonical || v.Schema == p.normalized {
@@ -261,9 +262,12 @@ func (r *Registry) lookupSchema(_ http.ResponseWriter, req *http.Request) (any, 
 		return nil, err
 	}
 	normalize := queryBool(req, "normalize") || s.normalize(subject)
-	for i := len(vs) - 1; i >= 0; i-- {
-		if s.matches(vs[i], p, sr.References, normalize) {
-			return responseOf(vs[i]), nil
+	own := contractOf(sr)
+	for _, c := range []contract{own, s.completed(subject, own, s.latest(subject, false))} {
+		for i := len(vs) - 1; i >= 0; i-- {
+			if s.matches(vs[i], p, sr.References, c, normalize) {
+				return responseOf(vs[i]), nil
+			}
 		}
 	}
 	return nil, errSchemaNotFound()
@@ -311,8 +315,16 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 	}
 	normalize = normalize || s.normalize(subject)
 	live := s.versions(subject, false)
+	c := contractOf(sr)
+	if mode != modeImport {
+		var prev *version
+		if len(live) > 0 {
+			prev = live[len(live)-1]
+		}
+		c = s.completed(subject, c, prev)
+	}
 	for _, v := range live {
-		if s.matches(v, p, sr.References, normalize) && (sr.ID == nil || *sr.ID == v.ID) {
+		if s.matches(v, p, sr.References, c, normalize) && (sr.ID == nil || *sr.ID == v.ID) {
 			return nil, v.ID, nil
 		}
 	}
@@ -327,12 +339,12 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 		if id < 0 {
 			return nil, 0, errf(422, 42201, "Invalid schema id %d", id)
 		}
-		if old := s.schemaByID(ctx, id); old != nil && !s.matches(old, p, sr.References, normalize) {
+		if old := s.schemaByID(ctx, id); old != nil && !s.matches(old, p, sr.References, c, normalize) {
 			return nil, 0, errNotPermitted("Overwrite new schema with id %d in context %s is not permitted.", id, ctx)
 		}
 	} else {
 		for k, vs := range s.byID {
-			if k.ctx == ctx && s.matches(vs[0], p, sr.References, normalize) && (id < 0 || k.id < id) {
+			if k.ctx == ctx && s.matches(vs[0], p, sr.References, c, normalize) && (id < 0 || k.id < id) {
 				id = k.id
 			}
 		}
@@ -352,7 +364,7 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 		recs = append(recs, contextRecord(ctx))
 	}
 	recs = append(recs, schemaRecord(schemaValue{Subject: subject, Version: n, ID: id, SchemaType: p.typ, References: sr.References,
-		Metadata: rawJSON(sr.Metadata), RuleSet: rawJSON(sr.RuleSet), Schema: p.text(normalize)}))
+		Metadata: c.metadata, RuleSet: c.ruleSet, Schema: p.text(normalize)}))
 	return recs, id, nil
 }
 
