@@ -238,7 +238,8 @@ func (c *console) open(route, sel string) string {
 
 // TestConsoleSchemasInBrowser: the Schemas page lists the registry's
 // subjects, and a subject's page its versions, newest first, with their
-// schemas and the subject's compatibility level.
+// schemas, the subject's compatibility level and a diff between two
+// versions (the two newest, or those ?from= and ?to= name).
 func TestConsoleSchemasInBrowser(t *testing.T) {
 	n := testutil.StartBroker(t, map[string]string{"samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": "127.0.0.1:0"})
 	rc, err := sr.NewClient(sr.URLs("http://" + n.RegistryAddr()))
@@ -265,10 +266,17 @@ func TestConsoleSchemasInBrowser(t *testing.T) {
 		}
 	}
 	text = c.open("#/schemas/orders-value", "#versions")
-	for _, want := range []string{"AVRO", "version 2", "version 1", `"name": "note"`, "BACKWARD"} {
+	for _, want := range []string{"AVRO", "version 2", "version 1", `"name": "note"`, "BACKWARD",
+		// The diff of the two newest versions: the field added.
+		"Diff", "+     },\n", "+       \"name\": \"note\",", "        \"name\": \"id\","} {
 		if !strings.Contains(text, want) {
 			t.Errorf("orders-value page: no %q in\n%s", want, text)
 		}
+	}
+	// The versions the query names, the other way round.
+	text = c.open("#/schemas/orders-value?from=2&to=1", "#diff")
+	if !strings.Contains(text, "-       \"name\": \"note\",") || strings.Contains(text, "+       \"name\": \"note\"") {
+		t.Errorf("the diff from version 2 to 1 does not remove the note field:\n%s", text)
 	}
 }
 

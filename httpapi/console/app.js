@@ -464,8 +464,9 @@ async function schemasPage() {
 }
 
 // schemaPage shows a subject's versions, newest first, each schema in
-// full.
-async function schemaPage(subject) {
+// full, and a diff between two of them (?from=N&to=M; by default the
+// latest and the one before it).
+async function schemaPage(subject, params) {
   const base = `/registry/subjects/${enc(subject)}/versions`;
   const versions = await api("GET", base);
   const all = (await Promise.all(versions.map(v => api("GET", `${base}/${v}`)))).reverse();
@@ -475,7 +476,48 @@ async function schemaPage(subject) {
     <p class="muted">Compatibility <span class="mono">${esc(level.compatibilityLevel)}</span>.</p>
     ${table(["Version:num", "Id:num", "Type", "References"], all.map(v => [
       num(v.version), num(v.id), td(v.schemaType || "AVRO"), td((v.references || []).map(r => `${r.name} → ${r.subject} v${r.version}`).join(", "))]), "versions")}
+    ${diffSection(subject, all, params)}
     ${all.map(v => `<details${v === all[0] ? " open" : ""}><summary>version ${esc(v.version)}</summary><pre class="mono">${esc(pretty(v.schema))}</pre></details>`).join("")}`;
+  document.querySelectorAll("#diff select").forEach(sel => sel.addEventListener("change", () => {
+    const [from, to] = [...document.querySelectorAll("#diff select")].map(s => s.value);
+    location.hash = `#/schemas/${enc(subject)}?from=${enc(from)}&to=${enc(to)}`;
+  }));
+}
+
+// diffSection is the diff between two of a subject's versions (all,
+// newest first): those params name, else the two newest; nothing for a
+// subject of one version.
+function diffSection(subject, all, params) {
+  if (all.length < 2) return "";
+  const pick = (name, def) => all.find(v => String(v.version) === params.get(name)) || def;
+  const from = pick("from", all[1]), to = pick("to", all[0]);
+  const select = (name, cur) => `<select name="${name}">${all.map(v =>
+    `<option value="${esc(v.version)}"${v === cur ? " selected" : ""}>version ${esc(v.version)}</option>`).join("")}</select>`;
+  const lines = lineDiff(pretty(from.schema).split("\n"), pretty(to.schema).split("\n"));
+  return `<section id="diff"><h2>Diff</h2>
+    <p>${select("from", from)} → ${select("to", to)}</p>
+    <pre class="mono diff">${lines.map(([op, l]) =>
+      `<span class="${op === "+" ? "add" : op === "-" ? "del" : ""}">${esc(op + " " + l)}</span>`).join("\n")}</pre></section>`;
+}
+
+// lineDiff is the shortest edit from lines a to lines b, as [op, line]
+// pairs: " " kept, "-" removed, "+" added (a longest common subsequence;
+// past 2000 lines a side, the whole of a removed and b added).
+function lineDiff(a, b) {
+  if (a.length > 2000 || b.length > 2000) return [...a.map(l => ["-", l]), ...b.map(l => ["+", l])];
+  const n = a.length, m = b.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint16Array(m + 1));
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) { out.push([" ", a[i]]); i++; j++; }
+    else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { out.push(["+", b[j]]); j++; }
+    else { out.push(["-", a[i]]); i++; }
+  }
+  return out;
 }
 
 // pretty indents a JSON schema; other text (Protobuf) is shown as it is.
@@ -501,7 +543,7 @@ async function route() {
       case "messages": await messagesPage(params); break;
       case "links": await linksPage(); break;
       case "clients": await clientsPage(); break;
-      case "schemas": await (parts[1] !== undefined ? schemaPage(parts[1]) : schemasPage()); break;
+      case "schemas": await (parts[1] !== undefined ? schemaPage(parts[1], params) : schemasPage()); break;
       default: await brokersPage();
     }
   } catch (err) {
