@@ -318,8 +318,15 @@ func (s *State) idVersions(ctx string, id int, deleted bool) []*version {
 	return out
 }
 
-// byIDPath returns a version registered with the path's id, of the
-// subject the query names when it names one.
+// byIDPath returns a version registered with the path's id, found as
+// Confluent's registry finds it (getSchemaKeyUsingContexts) from the
+// query's ?subject=: none or a bare context (":.ctx:", as
+// /contexts/.ctx/schemas/ids/... asks), any version with the id in that
+// context; a qualified subject, that subject's only; a subject of the
+// default context, its own, else the subject of that name in another
+// context, else any version with the id in the default context (a
+// deserializer asks with its topic's subject, which need not be the one
+// the writer registered under).
 func (r *Registry) byIDPath(req *http.Request) (*version, error) {
 	id, err := pathID(req)
 	if err != nil {
@@ -328,12 +335,29 @@ func (r *Registry) byIDPath(req *http.Request) (*version, error) {
 	s := r.state
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	vs := s.idVersions(queryContext(req), id, true)
-	// A bare context (":.ctx:", as /contexts/.ctx/schemas/ids/... asks)
-	// names no subject.
-	if _, name := SplitSubject(req.URL.Query().Get("subject")); name != "" {
-		subject := normalSubject(req.URL.Query().Get("subject"))
-		vs = slices.DeleteFunc(vs, func(v *version) bool { return v.Subject != subject })
+	q := req.URL.Query().Get("subject")
+	ctx, name := SplitSubject(q)
+	subject := normalSubject(q)
+	of := func(ctx, subject string) []*version {
+		return slices.DeleteFunc(s.idVersions(ctx, id, true), func(v *version) bool { return v.Subject != subject })
+	}
+	var vs []*version
+	switch {
+	case name == "":
+		vs = s.idVersions(ctx, id, true)
+	case ctx != defaultContext:
+		vs = of(ctx, subject)
+	default:
+		if vs = of(ctx, subject); len(vs) == 0 {
+			for _, c := range s.contexts() {
+				if vs = of(c, qualifiedContext(c)+name); c != defaultContext && len(vs) > 0 {
+					break
+				}
+			}
+		}
+		if len(vs) == 0 {
+			vs = s.idVersions(defaultContext, id, true)
+		}
 	}
 	if len(vs) == 0 {
 		return nil, errSchemaIDNotFound(id)
