@@ -97,8 +97,9 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 		if err != nil {
 			return err
 		}
-		if off >= hw {
-			off, ts = -1, -1
+		if off < 0 || off >= hw {
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1 // no record: no epoch either, as Kafka answers
+			return nil
 		}
 		sp.Offset, sp.Timestamp = off, ts
 	case tsEarliestLocal, tsLatestTiered, tsEarliestUpload:
@@ -120,7 +121,7 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 			return err
 		}
 		if !found || off >= hw {
-			sp.Offset, sp.Timestamp = -1, -1
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			return nil
 		}
 		sp.Offset, sp.Timestamp = off, ts

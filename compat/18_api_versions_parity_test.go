@@ -191,20 +191,35 @@ func parityProbe(t *testing.T, addr string) map[string]string {
 	ts0 := time.Now().Truncate(time.Millisecond)
 	admProduce(t, cl, &kgo.Record{Topic: topic, Value: []byte("a"), Timestamp: ts0},
 		&kgo.Record{Topic: topic, Value: []byte("b"), Timestamp: ts0.Add(time.Millisecond)})
+	listOffsets := func(what, topic string, v int16, ts int64) {
+		req := kmsg.NewPtrListOffsetsRequest()
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = ts
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := c.roundTrip(req, v).(*kmsg.ListOffsetsResponse)
+		p := resp.Topics[0].Partitions[0]
+		if p.Timestamp >= 0 {
+			p.Timestamp -= ts0.UnixMilli() // the same record's on both brokers
+		}
+		out[fmt.Sprintf("ListOffsets v%d %s", v, what)] = fmt.Sprintf("error %d offset %d epoch %d timestamp %d", p.ErrorCode, p.Offset, p.LeaderEpoch, p.Timestamp)
+	}
 	for _, v := range []int16{1, 6, 7, 8, 9, 10, 11} {
 		for ts := int64(-1); ts >= -7; ts-- {
-			req := kmsg.NewPtrListOffsetsRequest()
-			rt := kmsg.NewListOffsetsRequestTopic()
-			rt.Topic = topic
-			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Timestamp = ts
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
-			resp := c.roundTrip(req, v).(*kmsg.ListOffsetsResponse)
-			p := resp.Topics[0].Partitions[0]
-			out[fmt.Sprintf("ListOffsets v%d ts %d", v, ts)] = fmt.Sprintf("error %d offset %d", p.ErrorCode, p.Offset)
+			listOffsets(fmt.Sprintf("ts %d", ts), topic, v, ts)
 		}
 	}
+	// Timestamps no record reaches, and MAX_TIMESTAMP of an empty log:
+	// no offset, and no leader epoch either.
+	empty := admTopic("parity-empty")
+	admCreate(t, adm, empty, 1, 1, nil)
+	for _, v := range []int16{4, 11} {
+		listOffsets("after every record", topic, v, ts0.Add(time.Hour).UnixMilli())
+		listOffsets("empty, ts 0", empty, v, 0)
+	}
+	listOffsets("empty, max timestamp", empty, 11, -3)
 	offsetsByTopicID(t, c, topicID(t, adm, topic), out)
 	describeTopicPartitionsPages(t, c, adm, out)
 	return out
