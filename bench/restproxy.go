@@ -238,7 +238,10 @@ func restConsumeHTTP(ctx context.Context, hc *http.Client, url string, n int64) 
 	if err := restCall(ctx, hc, http.MethodPost, inst+"/assignments", v2, []byte(`{"partitions":[`+strings.Join(parts, ",")+`]}`), nil); err != nil {
 		return 0, err
 	}
-	get := fmt.Sprintf("%s/records?timeout=1000&max_bytes=%d", inst, restBatch*restRecordBytes)
+	// A record that would bring an answer to max_bytes is left for the
+	// next (Confluent's rule): one byte more answers 100. The last GET
+	// waits out its timeout for a 101st record.
+	get := fmt.Sprintf("%s/records?timeout=200&max_bytes=%d", inst, restBatch*restRecordBytes+1)
 	var read int64
 	for read < n {
 		var recs []json.RawMessage

@@ -350,8 +350,8 @@ func (c *consumer) seek(to map[tp]int64) error {
 func recordSize(r *kgo.Record) int64 { return int64(len(r.Key) + len(r.Value)) }
 
 // read gathers records until timeout passes, or until the next would
-// take the answer past maxBytes, or (fetch.min.bytes) it holds minBytes,
-// as Confluent's read task does.
+// take the answer to maxBytes or past, or (fetch.min.bytes) it holds more
+// than minBytes, as Confluent's read task (KafkaConsumerReadTask) does.
 func (c *consumer) read(ctx context.Context, timeout time.Duration, maxBytes int64) ([]*kgo.Record, error) {
 	if c.cl == nil {
 		return nil, errIllegalState("Consumer is not subscribed to any topics or assigned any partitions")
@@ -368,7 +368,7 @@ func (c *consumer) read(ctx context.Context, timeout time.Duration, maxBytes int
 				n++ // taken back by the group
 				continue
 			}
-			if size+recordSize(r) > maxBytes {
+			if size+recordSize(r) >= maxBytes {
 				full = true
 				break
 			}
@@ -378,7 +378,7 @@ func (c *consumer) read(ctx context.Context, timeout time.Duration, maxBytes int
 		}
 		c.pending = c.pending[n:]
 		c.mu.Unlock()
-		if full || c.minBytes > 0 && size >= c.minBytes {
+		if full || c.minBytes >= 0 && size > c.minBytes {
 			return out, nil
 		}
 		left := time.Until(deadline)

@@ -107,9 +107,11 @@ func TestV2Consumer(t *testing.T) {
 	if got := do(t, "POST", inst+"/positions/beginning", parts, "Content-Type", ctV2); got.status != 204 {
 		t.Fatalf("seek to beginning: %d %s", got.status, got.body)
 	}
-	// max_bytes: each record is 7 bytes (no key) or 10; 12 takes one.
-	if got := offsetsOf(readRecords(t, inst, "json", 1, "?timeout=300&max_bytes=12")); !slices.Equal(got, []int64{0}) {
-		t.Fatalf("max_bytes 12: %v", got)
+	// max_bytes: each record is 7 bytes (no key) or 10; 17 takes one, a
+	// record that would bring the answer to max_bytes is left (Confluent's
+	// read task: bytes + size >= max_bytes).
+	if got := offsetsOf(readRecords(t, inst, "json", 1, "?timeout=300&max_bytes=17")); !slices.Equal(got, []int64{0}) {
+		t.Fatalf("max_bytes 17: %v", got)
 	}
 	if got := offsetsOf(readRecords(t, inst, "json", 2, "?timeout=300")); !slices.Equal(got, []int64{1, 2}) {
 		t.Fatalf("after a max_bytes read: %v", got)
@@ -127,6 +129,20 @@ func TestV2Consumer(t *testing.T) {
 
 	if got := do(t, "DELETE", inst, "", "Content-Type", ctV2); got.status != 204 {
 		t.Fatalf("delete: %d %s", got.status, got.body)
+	}
+
+	// fetch.min.bytes 0: a read answers once it holds any record (more
+	// than 0 bytes), long before its timeout.
+	quick := u + "/consumers/g0/instances/q"
+	if got := do(t, "POST", u+"/consumers/g0", `{"name":"q","format":"json","auto.offset.reset":"earliest","fetch.min.bytes":0}`, "Content-Type", ctV2); got.status != 200 {
+		t.Fatalf("create with fetch.min.bytes 0: %d %s", got.status, got.body)
+	}
+	if got := do(t, "POST", quick+"/assignments", parts, "Content-Type", ctV2); got.status != 204 {
+		t.Fatalf("assign: %d %s", got.status, got.body)
+	}
+	start := time.Now()
+	if got := readRecords(t, quick, "json", 3, "?timeout=30000"); time.Since(start) > 15*time.Second {
+		t.Fatalf("fetch.min.bytes 0: %d records after %v (the read's timeout is 30 s)", len(got), time.Since(start))
 	}
 	wantJSON(t, "deleted", do(t, "GET", inst+"/records", "", "Accept", ctJSON), 404, `{"error_code":40403,"message":"Consumer instance not found."}`)
 	wantJSON(t, "deleted twice", do(t, "DELETE", inst, ""), 404, `{"error_code":40403,"message":"Consumer instance not found."}`)
