@@ -25,3 +25,23 @@ func TestSchemaRegistrySchemaByIDWithSubject(t *testing.T) {
 		{"GET", "/schemas/ids/9?subject=orders-value", "", 404, `{"error_code":40403,"message":"Schema 9 not found"}`},
 	})
 }
+
+// TestSchemaRegistryBodyTypes: a body is read as Confluent's Jackson
+// reads it: a number or a boolean where a string goes is its text (so
+// {"schema":5} is an invalid schema, 42201, and a compatibility of true
+// an invalid level, 42203); an object or an array there, or a string of
+// no digits where an id goes, is its JsonMappingException, 400 with code
+// 400; malformed JSON its JsonParseException, 400 with code 400.
+func TestSchemaRegistryBodyTypes(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	registryScript(t, "http://"+b.RegistryAddr(), []registryStep{
+		{"POST", "/subjects/u/versions", `{"schema":5}`, 422, `~{"error_code":42201,"message":"Invalid schema`},
+		{"POST", "/subjects/u/versions", `{"schema":{"type":"string"}}`, 400, `~{"error_code":400,`},
+		{"POST", "/subjects/u/versions", `{"schema":"\"string\"","id":"abc"}`, 400, `~{"error_code":400,`},
+		{"POST", "/subjects/u/versions", `{"schema":`, 400, `~{"error_code":400,`},
+		{"PUT", "/config", `{"compatibility":true}`, 422, `~{"error_code":42203,`},
+		{"PUT", "/mode", `{"mode":["READONLY"]}`, 400, `~{"error_code":400,`},
+		{"POST", "/subjects/u/versions", `{"schema":"\"string\"","schemaType":"AVRO"}`, 200, `{"id":1}`},
+	})
+}

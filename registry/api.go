@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -203,17 +205,68 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	}{e.code, e.msg})
 }
 
-// decodeBody reads a JSON body into v; an empty body leaves v as it is.
+// decodeBody reads a JSON body into v, a pointer to a struct, as
+// Confluent's Jackson reads it: an empty body leaves v as it is; a number
+// or a boolean where a string goes is its text, and a string of digits
+// where a number goes is that number (Jackson's scalar coercion); any
+// other mismatch is a JsonMappingException, 400.
 func decodeBody(req *http.Request, v any) error {
-	err := json.NewDecoder(req.Body).Decode(v)
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return bodyError(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	err = json.NewDecoder(bytes.NewReader(coerceScalars(body, v))).Decode(v)
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case err == nil, errors.Is(err, io.EOF):
+	case err == nil:
 		return nil
 	case errors.As(err, &typeErr):
-		return errf(422, 422, "Unrecognized value for field %q: %v", typeErr.Field, err)
+		return errf(400, 400, "Cannot deserialize value of field %q: %v", typeErr.Field, err)
 	}
 	return bodyError(err)
+}
+
+// coerceScalars returns body, a JSON object, with each top-level field of
+// v (a pointer to a struct) that is a string or an int given as a scalar
+// of the other kind converted as Jackson coerces it; any other body as it
+// is.
+func coerceScalars(body []byte, v any) []byte {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body
+	}
+	t := reflect.TypeOf(v).Elem()
+	changed := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := fields[name]
+		if !ok || len(raw) == 0 {
+			continue
+		}
+		kind := f.Type.Kind()
+		if kind == reflect.Pointer {
+			kind = f.Type.Elem().Kind()
+		}
+		switch c := raw[0]; {
+		case kind == reflect.String && (c == '-' || c == 't' || c == 'f' || ('0' <= c && c <= '9')):
+			fields[name], changed = marshal(string(raw)), true
+		case kind == reflect.Int && c == '"':
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32); err == nil {
+					fields[name], changed = json.RawMessage(strings.TrimSpace(s)), true
+				}
+			}
+		}
+	}
+	if !changed {
+		return body
+	}
+	return marshal(fields)
 }
 
 // bodyError is the answer to a body that could not be read or parsed.

@@ -224,7 +224,8 @@ func TestBadInput(t *testing.T) {
 	huge := `{"schema":"` + strings.Repeat("x", 9<<20) + `"}`
 	tr.script(t, []step{
 		{"POST", "/subjects/u/versions", `{"schema":`, 400, `~{"error_code":400`},
-		{"POST", "/subjects/u/versions", `{"schema":5}`, 422, `~{"error_code":422`},
+		{"POST", "/subjects/u/versions", `{"schema":5}`, 422, `~{"error_code":42201,`},
+		{"POST", "/subjects/u/versions", `{"schema":[]}`, 400, `~{"error_code":400,`},
 		{"POST", "/subjects/u/versions", `{}`, 422, `{"error_code":42201,"message":"Empty schema"}`},
 		{"POST", "/subjects/u/versions", ``, 422, `{"error_code":42201,"message":"Empty schema"}`},
 		{"POST", "/subjects/u/versions", body(`{"type":"record","name":"r"}`), 422, `~{"error_code":42201,"message":"Invalid schema`},
