@@ -436,7 +436,9 @@ func (l *leader) finishLeftovers(ctx context.Context) error {
 }
 
 // copy copies the rolled segments below the last stable offset that the
-// metadata does not hold yet, one at a time, oldest first.
+// metadata does not hold yet, one at a time, oldest first, applying local
+// retention after each (to what the metadata records as copied: never a
+// segment in Copying).
 func (l *leader) copy(ctx context.Context) error {
 	from := max(l.md.CopiedEnd(), l.r.Log.StartOffset())
 	for _, c := range CopyCandidates(l.r.Log, l.r.LastStableOffset, from, l.r.LeaderEpoch) {
@@ -472,6 +474,12 @@ func (l *leader) copy(ctx context.Context) error {
 		}
 		l.m.cfg.Logger.Debug("tiered storage: segment copied", "topic", l.r.Topic, "partition", l.r.Partition,
 			"base", c.BaseOffset, "start", c.StartOffset, "end", c.EndOffset, "bytes", done.LogSize(), "took", time.Since(start))
+		// Local retention as soon as the copy is recorded, not at the
+		// pass's end: a pass behind a fast producer copies many segments,
+		// which would all stay on disk until the last is copied.
+		if err := l.m.deleteLocal(l.r, l.md); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -245,6 +245,20 @@ func TestManagerUploadFails(t *testing.T) {
 	checkNoOrphans(t, store, md)
 }
 
+// localRetentionLeader is a log of a tiered topic, n batches in segments
+// of 4 KiB, and partition 0 of topic t led here in epoch 0 with every
+// batch stable and local.retention.bytes 0.
+func localRetentionLeader(t *testing.T, id [16]byte, n int) (*logstore.Log, Replica) {
+	t.Helper()
+	l := newTestLog(t, 4096)
+	l.SetConfig(logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1, IndexIntervalBytes: 256,
+		MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62, RemoteStorage: true})
+	appendLog(t, l, n)
+	r := leaderReplica(id, l, 0, int64(n))
+	r.LocalRetentionBytes = 0
+	return l, r
+}
+
 // TestManagerRetention: local retention deletes only copied segments and
 // keeps the log start; retention.bytes over the whole log, DeleteRecords
 // and retention.ms delete the oldest remote segments with their objects,
@@ -253,12 +267,7 @@ func TestManagerRetention(t *testing.T) {
 	t.Parallel()
 	meta, id := metaStore(t)
 	store := testStore(t, "")
-	l := newTestLog(t, 4096)
-	l.SetConfig(logstore.Config{SegmentBytes: 4096, SegmentMs: 1 << 40, RetentionMs: -1, RetentionBytes: -1, IndexIntervalBytes: 256,
-		MaxMessageBytes: 1 << 20, SegmentIndexBytes: 1 << 20, FlushMessages: 1 << 62, FlushMs: 1 << 62, RemoteStorage: true})
-	appendLog(t, l, 60)
-	r := leaderReplica(id, l, 0, 60)
-	r.LocalRetentionBytes = 0
+	l, r := localRetentionLeader(t, id, 60)
 	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} }})
 	md := passCopies(t, m, r, 0)
 	if l.StartOffset() != 0 || l.LocalStartOffset() != md.CopiedEnd() {
@@ -350,4 +359,44 @@ func TestManagerHungPartitionHoldsUpNoOther(t *testing.T) {
 	})
 	md, _ := m.Metadata(ctx, hungID, 0)
 	checkContiguous(t, md, 0, rolledEnd(lu))
+}
+
+// TestManagerLocalRetentionDuringPass: with local.retention.bytes 0, a
+// pass copying many rolled segments deletes each one locally as soon as
+// its copy is recorded, not at the pass's end; no segment goes before the
+// metadata records its copy.
+func TestManagerLocalRetentionDuringPass(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	l, r := localRetentionLeader(t, id, 80)
+	var m *Manager
+	// The local start at each copy (before its copy is recorded), and any
+	// copy found deleted locally before the metadata recorded it.
+	var starts []int64
+	var early []string
+	m = NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, Replicas: func() []Replica { return []Replica{r} },
+		Observe: func(_ string, op Op, _ int64, _ bool) {
+			if op != OpCopy {
+				return
+			}
+			md, _ := m.Cached(id, 0)
+			if local := l.LocalStartOffset(); local > md.CopiedEnd() {
+				early = append(early, fmt.Sprintf("local start %d above the copy's end %d", local, md.CopiedEnd()))
+			}
+			starts = append(starts, l.LocalStartOffset())
+		}})
+	md := passCopies(t, m, r, 0)
+	if len(early) > 0 {
+		t.Fatalf("segments deleted before their copy was recorded: %v", early)
+	}
+	if len(md.Segments) < 5 || len(starts) != len(md.Segments) {
+		t.Fatalf("%d segments copied, %d copies observed", len(md.Segments), len(starts))
+	}
+	// At the copy of segment i every segment before it is gone.
+	for i, s := range md.Segments {
+		if starts[i] != s.BaseOffset {
+			t.Fatalf("at the copy of segment %d (base %d) the local log starts at %d (all: %v)", i, s.BaseOffset, starts[i], starts)
+		}
+	}
 }
