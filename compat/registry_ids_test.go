@@ -1,6 +1,12 @@
 package compat
 
-import "testing"
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestSchemaRegistrySchemaByIDWithSubject: GET /schemas/ids/{id}?subject=
 // finds the id as Confluent's registry does (getSchemaKeyUsingContexts):
@@ -44,4 +50,52 @@ func TestSchemaRegistryBodyTypes(t *testing.T) {
 		{"PUT", "/mode", `{"mode":["READONLY"]}`, 400, `~{"error_code":400,`},
 		{"POST", "/subjects/u/versions", `{"schema":"\"string\"","schemaType":"AVRO"}`, 200, `{"id":1}`},
 	})
+}
+
+// TestSchemaRegistryMediaTypes: answers in the media type Jersey picks
+// for Confluent's resources (produced: v1+json, then
+// vnd.schemaregistry+json, then application/json, by the Accept's q
+// first); an Accept of none of them is 406, a body of a type they do not
+// consume 415, each with Confluent's error body.
+func TestSchemaRegistryMediaTypes(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	url := "http://" + b.RegistryAddr()
+	for _, tt := range []struct {
+		method, path, contentType, accept, body string
+		status                                  int
+		wantType, want                          string
+	}{
+		{"GET", "/subjects", "", "", "", 200, "application/vnd.schemaregistry.v1+json", `["ready-value"]`},
+		{"GET", "/subjects", "", "application/json", "", 200, "application/json", `["ready-value"]`},
+		{"GET", "/subjects", "", "application/json, text/plain, */*", "", 200, "application/vnd.schemaregistry.v1+json", `["ready-value"]`},
+		{"GET", "/subjects", "", "application/json, application/vnd.schemaregistry+json;q=0.9", "", 200, "application/json", `["ready-value"]`},
+		{"GET", "/subjects", "", "application/vnd.schemaregistry+json", "", 200, "application/vnd.schemaregistry+json", `["ready-value"]`},
+		{"GET", "/subjects", "", "text/html", "", 406, "application/vnd.schemaregistry.v1+json", `{"error_code":406,"message":"HTTP 406 Not Acceptable"}`},
+		{"POST", "/subjects/m/versions", "text/plain", "", `{"schema":"\"int\""}`, 415, "application/vnd.schemaregistry.v1+json", `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}`},
+		{"POST", "/subjects/m/versions", "application/x-www-form-urlencoded", "", `{"schema":"\"int\""}`, 415, "application/vnd.schemaregistry.v1+json", `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}`},
+		{"POST", "/subjects/m/versions", "application/json; charset=utf-8", "application/json", `{"schema":"\"int\""}`, 200, "application/json", `{"id":2}`},
+		{"POST", "/subjects/m/versions", "", "", `{"schema":"\"int\""}`, 200, "application/vnd.schemaregistry.v1+json", `{"id":2}`},
+	} {
+		req, err := http.NewRequestWithContext(testCtx(t, 10*time.Second), tt.method, url+tt.path, strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.contentType != "" {
+			req.Header.Set("Content-Type", tt.contentType)
+		}
+		if tt.accept != "" {
+			req.Header.Set("Accept", tt.accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != tt.wantType || string(body) != tt.want {
+			t.Errorf("%s %s (Content-Type %q, Accept %q): %d %s %s\nwant %d %s %s", tt.method, tt.path, tt.contentType, tt.accept,
+				resp.StatusCode, resp.Header.Get("Content-Type"), body, tt.status, tt.wantType, tt.want)
+		}
+	}
 }

@@ -152,6 +152,11 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req = r.authenticate(w, req); req == nil {
 		return
 	}
+	if err := negotiate(w, req); err != nil {
+		r.observe(req.Method, "", err.code)
+		writeError(w, err)
+		return
+	}
 	if err := contextURL(req.URL); err != nil {
 		r.observe(req.Method, "", err.code)
 		writeError(w, err)
@@ -188,8 +193,12 @@ func (r *Registry) apiErr(err error) *apiError {
 	return errf(500, 50001, "Error in the backend data store: %v", err)
 }
 
+// writeValue writes an answer in the media type negotiated (negotiate),
+// else Confluent's own.
 func writeValue(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", contentType)
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", contentType)
+	}
 	w.WriteHeader(status)
 	if s, ok := v.(rawBody); ok {
 		io.WriteString(w, string(s))

@@ -74,7 +74,9 @@ func (r *Registry) forward(w http.ResponseWriter, req *http.Request) (any, error
 			return nil, fmt.Errorf("%w: reading the leader's write back: %v", errStoreTimeout, err)
 		}
 	}
-	w.Header().Set("Content-Type", contentType)
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(answer)
 	return forwarded{}, nil
