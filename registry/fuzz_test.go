@@ -1,6 +1,11 @@
 package registry
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
 
 // FuzzApply: no record read from _schemas, however malformed, panics the
 // reader.
@@ -59,6 +64,70 @@ func FuzzCompatibility(f *testing.F) {
 			}
 			readIssues(pa, pb, "", "new", "old")
 			readIssues(pb, pa, "LENIENT", "new", "old")
+		}
+	})
+}
+
+// fuzzRegistry is a registry that has not started (no writer: writes are
+// 50003), its state holding an Avro record, a Protobuf file of nested
+// messages and a JSON Schema, for the fuzzers of client input.
+func fuzzRegistry(f *testing.F) *Registry {
+	r := New(Config{Log: newMemLog()})
+	f.Cleanup(func() { r.Close() })
+	proto := "syntax = \"proto3\"; package p; message A { message B { int32 x = 1; } } message C { string s = 1; }"
+	var recs []Record
+	for i, s := range []schemaValue{
+		{Subject: "t-value", Version: 1, ID: 1, Schema: recV1},
+		{Subject: "t-value", Version: 2, ID: 2, SchemaType: typeProtobuf, Schema: proto},
+		{Subject: "t-key", Version: 1, ID: 3, SchemaType: typeJSON, Schema: `{"title":"T","type":"object"}`},
+	} {
+		rec := schemaRecord(s)
+		rec.Offset = int64(i)
+		recs = append(recs, rec)
+	}
+	r.state.apply(recs, int64(len(recs)))
+	return r
+}
+
+// FuzzCheckRecord: no key or value produced to a topic with schema
+// validation, under any strategy, panics the broker's check.
+func FuzzCheckRecord(f *testing.F) {
+	r := fuzzRegistry(f)
+	f.Add([]byte{0, 0, 0, 0, 2, 4, 0, 2}, uint8(1))
+	f.Add([]byte{0, 0, 0, 0, 2, 0}, uint8(2))
+	f.Add([]byte{0, 0, 0, 0, 1, 'x'}, uint8(0))
+	f.Add([]byte{0, 0, 0, 0, 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80}, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, strategy uint8) {
+		for _, key := range []bool{false, true} {
+			r.CheckRecord("t", key, Strategy(strategy%3), data)
+		}
+	})
+}
+
+// FuzzRequest: no request, of any method, path, query or body, panics a
+// handler (the registry answers a panic with 50001 "Internal error").
+func FuzzRequest(f *testing.F) {
+	r := fuzzRegistry(f)
+	for _, seed := range [][3]string{
+		{"POST", "/subjects/t-value?normalize=true", body(recV2)},
+		{"POST", "/compatibility/subjects/t-value/versions/latest?verbose=true", body(recV2)},
+		{"GET", "/schemas/ids/2?format=serialized&subject=t-value", ""},
+		{"GET", "/contexts/.c/schemas/ids/1/versions?deleted=true", ""},
+		{"PUT", "/config/t-value", `{"compatibility":5,"normalize":"x"}`},
+		{"POST", "/subjects/t-value/versions", `{"schema":"\"int\"","metadata":{"properties":{"a":"b"}},"ruleSet":{"domainRules":[]}}`},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, method, target, body string) {
+		req, err := http.NewRequest(method, "http://registry"+target, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", contentType)
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		if strings.Contains(w.Body.String(), `"Internal error"`) {
+			t.Fatalf("%s %s %q: a handler panicked", method, target, body)
 		}
 	})
 }
