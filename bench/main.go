@@ -89,7 +89,7 @@ func run() int {
 	manyParts := flag.String("partitions", "", "with -scale: the partition counts of the partitions section, comma-separated (default 1000,10000; 1000 with -quick)")
 	restProxy := flag.Bool("restproxy", false, "run only the REST proxy case: produce and consume over HTTP beside the Kafka port on one samsa broker (restproxy.go)")
 	registry := flag.Bool("registry", false, "run only the schema registry case: registrations and lookups per second on one samsa broker (registry.go)")
-	linkBench := flag.Bool("link", false, "run only the cluster link case: Kafka mirrored into samsa, MB/s and lag (link.go)")
+	linkBench := flag.Bool("link", false, "run only the cluster link case: Kafka mirrored into samsa by a link and by MirrorMaker 2, MB/s and lag (link.go)")
 	failover := flag.Bool("failover", false, "run only the failover comparison: three brokers of each, the leader killed with SIGKILL (failover.go)")
 	profile := flag.String("profile", "", "run samsa in-process with pprof (bench/pprofsamsa), writing cpu, allocs, heap and mutex profiles of each round to this directory; with -scale, the CPU profiles of each samsa broker of the partitions section (creation, failover, restart) and their heap at rest")
 	flag.Parse()

@@ -93,8 +93,9 @@ func isModule(gomod []byte) bool {
 	return false
 }
 
-// pomStamp is what the stamp file holds once libs match the embedded pom.
-func pomStamp() string {
+// pomStamp is what the stamp file holds once a directory holds the jars of
+// pom.
+func pomStamp(pom []byte) string {
 	sum := sha256.Sum256(pom)
 	return hex.EncodeToString(sum[:]) + "\n"
 }
@@ -108,6 +109,19 @@ var libsMu sync.Mutex
 // is the module root (ModuleRoot). Concurrent callers, in this process or
 // others, wait for one resolution.
 func Libs(ctx context.Context, root string) (string, error) {
+	libs, err := ResolvePom(ctx, root, "kafka-libs", pom, brokerJarGlob)
+	if err != nil {
+		return "", err
+	}
+	return libs, writeLog4j2(libs)
+}
+
+// ResolvePom resolves the runtime dependencies of pom (a pom-packaged
+// project, as internal/kafkaref's own) into <root>/.cache/<name> with mvn,
+// once per content of pom, and returns that directory; a resolution that
+// leaves no file matching mustGlob there is an error. Concurrent callers,
+// in this process or others, wait for one resolution.
+func ResolvePom(ctx context.Context, root, name string, pom []byte, mustGlob string) (string, error) {
 	// Absolute, because mvn takes a relative -DoutputDirectory from the pom's
 	// directory, not from ours.
 	root, err := filepath.Abs(root)
@@ -115,22 +129,22 @@ func Libs(ctx context.Context, root string) (string, error) {
 		return "", err
 	}
 	cache := filepath.Join(root, ".cache")
-	libs := filepath.Join(cache, "kafka-libs")
-	if resolved(libs) {
-		return libs, writeLog4j2(libs)
+	libs := filepath.Join(cache, name)
+	if resolved(libs, pom) {
+		return libs, nil
 	}
 	libsMu.Lock()
 	defer libsMu.Unlock()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(filepath.Join(cache, "kafka-libs.lock"))
+	unlock, err := lockFile(filepath.Join(cache, name+".lock"))
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	if resolved(libs) {
-		return libs, writeLog4j2(libs)
+	if resolved(libs, pom) {
+		return libs, nil
 	}
 	if _, err := exec.LookPath("mvn"); err != nil {
 		return "", fmt.Errorf("kafkaref: mvn not found (needed once to fetch Apache Kafka's jars): %w", err)
@@ -145,7 +159,7 @@ func Libs(ctx context.Context, root string) (string, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
-	pomPath := filepath.Join(cache, "kafka-libs.pom.xml")
+	pomPath := filepath.Join(cache, name+".pom.xml")
 	if err := os.WriteFile(pomPath, pom, 0o644); err != nil {
 		return "", err
 	}
@@ -157,10 +171,10 @@ func Libs(ctx context.Context, root string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("kafkaref: mvn dependency:copy-dependencies: %w\n%s", err, Tail(out, 20))
 	}
-	if m, _ := filepath.Glob(filepath.Join(tmp, brokerJarGlob)); len(m) == 0 {
-		return "", fmt.Errorf("kafkaref: mvn succeeded but %s holds no kafka_2.13 jar", tmp)
+	if m, _ := filepath.Glob(filepath.Join(tmp, mustGlob)); len(m) == 0 {
+		return "", fmt.Errorf("kafkaref: mvn succeeded but %s holds no %s", tmp, mustGlob)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, stampName), []byte(pomStamp()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, stampName), []byte(pomStamp(pom)), 0o644); err != nil {
 		return "", err
 	}
 	if err := os.RemoveAll(libs); err != nil {
@@ -169,13 +183,13 @@ func Libs(ctx context.Context, root string) (string, error) {
 	if err := os.Rename(tmp, libs); err != nil {
 		return "", err
 	}
-	return libs, writeLog4j2(libs)
+	return libs, nil
 }
 
-// resolved reports whether libs holds the jars of the embedded pom.
-func resolved(libs string) bool {
+// resolved reports whether libs holds the jars of pom.
+func resolved(libs string, pom []byte) bool {
 	b, err := os.ReadFile(filepath.Join(libs, stampName))
-	return err == nil && string(b) == pomStamp()
+	return err == nil && string(b) == pomStamp(pom)
 }
 
 // lockFile takes an exclusive flock on path, waiting for other processes.

@@ -147,7 +147,7 @@ func TestJavaCommandLine(t *testing.T) {
 func TestLibsStampFollowsPom(t *testing.T) {
 	root := t.TempDir()
 	libs := filepath.Join(root, ".cache", "kafka-libs")
-	if resolved(libs) {
+	if resolved(libs, pom) {
 		t.Fatal("empty cache counts as resolved")
 	}
 	if err := os.MkdirAll(libs, 0o755); err != nil {
@@ -156,10 +156,10 @@ func TestLibsStampFollowsPom(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(libs, stampName), []byte("stale\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if resolved(libs) {
+	if resolved(libs, pom) {
 		t.Error("a stamp of another pom counts as resolved")
 	}
-	if err := os.WriteFile(filepath.Join(libs, stampName), []byte(pomStamp()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(libs, stampName), []byte(pomStamp(pom)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Libs(context.Background(), root) // resolved: no mvn run
