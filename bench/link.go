@@ -131,7 +131,15 @@ func runLink(ctx context.Context, cfg config, samsaBin string, plan linkPlan) (l
 		return res, err
 	}
 	defer dst.Close()
-	m := mirrorBench{src: src, sadm: kadm.NewClient(src), dadm: kadm.NewClient(dst.KGO), plan: plan}
+	// The mirror's ends are polled every 20 ms while its topic may not exist
+	// yet: with kgo's default MetadataMinAge an unknown topic stays unknown
+	// to the poller for 5 s, which the copy's time would include.
+	dpoll, err := kgo.NewClient(kgo.SeedBrokers(sb.addr), kgo.MetadataMinAge(10*time.Millisecond))
+	if err != nil {
+		return res, err
+	}
+	defer dpoll.Close()
+	m := mirrorBench{src: src, sadm: kadm.NewClient(src), dadm: kadm.NewClient(dpoll), plan: plan}
 
 	res.link, err = m.run(ctx, "link", linkTopic, func() (func(), error) {
 		err := dst.AlterLink(ctx, "bench", map[string]string{"create": "", "source.bootstrap.servers": kb.addr,
