@@ -191,7 +191,7 @@ func (b *Broker) produceTo(ctx context.Context, p *partition, t *topic, req *kms
 	if err := b.mirrorRefusal(t.name); err != nil {
 		return logstore.AppendResult{}, err
 	}
-	if err := b.checkSchemaIDs(t, records); err != nil {
+	if err := b.checkSchemaIDs(ctx, t, records); err != nil {
 		return logstore.AppendResult{}, err
 	}
 	if req.Acks == -1 {

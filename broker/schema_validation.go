@@ -1,7 +1,10 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/logstore"
@@ -42,13 +45,33 @@ func newSchemaCheck(on bool, strategy string) *schemaCheck {
 // record errors.
 const schemaValidator = "io.confluent.kafka.schemaregistry.validator.RecordSchemaValidator"
 
+// catchUpTimeout bounds how long a produce waits for this broker's
+// registry to read what was committed to _schemas before refusing a
+// record (registry.CatchUp).
+const catchUpTimeout = 2 * time.Second
+
 // checkSchemaIDs checks the records of a produced batch of t against the
-// topic's schema validation; a malformed batch is left to the log's
-// validation, which answers it as Kafka does.
-func (b *Broker) checkSchemaIDs(t *topic, records []byte) error {
+// topic's schema validation: a batch with a record refused is checked
+// once more after the registry caught up (CatchUp). A malformed batch is
+// left to the log's validation, which answers it as Kafka does.
+func (b *Broker) checkSchemaIDs(ctx context.Context, t *topic, records []byte) error {
 	if t.keySchemas == nil && t.valueSchemas == nil {
 		return nil
 	}
+	unknown, err := b.checkSchemaIDsOnce(t, records)
+	if unknown {
+		if cerr := b.registry.CatchUp(ctx, catchUpTimeout); cerr != nil {
+			b.log.Debug("schema registry: catching up before refusing records", "topic", t.name, "err", cerr)
+		}
+		_, err = b.checkSchemaIDsOnce(t, records)
+	}
+	return err
+}
+
+// checkSchemaIDsOnce checks the records once; unknown reports a record
+// refused for its schema id (not its magic byte), which catching up may
+// find.
+func (b *Broker) checkSchemaIDsOnce(t *topic, records []byte) (unknown bool, err error) {
 	ok := func(c *schemaCheck, key bool, data []byte) bool {
 		if c == nil {
 			return true
@@ -59,12 +82,13 @@ func (b *Broker) checkSchemaIDs(t *topic, records []byte) error {
 		err := b.registry.CheckRecord(t.name, key, c.strategy, data)
 		if err != nil {
 			b.log.Debug("record refused by schema validation", "topic", t.name, "key", key, "err", err)
+			unknown = unknown || errors.Is(err, registry.ErrUnknownSchemaID)
 		}
 		return err == nil
 	}
 	var bad []logstore.RecordError
 	var i int32
-	err := logstore.ForEachRecord(records, func(r logstore.Record) bool {
+	ferr := logstore.ForEachRecord(records, func(r logstore.Record) bool {
 		if !ok(t.keySchemas, true, r.Key) || !ok(t.valueSchemas, false, r.Value) {
 			bad = append(bad, logstore.RecordError{Index: i, Message: fmt.Sprintf(
 				"Log record DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes) is rejected by the record interceptor %s",
@@ -73,8 +97,8 @@ func (b *Broker) checkSchemaIDs(t *topic, records []byte) error {
 		i++
 		return true
 	})
-	if err != nil || len(bad) == 0 {
-		return nil
+	if ferr != nil || len(bad) == 0 {
+		return false, nil
 	}
-	return &logstore.RecordErrors{Err: logstore.ErrInvalidRecord, Records: bad}
+	return unknown, &logstore.RecordErrors{Err: logstore.ErrInvalidRecord, Records: bad}
 }

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hamba/avro/v2"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -75,6 +77,21 @@ func (r *Registry) CheckRecord(topic string, key bool, strategy Strategy, data [
 		}
 	}
 	return fmt.Errorf("%w: schema id %d, subject %s", ErrUnknownSchemaID, id, subject)
+}
+
+// CatchUp waits, up to timeout, until the state holds every record
+// committed to _schemas when it is called. The broker checks a batch's
+// refused records once more after it: a schema registered a moment ago,
+// through the writer, may not be read on this broker yet.
+func (r *Registry) CatchUp(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	from, _ := r.state.applied()
+	_, next, err := r.cfg.Log.Read(ctx, from, 0)
+	if err != nil {
+		return err
+	}
+	return r.waitApplied(ctx, next)
 }
 
 // recordName is the record name of version v's schema, as the record
