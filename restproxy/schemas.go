@@ -172,6 +172,17 @@ func formatOfType(t sr.SchemaType) string {
 	return ""
 }
 
+// schemaType is the registry's type of a schema format.
+func schemaType(format string) sr.SchemaType {
+	switch format {
+	case formatJSONSchema:
+		return sr.TypeJSON
+	case formatProtobuf:
+		return sr.TypeProtobuf
+	}
+	return sr.TypeAvro
+}
+
 // requestSchema is the schema a produce request gives for its keys or
 // values: registered under subject (TopicNameStrategy, topic-key or
 // topic-value) when given as text, looked up when given by id; nil when
@@ -181,13 +192,7 @@ func (p *Proxy) requestSchema(ctx context.Context, cl *sr.Client, format, subjec
 	case id != nil:
 		return p.schemaByID(ctx, cl, format, int(*id))
 	case text != nil:
-		typ := sr.TypeAvro
-		switch format {
-		case formatJSONSchema:
-			typ = sr.TypeJSON
-		case formatProtobuf:
-			typ = sr.TypeProtobuf
-		}
+		typ := schemaType(format)
 		if _, err := parseSchema(0, format, *text, nil); err != nil {
 			return nil, err
 		}

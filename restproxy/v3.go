@@ -46,6 +46,7 @@ func (p *Proxy) v3Routes(add func(string, route)) {
 // v3req is what a v3 handler gets: the request, the user's client, the
 // cluster's metadata and the base of its URLs.
 type v3req struct {
+	p    *Proxy
 	w    http.ResponseWriter
 	r    *http.Request
 	u    *userClient
@@ -72,7 +73,7 @@ func (p *Proxy) v3(f func(q *v3req) (any, error)) handlerFunc {
 		if r.TLS != nil {
 			scheme = "https"
 		}
-		q := &v3req{w: w, r: r, u: u, md: md, base: scheme + "://" + r.Host + "/v3/clusters/" + md.Cluster}
+		q := &v3req{p: p, w: w, r: r, u: u, md: md, base: scheme + "://" + r.Host + "/v3/clusters/" + md.Cluster}
 		if id := r.PathValue("cluster"); id != "" && id != md.Cluster {
 			return nil, errf(404, 404, "Cluster %s cannot be found.", id)
 		}
@@ -732,11 +733,18 @@ type v3Data struct {
 	SchemaID *int32          `json:"schema_id"`
 	Schema   *string         `json:"schema"`
 	Subject  *string         `json:"subject"`
+	// SchemaVersion and Strategy (TOPIC_NAME, RECORD_NAME,
+	// TOPIC_RECORD_NAME) name the schema with Subject.
+	SchemaVersion *int32  `json:"schema_version"`
+	Strategy      *string `json:"subject_name_strategy"`
 }
 
 type v3DataAnswer struct {
-	Type string `json:"type"`
-	Size int    `json:"size"`
+	Type          string `json:"type"`
+	Size          int    `json:"size"`
+	Subject       string `json:"subject,omitempty"`
+	SchemaID      *int   `json:"schema_id,omitempty"`
+	SchemaVersion *int   `json:"schema_version,omitempty"`
 }
 
 type produceV3Answer struct {
@@ -752,17 +760,17 @@ type produceV3Answer struct {
 }
 
 // v3Bytes serializes one key or value of a v3 record: BINARY (base64),
-// JSON or STRING; absent data is null.
-func v3Bytes(d *v3Data) ([]byte, *v3DataAnswer, error) {
+// JSON or STRING, or with a schema (v3_schemas.go); absent data is null.
+func (s *v3Schemas) v3Bytes(d *v3Data, isKey bool) ([]byte, *v3DataAnswer, error) {
 	if d == nil {
 		return nil, nil, nil
+	}
+	if s.wantsSchema(d) {
+		return s.encode(d, isKey)
 	}
 	typ := "BINARY"
 	if d.Type != nil {
 		typ = strings.ToUpper(*d.Type)
-	}
-	if d.Schema != nil || d.SchemaID != nil || d.Subject != nil || typ == "AVRO" || typ == "PROTOBUF" || typ == "JSONSCHEMA" {
-		return nil, nil, errf(400, 400, "Schema formats (%s) are not supported by this proxy yet", typ)
 	}
 	var b []byte
 	switch typ {
@@ -798,6 +806,16 @@ func v3Bytes(d *v3Data) ([]byte, *v3DataAnswer, error) {
 	return b, &v3DataAnswer{Type: typ, Size: len(b)}, nil
 }
 
+// v3Code is the error_code of a record's failure in a v3 produce
+// answer: Confluent's code for a constraint violation (42207 when the
+// registry fails a schema's lookup), else the HTTP status.
+func (re *restError) v3Code() int {
+	if re.status == http.StatusUnprocessableEntity {
+		return re.code
+	}
+	return re.status
+}
+
 // maxInFlight bounds the records of one streamed produce not yet
 // answered.
 const maxInFlight = 1000
@@ -814,6 +832,7 @@ func produceV3(q *v3req) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	schemas := &v3Schemas{p: q.p, r: q.r, topic: topic}
 	rc := http.NewResponseController(q.w)
 	rc.EnableFullDuplex() // answers go out while records come in
 	type pending struct {
@@ -853,7 +872,7 @@ func produceV3(q *v3req) (any, error) {
 			close(p.done)
 			break
 		}
-		rec, keyAns, valAns, rerr := v3Record(topic, &req)
+		rec, keyAns, valAns, rerr := schemas.v3Record(&req)
 		if rerr == nil && req.PartitionID != nil {
 			if _, ok := td.Partitions[*req.PartitionID]; !ok {
 				rerr = errf(404, 40402, "This server does not host this topic-partition.")
@@ -861,7 +880,7 @@ func produceV3(q *v3req) (any, error) {
 		}
 		if rerr != nil {
 			re := kafkaErr(rerr)
-			p.ans = produceV3Answer{ErrorCode: re.status, Message: re.msg}
+			p.ans = produceV3Answer{ErrorCode: re.v3Code(), Message: re.msg}
 			close(p.done)
 			continue
 		}
@@ -886,14 +905,14 @@ func produceV3(q *v3req) (any, error) {
 }
 
 // v3Record is the Kafka record of a v3 produce request's entry.
-func v3Record(topic string, req *produceV3Body) (*kgo.Record, *v3DataAnswer, *v3DataAnswer, error) {
-	rec := &kgo.Record{Topic: topic}
+func (s *v3Schemas) v3Record(req *produceV3Body) (*kgo.Record, *v3DataAnswer, *v3DataAnswer, error) {
+	rec := &kgo.Record{Topic: s.topic}
 	var keyAns, valAns *v3DataAnswer
 	var err error
-	if rec.Key, keyAns, err = v3Bytes(req.Key); err != nil {
+	if rec.Key, keyAns, err = s.v3Bytes(req.Key, true); err != nil {
 		return nil, nil, nil, err
 	}
-	if rec.Value, valAns, err = v3Bytes(req.Value); err != nil {
+	if rec.Value, valAns, err = s.v3Bytes(req.Value, false); err != nil {
 		return nil, nil, nil, err
 	}
 	for _, h := range req.Headers {
@@ -967,14 +986,15 @@ func produceBatch(q *v3req) (any, error) {
 	}{[]success{}, []failure{}}
 	fail := func(id string, err error) {
 		re := kafkaErr(err)
-		out.Failures = append(out.Failures, failure{id, re.status, re.msg})
+		out.Failures = append(out.Failures, failure{id, re.v3Code(), re.msg})
 	}
+	schemas := &v3Schemas{p: q.p, r: q.r, topic: topic}
 	var recs []*kgo.Record
 	var recIDs []string
 	answers := map[*kgo.Record][2]*v3DataAnswer{}
 	for i := range req.Entries {
 		e := &req.Entries[i]
-		rec, keyAns, valAns, err := v3Record(topic, &e.produceV3Body)
+		rec, keyAns, valAns, err := schemas.v3Record(&e.produceV3Body)
 		if err == nil && e.PartitionID != nil {
 			if _, ok := td.Partitions[*e.PartitionID]; !ok {
 				err = errf(404, 40402, "This server does not host this topic-partition.")
