@@ -91,7 +91,8 @@ go-deps:
 
 # compat/java: kafka-clients 4.x and 3.x, Kafka Streams, Connect standalone
 # (Maven, into compat/java/*/target), and Apache Kafka's own jars for the
-# broker and its CLI tools (internal/kafkaref, into .cache/kafka-libs).
+# broker and its CLI tools (internal/kafkaref, into .cache/kafka-libs), and
+# the test jar with its LocalTieredStorage (into .cache/kafka-tiered-libs).
 JAVA_SOURCES := $(shell find compat/java -name pom.xml -o -name '*.java' 2>/dev/null | grep -v /target/)
 java-deps: compat/java/kafka4/target/.compat.stamp
 	$(GO) run ./compat/matrix -fetch-kafka

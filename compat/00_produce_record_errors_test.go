@@ -5,6 +5,7 @@ package compat
 // Kafka's ErrorMessage, through a raw client, franz-go and librdkafka.
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -243,8 +244,10 @@ func startKafkaRef(t *testing.T) (*kafkaref.Broker, string) {
 	return startKafkaRefWith(t, nil)
 }
 
-// startKafkaRefWith is startKafkaRef with extra server properties.
-func startKafkaRefWith(t *testing.T, props map[string]string) (*kafkaref.Broker, string) {
+// startKafkaRefWith is startKafkaRef with extra server properties, and
+// the jars that each of more resolves (kafkaref.TieredLibs) on the
+// broker's class path.
+func startKafkaRefWith(t *testing.T, props map[string]string, more ...func(context.Context, string) (string, error)) (*kafkaref.Broker, string) {
 	t.Helper()
 	root, err := kafkaref.ModuleRoot()
 	if err != nil {
@@ -255,7 +258,15 @@ func startKafkaRefWith(t *testing.T, props map[string]string) (*kafkaref.Broker,
 	if err != nil {
 		t.Fatal(err)
 	}
-	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: t.TempDir(), HeapMB: 512, Props: props})
+	var cp []string
+	for _, resolve := range more {
+		dir, err := resolve(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp = append(cp, dir)
+	}
+	kb, err := kafkaref.Start(ctx, libs, kafkaref.Options{Dir: t.TempDir(), HeapMB: 512, Props: props, ClassPath: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

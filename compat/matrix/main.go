@@ -55,7 +55,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	bootstrap := fs.String("bootstrap", "", "use a running broker at `host:port` instead of starting one")
 	parallel := fs.Int("parallel", 3, "clients run at once")
 	serve := fs.Bool("serve", false, "only start the broker, print its address, and wait for SIGINT")
-	fetch := fs.Bool("fetch-kafka", false, "only resolve Apache Kafka's jars (make java-deps) and exit")
+	fetch := fs.Bool("fetch-kafka", false, "only resolve Apache Kafka's jars and its LocalTieredStorage (make java-deps) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,8 +67,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 	if *fetch {
 		libs, err := kafkaref.Libs(ctx, root)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "matrix: Apache Kafka %s jars in %s\n", kafkaref.Version(libs), libs)
+		// LocalTieredStorage, for the compat tests' tiered reference broker.
+		tiered, err := kafkaref.TieredLibs(ctx, root)
 		if err == nil {
-			fmt.Fprintf(stdout, "matrix: Apache Kafka %s jars in %s\n", kafkaref.Version(libs), libs)
+			fmt.Fprintf(stdout, "matrix: Apache Kafka's LocalTieredStorage in %s\n", tiered)
 		}
 		return err
 	}

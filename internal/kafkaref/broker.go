@@ -43,6 +43,9 @@ type Options struct {
 	// ("0", "0-1"): a benchmark pins the broker to a core of its own, and
 	// the JVM then sizes its GC and compiler threads to it.
 	CPUs string
+	// ClassPath are more directories whose jars the broker's JVM loads
+	// after libs' (TieredLibs' for LocalTieredStorage).
+	ClassPath []string
 	// Started, when set, is called with the PLAINTEXT address right after
 	// the broker's JVM has been started, before Start waits for it to
 	// answer (a benchmark times start-up from there).
@@ -140,7 +143,7 @@ func format(ctx context.Context, libs, clusterID, propsPath string, extra ...str
 // launch starts the formatted node's JVM.
 func (b *Broker) launch(libs string, o Options, propsPath string) error {
 	var err error
-	args := nodeArgs(libs, o.HeapMB, propsPath)
+	args := nodeArgs(libs, o.HeapMB, propsPath, o.ClassPath...)
 	cmd := exec.Command("java", args...)
 	if o.CPUs != "" {
 		// taskset execs java: the pid stays the JVM's.
@@ -181,10 +184,36 @@ func (b *Broker) launch(libs string, o Options, propsPath string) error {
 }
 
 // nodeArgs are the JVM's arguments for a node on propsPath.
-func nodeArgs(libs string, heapMB int, propsPath string) []string {
+func nodeArgs(libs string, heapMB int, propsPath string, classPath ...string) []string {
 	heap := strconv.Itoa(heapMB) + "m"
 	opts := append([]string{"-Xmx" + heap, "-Xms" + heap}, JVMOpts...)
-	return javaArgs(libs, opts, "kafka.Kafka", []string{propsPath})
+	return javaArgs(libs, opts, "kafka.Kafka", []string{propsPath}, classPath...)
+}
+
+// LocalTieredStorageClass is Apache Kafka's RemoteStorageManager for its
+// own tests, which keeps remote segments in a local directory (TieredLibs
+// resolves its jar).
+const LocalTieredStorageClass = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+
+// TieredProps are the server properties of a single node with tiered
+// storage on (KIP-405): LocalTieredStorage keeping the remote log under
+// dir, Kafka's default TopicBasedRemoteLogMetadataManager with its
+// internal topic on the one node, and a remote log manager that copies
+// and deletes every 100 ms. Start it with TieredLibs' directory in
+// Options.ClassPath.
+func TieredProps(dir string) map[string]string {
+	return map[string]string{
+		"remote.log.storage.system.enable":      "true",
+		"remote.log.storage.manager.class.name": LocalTieredStorageClass,
+		// remote.log.storage.manager.impl.prefix is rsm.config. by default;
+		// LocalTieredStorage keeps its files in <dir>/kafka-tiered-storage.
+		"rsm.config.dir": dir,
+		// The manager's clients reach the node through this listener.
+		"remote.log.metadata.manager.listener.name":                "PLAINTEXT",
+		"rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+		"rlmm.config.remote.log.metadata.topic.num.partitions":     "1",
+		"remote.log.manager.task.interval.ms":                      "100",
+	}
 }
 
 // serverProps returns the properties of a single combined-mode node, with

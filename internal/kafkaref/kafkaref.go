@@ -35,6 +35,9 @@ import (
 //go:embed pom.xml
 var pom []byte
 
+//go:embed tiered-pom.xml
+var tieredPom []byte
+
 // log4j2XML sends everything at WARN and above to stderr.
 const log4j2XML = `<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="WARN">
@@ -51,6 +54,7 @@ const log4j2XML = `<?xml version="1.0" encoding="UTF-8"?>
 
 const (
 	brokerJarGlob = "kafka_2.13-*.jar"
+	tieredJarGlob = "kafka-storage-*-test.jar"
 	stampName     = "resolved.sha256"
 	log4j2Name    = "log4j2-stderr.xml"
 )
@@ -114,6 +118,16 @@ func Libs(ctx context.Context, root string) (string, error) {
 		return "", err
 	}
 	return libs, writeLog4j2(libs)
+}
+
+// TieredLibs resolves the jar of Apache Kafka's LocalTieredStorage (the
+// RemoteStorageManager of Kafka's own tests, in kafka-storage's test jar;
+// tiered-pom.xml) into <root>/.cache/kafka-tiered-libs, once, as Libs does,
+// and returns that directory, for Options.ClassPath. It is a directory of
+// its own, so that the broker's jars in kafka-libs do not resolve again
+// for it.
+func TieredLibs(ctx context.Context, root string) (string, error) {
+	return ResolvePom(ctx, root, "kafka-tiered-libs", tieredPom, tieredJarGlob)
 }
 
 // ResolvePom resolves the runtime dependencies of pom (a pom-packaged
@@ -246,11 +260,15 @@ func Java(ctx context.Context, libs string, jvmOpts []string, mainClass string, 
 	return exec.CommandContext(ctx, "java", javaArgs(libs, jvmOpts, mainClass, args)...)
 }
 
-func javaArgs(libs string, jvmOpts []string, mainClass string, args []string) []string {
+func javaArgs(libs string, jvmOpts []string, mainClass string, args []string, more ...string) []string {
+	cp := []string{filepath.Join(libs, "*")}
+	for _, d := range more {
+		cp = append(cp, filepath.Join(d, "*"))
+	}
 	a := make([]string, 0, len(jvmOpts)+4+len(args))
 	a = append(a, jvmOpts...)
 	a = append(a, "-Dlog4j2.configurationFile="+filepath.Join(libs, log4j2Name),
-		"-cp", filepath.Join(libs, "*"), mainClass)
+		"-cp", strings.Join(cp, string(os.PathListSeparator)), mainClass)
 	return append(a, args...)
 }
 

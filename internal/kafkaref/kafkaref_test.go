@@ -171,6 +171,21 @@ func TestLibsStampFollowsPom(t *testing.T) {
 	}
 }
 
+func TestTieredLibsOnTheClassPath(t *testing.T) {
+	args := nodeArgs("/libs", 256, "/p", "/tiered")
+	if i := slices.Index(args, "-cp"); i < 0 || args[i+1] != "/libs/*:/tiered/*" {
+		t.Errorf("class path of %v: want the broker's jars before the tiered ones", args)
+	}
+	for _, want := range []string{"<artifactId>kafka-storage</artifactId>", "<classifier>test</classifier>", "<artifactId>kafka-clients</artifactId>"} {
+		if !strings.Contains(string(tieredPom), want) {
+			t.Errorf("tiered-pom.xml does not name %s", want)
+		}
+	}
+	if p := TieredProps("/d"); p["remote.log.storage.manager.class.name"] != LocalTieredStorageClass || p["rsm.config.dir"] != "/d" {
+		t.Errorf("TieredProps: %v", p)
+	}
+}
+
 func TestClusterIDIsKRaftUUID(t *testing.T) {
 	a, err := ClusterID()
 	if err != nil {
