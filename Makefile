@@ -74,7 +74,7 @@ check: lint versitygw
 ## test: install what the tests need, lint, then every test with the race detector
 test: test-deps lint
 	@if [ -z "$(RACE)" ]; then echo "make test: no C compiler for cgo; running WITHOUT the race detector" >&2; fi
-	$(GO) test $(RACE) -timeout 25m $(TESTFLAGS) ./...
+	$(GO) test $(RACE) -timeout 28m $(TESTFLAGS) ./...
 	$(MAKE) --no-print-directory docker-test
 
 # Hooks for the client libraries the compat tests drive. Each installs into
