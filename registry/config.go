@@ -384,7 +384,7 @@ func (r *Registry) getSchemaByIDText(_ http.ResponseWriter, req *http.Request) (
 	if err != nil {
 		return nil, err
 	}
-	return rawBody(v.Schema), nil
+	return rawBody(r.formatted(req, v)), nil
 }
 
 func (r *Registry) getIDVersions(_ http.ResponseWriter, req *http.Request) (any, error) {

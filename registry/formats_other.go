@@ -179,17 +179,36 @@ func (p *protoSchema) serialized() string {
 
 // responseFor is v as the request asks for it: with ?format=serialized, a
 // Protobuf schema as its base64 FileDescriptorProto (what Confluent's
-// Protobuf deserializers ask for).
+// Protobuf deserializers ask for); with ?format=resolved, an Avro schema
+// with its references inlined.
 func (r *Registry) responseFor(req *http.Request, v *version) schemaResponse {
 	out := responseOf(v)
-	if v.SchemaType != typeProtobuf || !strings.EqualFold(req.URL.Query().Get("format"), "serialized") {
-		return out
+	out.Schema = r.formatted(req, v)
+	return out
+}
+
+// formatted is v's schema text in the request's ?format (Confluent's
+// formattedString): serialized for Protobuf, resolved for Avro, the text
+// as stored otherwise (JSON Schema has no other format).
+func (r *Registry) formatted(req *http.Request, v *version) string {
+	format := strings.ToLower(req.URL.Query().Get("format"))
+	if !(v.SchemaType == typeProtobuf && format == "serialized") && !(v.SchemaType == typeAvro && format == "resolved") {
+		return v.Schema
 	}
 	r.state.mu.RLock()
-	p, err := r.state.parseVersionOf(v)
-	r.state.mu.RUnlock()
-	if err == nil {
-		out.Schema = p.proto.serialized()
+	defer r.state.mu.RUnlock()
+	deps, err := r.state.resolve(v.References)
+	if err != nil {
+		return v.Schema
 	}
-	return out
+	if v.SchemaType == typeAvro {
+		if s, err := resolvedAvro(v.Schema, deps); err == nil {
+			return s
+		}
+		return v.Schema
+	}
+	if p, err := parseSchema(v.SchemaType, v.Schema, deps); err == nil {
+		return p.proto.serialized()
+	}
+	return v.Schema
 }
