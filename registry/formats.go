@@ -104,12 +104,14 @@ func compactJSON(text string) (compact, sorted string, err error) {
 }
 
 // avroKeyOrder ranks the attributes of Avro schemas as Avro writes them,
-// fieldKeyOrder those of a record's fields.
+// fieldKeyOrder those of a record's fields: Java's Schema.toJson writes a
+// named type's or a field's other properties (unranked: 100, by name here,
+// in insertion order there) and then its aliases last.
 var (
-	avroKeyOrder = map[string]int{"type": 1, "name": 2, "namespace": 3, "doc": 4, "aliases": 5,
+	avroKeyOrder = map[string]int{"type": 1, "name": 2, "namespace": 3, "doc": 4,
 		"fields": 6, "symbols": 6, "items": 6, "values": 6, "size": 6, "default": 7,
-		"logicalType": 9, "precision": 10, "scale": 11}
-	fieldKeyOrder = map[string]int{"name": 1, "type": 2, "doc": 3, "default": 4, "order": 5, "aliases": 6}
+		"logicalType": 9, "precision": 10, "scale": 11, "aliases": 101}
+	fieldKeyOrder = map[string]int{"name": 1, "type": 2, "doc": 3, "default": 4, "order": 5, "aliases": 101}
 )
 
 // writeOrdered writes v compacted, object keys ordered; field says v is a
