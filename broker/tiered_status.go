@@ -28,32 +28,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/admin"
 	"github.com/samsa-io/samsa/internal/config"
 )
 
 // remoteLogResourceType is samsa's REMOTE_LOG config resource.
-const remoteLogResourceType kmsg.ConfigResourceType = 101
+const remoteLogResourceType = admin.RemoteLogResourceType
 
 // tieredStatus is a tiered partition led here, from the remote log
-// metadata this broker last read or wrote and its local log.
+// metadata this broker last read or wrote and its local log. Its JSON is
+// a REMOTE_LOG entry's value, as internal/admin reads it.
 type tieredStatus struct {
-	topic             string
-	Partition         int32 `json:"partition"`
-	LocalBytes        int64 `json:"local_bytes"`
-	LocalStartOffset  int64 `json:"local_start_offset"`
-	RemoteBytes       int64 `json:"remote_bytes"`
-	RemoteSegments    int64 `json:"remote_segments"`
-	RemoteStartOffset int64 `json:"remote_start_offset"` // -1: no remote segment
-	CopiedEndOffset   int64 `json:"copied_end_offset"`
-	// CopyLag*: rolled segments below the last stable offset not copied
-	// yet (RemoteCopyLagBytes, RemoteCopyLagSegments).
-	CopyLagBytes    int64 `json:"copy_lag_bytes"`
-	CopyLagSegments int64 `json:"copy_lag_segments"`
-	// DeleteLag*: remote segments below the log start offset, or being
-	// deleted, whose objects are not deleted yet (RemoteDeleteLagBytes,
-	// RemoteDeleteLagSegments).
-	DeleteLagBytes    int64 `json:"delete_lag_bytes"`
-	DeleteLagSegments int64 `json:"delete_lag_segments"`
+	topic     string
+	Partition int32 `json:"partition"`
+	admin.RemoteLog
 }
 
 // tieredStatuses lists the tiered partitions led here whose remote log
@@ -71,8 +59,9 @@ func (b *Broker) tieredStatuses(topic string) []tieredStatus {
 		if !ok {
 			continue
 		}
-		st := tieredStatus{topic: r.Topic, Partition: r.Partition, LocalBytes: r.Log.Size(), LocalStartOffset: r.Log.LocalStartOffset(),
-			RemoteBytes: md.Size(), RemoteSegments: int64(len(md.Segments)), RemoteStartOffset: md.StartOffset(), CopiedEndOffset: md.CopiedEnd()}
+		st := tieredStatus{topic: r.Topic, Partition: r.Partition, RemoteLog: admin.RemoteLog{LocalBytes: r.Log.Size(),
+			LocalStartOffset: r.Log.LocalStartOffset(), RemoteBytes: md.Size(), RemoteSegments: int64(len(md.Segments)),
+			RemoteStartOffset: md.StartOffset(), CopiedEndOffset: md.CopiedEnd()}}
 		for _, sr := range r.Log.RolledSegments(r.LastStableOffset) {
 			if sr.Next > st.CopiedEndOffset {
 				st.CopyLagBytes, st.CopyLagSegments = st.CopyLagBytes+sr.Size, st.CopyLagSegments+1

@@ -36,8 +36,11 @@ type RemoteLog struct {
 	CopiedEndOffset   int64 `json:"copied_end_offset"`
 	// CopyLagBytes and CopyLagSegments are the rolled segments below the
 	// last stable offset not uploaded yet (Kafka's RemoteCopyLagBytes).
-	CopyLagBytes      int64 `json:"copy_lag_bytes"`
-	CopyLagSegments   int64 `json:"copy_lag_segments"`
+	CopyLagBytes    int64 `json:"copy_lag_bytes"`
+	CopyLagSegments int64 `json:"copy_lag_segments"`
+	// DeleteLagBytes and DeleteLagSegments are the remote segments below
+	// the log start offset, or being deleted, whose objects are not
+	// deleted yet (Kafka's RemoteDeleteLagBytes).
 	DeleteLagBytes    int64 `json:"delete_lag_bytes"`
 	DeleteLagSegments int64 `json:"delete_lag_segments"`
 }

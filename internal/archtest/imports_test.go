@@ -66,7 +66,7 @@ func TestImportDirection(t *testing.T) {
 		"groups":             {"logstore", "protocol", "coordinator"},
 		"txn":                {"logstore", "protocol", "coordinator"},
 		"share":              {"coordinator", "protocol"},
-		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi", "registry", "restproxy", "clientmetrics", "tiered", "link"},
+		"broker":             {"logstore", "protocol", "controller", "replication", "groups", "txn", "share", "security", "internal/config", "internal/elr", "httpapi", "registry", "restproxy", "clientmetrics", "tiered", "link", "internal/admin"},
 		"link":               {},
 		"registry":           {"coordinator"},
 		"restproxy":          {"internal/admin", "registry"},
