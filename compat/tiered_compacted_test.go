@@ -6,7 +6,6 @@ package compat
 // in a compacted topic that is not tiered.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -16,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/s3test"
@@ -64,26 +61,6 @@ func consumeCompacted(t *testing.T, c cluster, topic string, last int64) []compa
 		})
 	}
 	return out
-}
-
-// remoteLogBytes is the size of the segments' record objects in the
-// bucket.
-func remoteLogBytes(t *testing.T, st *s3test.Store) int64 {
-	t.Helper()
-	var n int64
-	p := s3.NewListObjectsV2Paginator(st.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(st.Bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range page.Contents {
-			if strings.HasSuffix(aws.ToString(o.Key), ".log") {
-				n += aws.ToInt64(o.Size)
-			}
-		}
-	}
-	return n
 }
 
 // consumeCompactedLibrdkafka reads partition 0 of topic from offset 0 up
@@ -177,7 +154,7 @@ func TestTieredCompactedTopic(t *testing.T) {
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("tiered topic: %d records, plain: %d", len(got), len(want))
 		}
-		if remote := remoteLogBytes(t, st); remote*4 > copiedBytes {
+		if remote := bucketBytes(t, st, ".log"); remote*4 > copiedBytes {
 			return fmt.Errorf("%d bytes of remote records for %d copied", remote, copiedBytes)
 		}
 		return nil
