@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,11 +67,12 @@ type Manager struct {
 	throttled, unknownSub, exported, exportErrors atomic.Int64
 
 	mu      sync.Mutex
-	subs    map[string]Subscription    // guarded by mu
-	version int                        // guarded by mu; bumped by every change of subs
-	inst    map[[16]byte]*list.Element // guarded by mu; of lru
-	lru     *list.List                 // guarded by mu; of *instance, most recently used first
-	byConn  map[uint64][16]byte        // guarded by mu; the instance a connection last spoke for
+	subs    map[string]Subscription      // guarded by mu
+	version int                          // guarded by mu; bumped by every change of subs
+	raw     map[string]map[string]string // guarded by mu; the configs subs were parsed from
+	inst    map[[16]byte]*list.Element   // guarded by mu; of lru
+	lru     *list.List                   // guarded by mu; of *instance, most recently used first
+	byConn  map[uint64][16]byte          // guarded by mu; the instance a connection last spoke for
 }
 
 // instance is one client instance (Kafka's ClientMetricsInstance).
@@ -106,19 +108,28 @@ func (m *Manager) Store() *Store { return m.store }
 // CLIENT_METRICS resource (name -> configs); a resource whose configs do
 // not parse is left out. Every instance gets its subscription anew on
 // its next request.
+//
+// The same configs again change nothing: the broker hands them over on
+// every read of the CLIENT_METRICS resources, and an instance evaluated
+// anew forgets its state (a terminating client would be taken again).
 func (m *Manager) SetSubscriptions(all map[string]map[string]string) {
 	subs := map[string]Subscription{}
+	raw := map[string]map[string]string{}
 	for name, cfg := range all {
 		if len(cfg) == 0 {
 			continue
 		}
+		raw[name] = maps.Clone(cfg)
 		if s, err := Parse(name, cfg); err == nil {
 			subs[name] = s
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.subs = subs
+	if maps.EqualFunc(raw, m.raw, maps.Equal) {
+		return
+	}
+	m.subs, m.raw = subs, raw
 	m.version++
 }
 

@@ -276,3 +276,24 @@ func FuzzPush(f *testing.F) {
 		}
 	})
 }
+
+// The same subscriptions handed over again (the broker does so on every
+// read of its CLIENT_METRICS resources) leave the instances as they are:
+// a client that pushed terminating stays refused.
+func TestSameSubscriptionsKeepInstances(t *testing.T) {
+	c := newClock()
+	m := newTestManager(c)
+	m.SetSubscriptions(map[string]map[string]string{"all": subs("metrics", "*")})
+	cl := javaClient(1)
+	a, err := m.Subscriptions([16]byte{}, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Push(Push{InstanceID: a.InstanceID, SubscriptionID: a.SubscriptionID, Terminating: true}, cl); err != nil {
+		t.Fatal(err)
+	}
+	m.SetSubscriptions(map[string]map[string]string{"all": subs("metrics", "*")})
+	if err := m.Push(Push{InstanceID: a.InstanceID, SubscriptionID: a.SubscriptionID}, cl); !errors.Is(err, ErrInvalidRequest) {
+		t.Fatalf("push after terminating and the same subscriptions again: %v, want %v", err, ErrInvalidRequest)
+	}
+}
