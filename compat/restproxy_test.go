@@ -408,3 +408,83 @@ func TestRESTProxyInstanceOnAnotherBroker(t *testing.T) {
 	call("GET", u1+"/consumers/g/instances/i/records?timeout=100", "", 200, "")
 	call("DELETE", u1+"/consumers/g/instances/i", "", 204, "")
 }
+
+// TestRESTProxyAllBrokersConfigs: GET .../brokers/-/configs (kafka-rest's
+// ListAllBrokersConfigsAction) answers a KafkaBrokerConfigList of every
+// broker's configs, each item as that broker's own list gives it,
+// brokers in order of id; one broker's dynamic config shows on its items
+// only, and another cluster's id is 404.
+func TestRESTProxyAllBrokersConfigs(t *testing.T) {
+	c := testutil.StartCluster(t, 2, map[string]string{"samsa.http.proxy.listener": "127.0.0.1:0"})
+	ctx := testCtx(t, time.Minute)
+	md, err := newAdmin(t, c.Node(1).Addr()).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + c.Node(1).ProxyAddr() + "/v3/clusters/" + md.Cluster
+	call := func(method, url, body string, status int) []byte {
+		t.Helper()
+		got, b, err := proxyCall(ctx, method, url, "application/json", body)
+		if err != nil || got != status {
+			t.Fatalf("%s %s: %d %.500s %v, want %d", method, url, got, b, err, status)
+		}
+		return b
+	}
+	call("PUT", base+"/brokers/2/configs/compression.type", `{"value":"gzip"}`, 204)
+	testutil.Eventually(t, 30*time.Second, func() error {
+		var cd struct{ Value string }
+		if err := json.Unmarshal(call("GET", base+"/brokers/2/configs/compression.type", "", 200), &cd); err != nil || cd.Value != "gzip" {
+			return fmt.Errorf("broker 2's compression.type is %q (%v)", cd.Value, err)
+		}
+		return nil
+	})
+
+	type configList struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Self string  `json:"self"`
+			Next *string `json:"next"`
+		} `json:"metadata"`
+		Data []json.RawMessage `json:"data"`
+	}
+	list := func(path string) configList {
+		t.Helper()
+		var l configList
+		if b := call("GET", base+path, "", 200); json.Unmarshal(b, &l) != nil {
+			t.Fatalf("GET %s: %.500s", path, b)
+		}
+		return l
+	}
+	var want []json.RawMessage
+	for _, id := range []int{1, 2} {
+		want = append(want, list(fmt.Sprintf("/brokers/%d/configs", id)).Data...)
+	}
+	all := list("/brokers/-/configs")
+	if all.Kind != "KafkaBrokerConfigList" || all.Metadata.Self != base+"/brokers/-/configs" || all.Metadata.Next != nil {
+		t.Fatalf("all brokers' configs: kind %s, metadata %+v", all.Kind, all.Metadata)
+	}
+	if len(all.Data) != len(want) || len(want) < 2 {
+		t.Fatalf("all brokers' configs: %d items, the brokers' lists %d", len(all.Data), len(want))
+	}
+	gzip := map[float64]bool{}
+	for i := range want {
+		if !testutil.SameJSON(string(all.Data[i]), string(want[i])) {
+			t.Fatalf("item %d:\n got %s\nwant %s", i, all.Data[i], want[i])
+		}
+		var cd struct {
+			BrokerID float64 `json:"broker_id"`
+			Name     string  `json:"name"`
+			Value    string  `json:"value"`
+		}
+		if err := json.Unmarshal(all.Data[i], &cd); err != nil {
+			t.Fatal(err)
+		}
+		if cd.Name == "compression.type" {
+			gzip[cd.BrokerID] = cd.Value == "gzip"
+		}
+	}
+	if len(gzip) != 2 || gzip[1] || !gzip[2] {
+		t.Fatalf("compression.type is gzip on brokers %v, want on broker 2 only", gzip)
+	}
+	call("GET", "http://"+c.Node(1).ProxyAddr()+"/v3/clusters/nope/brokers/-/configs", "", 404)
+}

@@ -1,10 +1,11 @@
 package restproxy
 
 // v3's administration resources (kafka-rest's AclsResource,
-// BrokerConfigsResource, ClusterConfigsResource, ReplicasResource,
-// SearchReplicasByBrokerAction and the reassignment actions): ACLs
-// searched, created and deleted; a broker's configs and the cluster-wide
-// dynamic broker configs read, set and reset; a partition's replicas and
+// BrokerConfigsResource, ListAllBrokersConfigsAction,
+// ClusterConfigsResource, ReplicasResource, SearchReplicasByBrokerAction
+// and the reassignment actions): ACLs searched, created and deleted; a
+// broker's configs, every broker's at once, and the cluster-wide dynamic
+// broker configs read, set and reset; a partition's replicas and
 // a broker's; the ongoing reassignments.
 
 import (
@@ -26,6 +27,7 @@ import (
 func (p *Proxy) v3AdminRoutes(add func(string, route)) {
 	const c = "/v3/clusters/{cluster}"
 	add(c+"/acls", route{"GET": p.v3(searchACLs), "POST": p.v3(createACL), "DELETE": p.v3(deleteACLs)})
+	add(c+"/brokers/-/configs", route{"GET": p.v3(listAllBrokerConfigs)})
 	add(c+"/brokers/{broker}/configs", route{"GET": p.v3(listBrokerConfigs)})
 	add(c+"/brokers/{broker}/configs/{name}", route{"GET": p.v3(getBrokerConfig), "PUT": p.v3(setBrokerConfig), "DELETE": p.v3(resetBrokerConfig)})
 	add(c+"/broker-configs", route{"GET": p.v3(listClusterConfigs)})
@@ -295,27 +297,35 @@ func deleteACLs(q *v3req) (any, error) {
 // Broker configs: a broker's (BROKER resource named by its id) and the
 // cluster's dynamic defaults (named "", kafka-rest's "cluster configs").
 
-// describeBrokerConfigs describes the BROKER resource name, with
-// synonyms.
-func (q *v3req) describeBrokerConfigs(name string) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+// describeBrokerConfigs describes the BROKER resources names in one
+// request (the client sends each broker's to that broker), with
+// synonyms: each resource's configs by name, sorted by name.
+func (q *v3req) describeBrokerConfigs(names ...string) (map[string][]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.IncludeSynonyms = true
-	r := kmsg.NewDescribeConfigsRequestResource()
-	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, name
-	req.Resources = append(req.Resources, r)
+	for _, name := range names {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, name
+		req.Resources = append(req.Resources, r)
+	}
 	resp, err := req.RequestWith(q.ctx(), q.u.admc)
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Resources) != 1 {
-		return nil, errf(500, 50002, "DescribeConfigs answered %d resources for one", len(resp.Resources))
+	out := make(map[string][]kmsg.DescribeConfigsResponseResourceConfig, len(names))
+	for _, rr := range resp.Resources {
+		if err := adminFailure(rr.ErrorCode, rr.ErrorMessage); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(rr.Configs, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
+		out[rr.ResourceName] = rr.Configs
 	}
-	rr := resp.Resources[0]
-	if err := adminFailure(rr.ErrorCode, rr.ErrorMessage); err != nil {
-		return nil, err
+	for _, name := range names {
+		if _, ok := out[name]; !ok {
+			return nil, errf(500, 50002, "DescribeConfigs answered no resource for broker %q", name)
+		}
 	}
-	slices.SortFunc(rr.Configs, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
-	return rr.Configs, nil
+	return out, nil
 }
 
 // brokerID is the path's broker, 404 unless the cluster has it.
@@ -332,34 +342,52 @@ func (q *v3req) brokerID() (int32, error) {
 	return 0, errf(404, 404, "Broker %d cannot be found.", id)
 }
 
-// configsOf are a BROKER resource's configs: a broker's (broker >= 0)
-// or the cluster's.
-func (q *v3req) configsOf(broker int32) ([]configData, error) {
-	resource := ""
-	if broker >= 0 {
-		resource = strconv.Itoa(int(broker))
+// resourceOf is the BROKER config resource of a broker (the cluster's
+// for -1).
+func resourceOf(broker int32) string {
+	if broker < 0 {
+		return ""
 	}
-	cs, err := q.describeBrokerConfigs(resource)
+	return strconv.Itoa(int(broker))
+}
+
+// configsOf are the configs of BROKER resources, in the order of
+// brokers (each a broker's, or -1 the cluster's), each broker's sorted by
+// name.
+func (q *v3req) configsOf(brokers ...int32) ([]configData, error) {
+	names := make([]string, len(brokers))
+	for i, b := range brokers {
+		names[i] = resourceOf(b)
+	}
+	described, err := q.describeBrokerConfigs(names...)
 	if err != nil {
 		return nil, err
 	}
 	out := []configData{}
-	for _, c := range cs {
-		cd := configData{ClusterID: q.md.Cluster, Name: c.Name, Value: c.Value, IsDefault: c.Source == kmsg.ConfigSourceDefaultConfig,
-			IsReadOnly: c.ReadOnly, IsSensitive: c.IsSensitive, Source: c.Source.String(), Synonyms: []synonym{}}
-		if broker >= 0 {
-			self := fmt.Sprintf("%s/brokers/%d/configs/%s", q.base, broker, c.Name)
-			cd.Kind, cd.Metadata, cd.BrokerID = "KafkaBrokerConfig", meta(self, q.crn(fmt.Sprintf("/broker=%d/config=%s", broker, c.Name))), &broker
-		} else {
-			self := q.base + "/broker-configs/" + c.Name
-			cd.Kind, cd.Metadata, cd.ConfigType = "KafkaClusterConfig", meta(self, q.crn("/broker-config="+c.Name)), "BROKER"
+	for i, broker := range brokers {
+		for _, c := range described[names[i]] {
+			out = append(out, q.brokerConfigData(broker, c))
 		}
-		for _, s := range c.ConfigSynonyms {
-			cd.Synonyms = append(cd.Synonyms, synonym{Name: s.Name, Value: s.Value, Source: s.Source.String()})
-		}
-		out = append(out, cd)
 	}
 	return out, nil
+}
+
+// brokerConfigData is a broker's config (KafkaBrokerConfig), or the
+// cluster's for broker -1 (KafkaClusterConfig).
+func (q *v3req) brokerConfigData(broker int32, c kmsg.DescribeConfigsResponseResourceConfig) configData {
+	cd := configData{ClusterID: q.md.Cluster, Name: c.Name, Value: c.Value, IsDefault: c.Source == kmsg.ConfigSourceDefaultConfig,
+		IsReadOnly: c.ReadOnly, IsSensitive: c.IsSensitive, Source: c.Source.String(), Synonyms: []synonym{}}
+	if broker >= 0 {
+		self := fmt.Sprintf("%s/brokers/%d/configs/%s", q.base, broker, c.Name)
+		cd.Kind, cd.Metadata, cd.BrokerID = "KafkaBrokerConfig", meta(self, q.crn(fmt.Sprintf("/broker=%d/config=%s", broker, c.Name))), &broker
+	} else {
+		self := q.base + "/broker-configs/" + c.Name
+		cd.Kind, cd.Metadata, cd.ConfigType = "KafkaClusterConfig", meta(self, q.crn("/broker-config="+c.Name)), "BROKER"
+	}
+	for _, s := range c.ConfigSynonyms {
+		cd.Synonyms = append(cd.Synonyms, synonym{Name: s.Name, Value: s.Value, Source: s.Source.String()})
+	}
+	return cd
 }
 
 // brokerOfPath is the path's broker, or -1 for the cluster's configs.
@@ -380,6 +408,22 @@ func listBrokerConfigs(q *v3req) (any, error) {
 		return nil, err
 	}
 	return newList("KafkaBrokerConfigList", fmt.Sprintf("%s/brokers/%d/configs", q.base, b), cs), nil
+}
+
+// listAllBrokerConfigs is kafka-rest's ListAllBrokersConfigsAction
+// (GET brokers/-/configs): every broker's configs, as each broker's list
+// gives them, brokers in order of id.
+func listAllBrokerConfigs(q *v3req) (any, error) {
+	ids := make([]int32, 0, len(q.md.Brokers))
+	for _, b := range q.md.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	slices.Sort(ids)
+	cs, err := q.configsOf(ids...)
+	if err != nil {
+		return nil, err
+	}
+	return newList("KafkaBrokerConfigList", q.base+"/brokers/-/configs", cs), nil
 }
 
 func listClusterConfigs(q *v3req) (any, error) {
@@ -436,11 +480,7 @@ func (q *v3req) alterBrokerConfig(ac kadm.AlterConfig) (any, error) {
 		return nil, err
 	}
 	if c == nil && (b >= 0 || ac.Op == kadm.DeleteConfig) {
-		resource := ""
-		if b >= 0 {
-			resource = strconv.Itoa(int(b))
-		}
-		return nil, errf(404, 404, "Config %s cannot be found for BROKER %s in cluster %s.", ac.Name, resource, q.md.Cluster)
+		return nil, errf(404, 404, "Config %s cannot be found for BROKER %s in cluster %s.", ac.Name, resourceOf(b), q.md.Cluster)
 	}
 	var brokers []int32
 	if b >= 0 {
