@@ -3,6 +3,7 @@ package restproxy_test
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -104,4 +105,57 @@ func TestV2Protobuf(t *testing.T) {
 		`{"topic":"pbtest","key":null,"value":{"name":"alice","id":"42","tags":["a","b"],"kind":"KIND_A","addr":{"city":"Paris"},"data":"AAE="},"partition":0,"offset":0},`+
 		`{"topic":"pbtest","key":null,"value":{"name":"bob","id":"7","tags":[],"kind":"KIND_UNKNOWN","data":""},"partition":0,"offset":1},`+
 		`{"topic":"pbtest","key":null,"value":{"city":"Lyon"},"partition":0,"offset":2}]`)
+}
+
+// TestV2ProtobufFieldNumberOrder: a consumer instance prints a protobuf
+// record's fields in order of field number, as Confluent's proxy does
+// (Java's JsonFormat prints a TreeMap of them), whatever order the
+// schema declares them in: in nested messages, lists and map values too,
+// a oneof's field at its number, a well-known type printed as protobuf's
+// JSON mapping prints it, and the defaults of an empty message likewise.
+func TestV2ProtobufFieldNumberOrder(t *testing.T) {
+	t.Parallel()
+	b := startProxy(t, map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"})
+	b.createTopic(t, "pborder", 1)
+	schema, _ := jsonString(`syntax = "proto3";
+package samsa.order;
+import "google/protobuf/timestamp.proto";
+message Order {
+  google.protobuf.Timestamp at = 8;
+  string note = 4;
+  oneof pay {
+    string card = 6;
+    string cash = 2;
+  }
+  int64 id = 1;
+  repeated Line lines = 5;
+  map<string, Line> by_sku = 3;
+  Line first = 7;
+}
+message Line {
+  string sku = 2;
+  int32 qty = 1;
+}
+`)
+	body := `{"value_schema":` + schema + `,"records":[` +
+		`{"value":{"note":"n","cash":"10","id":"9","lines":[{"sku":"a","qty":1}],"bySku":{"a\\\"b":{"sku":"a","qty":1}},"first":{"sku":"b","qty":2},"at":"2026-01-02T03:04:05Z"}},` +
+		`{"value":{}}]}`
+	produceOnceRegistryServes(t, b.url+"/topics/pborder", ctProtobuf, body)
+	want := []string{
+		`{"id":"9","cash":"10","bySku":{"a\\\"b":{"qty":1,"sku":"a"}},"note":"n","lines":[{"qty":1,"sku":"a"}],"first":{"qty":2,"sku":"b"},"at":"2026-01-02T03:04:05Z"}`,
+		`{"id":"0","bySku":{},"note":"","lines":[]}`,
+	}
+	var got []string // the values read so far
+	readUntil(t, b.url, "protobuf", "pborder", func(body string) bool {
+		var recs []struct{ Value json.RawMessage }
+		if err := json.Unmarshal([]byte(body), &recs); err != nil {
+			t.Fatalf("records: %s: %v", body, err)
+		}
+		for _, r := range recs {
+			if got = append(got, string(r.Value)); len(got) > len(want) || got[len(got)-1] != want[len(got)-1] {
+				t.Fatalf("record values:\n got %s\nwant %s", got, want)
+			}
+		}
+		return len(got) == len(want)
+	})
 }

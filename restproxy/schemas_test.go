@@ -101,6 +101,13 @@ func produceOnceRegistryServes(t *testing.T, url, ctype, body string) answer {
 // format until it answers want.
 func wantRecords(t *testing.T, u, format, topic, want string) {
 	t.Helper()
+	readUntil(t, u, format, topic, func(body string) bool { return testutil.SameJSON(body, want) })
+}
+
+// readUntil reads partition 0 of topic with a new consumer instance in
+// format until an answer's body is done.
+func readUntil(t *testing.T, u, format, topic string, done func(body string) bool) {
+	t.Helper()
 	inst := u + "/consumers/g-" + format + "/instances/" + topic
 	if got := do(t, "POST", u+"/consumers/g-"+format, `{"name":"`+topic+`","format":"`+format+`","auto.offset.reset":"earliest"}`, "Content-Type", ctV2); got.status != 200 {
 		t.Fatalf("create %s: %d %s", format, got.status, got.body)
@@ -110,7 +117,7 @@ func wantRecords(t *testing.T, u, format, topic, want string) {
 	}
 	testutil.Eventually(t, 20*time.Second, func() error {
 		got := do(t, "GET", inst+"/records?timeout=300", "", "Accept", "application/vnd.kafka."+format+".v2+json")
-		if got.status != 200 || !testutil.SameJSON(got.body, want) {
+		if got.status != 200 || !done(got.body) {
 			return fmt.Errorf("%s records: %d %s", format, got.status, got.body)
 		}
 		return nil
