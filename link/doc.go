@@ -21,7 +21,9 @@
 // same offset: no gap, no duplicate, since the offset is the mirror's own
 // end. The goroutine of a partition stops when its leadership here ends
 // (the epoch it was given is fenced) and when the mirror reaches its
-// promote target.
+// promote target. The partitions that one source broker leads fetch
+// together, in one request and one KIP-227 fetch session with it
+// (fetcher.go).
 //
 // A source whose offsets went back (an unclean election, a topic deleted
 // and created again) stops the partition with an error; nothing is

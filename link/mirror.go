@@ -75,8 +75,10 @@ type PartitionStatus struct {
 type Config struct {
 	Sink   Sink
 	Logger *slog.Logger
-	// MaxWait, PartitionMaxBytes: the Fetch requests' (defaults 500ms, 8 MiB).
+	// MaxWait, MaxBytes, PartitionMaxBytes: the Fetch requests'
+	// (defaults 500ms, 32 MiB, 8 MiB).
 	MaxWait           time.Duration
+	MaxBytes          int32
 	PartitionMaxBytes int32
 	// Backoff after an error (default 200ms).
 	Backoff time.Duration
@@ -112,6 +114,42 @@ type partKey struct {
 type source struct {
 	spec *Spec
 	cl   *kgo.Client
+	// fetchers, by source broker (fetcher.go); guarded by Manager.mu.
+	fetchers map[int32]*fetcher
+	closed   bool // guarded by Manager.mu
+}
+
+// fetcher is the fetcher of the source broker id, started on first use;
+// nil once the source is closed. Caller holds m.mu.
+func (s *source) fetcher(m *Manager, id int32) *fetcher {
+	if s.closed {
+		return nil
+	}
+	f := s.fetchers[id]
+	if f == nil {
+		if s.fetchers == nil {
+			s.fetchers = map[int32]*fetcher{}
+		}
+		f = newFetcher(m, s.cl, id)
+		s.fetchers[id] = f
+	}
+	return f
+}
+
+// close stops the source's fetchers (once its partitions stopped) and
+// closes its client.
+func (m *Manager) closeSource(s *source) {
+	m.mu.Lock()
+	s.closed = true
+	fs := s.fetchers
+	s.fetchers = nil
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		wg.Go(f.close)
+	}
+	wg.Wait()
+	s.cl.Close()
 }
 
 type partitionMirror struct {
@@ -127,6 +165,9 @@ func NewManager(cfg Config) *Manager {
 	}
 	if cfg.PartitionMaxBytes <= 0 {
 		cfg.PartitionMaxBytes = 8 << 20
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 32 << 20
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = 200 * time.Millisecond
@@ -162,13 +203,13 @@ func (m *Manager) Client(link string) *kgo.Client {
 func (m *Manager) SetLinks(specs map[string]*Spec) {
 	m.mu.Lock()
 	var stop []*partitionMirror
-	var closeCl []*kgo.Client
+	var closeSrc []*source
 	for name, s := range m.links {
 		if n, ok := specs[name]; ok && sameSpec(n, s.spec) {
 			s.spec = n
 			continue
 		}
-		closeCl = append(closeCl, s.cl)
+		closeSrc = append(closeSrc, s)
 		delete(m.links, name)
 		if _, ok := specs[name]; !ok {
 			delete(m.history, name)
@@ -201,8 +242,8 @@ func (m *Manager) SetLinks(specs map[string]*Spec) {
 		pm.cancel()
 		<-pm.done
 	}
-	for _, cl := range closeCl {
-		cl.Close()
+	for _, s := range closeSrc {
+		m.closeSource(s)
 	}
 }
 
@@ -269,7 +310,7 @@ func (m *Manager) Assign(as []Assignment) {
 		go func() {
 			defer m.wg.Done()
 			defer close(pm.done)
-			m.run(ctx, src.cl, a)
+			m.run(ctx, src, a)
 		}()
 	}
 }
@@ -306,7 +347,7 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	m.wg.Wait()
 	for _, s := range links {
-		s.cl.Close()
+		m.closeSource(s)
 	}
 }
 
@@ -363,9 +404,25 @@ func (m *Manager) lookupLeader(ctx context.Context, cl *kgo.Client, topic string
 
 // run mirrors one partition until ctx ends, the leadership here ends or
 // the target is reached.
-func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
+func (m *Manager) run(ctx context.Context, src *source, a Assignment) {
 	k := partKey{a.Topic, a.Partition}
+	cl := src.cl
 	log := m.cfg.Logger.With("link", a.Link, "topic", a.Topic, "partition", a.Partition)
+	// cur is the fetcher of the source leader the partition fetches from;
+	// the partition leaves it whenever it does anything but fetch again
+	// from that leader (else the fetcher would wait for it).
+	var cur *fetcher
+	drop := func() {
+		if cur != nil {
+			cur.leave(k)
+			cur = nil
+		}
+	}
+	defer drop()
+	stop := func(err error) {
+		drop()
+		m.stop(ctx, k, log, err)
+	}
 	var leader *sourceLeader
 	// lastEpoch is the source's leader epoch of the last batch the mirror
 	// holds (-1: not known), learned at the start by fetching that batch
@@ -374,6 +431,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 	lastEpoch, checked := int32(-1), int32(-1)
 	learn := true
 	fail := func(err error) bool {
+		drop()
 		m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
 		t := time.NewTimer(m.cfg.Backoff)
 		defer t.Stop()
@@ -417,7 +475,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 					continue
 				}
 				if known != l.topicID {
-					m.stop(ctx, k, log, fmt.Errorf("%w: its topic id changed", ErrSourceRecreated))
+					stop(fmt.Errorf("%w: its topic id changed", ErrSourceRecreated))
 					return
 				}
 			}
@@ -427,8 +485,9 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 		if lastEpoch >= 0 && end > 0 && leader.epoch != checked {
 			// A new source leader: does its log still hold what the
 			// mirror copied? (An unclean election says no.)
+			drop() // a round trip of its own: the fetcher does not wait
 			if err := m.checkEpoch(ctx, cl, a, *leader, lastEpoch, end); errors.Is(err, ErrSourceWentBack) {
-				m.stop(ctx, k, log, err)
+				stop(err)
 				return
 			} else if err != nil {
 				leader = nil
@@ -443,7 +502,17 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 		if learn && end > 0 {
 			from = end - 1 // the batch holding it, for its epoch
 		}
-		rp, err := m.fetch(ctx, cl, a, *leader, from)
+		m.mu.Lock()
+		f := src.fetcher(m, leader.id)
+		m.mu.Unlock()
+		if f == nil {
+			return // the link's client closed
+		}
+		if f != cur {
+			drop()
+			cur = f
+		}
+		rp, err := f.fetch(ctx, k, fetchPos{topicID: leader.topicID, epoch: leader.epoch, offset: from})
 		if err != nil {
 			leader = nil
 			if !fail(err) {
@@ -456,7 +525,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			if rp.ErrorCode == 0 {
 				e, err := m.sameLastBatch(a, rp.RecordBatches, end)
 				if errors.Is(err, ErrSourceWentBack) {
-					m.stop(ctx, k, log, err)
+					stop(err)
 					return
 				}
 				if err == nil && e >= 0 {
@@ -478,7 +547,7 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 				}
 				continue
 			}
-			m.stop(ctx, k, log, fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark))
+			stop(fmt.Errorf("%w: mirror end %d, source high watermark %d", ErrSourceWentBack, end, rp.HighWatermark))
 			return
 		default:
 			leader = nil
@@ -493,8 +562,9 @@ func (m *Manager) run(ctx context.Context, cl *kgo.Client, a Assignment) {
 			// mirror holds is told by its end for lastEpoch.
 			err := fmt.Errorf("waiting: the source's high watermark %d is below the mirror's end %d", rp.HighWatermark, end)
 			if lastEpoch >= 0 {
+				drop()
 				if cerr := m.checkEpoch(ctx, cl, a, *leader, lastEpoch, end); errors.Is(cerr, ErrSourceWentBack) {
-					m.stop(ctx, k, log, cerr)
+					stop(cerr)
 					return
 				}
 			}
@@ -545,41 +615,6 @@ func (m *Manager) stop(ctx context.Context, k partKey, log *slog.Logger, err err
 	log.Error("cluster link: mirror partition stopped", "err", err)
 	m.update(k, func(st *PartitionStatus) { st.Error = err.Error() })
 	<-ctx.Done()
-}
-
-// fetch sends one Fetch for the partition to its source leader.
-func (m *Manager) fetch(ctx context.Context, cl *kgo.Client, a Assignment, l sourceLeader, offset int64) (*kmsg.FetchResponseTopicPartition, error) {
-	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis = int32(m.cfg.MaxWait / time.Millisecond)
-	req.MinBytes = 1
-	req.MaxBytes = m.cfg.PartitionMaxBytes
-	req.IsolationLevel = 0 // read_uncommitted: markers and aborted batches too
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic, rt.TopicID = a.Topic, l.topicID
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition = a.Partition
-	rp.CurrentLeaderEpoch = l.epoch
-	rp.FetchOffset = offset
-	rp.LogStartOffset = -1
-	rp.PartitionMaxBytes = m.cfg.PartitionMaxBytes
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	kresp, err := cl.Broker(int(l.id)).Request(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("source fetch from broker %d: %w", l.id, err)
-	}
-	resp := kresp.(*kmsg.FetchResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, fmt.Errorf("source fetch from broker %d: %w", l.id, err)
-	}
-	for i := range resp.Topics {
-		for j := range resp.Topics[i].Partitions {
-			if p := &resp.Topics[i].Partitions[j]; p.Partition == a.Partition {
-				return p, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("source fetch from broker %d: no answer for %s-%d", l.id, a.Topic, a.Partition)
 }
 
 // batchesFrom returns the whole batches of b (a fetch may end inside
