@@ -40,7 +40,10 @@
 // {"kind":"KafkaTopicList","metadata":{...},"data":[...]}. Its produce
 // reads a stream of JSON objects and answers a stream, one object per
 // record in order, each with its own error_code (200, or the failure's
-// status), answers leaving while the request's later records arrive.
+// code as Confluent's maps it: 40401 for a topic or partition the
+// cluster does not have, 40402 for a negative partition, 413 for a
+// record too large, 40301 for a refusal), answers leaving while the
+// request's later records arrive.
 //
 // # Cross-origin pages
 //

@@ -82,6 +82,8 @@ func kafkaErr(err error) *restError {
 		return errf(403, 40301, "%s", msg)
 	case errors.Is(err, kerr.BrokerNotAvailable):
 		return errf(503, 50302, "%s", msg)
+	case errors.Is(err, kerr.MessageTooLarge): // RecordTooLargeException
+		return errf(413, 413, "%s", msg)
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		return errf(404, 40403, "%s", msg)
 	case errors.Is(err, kerr.InvalidReplicationFactor), errors.Is(err, kerr.SecurityDisabled),

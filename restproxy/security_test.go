@@ -6,6 +6,7 @@ import (
 	"crypto/x509/pkix"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,12 +27,12 @@ func withUser(user, pass string, headers ...string) []string {
 	return append(headers, "Authorization", req.Header.Get("Authorization"))
 }
 
-// TestProxyAuthenticatesAndAuthorizesAsTheUser: on a SASL listener the
-// proxy needs HTTP Basic credentials of a SASL user, and the cluster's
-// ACLs decide for that user over HTTP as on the Kafka port.
-func TestProxyAuthenticatesAndAuthorizesAsTheUser(t *testing.T) {
-	t.Parallel()
-	n := testutil.StartBroker(t, map[string]string{
+// startSASLProxy starts a broker serving the proxy on a SASL PLAIN
+// listener with ACLs (users admin, a super user, alice and bob, each's
+// password NAME-secret), with overrides, and an admin client of it.
+func startSASLProxy(t *testing.T, overrides map[string]string) (*testutil.Node, *kadm.Client) {
+	t.Helper()
+	props := map[string]string{
 		"listeners":               "SASL_PLAINTEXT://127.0.0.1:0",
 		"sasl.enabled.mechanisms": "PLAIN",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";`,
@@ -39,13 +40,23 @@ func TestProxyAuthenticatesAndAuthorizesAsTheUser(t *testing.T) {
 		"authorizer.class.name":                               "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":                                         "User:admin",
 		"samsa.http.proxy.listener":                           "127.0.0.1:0",
-	})
+	}
+	maps.Copy(props, overrides)
+	n := testutil.StartBroker(t, props)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	t.Cleanup(cl.Close)
+	return n, kadm.NewClient(cl)
+}
+
+// TestProxyAuthenticatesAndAuthorizesAsTheUser: on a SASL listener the
+// proxy needs HTTP Basic credentials of a SASL user, and the cluster's
+// ACLs decide for that user over HTTP as on the Kafka port.
+func TestProxyAuthenticatesAndAuthorizesAsTheUser(t *testing.T) {
+	t.Parallel()
+	n, adm := startSASLProxy(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, topic := range []string{"open", "secret"} {

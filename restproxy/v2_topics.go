@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -422,19 +423,35 @@ func produceInOrder(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) []k
 type handled struct{}
 
 // partitionKey marks a record's Context with the partition the request
-// named for it.
+// named for it (a *namedPartition).
 type partitionKey struct{}
 
+// namedPartition is the partition a request named for a record, and
+// the count of the topic's partitions when the partitioner found it out
+// of range (0 until then).
+type namedPartition struct {
+	p     int32
+	count atomic.Int32
+}
+
 func withPartition(ctx context.Context, p int32) context.Context {
-	return context.WithValue(ctx, partitionKey{}, p)
+	return context.WithValue(ctx, partitionKey{}, &namedPartition{p: p})
 }
 
 func partitionIn(ctx context.Context) (int32, bool) {
-	if ctx == nil {
+	np := namedPartitionIn(ctx)
+	if np == nil {
 		return 0, false
 	}
-	p, ok := ctx.Value(partitionKey{}).(int32)
-	return p, ok
+	return np.p, true
+}
+
+func namedPartitionIn(ctx context.Context) *namedPartition {
+	if ctx == nil {
+		return nil
+	}
+	np, _ := ctx.Value(partitionKey{}).(*namedPartition)
+	return np
 }
 
 // partitioner sends a record to the partition its request named, and
@@ -456,8 +473,11 @@ func (tp *topicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 }
 
 func (tp *topicPartitioner) Partition(r *kgo.Record, n int) int {
-	if p, ok := partitionIn(r.Context); ok {
-		return int(p)
+	if np := namedPartitionIn(r.Context); np != nil {
+		if int(np.p) >= n {
+			np.count.Store(int32(n)) // the client fails the record
+		}
+		return int(np.p)
 	}
 	return tp.def.Partition(r, n)
 }

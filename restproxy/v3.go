@@ -806,14 +806,105 @@ func (s *v3Schemas) v3Bytes(d *v3Data, isKey bool) ([]byte, *v3DataAnswer, error
 	return b, &v3DataAnswer{Type: typ, Size: len(b)}, nil
 }
 
-// v3Code is the error_code of a record's failure in a v3 produce
-// answer: Confluent's code for a constraint violation (42207 when the
-// registry fails a schema's lookup), else the HTTP status.
-func (re *restError) v3Code() int {
-	if re.status == http.StatusUnprocessableEntity {
-		return re.code
+// produceTarget is what a v3 produce learns of its topic before its
+// records, as the Java producer of Confluent's proxy learns it from its
+// metadata: the count of partitions (-1 while the producer has yet to
+// learn them, a topic being created), or the failure every record
+// answers.
+type produceTarget struct {
+	topic      string
+	partitions int
+	err        error
+}
+
+// produceTarget asks for the topic's metadata as the Java producer does,
+// allowing auto creation: a broker creating topics on demand creates it.
+// A topic the broker does not have fails every record with 40401, as
+// the producer's wait for it fails ("not present in metadata"), and a
+// topic the user may not describe with 40301.
+func (q *v3req) produceTarget(topic string) (produceTarget, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(q.ctx(), q.u.admc)
+	if err != nil {
+		return produceTarget{}, err
 	}
-	return re.status
+	t := produceTarget{topic: topic, partitions: -1, err: errTopicNotPresent(topic)}
+	for _, mt := range resp.Topics {
+		if mt.Topic == nil || *mt.Topic != topic {
+			continue
+		}
+		switch err := kerr.ErrorForCode(mt.ErrorCode); {
+		case err == nil:
+			t.partitions, t.err = len(mt.Partitions), nil
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+		case kerr.IsRetriable(err): // being created: the producer waits for its leaders
+			t.err = nil
+		default:
+			t.err = err
+		}
+	}
+	return t, nil
+}
+
+// check is the failure of a record for the partition it names
+// (partition may be nil), before it is produced.
+func (t produceTarget) check(partition *int32) error {
+	if t.err != nil {
+		return t.err
+	}
+	if partition != nil && t.partitions >= 0 && int(*partition) >= t.partitions {
+		return errPartitionNotPresent(t.topic, *partition, t.partitions)
+	}
+	return nil
+}
+
+// recordErr is the failure of a record the producer failed.
+func (t produceTarget) recordErr(rec *kgo.Record, err error) *restError {
+	if np := namedPartitionIn(rec.Context); np != nil && np.count.Load() > 0 {
+		return errPartitionNotPresent(t.topic, np.p, int(np.count.Load()))
+	}
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return errTopicNotPresent(t.topic)
+	}
+	return kafkaErr(err)
+}
+
+// errTopicNotPresent and errPartitionNotPresent are the failures of
+// records for a topic or partition the cluster does not have: the Java
+// producer's wait for them in its metadata fails ("... not present in
+// metadata after max.block.ms"), which Confluent's proxy answers 40401.
+func errTopicNotPresent(topic string) *restError {
+	return errf(404, 40401, "Topic %s not present in metadata.", topic)
+}
+
+func errPartitionNotPresent(topic string, p int32, count int) *restError {
+	return errf(404, 40401, "Partition %d of topic %s with partition count %d is not present in metadata.", p, topic, count)
+}
+
+// v3RecordAnswer is the answer of a record that failed: Confluent's
+// code for the failure (its StreamingResponse maps a record's exception
+// to the code of its body, not to the HTTP status), and the message.
+func v3RecordAnswer(err error) produceV3Answer {
+	re := kafkaErr(err)
+	return produceV3Answer{ErrorCode: re.code, Message: re.msg}
+}
+
+// v3Prepare is a v3 produce entry's record, or its failure before it is
+// produced, checked in the order of Confluent's ProduceAction: a
+// negative partition, then the key and value, then the topic's.
+func (s *v3Schemas) v3Prepare(t produceTarget, req *produceV3Body) (*kgo.Record, *v3DataAnswer, *v3DataAnswer, error) {
+	if req.PartitionID != nil && *req.PartitionID < 0 {
+		return nil, nil, nil, errPartitionNotFound
+	}
+	rec, keyAns, valAns, err := s.v3Record(req)
+	if err == nil {
+		err = t.check(req.PartitionID)
+	}
+	return rec, keyAns, valAns, err
 }
 
 // maxInFlight bounds the records of one streamed produce not yet
@@ -828,7 +919,7 @@ func produceV3(q *v3req) (any, error) {
 	if _, ok := requestFormat(q.r); !ok {
 		return nil, errUnsupportedMedia
 	}
-	td, err := q.topicV3(topic)
+	target, err := q.produceTarget(topic)
 	if err != nil {
 		return nil, err
 	}
@@ -872,25 +963,15 @@ func produceV3(q *v3req) (any, error) {
 			close(p.done)
 			break
 		}
-		rec, keyAns, valAns, rerr := schemas.v3Record(&req)
-		if rerr == nil && req.PartitionID != nil {
-			if _, ok := td.Partitions[*req.PartitionID]; !ok {
-				rerr = errf(404, 40402, "This server does not host this topic-partition.")
-			}
-		}
+		rec, keyAns, valAns, rerr := schemas.v3Prepare(target, &req)
 		if rerr != nil {
-			re := kafkaErr(rerr)
-			p.ans = produceV3Answer{ErrorCode: re.v3Code(), Message: re.msg}
+			p.ans = v3RecordAnswer(rerr)
 			close(p.done)
 			continue
 		}
 		q.u.kgo.Produce(ctx, rec, func(r *kgo.Record, err error) {
 			if err != nil {
-				re := kafkaErr(err)
-				if errors.Is(err, kerr.UnknownTopicOrPartition) {
-					re = errTopicV3(topic)
-				}
-				p.ans = produceV3Answer{ErrorCode: re.status, Message: re.msg}
+				p.ans = v3RecordAnswer(target.recordErr(r, err))
 			} else {
 				part, off := r.Partition, r.Offset
 				p.ans = produceV3Answer{ErrorCode: 200, ClusterID: q.md.Cluster, TopicName: topic, PartitionID: &part, Offset: &off,
@@ -967,7 +1048,7 @@ func produceBatch(q *v3req) (any, error) {
 		}
 		seen[ids[i]] = true
 	}
-	td, err := q.topicV3(topic)
+	target, err := q.produceTarget(topic)
 	if err != nil {
 		return nil, err
 	}
@@ -985,8 +1066,8 @@ func produceBatch(q *v3req) (any, error) {
 		Failures  []failure `json:"failures"`
 	}{[]success{}, []failure{}}
 	fail := func(id string, err error) {
-		re := kafkaErr(err)
-		out.Failures = append(out.Failures, failure{id, re.v3Code(), re.msg})
+		a := v3RecordAnswer(err)
+		out.Failures = append(out.Failures, failure{id, a.ErrorCode, a.Message})
 	}
 	schemas := &v3Schemas{p: q.p, r: q.r, topic: topic}
 	var recs []*kgo.Record
@@ -994,12 +1075,7 @@ func produceBatch(q *v3req) (any, error) {
 	answers := map[*kgo.Record][2]*v3DataAnswer{}
 	for i := range req.Entries {
 		e := &req.Entries[i]
-		rec, keyAns, valAns, err := schemas.v3Record(&e.produceV3Body)
-		if err == nil && e.PartitionID != nil {
-			if _, ok := td.Partitions[*e.PartitionID]; !ok {
-				err = errf(404, 40402, "This server does not host this topic-partition.")
-			}
-		}
+		rec, keyAns, valAns, err := schemas.v3Prepare(target, &e.produceV3Body)
 		if err != nil {
 			fail(ids[i], err)
 			continue
@@ -1012,7 +1088,7 @@ func produceBatch(q *v3req) (any, error) {
 	defer cancel()
 	for i, res := range produceInOrder(ctx, q.u.kgo, recs) {
 		if res.Err != nil {
-			fail(recIDs[i], res.Err)
+			fail(recIDs[i], target.recordErr(res.Record, res.Err))
 			continue
 		}
 		part, off := res.Record.Partition, res.Record.Offset
