@@ -107,6 +107,13 @@ func (b *Broker) listOffset(topicName string, isolation int8, rp kmsg.ListOffset
 		if err != nil {
 			return err
 		}
+		// Kafka's Partition.fetchOffsetForTimestamp bounds every answer
+		// but earliest and earliest local by the last fetchable offset:
+		// with nothing waiting for an upload, the earliest pending upload
+		// (the log end) is no offset.
+		if rp.Timestamp != tsEarliestLocal && off >= hw {
+			off, ep = -1, -1
+		}
 		sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, -1, ep
 		return nil
 	default:

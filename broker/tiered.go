@@ -160,7 +160,10 @@ func (b *Broker) tieredReplicas() []tiered.Replica {
 			tt := t.remote
 			r := tiered.Replica{Topic: t.name, TopicID: t.id, Partition: p.ID, Log: p.Log, CopyDisabled: tt.copyDisabled,
 				RetentionMs: tt.retentionMs, RetentionBytes: tt.retentionBytes,
-				LocalRetentionMs: tt.localRetentionMs, LocalRetentionBytes: tt.localRetentionBytes}
+				LocalRetentionMs: tt.localRetentionMs, LocalRetentionBytes: tt.localRetentionBytes, RollUpTo: -1}
+			if t.deletes || t.cleaner == nil {
+				r.RollUpTo = p.HighWatermark()
+			}
 			if _, epoch, err := b.replicas.Leading(p, -1); err == nil {
 				r.Leader, r.LeaderEpoch, r.LastStableOffset = true, epoch, p.LastStableOffset()
 				if t.cleaner != nil {

@@ -7,8 +7,13 @@ package compat
 // configs, the same records and the same requests.
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,18 +23,68 @@ import (
 	"github.com/samsa-io/samsa/internal/kafkaref"
 	"github.com/samsa-io/samsa/internal/s3test"
 	"github.com/samsa-io/samsa/internal/testutil"
+	"github.com/samsa-io/samsa/logstore"
 )
 
 // startTieredKafkaRef starts Apache Kafka with remote storage on, its
-// remote log in a LocalTieredStorage under a temp dir, and its log
-// retention (which deletes what is copied) checked every 100 ms from the
-// start.
-func startTieredKafkaRef(t *testing.T) *kafkaref.Broker {
+// remote log in a LocalTieredStorage under the directory it returns, and
+// its log retention (which deletes what is copied) checked every 100 ms
+// from the start.
+func startTieredKafkaRef(t *testing.T) (*kafkaref.Broker, string) {
 	t.Helper()
-	props := kafkaref.TieredProps(t.TempDir())
+	dir := t.TempDir()
+	props := kafkaref.TieredProps(dir)
 	maps.Copy(props, map[string]string{"log.retention.check.interval.ms": "100", "log.initial.task.delay.ms": "0"})
 	kb, _ := startKafkaRefWith(t, props, kafkaref.TieredLibs)
-	return kb
+	return kb, dir
+}
+
+// heldRange is what one remote segment's records hold: the offsets from
+// First to Last, in Batches batches.
+type heldRange struct {
+	First, Last int64
+	Batches     int
+}
+
+// heldRanges reads the record batches of each remote segment's .log in
+// logs, in offset order.
+func heldRanges(logs [][]byte) ([]heldRange, error) {
+	var out []heldRange
+	for _, b := range logs {
+		bs, err := logstore.SplitBatches(b)
+		if err != nil || len(bs) == 0 {
+			return nil, fmt.Errorf("a remote segment of %d bytes: %d batches, %v", len(b), len(bs), err)
+		}
+		first, err := logstore.ParseBatchHeader(bs[0])
+		if err != nil {
+			return nil, err
+		}
+		last, err := logstore.ParseBatchHeader(bs[len(bs)-1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, heldRange{First: first.BaseOffset, Last: last.LastOffset(), Batches: len(bs)})
+	}
+	slices.SortFunc(out, func(a, b heldRange) int { return cmp.Compare(a.First, b.First) })
+	return out, nil
+}
+
+// localTieredLogs reads the .log files of partition 0 of topic from
+// LocalTieredStorage under dir (kafka-tiered-storage/<topic>-0-<id>/).
+func localTieredLogs(dir, topic string) ([][]byte, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "kafka-tiered-storage", topic+"-0-*", "*.log"))
+	if err != nil {
+		return nil, err
+	}
+	var logs [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		logs = append(logs, b)
+	}
+	return logs, nil
 }
 
 // tieredRefRecords is how many records the reference scenario produces;
@@ -73,15 +128,18 @@ func listOffsetsAnswers(t *testing.T, cl *kgo.Client, topic string, timestamps m
 // TestTieredKafkaReference: samsa (tiering to versitygw) and Apache Kafka
 // 4.4 (tiering to LocalTieredStorage) answer tiered storage's topic
 // configs alike but for compacted topics, which samsa tiers and Kafka
-// refuses; and after the same records, rolled into 4 KiB segments that
-// both have copied and deleted locally, ListOffsets' answers for
+// refuses. The same records go to a tiered topic of 4 KiB segments, kept
+// locally until local.retention.bytes is set to 0; then both copy and
+// delete locally every segment, rolling the active one too, and their
+// remote segments hold the same records; ListOffsets' answers for
 // earliest, latest, max timestamp, earliest local, latest tiered,
-// earliest pending upload and timestamps in the remote part match, and a
+// earliest pending upload and timestamps in the remote log match, and a
 // consumer from offset 0 reads the same records from both.
 func TestTieredKafkaReference(t *testing.T) {
 	t.Parallel()
-	kb := startTieredKafkaRef(t)
-	n := admBroker(t, tieredBrokerProps(s3test.Start(t, "tiered")))
+	kb, kafkaDir := startTieredKafkaRef(t)
+	st := s3test.Start(t, "tiered")
+	n := admBroker(t, tieredBrokerProps(st))
 	addrs := map[string]string{"Kafka": kb.Addr, "samsa": n.Addr()}
 
 	kafka, samsa := tieredConfigProbe(t, kb.Addr), tieredConfigProbe(t, n.Addr())
@@ -103,48 +161,61 @@ func TestTieredKafkaReference(t *testing.T) {
 	clients := map[string]*kgo.Client{}
 	for name, addr := range addrs {
 		cl := newKgo(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
-		createTopic(t, kadm.NewClient(cl), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
+		createTopic(t, kadm.NewClient(cl), topic, 1, tieredTopicConfigs())
 		produceTimed(t, cl, topic, base)
 		clients[name] = cl
 	}
-	// EARLIEST_LOCAL (-4), LATEST_TIERED (-5) and EARLIEST_PENDING_UPLOAD
-	// (-6) name segment boundaries, and the two brokers roll at different
-	// offsets (in one run Kafka 4.4's segments held 1, 39, 39, 39 and 2 of
-	// these records, 4017 bytes each, samsa's 9), so their offsets are not
-	// compared, but what both must answer once every
-	// segment up to record tieredRefMaxAt is copied and deleted locally:
-	// the local log starts after it and at or before the log end, the
-	// remote log ends right before it, and the first offset waiting for an
-	// upload is it, all written under epoch 0.
+	// Local retention from the first record would roll the active
+	// segment whenever a pass finds every segment before it copied (Kafka
+	// 4.4's UnifiedLog.deletableSegments), at offsets that depend on
+	// timing; set once the records are in, the segments are those that
+	// segment.bytes rolled, and the active one is rolled once the others
+	// are copied and deleted, then copied and deleted too.
+	for name, cl := range clients {
+		rs, err := kadm.NewClient(cl).AlterTopicConfigs(testCtx(t, 10*time.Second),
+			[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "local.retention.bytes", Value: strp("0")}}, topic)
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("%s: local.retention.bytes=0: %v", name, err)
+		}
+	}
+	remoteLogs := map[string]func() ([][]byte, error){
+		"Kafka": func() ([][]byte, error) { return localTieredLogs(kafkaDir, topic) },
+		"samsa": func() ([][]byte, error) { return bucketObjects(context.Background(), st, ".log") },
+	}
+	// Then the local log is empty and the remote one ends at the log end.
+	held := map[string][]heldRange{}
 	for name, cl := range clients {
 		testutil.Eventually(t, 60*time.Second, func() error {
-			offs := listOffsetsAt(t, cl, topic, -1, -4, -5, -6)
-			if local := offs[-4][0]; local <= tieredRefMaxAt || local > offs[-1][0] || offs[-4][1] != 0 ||
-				offs[-5] != [2]int64{local - 1, 0} || offs[-6] != [2]int64{local, 0} {
-				return fmt.Errorf("%s: latest, earliest local, latest tiered, earliest pending upload: %v", name, offs)
+			logs, err := remoteLogs[name]()
+			if err == nil {
+				held[name], err = heldRanges(logs)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			offs := listOffsetsAt(t, cl, topic, -1, -4, -5)
+			end, rs := offs[-1][0], held[name]
+			if offs[-4][0] != end || offs[-5][0] != end-1 || len(rs) == 0 || rs[0].First != 0 || rs[len(rs)-1].Last != end-1 {
+				return fmt.Errorf("%s: latest, earliest local, latest tiered %v; remote segments %v", name, offs, rs)
 			}
 			return nil
 		})
 	}
-	// MAX_TIMESTAMP (-3): Kafka 4.4 searches only the local log, so it
-	// does not name record tieredRefMaxAt (remote by now) whose timestamp
-	// is the largest, but the last record when the local log holds any
-	// (timestamps grow after tieredRefMaxAt), and no offset when it holds
-	// none.
-	for name, cl := range clients {
-		offs := listOffsetsAt(t, cl, topic, -1, -4)
-		want := "error 0 offset -1 epoch -1 timestamp -1"
-		if last := offs[-1][0] - 1; offs[-4][0] <= last {
-			want = fmt.Sprintf("error 0 offset %d epoch 0 timestamp %d", last, base+last*tieredRefStep)
-		}
-		if got := listOffsetsAnswers(t, cl, topic, map[string]int64{"": -3})[""]; got != want {
-			t.Errorf("%s: max timestamp %s, want %s (latest %v, earliest local %v)", name, got, want, offs[-1], offs[-4])
-		}
+	// Kafka's held 0-38, 39-77, 78-116 (4 KiB each) and 117-119 (rolled
+	// by local retention).
+	if !slices.Equal(held["Kafka"], held["samsa"]) {
+		t.Errorf("remote segments (first, last offset, batches):\nKafka %v\nsamsa %v", held["Kafka"], held["samsa"])
 	}
-	// The rest is defined by the records alone; the timestamps up to
-	// record tieredRefMaxAt are found in the remote log.
+	// Then ListOffsets answers alike, the timestamps found in the remote
+	// log. MAX_TIMESTAMP (-3): Kafka 4.4 searches only the local log, so
+	// with none left it names no offset, not record tieredRefMaxAt
+	// (remote) whose timestamp is the largest.
 	specs := map[string]int64{
-		"earliest": -2, "latest": -1,
+		"earliest": -2, "latest": -1, "max timestamp": -3,
+		"earliest local": -4, "latest tiered": -5, "earliest pending upload": -6,
 		"first record's timestamp": base, "before the first record": base - 1,
 		"record 30's timestamp": base + 30*tieredRefStep, "between records 20 and 21": base + 20*tieredRefStep + 5,
 		"after record 49 (record 50's is the largest)": base + 49*tieredRefStep + 1,

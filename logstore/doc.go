@@ -25,7 +25,9 @@
 // segment) in 20 decimal digits. The active (last) segment receives appends;
 // it rolls when it would exceed segment.bytes, when its first batch is older
 // than segment.ms, when its index is full, or when a relative offset would
-// overflow 32 bits.
+// overflow 32 bits; and, as Kafka's retention does, when retention would
+// delete it (DeleteLocalSegments: tiered storage's local retention, once
+// every segment before it is copied and deleted).
 //
 // # Segment file (.log)
 //

@@ -110,14 +110,19 @@ func (l *Log) deleteOldestLocked(now time.Time, reason string, pred func(*segmen
 }
 
 // DeleteLocalSegments is tiered storage's local retention
-// (local.retention.ms and local.retention.bytes, -1 for none): it deletes
-// the oldest rolled segments whose largest timestamp is older than
-// retentionMs, then those that keep the local segments above
-// retentionBytes, but only segments whose every offset is below
-// copiedEnd (already in the remote log), and never the active segment.
+// (local.retention.ms and local.retention.bytes, -1 for none), Kafka's
+// UnifiedLog.deletableSegments for a tiered log: from the oldest, it
+// deletes the segments whose largest timestamp is older than retentionMs
+// or that keep the local segments above retentionBytes, but only segments
+// whose every offset is below copiedEnd (already in the remote log). The
+// active segment is never deleted, but when every segment before it goes
+// and it is itself past local retention, not empty and ends at or below
+// rollUpTo (the high watermark; -1: never), it is rolled, as Kafka 4.4
+// does to make it eligible for deletion: the next copy takes it and the
+// next pass deletes it, so that an idle partition ends up all remote.
 // The log start offset stays: the deleted offsets are read from the
 // remote log (LocalStartOffset moves). It returns how many segments went.
-func (l *Log) DeleteLocalSegments(now time.Time, copiedEnd, retentionMs, retentionBytes int64) (int, error) {
+func (l *Log) DeleteLocalSegments(now time.Time, copiedEnd, rollUpTo, retentionMs, retentionBytes int64) (int, error) {
 	if err := l.lockAppend(); err != nil {
 		return 0, err
 	}
@@ -125,15 +130,22 @@ func (l *Log) DeleteLocalSegments(now time.Time, copiedEnd, retentionMs, retenti
 	interval := l.config().IndexIntervalBytes
 	segs := l.segments()
 	diff := l.Size() - retentionBytes
+	expired := func(s *segment) bool {
+		return retentionMs >= 0 && now.UnixMilli()-s.largestTimestamp(interval) > retentionMs ||
+			retentionBytes >= 0 && diff-s.size.Load() >= 0
+	}
 	n := 0
 	for ; n+1 < len(segs) && segs[n+1].base <= copiedEnd; n++ {
-		s := segs[n]
-		byTime := retentionMs >= 0 && now.UnixMilli()-s.largestTimestamp(interval) > retentionMs
-		bySize := retentionBytes >= 0 && diff-s.size.Load() >= 0
-		if !byTime && !bySize {
+		if !expired(segs[n]) {
 			break
 		}
-		diff -= s.size.Load()
+		diff -= segs[n].size.Load()
+	}
+	if n == len(segs)-1 && l.active.size.Load() > 0 && rollUpTo >= l.end.Load() && expired(l.active) {
+		l.logger.Info("rolling the active segment past local retention", "log", l.dir, "base", l.active.base)
+		if err := l.rollLocked(l.end.Load(), now); err != nil {
+			return 0, err
+		}
 	}
 	if n == 0 {
 		return 0, nil

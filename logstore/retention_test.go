@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -402,13 +403,13 @@ func TestDeleteLocalSegments(t *testing.T) {
 		t.Fatalf("segments %v", segs)
 	}
 	// Nothing copied: nothing goes, however old.
-	if n, err := l.DeleteLocalSegments(now, 0, 0, 0); err != nil || n != 0 {
+	if n, err := l.DeleteLocalSegments(now, 0, l.EndOffset(), 0, 0); err != nil || n != 0 {
 		t.Fatalf("deleted %d uncopied segments: %v", n, err)
 	}
 	// Copied up to the fourth segment's base; by time only the first
 	// three may go.
 	copied := segs[3]
-	n, err := l.DeleteLocalSegments(now, copied, day, -1)
+	n, err := l.DeleteLocalSegments(now, copied, l.EndOffset(), day, -1)
 	if err != nil || n != 3 {
 		t.Fatalf("by time: deleted %d, want 3: %v", n, err)
 	}
@@ -420,7 +421,7 @@ func TestDeleteLocalSegments(t *testing.T) {
 	}
 	coreCheckContiguous(t, coreReadAll(t, l, copied), copied, 60)
 	// By size (none kept): everything copied goes, and nothing more.
-	if n, err := l.DeleteLocalSegments(now, segs[4], -1, 0); err != nil || n != 1 {
+	if n, err := l.DeleteLocalSegments(now, segs[4], l.EndOffset(), -1, 0); err != nil || n != 1 {
 		t.Fatalf("by size: deleted %d, want 1: %v", n, err)
 	}
 	if err := l.Close(); err != nil {
@@ -429,6 +430,78 @@ func TestDeleteLocalSegments(t *testing.T) {
 	l = coreOpen(t, dir, cfg)
 	if l.StartOffset() != 0 || l.LocalStartOffset() != segs[4] {
 		t.Fatalf("reopened: start %d, local start %d; want 0, %d", l.StartOffset(), l.LocalStartOffset(), segs[4])
+	}
+}
+
+// TestDeleteLocalSegmentsRollsActive: local retention rolls the active
+// segment, as Kafka 4.4's deletableSegments does for a tiered log, only
+// when every segment before it goes, it is past local.retention.ms or
+// .bytes itself, holds records and lies wholly below rollUpTo (the high
+// watermark; -1 never);
+// the segment it rolled goes once copied, and an empty active segment is
+// not rolled again.
+func TestDeleteLocalSegmentsRollsActive(t *testing.T) {
+	day := int64(24 * 3600 * 1000)
+	now := coreT0.Add(20 * 24 * time.Hour)
+	tests := []struct {
+		name                        string
+		copiedBelowActive           bool // false: the last rolled segment is not copied
+		hwBelowEnd                  bool
+		never                       bool // rollUpTo -1: a compact-only topic
+		retentionMs, retentionBytes int64
+		rolls                       bool
+	}{
+		{name: "by size", copiedBelowActive: true, retentionMs: -1, retentionBytes: 0, rolls: true},
+		{name: "by time", copiedBelowActive: true, retentionMs: day, retentionBytes: -1, rolls: true},
+		{name: "within retention", copiedBelowActive: true, retentionMs: 30 * day, retentionBytes: -1},
+		{name: "within bytes", copiedBelowActive: true, retentionMs: -1, retentionBytes: 1},
+		{name: "above the high watermark", copiedBelowActive: true, hwBelowEnd: true, retentionMs: -1, retentionBytes: 0},
+		{name: "a rolled segment not copied", retentionMs: -1, retentionBytes: 0},
+		{name: "never", copiedBelowActive: true, never: true, retentionMs: -1, retentionBytes: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := coreConfig()
+			cfg.SegmentBytes = 2048
+			cfg.RemoteStorage = true
+			l := coreOpen(t, t.TempDir(), cfg)
+			for i := range 20 {
+				coreAppend(t, l, 2, coreT0.UnixMilli()+int64(i), 150)
+			}
+			segs := coreSegmentBases(l)
+			active, end := segs[len(segs)-1], l.EndOffset()
+			if len(segs) < 3 || active == end {
+				t.Fatalf("segments %v, end %d: want rolled ones and a non-empty active one", segs, end)
+			}
+			copied, hw := active, end
+			if !tc.copiedBelowActive {
+				copied = segs[len(segs)-2]
+			}
+			if tc.hwBelowEnd {
+				hw = end - 1
+			}
+			if tc.never {
+				hw = -1
+			}
+			if _, err := l.DeleteLocalSegments(now, copied, hw, tc.retentionMs, tc.retentionBytes); err != nil {
+				t.Fatal(err)
+			}
+			got := coreSegmentBases(l)
+			if rolled := got[len(got)-1] == end; rolled != tc.rolls {
+				t.Fatalf("segments %v after local retention (end %d): rolled %v, want %v", got, end, rolled, tc.rolls)
+			}
+			if !tc.rolls {
+				return
+			}
+			// Copied, the rolled segment goes; the empty active one stays.
+			if _, err := l.DeleteLocalSegments(now, end, end, tc.retentionMs, tc.retentionBytes); err != nil {
+				t.Fatal(err)
+			}
+			if got := coreSegmentBases(l); !slices.Equal(got, []int64{end}) || l.LocalStartOffset() != end || l.StartOffset() != 0 {
+				t.Fatalf("after the copy: segments %v, local start %d, start %d; want [%d], %d, 0",
+					got, l.LocalStartOffset(), l.StartOffset(), end, end)
+			}
+		})
 	}
 }
 

@@ -28,6 +28,13 @@ type Replica struct {
 	// LastStableOffset bounds the copy: a segment goes once every offset
 	// in it is below it (and so below the high watermark).
 	LastStableOffset int64
+	// RollUpTo lets local retention roll the active segment once every
+	// segment before it went and it is past local retention too, when it
+	// ends at or below RollUpTo: the high watermark (leaders and
+	// followers know it) where cleanup.policy deletes or is empty, as
+	// Kafka 4.4's retention passes do; -1 (never) on a compact-only topic,
+	// which Kafka runs no such pass over.
+	RollUpTo int64
 	// CopyDisabled is remote.log.copy.disable: nothing more is copied.
 	CopyDisabled bool
 	// RetentionMs and RetentionBytes are retention.ms and .bytes over the
@@ -404,12 +411,10 @@ func (m *Manager) follow(ctx context.Context, r Replica) error {
 }
 
 // deleteLocal applies local.retention.ms and .bytes to the segments
-// copied whole.
+// copied whole, rolling the active segment when it is past them too
+// (even before anything is copied, as Kafka does).
 func (m *Manager) deleteLocal(r Replica, md Metadata) error {
-	if len(md.Segments) == 0 {
-		return nil
-	}
-	_, err := r.Log.DeleteLocalSegments(m.now(), md.CopiedEnd(), r.LocalRetentionMs, r.LocalRetentionBytes)
+	_, err := r.Log.DeleteLocalSegments(m.now(), md.CopiedEnd(), r.RollUpTo, r.LocalRetentionMs, r.LocalRetentionBytes)
 	return err
 }
 
