@@ -29,10 +29,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +66,7 @@ func scaleTiered(ctx context.Context, cfg config, sp scalePlan, res *scaleResult
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	gw, endpoint, err := startVersitygw(ctx, dir)
+	gw, st, err := startVersitygw(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -73,19 +75,13 @@ func scaleTiered(ctx context.Context, cfg config, sp scalePlan, res *scaleResult
 	if err != nil {
 		return err
 	}
-	br, err := startSamsa(ctx, samsaBin, dir, "", "", cfg.tools.tls,
-		"remote.log.storage.system.enable=true",
-		"remote.log.storage.manager.class.name=io.aiven.kafka.tieredstorage.RemoteStorageManager",
-		"rsm.config.storage.backend.class=io.aiven.kafka.tieredstorage.storage.s3.S3Storage",
-		"rsm.config.chunk.size=4194304",
-		"rsm.config.storage.s3.bucket.name=tiered",
-		"rsm.config.storage.s3.endpoint.url="+endpoint,
-		"rsm.config.storage.s3.region="+s3test.Region,
-		"rsm.config.storage.s3.path.style.access.enabled=true",
-		"rsm.config.storage.aws.access.key.id="+s3test.AccessKey,
-		"rsm.config.storage.aws.secret.access.key="+s3test.SecretKey,
-		"remote.log.manager.task.interval.ms=1000",
-		"samsa.http.listener=127.0.0.1:"+strconv.Itoa(httpPort[0]))
+	props := st.TieredProps("remote.log.manager.task.interval.ms", "1000",
+		"samsa.http.listener", "127.0.0.1:"+strconv.Itoa(httpPort[0]))
+	var overrides []string
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		overrides = append(overrides, k+"="+props[k])
+	}
+	br, err := startSamsa(ctx, samsaBin, dir, "", "", cfg.tools.tls, overrides...)
 	if err != nil {
 		return err
 	}
@@ -394,26 +390,26 @@ func dirBytes(dir string) int64 {
 }
 
 // startVersitygw runs versitygw (make versitygw) on a free loopback port
-// over dir/bucket with a bucket "tiered", and returns its endpoint.
-func startVersitygw(ctx context.Context, dir string) (*brokerProc, string, error) {
+// over dir/bucket with a bucket "tiered", and returns it as a Store.
+func startVersitygw(ctx context.Context, dir string) (*brokerProc, *s3test.Store, error) {
 	bin, err := s3test.Binary()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	ports, err := kafkaref.FreePorts(1)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	root := filepath.Join(dir, "bucket")
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	cmd := exec.Command(bin, "--access", s3test.AccessKey, "--secret", s3test.SecretKey, "--region", s3test.Region,
 		"--port", addr, "--quiet", "posix", root)
 	p, err := startProc("versitygw", addr, filepath.Join(dir, "versitygw.log"), cmd)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	st := s3test.Store{Endpoint: "http://" + addr, Bucket: "tiered"}
 	cl := st.Client()
@@ -423,16 +419,16 @@ func startVersitygw(ctx context.Context, dir string) (*brokerProc, string, error
 		_, err := cl.CreateBucket(cctx, &s3.CreateBucketInput{Bucket: aws.String(st.Bucket)})
 		cancel()
 		if err == nil {
-			return p, st.Endpoint, nil
+			return p, &st, nil
 		}
 		if time.Now().After(deadline) || processExited(p) {
 			_ = p.stop(5 * time.Second)
-			return nil, "", fmt.Errorf("versitygw at %s: %w; log tail:\n%s", addr, err, p.logTail(20))
+			return nil, nil, fmt.Errorf("versitygw at %s: %w; log tail:\n%s", addr, err, p.logTail(20))
 		}
 		select {
 		case <-ctx.Done():
 			_ = p.stop(5 * time.Second)
-			return nil, "", ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -12,25 +12,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/s3test"
 )
 
 // tieredServerProps are a Kafka server.properties' settings of Aiven's
 // tiered storage plugin with its S3 backend (system enable left to the
-// caller).
+// caller), naming a store nobody serves.
 func tieredServerProps(enable string) map[string]string {
-	return map[string]string{
-		"remote.log.storage.system.enable":                enable,
-		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
-		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
-		"rsm.config.chunk.size":                           "4194304",
-		"rsm.config.storage.s3.bucket.name":               "tiered",
-		"rsm.config.storage.s3.endpoint.url":              "http://127.0.0.1:1",
-		"rsm.config.storage.s3.region":                    "us-east-1",
-		"rsm.config.storage.s3.path.style.access.enabled": "true",
-		"rsm.config.storage.aws.access.key.id":            "access",
-		"rsm.config.storage.aws.secret.access.key":        "secret",
-	}
+	st := s3test.Store{Endpoint: "http://127.0.0.1:1", Bucket: "tiered"}
+	return st.TieredProps("remote.log.storage.system.enable", enable)
 }
 
 // tieredConfigProbe creates topics and alters them with tiered storage's

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -28,19 +27,12 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
+// tieredRLM has the remote log manager of tiered brokers run every 100 ms.
+var tieredRLM = []string{"remote.log.manager.task.interval.ms", "100"}
+
 // tieredBrokerProps are server.properties of brokers tiering to st with
 // Aiven's plugin's names, their remote log manager running every 100 ms.
-func tieredBrokerProps(st *s3test.Store) map[string]string {
-	props := tieredServerProps("true")
-	maps.Copy(props, map[string]string{
-		"rsm.config.storage.s3.bucket.name":        st.Bucket,
-		"rsm.config.storage.s3.endpoint.url":       st.Endpoint,
-		"rsm.config.storage.aws.access.key.id":     s3test.AccessKey,
-		"rsm.config.storage.aws.secret.access.key": s3test.SecretKey,
-		"remote.log.manager.task.interval.ms":      "100",
-	})
-	return props
-}
+func tieredBrokerProps(st *s3test.Store) map[string]string { return st.TieredProps(tieredRLM...) }
 
 // tieredTopicConfigs: remote storage on, 4 KiB segments.
 func tieredTopicConfigs(extra ...string) map[string]*string {
@@ -435,9 +427,7 @@ func TestTieredStoreDown(t *testing.T) {
 	t.Parallel()
 	st := s3test.Start(t, "tiered")
 	fault := st.Faulty(t)
-	props := tieredBrokerProps(st)
-	props["rsm.config.storage.s3.endpoint.url"] = fault.Endpoint
-	n := admBroker(t, props)
+	n := admBroker(t, fault.TieredProps(tieredRLM...))
 	topic := "tiered-store-down"
 	createTopic(t, newAdmin(t, n.Addr()), topic, 1, tieredTopicConfigs("local.retention.bytes", "0"))
 	cl := newKgo(t, n.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/admin"
-	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/s3test"
 	"github.com/samsa-io/samsa/internal/testutil"
 )
@@ -26,20 +25,8 @@ import (
 // copied its rolled segments to a real bucket (versitygw).
 func TestConsoleTieredTopic(t *testing.T) {
 	st := s3test.Start(t, "tiered")
-	n := testutil.StartBroker(t, map[string]string{
-		"samsa.http.listener":                             "127.0.0.1:0",
-		"remote.log.storage.system.enable":                "true",
-		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
-		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
-		"rsm.config.storage.s3.bucket.name":               st.Bucket,
-		"rsm.config.storage.s3.endpoint.url":              st.Endpoint,
-		"rsm.config.storage.s3.region":                    s3test.Region,
-		"rsm.config.storage.s3.path.style.access.enabled": "true",
-		"rsm.config.storage.aws.access.key.id":            s3test.AccessKey,
-		"rsm.config.storage.aws.secret.access.key":        s3test.SecretKey,
-		"rsm.config.chunk.size":                           "4194304",
-		"remote.log.manager.task.interval.ms":             "100",
-	})
+	n := testutil.StartBroker(t, st.TieredProps("samsa.http.listener", "127.0.0.1:0",
+		"remote.log.manager.task.interval.ms", "100"))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,9 @@ func faultyManager(t *testing.T, r func() Replica) (*Manager, *s3test.Fault, *S3
 	meta, _ := metaStore(t)
 	st := s3test.Start(t, "tiered")
 	fault := st.Faulty(t)
-	m := NewManager(ManagerConfig{NodeID: 1, Store: storeAt(t, st, fault.Endpoint), Meta: meta,
+	m := NewManager(ManagerConfig{NodeID: 1, Store: storeOf(t, fault.TieredProps()), Meta: meta,
 		Replicas: func() []Replica { return []Replica{r()} }})
-	return m, fault, storeAt(t, st, st.Endpoint)
+	return m, fault, storeOf(t, st.TieredProps())
 }
 
 // checkListing fails unless the bucket holds each segment of md's .log

@@ -316,8 +316,8 @@ func TestManagerHungPartitionHoldsUpNoOther(t *testing.T) {
 	}
 	st := s3test.Start(t, "tiered")
 	fault := st.Faulty(t)
-	store := storeAt(t, st, fault.Endpoint,
-		"rsm.config.storage.s3.api.call.attempt.timeout", "60000", "rsm.config.storage.s3.api.call.timeout", "120000")
+	store := storeOf(t, fault.TieredProps(
+		"rsm.config.storage.s3.api.call.attempt.timeout", "60000", "rsm.config.storage.s3.api.call.timeout", "120000"))
 	hung := Replica{Topic: "u", TopicID: hungID}.objects().topicPrefix()
 	fault.SetFor(s3test.Hang, func(r *http.Request) bool { return strings.Contains(r.URL.Path, "/"+hung) })
 

@@ -51,8 +51,8 @@ func TestS3HungCallsTimeOut(t *testing.T) {
 	t.Parallel()
 	st := s3test.Start(t, "tiered")
 	fault := st.Faulty(t)
-	s := storeAt(t, st, fault.Endpoint,
-		"rsm.config.storage.s3.api.call.attempt.timeout", "200", "rsm.config.storage.s3.api.call.timeout", "1000")
+	s := storeOf(t, fault.TieredProps(
+		"rsm.config.storage.s3.api.call.attempt.timeout", "200", "rsm.config.storage.s3.api.call.timeout", "1000"))
 	fault.Set(s3test.Hang)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

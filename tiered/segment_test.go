@@ -23,29 +23,13 @@ import (
 // configured as a broker's server.properties would (Aiven's names).
 func testStore(t *testing.T, keyPrefix string) *S3 {
 	t.Helper()
-	st := s3test.Start(t, "tiered")
-	return storeAt(t, st, st.Endpoint, "rsm.config.key.prefix", keyPrefix)
+	return storeOf(t, s3test.Start(t, "tiered").TieredProps("rsm.config.key.prefix", keyPrefix))
 }
 
-// storeAt is the S3 store of st's bucket reached at endpoint (a fault
-// proxy's), with the plugin properties extra (name, value, ...) besides.
-func storeAt(t *testing.T, st *s3test.Store, endpoint string, extra ...string) *S3 {
+// storeOf is the S3 store a broker with the properties props (a Store's
+// or a Fault's TieredProps) tiers to.
+func storeOf(t *testing.T, props map[string]string) *S3 {
 	t.Helper()
-	props := map[string]string{
-		"remote.log.storage.system.enable":                "true",
-		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
-		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
-		"rsm.config.chunk.size":                           "4194304",
-		"rsm.config.storage.s3.bucket.name":               st.Bucket,
-		"rsm.config.storage.s3.endpoint.url":              endpoint,
-		"rsm.config.storage.s3.region":                    s3test.Region,
-		"rsm.config.storage.s3.path.style.access.enabled": "true",
-		"rsm.config.storage.aws.access.key.id":            s3test.AccessKey,
-		"rsm.config.storage.aws.secret.access.key":        s3test.SecretKey,
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		props[extra[i]] = extra[i+1]
-	}
 	p, err := config.New(props)
 	if err != nil {
 		t.Fatal(err)

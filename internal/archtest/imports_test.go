@@ -76,7 +76,7 @@ func TestImportDirection(t *testing.T) {
 		"internal/cli":       {"internal/admin"},
 		"internal/testutil":  {"broker", "internal/config", "controller", "internal/poll"},
 		"internal/workload":  {"internal/poll"},
-		"internal/s3test":    {"internal/poll"},
+		"internal/s3test":    {"internal/poll", "internal/config"},
 		"tiered":             {"internal/config", "logstore"},
 	}
 	forbiddenExternal := map[string][]string{

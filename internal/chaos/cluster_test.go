@@ -304,7 +304,7 @@ func startCluster(t testing.TB, n int) *cluster {
 		for k, v := range brokerProps {
 			argv = append(argv, "--override", k+"="+v)
 		}
-		for k, v := range tieredProps(c.store, c.storeFault.Endpoint) {
+		for k, v := range c.tieredProps() {
 			argv = append(argv, "--override", k+"="+v)
 		}
 		p := &proc{name: fmt.Sprintf("node %d", i), ns: nodeNS(i), argv: argv}

@@ -23,7 +23,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/poll"
 	"github.com/samsa-io/samsa/internal/s3test"
 	"github.com/samsa-io/samsa/internal/workload"
@@ -46,26 +45,15 @@ const (
 	tieredParts = 2
 )
 
-// tieredProps are the nodes' settings for tiering to endpoint: the
-// remote log manager every 500 ms, the store's calls given up after 5 s
-// (15 s with retries).
-func tieredProps(st *s3test.Store, endpoint string) map[string]string {
-	return map[string]string{
-		"remote.log.storage.system.enable":                "true",
-		"remote.log.storage.manager.class.name":           config.AivenRSMClass,
-		"rsm.config.storage.backend.class":                config.AivenS3BackendClass,
-		"rsm.config.chunk.size":                           "4194304",
-		"rsm.config.storage.s3.bucket.name":               st.Bucket,
-		"rsm.config.storage.s3.endpoint.url":              endpoint,
-		"rsm.config.storage.s3.region":                    s3test.Region,
-		"rsm.config.storage.s3.path.style.access.enabled": "true",
-		"rsm.config.storage.aws.access.key.id":            s3test.AccessKey,
-		"rsm.config.storage.aws.secret.access.key":        s3test.SecretKey,
-		"rsm.config.storage.s3.api.call.attempt.timeout":  "5000",
-		"rsm.config.storage.s3.api.call.timeout":          "15000",
-		"remote.log.manager.task.interval.ms":             "500",
-		"remote.log.manager.copier.thread.pool.size":      "4",
-	}
+// tieredProps are the nodes' settings for tiering through the store's
+// fault proxy: the remote log manager every 500 ms, the store's calls
+// given up after 5 s (15 s with retries).
+func (c *cluster) tieredProps() map[string]string {
+	return c.storeFault.TieredProps(
+		"rsm.config.storage.s3.api.call.attempt.timeout", "5000",
+		"rsm.config.storage.s3.api.call.timeout", "15000",
+		"remote.log.manager.task.interval.ms", "500",
+		"remote.log.manager.copier.thread.pool.size", "4")
 }
 
 // startStore starts the object store and its fault proxy on the bridge.

@@ -40,6 +40,7 @@ const (
 // upload half way.
 type Fault struct {
 	Endpoint string
+	bucket   string // the store's
 
 	refused atomic.Int64 // requests answered with a fault
 	rate    atomic.Int64 // Throttle's bytes per second
@@ -104,7 +105,7 @@ func (s *Store) FaultyAt(tb testing.TB, addr string) *Fault {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &Fault{Endpoint: "http://" + l.Addr().String(), changed: make(chan struct{}), held: map[*http.Request]bool{}}
+	f := &Fault{Endpoint: "http://" + l.Addr().String(), bucket: s.Bucket, changed: make(chan struct{}), held: map[*http.Request]bool{}}
 	f.SetRate(64 << 10)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
