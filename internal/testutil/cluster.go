@@ -45,6 +45,21 @@ func StartCluster(tb testing.TB, n int, overrides map[string]string) *Cluster {
 func StartClusterWith(tb testing.TB, n int, overrides map[string]string, configure func(id int32, cfg *broker.Config)) *Cluster {
 	tb.Helper()
 	refuseClusterInCheck(tb, n)
+	return startCluster(tb, n, overrides, configure)
+}
+
+// StartClusterInCheck is StartCluster for a test that make check runs
+// too (under -short): one that needs several brokers to exist but waits
+// for no failover, session expiry or replica catch-up, so that it takes
+// about as long as starting them (a second). Every other cluster test
+// stays out of make check (refuseClusterInCheck).
+func StartClusterInCheck(tb testing.TB, n int, overrides map[string]string) *Cluster {
+	tb.Helper()
+	return startCluster(tb, n, overrides, nil)
+}
+
+func startCluster(tb testing.TB, n int, overrides map[string]string, configure func(id int32, cfg *broker.Config)) *Cluster {
+	tb.Helper()
 	level := slog.LevelError
 	if os.Getenv("SAMSA_TEST_LOG") != "" {
 		level = slog.LevelDebug
@@ -172,7 +187,8 @@ func (c *Cluster) IsRunning(id int32) bool {
 // refuseClusterInCheck fails a test that starts a cluster of brokers under
 // -short: make check runs with -short and leaves such tests to make test
 // by name (the Makefile's CHECK_SKIP), so that it stays fast; this failure
-// says which test to add there.
+// says which test to add there. A test as quick as its brokers' start
+// uses StartClusterInCheck instead.
 func refuseClusterInCheck(tb testing.TB, n int) {
 	tb.Helper()
 	if testing.Short() && n > 1 {
