@@ -19,14 +19,14 @@ func TestSchemaRegistrySchemaByIDWithSubject(t *testing.T) {
 	b, cl := startRegistryBroker(t, nil)
 	waitWriter(t, cl) // ready-value: id 1, "string"
 	registryScript(t, "http://"+b.RegistryAddr(), []registryStep{
-		{"POST", "/subjects/samsa.Order/versions", `{"schema":"\"long\""}`, 200, `{"id":2}`},
-		{"POST", "/subjects/other-value/versions", `{"schema":"\"int\""}`, 200, `{"id":3}`},
-		{"POST", "/subjects/:.ctx:c-value/versions", `{"schema":"\"bytes\""}`, 200, `{"id":1}`},
-		{"GET", "/schemas/ids/2?subject=samsa.Order", "", 200, `{"schema":"\"long\""}`},
-		{"GET", "/schemas/ids/2?subject=orders-value", "", 200, `{"schema":"\"long\""}`},
+		{"POST", "/subjects/samsa.Order/versions", `{"schema":"\"long\""}`, 200, `{"id":2,"version":1,` + anyGUID + `,"schema":"\"long\""}`},
+		{"POST", "/subjects/other-value/versions", `{"schema":"\"int\""}`, 200, `{"id":3,"version":1,` + anyGUID + `,"schema":"\"int\""}`},
+		{"POST", "/subjects/:.ctx:c-value/versions", `{"schema":"\"bytes\""}`, 200, `{"id":1,"version":1,` + anyGUID + `,"schema":"\"bytes\""}`},
+		{"GET", "/schemas/ids/2?subject=samsa.Order", "", 200, `{` + anyGUID + `,"schema":"\"long\""}`},
+		{"GET", "/schemas/ids/2?subject=orders-value", "", 200, `{` + anyGUID + `,"schema":"\"long\""}`},
 		{"GET", "/schemas/ids/2/schema?subject=other-value", "", 200, `"long"`},
-		{"GET", "/schemas/ids/1?subject=c-value", "", 200, `{"schema":"\"bytes\""}`},
-		{"GET", "/schemas/ids/1?subject=ready-value", "", 200, `{"schema":"\"string\""}`},
+		{"GET", "/schemas/ids/1?subject=c-value", "", 200, `{` + anyGUID + `,"schema":"\"bytes\""}`},
+		{"GET", "/schemas/ids/1?subject=ready-value", "", 200, `{` + anyGUID + `,"schema":"\"string\""}`},
 		{"GET", "/schemas/ids/2?subject=:.ctx:c-value", "", 404, `{"error_code":40403,"message":"Schema 2 not found"}`},
 		{"GET", "/schemas/ids/9?subject=orders-value", "", 404, `{"error_code":40403,"message":"Schema 9 not found"}`},
 	})
@@ -48,7 +48,7 @@ func TestSchemaRegistryBodyTypes(t *testing.T) {
 		{"POST", "/subjects/u/versions", `{"schema":`, 400, `~{"error_code":400,`},
 		{"PUT", "/config", `{"compatibility":true}`, 422, `~{"error_code":42203,`},
 		{"PUT", "/mode", `{"mode":["READONLY"]}`, 400, `~{"error_code":400,`},
-		{"POST", "/subjects/u/versions", `{"schema":"\"string\"","schemaType":"AVRO"}`, 200, `{"id":1}`},
+		{"POST", "/subjects/u/versions", `{"schema":"\"string\"","schemaType":"AVRO"}`, 200, `{"id":1,"version":1,` + anyGUID + `,"schema":"\"string\""}`},
 	})
 }
 
@@ -74,8 +74,8 @@ func TestSchemaRegistryMediaTypes(t *testing.T) {
 		{"GET", "/subjects", "", "text/html", "", 406, "application/vnd.schemaregistry.v1+json", `{"error_code":406,"message":"HTTP 406 Not Acceptable"}`},
 		{"POST", "/subjects/m/versions", "text/plain", "", `{"schema":"\"int\""}`, 415, "application/vnd.schemaregistry.v1+json", `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}`},
 		{"POST", "/subjects/m/versions", "application/x-www-form-urlencoded", "", `{"schema":"\"int\""}`, 415, "application/vnd.schemaregistry.v1+json", `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}`},
-		{"POST", "/subjects/m/versions", "application/json; charset=utf-8", "application/json", `{"schema":"\"int\""}`, 200, "application/json", `{"id":2}`},
-		{"POST", "/subjects/m/versions", "", "", `{"schema":"\"int\""}`, 200, "application/vnd.schemaregistry.v1+json", `{"id":2}`},
+		{"POST", "/subjects/m/versions", "application/json; charset=utf-8", "application/json", `{"schema":"\"int\""}`, 200, "application/json", `{"id":2,"version":1,` + anyGUID + `,"schema":"\"int\""}`},
+		{"POST", "/subjects/m/versions", "", "", `{"schema":"\"int\""}`, 200, "application/vnd.schemaregistry.v1+json", `{"id":2,"version":1,` + anyGUID + `,"schema":"\"int\""}`},
 	} {
 		req, err := http.NewRequestWithContext(testCtx(t, 10*time.Second), tt.method, url+tt.path, strings.NewReader(tt.body))
 		if err != nil {
@@ -93,6 +93,7 @@ func TestSchemaRegistryMediaTypes(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		body = guidField.ReplaceAll(body, []byte(anyGUID))
 		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != tt.wantType || string(body) != tt.want {
 			t.Errorf("%s %s (Content-Type %q, Accept %q): %d %s %s\nwant %d %s %s", tt.method, tt.path, tt.contentType, tt.accept,
 				resp.StatusCode, resp.Header.Get("Content-Type"), body, tt.status, tt.wantType, tt.want)

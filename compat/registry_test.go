@@ -226,6 +226,18 @@ func TestSchemaRegistryPythonAvro(t *testing.T) {
 	}
 }
 
+// TestSchemaRegistryPythonHeaderGUIDs: confluent-kafka's serializers
+// with schema.id.serializer = header_schema_id_serializer (Avro key and
+// value, JSON Schema, Protobuf) put each schema's GUID, the MD5 of its
+// text as Confluent 8.x derives it, in the record's __key_schema_id or
+// __value_schema_id header, and the default deserializer reads it back
+// through samsa's GET /schemas/guids/{guid}.
+func TestSchemaRegistryPythonHeaderGUIDs(t *testing.T) {
+	b, cl := startRegistryBroker(t, nil)
+	waitWriter(t, cl)
+	runRegistryScript(t, b, "python", "schema_registry_guid.py", "py-guid")
+}
+
 // TestSchemaRegistryListenerFreedWhenStartFails: the registry's listener,
 // bound before the broker registers, is closed when the registration
 // fails (here: its node id is taken).

@@ -124,6 +124,8 @@ func (r *Registry) routes() *http.ServeMux {
 	add("/schemas/ids/{id}/schema", route{"GET": r.getSchemaByIDText})
 	add("/schemas/ids/{id}/versions", route{"GET": r.getIDVersions})
 	add("/schemas/ids/{id}/subjects", route{"GET": r.getIDSubjects})
+	add("/schemas/guids/{guid}", route{"GET": r.getSchemaByGUID})
+	add("/schemas/guids/{guid}/ids", route{"GET": r.getGUIDIDs})
 	add("/config", route{"GET": r.getConfig, "PUT": w(r.putConfig), "DELETE": w(r.deleteConfig)})
 	add("/config/{subject}", route{"GET": r.getConfig, "PUT": w(r.putConfig), "DELETE": w(r.deleteConfig)})
 	add("/mode", route{"GET": r.getMode, "PUT": w(r.putMode)})

@@ -65,6 +65,21 @@ const (
 	recBad = `{"type":"record","name":"User","namespace":"samsa.test","fields":[{"name":"name","type":"string"},{"name":"age","type":"string"}]}`
 )
 
+// guidText is the GUID of a schema of text with refs (and no metadata
+// or rules).
+func guidText(text string, refs ...Reference) string {
+	return guidOf(&schemaValue{Schema: text, References: refs}).String()
+}
+
+// guidJSON is the "guid" field (and its comma) of the answers about a
+// schema of text with refs.
+func guidJSON(text string, refs ...Reference) string {
+	return `"guid":"` + guidText(text, refs...) + `",`
+}
+
+// registered is how a registration's answer with id starts.
+func registered(id int) string { return fmt.Sprintf(`~{"id":%d,"version":`, id) }
+
 // body is a register or lookup body for schema (Avro, no references).
 func body(schema string) string {
 	return `{"schema":` + string(marshal(schema)) + `}`
@@ -73,7 +88,7 @@ func body(schema string) string {
 func TestCompatibilityEndpoint(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.script(t, []step{
-		{"POST", "/subjects/u/versions", body(recV1), 200, `{"id":1}`},
+		{"POST", "/subjects/u/versions", body(recV1), 200, registered(1)},
 		{"POST", "/compatibility/subjects/u/versions/latest", body(recV2), 200, `{"is_compatible":true}`},
 		{"POST", "/compatibility/subjects/u/versions/latest?normalize=False&verbose=False", body(recBad), 200, `{"is_compatible":false}`},
 		{"POST", "/compatibility/subjects/u/versions/1?verbose=TRUE", body(recV2), 200, `{"is_compatible":true,"messages":[]}`},
@@ -95,36 +110,36 @@ func TestRegisterLookupAndRead(t *testing.T) {
 	tr.script(t, []step{
 		{"GET", "/subjects", "", 200, `[]`},
 		{"GET", "/schemas/types", "", 200, `["JSON","PROTOBUF","AVRO"]`},
-		{"POST", "/subjects/u/versions", body(recV1), 200, `{"id":1}`},
+		{"POST", "/subjects/u/versions", body(recV1), 200, registered(1)},
 		// The same schema again, spaced differently: the same id, no new version.
-		{"POST", "/subjects/u/versions", body(spaced), 200, `{"id":1}`},
-		{"POST", "/subjects/u/versions", body(recV2), 200, `{"id":2}`},
+		{"POST", "/subjects/u/versions", body(spaced), 200, registered(1)},
+		{"POST", "/subjects/u/versions", body(recV2), 200, registered(2)},
 		// Another subject shares the id of an identical schema.
-		{"POST", "/subjects/w/versions?normalize=TRUE", body(recV1), 200, `{"id":1}`},
+		{"POST", "/subjects/w/versions?normalize=TRUE", body(recV1), 200, registered(1)},
 		{"GET", "/subjects", "", 200, `["u","w"]`},
 		{"GET", "/subjects?subjectPrefix=w", "", 200, `["w"]`},
 		{"GET", "/subjects/u/versions", "", 200, `[1,2]`},
-		{"GET", "/subjects/u/versions/latest", "", 200, `{"subject":"u","version":2,"id":2,"schema":` + string(marshal(recV2)) + `}`},
+		{"GET", "/subjects/u/versions/latest", "", 200, `{"subject":"u","version":2,"id":2,` + guidJSON(recV2) + `"schema":` + string(marshal(recV2)) + `}`},
 		{"GET", "/subjects/u/versions/1/schema", "", 200, recV1},
-		{"POST", "/subjects/u", body(spaced), 200, `{"subject":"u","version":1,"id":1,"schema":` + string(marshal(recV1)) + `}`},
+		{"POST", "/subjects/u", body(spaced), 200, `{"subject":"u","version":1,"id":1,` + guidJSON(recV1) + `"schema":` + string(marshal(recV1)) + `}`},
 		{"POST", "/subjects/u", body(recBad), 404, `{"error_code":40403,"message":"Schema not found"}`},
 		{"POST", "/subjects/nope", body(recV1), 404, `{"error_code":40401,"message":"Subject 'nope' not found."}`},
-		{"GET", "/schemas/ids/2", "", 200, `{"schema":` + string(marshal(recV2)) + `}`},
+		{"GET", "/schemas/ids/2", "", 200, `{` + guidJSON(recV2) + `"schema":` + string(marshal(recV2)) + `}`},
 		{"GET", "/schemas/ids/1/schema", "", 200, recV1},
 		{"GET", "/schemas/ids/1/versions", "", 200, `[{"subject":"u","version":1},{"subject":"w","version":1}]`},
 		{"GET", "/schemas/ids/1/subjects", "", 200, `["u","w"]`},
 		{"GET", "/schemas/ids/3", "", 404, `{"error_code":40403,"message":"Schema 3 not found"}`},
 		{"GET", "/schemas?latestOnly=true", "", 200, `~{"subject":"u","version":2,"id":2`},
-		{"GET", "/schemas?subjectPrefix=w", "", 200, `[{"subject":"w","version":1,"id":1,"schema":` + string(marshal(recV1)) + `}]`},
+		{"GET", "/schemas?subjectPrefix=w", "", 200, `[{"subject":"w","version":1,"id":1,` + guidJSON(recV1) + `"schema":` + string(marshal(recV1)) + `}]`},
 		{"GET", "/subjects/u/versions/3", "", 404, `{"error_code":40402,"message":"Version 3 not found."}`},
 		{"GET", "/subjects/u/versions/zero", "", 422, `~{"error_code":42202,"message":"The specified version 'zero' is not a valid version id.`},
 		{"GET", "/subjects/u/versions/0", "", 422, `~{"error_code":42202`},
 		// Key order never tells Avro schemas apart (Confluent compares
 		// Avro's rendering), whichever order was stored first.
-		{"POST", "/subjects/u/versions", body(reordered), 200, `{"id":1}`},
-		{"POST", "/subjects/r/versions", body(reordered), 200, `{"id":1}`},
-		{"POST", "/subjects/r/versions", body(recV1), 200, `{"id":1}`},
-		{"POST", "/subjects/r", body(recV1), 200, `{"subject":"r","version":1,"id":1,"schema":` + string(marshal(reordered)) + `}`},
+		{"POST", "/subjects/u/versions", body(reordered), 200, registered(1)},
+		{"POST", "/subjects/r/versions", body(reordered), 200, registered(1)},
+		{"POST", "/subjects/r/versions", body(recV1), 200, registered(1)},
+		{"POST", "/subjects/r", body(recV1), 200, `{"subject":"r","version":1,"id":1,` + guidJSON(reordered) + `"schema":` + string(marshal(reordered)) + `}`},
 		{"GET", "/subjects/r/versions", "", 200, `[1]`},
 	})
 }
@@ -135,11 +150,11 @@ func TestReferences(t *testing.T) {
 	person := `{"type":"record","name":"Person","namespace":"samsa","fields":[{"name":"home","type":"samsa.Address"}]}`
 	withRef := `{"schema":` + string(marshal(person)) + `,"references":[{"name":"samsa.Address","subject":"address","version":1}]}`
 	tr.script(t, []step{
-		{"POST", "/subjects/address/versions", body(address), 200, `{"id":1}`},
+		{"POST", "/subjects/address/versions", body(address), 200, registered(1)},
 		{"POST", "/subjects/person/versions", body(person), 422, `~{"error_code":42201`},
-		{"POST", "/subjects/person/versions", withRef, 200, `{"id":2}`},
+		{"POST", "/subjects/person/versions", withRef, 200, registered(2)},
 		{"POST", "/subjects/person", withRef, 200, `~"references":[{"name":"samsa.Address","subject":"address","version":1}]`},
-		{"GET", "/schemas/ids/2", "", 200, `{"references":[{"name":"samsa.Address","subject":"address","version":1}],"schema":` + string(marshal(person)) + `}`},
+		{"GET", "/schemas/ids/2", "", 200, `{` + guidJSON(person, Reference{"samsa.Address", "address", 1}) + `"references":[{"name":"samsa.Address","subject":"address","version":1}],"schema":` + string(marshal(person)) + `}`},
 		{"GET", "/subjects/address/versions/1/referencedby", "", 200, `[2]`},
 		{"POST", "/subjects/other/versions", `{"schema":` + string(marshal(person)) + `,"references":[{"name":"samsa.Address","subject":"address","version":7}]}`, 422, `~{"error_code":42201`},
 		{"DELETE", "/subjects/address/versions/1", "", 422, `{"error_code":42206,"message":"One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=address,version=1}."}`},
@@ -150,8 +165,8 @@ func TestReferences(t *testing.T) {
 func TestDeletes(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.script(t, []step{
-		{"POST", "/subjects/u/versions", body(recV1), 200, `{"id":1}`},
-		{"POST", "/subjects/u/versions", body(recV2), 200, `{"id":2}`},
+		{"POST", "/subjects/u/versions", body(recV1), 200, registered(1)},
+		{"POST", "/subjects/u/versions", body(recV2), 200, registered(2)},
 		{"DELETE", "/subjects/u/versions/1?permanent=true", "", 404, `{"error_code":40407,"message":"Subject 'u' Version 1 was not deleted first before being permanently deleted"}`},
 		{"DELETE", "/subjects/u/versions/1", "", 200, `1`},
 		{"DELETE", "/subjects/u/versions/1", "", 404, `{"error_code":40402,"message":"Version 1 not found."}`},
@@ -168,7 +183,7 @@ func TestDeletes(t *testing.T) {
 		{"GET", "/subjects?deleted=true", "", 200, `["u"]`},
 		{"GET", "/subjects?deletedOnly=true", "", 200, `["u"]`},
 		// A soft-deleted schema registered again gets its id back and a new version.
-		{"POST", "/subjects/u/versions", body(recV2), 200, `{"id":2}`},
+		{"POST", "/subjects/u/versions", body(recV2), 200, registered(2)},
 		{"GET", "/subjects/u/versions", "", 200, `[3]`},
 		{"DELETE", "/subjects/u", "", 200, `[3]`},
 		{"DELETE", "/subjects/u?permanent=true", "", 200, `[2,3]`},
@@ -189,8 +204,8 @@ func TestConfigAndMode(t *testing.T) {
 		{"GET", "/config/u?defaultToGlobal=true", "", 200, `{"compatibilityLevel":"FULL_TRANSITIVE"}`},
 		{"PUT", "/config/u", `{"compatibility":"NONE","normalize":true}`, 200, `{"compatibility":"NONE","normalize":true}`},
 		{"GET", "/config/u", "", 200, `{"normalize":true,"compatibilityLevel":"NONE"}`},
-		{"POST", "/subjects/u/versions", body(recV1), 200, `{"id":1}`},
-		{"POST", "/subjects/u/versions", body(recBad), 200, `{"id":2}`},
+		{"POST", "/subjects/u/versions", body(recV1), 200, registered(1)},
+		{"POST", "/subjects/u/versions", body(recBad), 200, registered(2)},
 		{"DELETE", "/config/u", "", 200, `{"normalize":true,"compatibilityLevel":"NONE"}`},
 		{"DELETE", "/config/u", "", 404, `~{"error_code":40408`},
 		{"GET", "/mode", "", 200, `{"mode":"READWRITE"}`},
@@ -207,13 +222,13 @@ func TestConfigAndMode(t *testing.T) {
 		{"POST", "/subjects/imp/versions", `{"schema":"\"string\"","id":50}`, 422, `{"error_code":42205,"message":"Subject imp in context . is not in import mode"}`},
 		{"PUT", "/mode?force=true", `{"mode":"import"}`, 200, `{"mode":"IMPORT"}`},
 		{"POST", "/subjects/imp/versions", body(`"string"`), 422, `{"error_code":42205,"message":"Subject imp in context . is not in read-write mode"}`},
-		{"POST", "/subjects/imp/versions", `{"schema":"\"string\"","id":50,"version":4}`, 200, `{"id":50}`},
+		{"POST", "/subjects/imp/versions", `{"schema":"\"string\"","id":50,"version":4}`, 200, registered(50)},
 		{"GET", "/subjects/imp/versions", "", 200, `[4]`},
 		{"POST", "/subjects/imp2/versions", `{"schema":"\"long\"","id":50}`, 422, `{"error_code":42205,"message":"Overwrite new schema with id 50 in context . is not permitted."}`},
-		{"POST", "/subjects/imp2/versions", `{"schema":"\"string\"","id":50}`, 200, `{"id":50}`},
+		{"POST", "/subjects/imp2/versions", `{"schema":"\"string\"","id":50}`, 200, registered(50)},
 		{"PUT", "/mode", `{"mode":"READWRITE"}`, 200, `{"mode":"READWRITE"}`},
 		// Ids go on after the highest imported one.
-		{"POST", "/subjects/next/versions", body(`"bytes"`), 200, `{"id":51}`},
+		{"POST", "/subjects/next/versions", body(`"bytes"`), 200, registered(51)},
 	})
 }
 
@@ -262,7 +277,7 @@ func TestCompatibilityPolicy(t *testing.T) {
 	added := `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}`
 	closed := `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`
 	tr.script(t, []step{
-		{"POST", "/subjects/j/versions", typed("JSON", v1, ""), 200, `{"id":1}`},
+		{"POST", "/subjects/j/versions", typed("JSON", v1, ""), 200, registered(1)},
 		{"POST", "/compatibility/subjects/j/versions/latest?verbose=true", typed("JSON", added, ""), 200,
 			`~"OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL`},
 		{"PUT", "/config/j", `{"compatibilityPolicy":"lenient"}`, 200, `{"compatibilityPolicy":"lenient"}`},
@@ -271,7 +286,7 @@ func TestCompatibilityPolicy(t *testing.T) {
 		// FULL: read both ways, each change ignorable by the reader.
 		{"PUT", "/config/j", `{"compatibility":"FULL"}`, 200, `{"compatibility":"FULL"}`},
 		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", closed, ""), 200, `{"is_compatible":true}`},
-		{"POST", "/subjects/j/versions", typed("JSON", added, ""), 200, `{"id":2}`},
+		{"POST", "/subjects/j/versions", typed("JSON", added, ""), 200, registered(2)},
 		// A type changed is no less incompatible.
 		{"POST", "/compatibility/subjects/j/versions/latest", typed("JSON", strings.Replace(added, "integer", "string", 1), ""), 200, `{"is_compatible":false}`},
 		// The global policy reaches subjects without one; a name Confluent
@@ -298,11 +313,11 @@ func TestJSONSchema(t *testing.T) {
 	person := `{"type":"object","properties":{"name":{"type":"string"},"home":{"$ref":"address.json"}},"required":["name"]}`
 	ref := `{"name":"address.json","subject":"address","version":1}`
 	tr.script(t, []step{
-		{"POST", "/subjects/address/versions", typed("JSON", addr, ""), 200, `{"id":1}`},
+		{"POST", "/subjects/address/versions", typed("JSON", addr, ""), 200, registered(1)},
 		{"POST", "/subjects/person/versions", typed("JSON", person, ""), 422, `~{"error_code":42201`},
-		{"POST", "/subjects/person/versions", typed("JSON", person, ref), 200, `{"id":2}`},
+		{"POST", "/subjects/person/versions", typed("JSON", person, ref), 200, registered(2)},
 		{"POST", "/subjects/person", typed("JSON", strings.ReplaceAll(person, ",", ", "), ref), 200, `~"id":2`},
-		{"GET", "/subjects/person/versions/1", "", 200, `{"subject":"person","version":1,"id":2,"schemaType":"JSON","references":[` + ref + `],"schema":` + string(marshal(person)) + `}`},
+		{"GET", "/subjects/person/versions/1", "", 200, `{"subject":"person","version":1,"id":2,` + guidJSON(person, Reference{"address.json", "address", 1}) + `"schemaType":"JSON","references":[` + ref + `],"schema":` + string(marshal(person)) + `}`},
 		{"POST", "/subjects/bad/versions", typed("JSON", `{"type":5}`, ""), 422, `~{"error_code":42201`},
 		{"POST", "/subjects/bad/versions", typed("JSON", `{"$ref":"https://example.org/x.json"}`, ""), 422, `~{"error_code":42201`},
 		{"POST", "/subjects/bad/versions", typed("JSON", `{"$ref":"file:///etc/passwd"}`, ""), 422, `~{"error_code":42201`},
@@ -317,12 +332,12 @@ func TestProtobuf(t *testing.T) {
 		"message Order { int64 id = 1; google.protobuf.Timestamp at = 2; Address ship_to = 3; }\n"
 	ref := `{"name":"samsa/address.proto","subject":"address","version":1}`
 	tr.script(t, []step{
-		{"POST", "/subjects/address/versions", typed("PROTOBUF", common, ""), 200, `{"id":1}`},
+		{"POST", "/subjects/address/versions", typed("PROTOBUF", common, ""), 200, registered(1)},
 		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ""), 422, `~{"error_code":42201`},
-		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, `{"id":2}`},
-		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, `{"id":2}`},
+		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, registered(2)},
+		{"POST", "/subjects/order/versions", typed("PROTOBUF", order, ref), 200, registered(2)},
 		{"POST", "/subjects/order", typed("PROTOBUF", order, ref), 200, `~"schemaType":"PROTOBUF"`},
-		{"GET", "/schemas/ids/1", "", 200, `{"schemaType":"PROTOBUF","schema":` + string(marshal(strings.TrimSpace(common))) + `}`},
+		{"GET", "/schemas/ids/1", "", 200, `{` + guidJSON(strings.TrimSpace(common)) + `"schemaType":"PROTOBUF","schema":` + string(marshal(strings.TrimSpace(common))) + `}`},
 		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; message M { strin x = 1; }", ""), 422, `~{"error_code":42201`},
 		{"POST", "/subjects/bad/versions", typed("PROTOBUF", "syntax = \"proto3\"; import \"/etc/passwd\";", ""), 422, `~{"error_code":42201`},
 	})

@@ -18,7 +18,7 @@ import (
 // SUBJECT_COMPATIBILITY_READ and _WRITE on the path's subject, their
 // GLOBAL_ forms on the registry as a whole; lists (GET /subjects,
 // /schemas, an id's subjects) answer only the subjects the principal may
-// read, and a schema by id is answered when it may read one of the
+// read, and a schema by id or GUID is answered when it may read one of the
 // subjects the id is registered under (Confluent's SCHEMA_READ). A route
 // without a declaration is refused (TestEveryRouteDeclaresAccess).
 
@@ -77,6 +77,8 @@ var accessOf = map[string]access{
 	"GET /schemas/ids/{id}/schema":                            readableListed,
 	"GET /schemas/ids/{id}/versions":                          readableListed,
 	"GET /schemas/ids/{id}/subjects":                          readableListed,
+	"GET /schemas/guids/{guid}":                               readableListed,
+	"GET /schemas/guids/{guid}/ids":                           readableListed,
 	"GET /config":                                             globalConfig,
 	"PUT /config":                                             globalAlter,
 	"DELETE /config":                                          globalAlter,

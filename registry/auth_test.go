@@ -52,23 +52,26 @@ func TestBasicAuthAndACLs(t *testing.T) {
 	})
 	tr.user, tr.password = "admin", "admin-secret"
 	tr.script(t, []step{
-		{"POST", "/subjects/a-value/versions", body(`"string"`), 200, `{"id":1}`},
-		{"POST", "/subjects/b-value/versions", body(`"long"`), 200, `{"id":2}`},
+		{"POST", "/subjects/a-value/versions", body(`"string"`), 200, registered(1)},
+		{"POST", "/subjects/b-value/versions", body(`"long"`), 200, registered(2)},
 		{"GET", "/subjects", "", 200, `["a-value","b-value"]`},
 	})
 	tr.user, tr.password = "alice", "alice-secret"
 	tr.script(t, []step{
 		{"GET", "/subjects", "", 200, `["a-value"]`},
 		{"GET", "/schemas/types", "", 200, `["JSON","PROTOBUF","AVRO"]`},
-		{"POST", "/subjects/a-value/versions", body(`"string"`), 200, `{"id":1}`},
+		{"POST", "/subjects/a-value/versions", body(`"string"`), 200, registered(1)},
 		{"GET", "/subjects/a-value/versions", "", 200, `[1]`},
 		{"GET", "/subjects/b-value/versions", "", 403, `{"error_code":40301,"message":"User is denied operation Read on Subject: b-value"}`},
 		{"POST", "/subjects/b-value/versions", body(`"long"`), 403, `{"error_code":40301,"message":"User is denied operation Write on Subject: b-value"}`},
 		{"DELETE", "/subjects/a-value", "", 403, `{"error_code":40301,"message":"User is denied operation Delete on Subject: a-value"}`},
 		{"PUT", "/config", `{"compatibility":"NONE"}`, 403, `{"error_code":40301,"message":"User is denied operation GlobalAlterCompatibility on the schema registry"}`},
 		{"GET", "/config/a-value", "", 403, `~40301`},
-		{"GET", "/schemas/ids/1", "", 200, `{"schema":"\"string\""}`},
+		{"GET", "/schemas/ids/1", "", 200, `{` + guidJSON(`"string"`) + `"schema":"\"string\""}`},
 		{"GET", "/schemas/ids/2", "", 403, `{"error_code":40301,"message":"User is denied operation Read on Schema: 2"}`},
-		{"GET", "/schemas", "", 200, `[{"subject":"a-value","version":1,"id":1,"schema":"\"string\""}]`},
+		{"GET", "/schemas/guids/" + guidText(`"long"`), "", 403, `{"error_code":40301,"message":"User is denied operation Read on Schema: ` + guidText(`"long"`) + `"}`},
+		{"GET", "/schemas/guids/" + guidText(`"long"`) + "/ids", "", 200, `[]`},
+		{"GET", "/schemas/guids/" + guidText(`"string"`) + "/ids", "", 200, `[{"context":".","id":1}]`},
+		{"GET", "/schemas", "", 200, `[{"subject":"a-value","version":1,"id":1,` + guidJSON(`"string"`) + `"schema":"\"string\""}]`},
 	})
 }

@@ -48,9 +48,9 @@ func TestResolvedFormat(t *testing.T) {
 	refs := `{"name":"com.acme.Address","subject":"address","version":1},{"name":"com.acme.geo.Point","subject":"point","version":1}`
 	order := typed(typeAvro, resolvedOrder, refs)
 	tr.script(t, []step{
-		{"POST", "/subjects/point/versions", body(resolvedPoint), 200, `{"id":1}`},
-		{"POST", "/subjects/address/versions", typed(typeAvro, resolvedAddress, `{"name":"com.acme.geo.Point","subject":"point","version":1}`), 200, `{"id":2}`},
-		{"POST", "/subjects/order/versions", order, 200, `{"id":3}`},
+		{"POST", "/subjects/point/versions", body(resolvedPoint), 200, registered(1)},
+		{"POST", "/subjects/address/versions", typed(typeAvro, resolvedAddress, `{"name":"com.acme.geo.Point","subject":"point","version":1}`), 200, registered(2)},
+		{"POST", "/subjects/order/versions", order, 200, registered(3)},
 		{"GET", "/schemas/ids/3?format=resolved", "", 200, `~"schema":` + string(marshal(resolvedWant)) + `}`},
 		{"GET", "/schemas/ids/3/schema?format=RESOLVED", "", 200, resolvedWant},
 		{"GET", "/subjects/order/versions/1?format=resolved", "", 200, `~"schema":` + string(marshal(resolvedWant)) + `}`},

@@ -15,24 +15,24 @@ import (
 func TestContexts(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.script(t, []step{
-		{"POST", "/subjects/s/versions", body(`"string"`), 200, `{"id":1}`},
+		{"POST", "/subjects/s/versions", body(`"string"`), 200, registered(1)},
 		// Another context's first schema is its id 1 too.
-		{"POST", "/subjects/:.ctx:s/versions", body(`"long"`), 200, `{"id":1}`},
+		{"POST", "/subjects/:.ctx:s/versions", body(`"long"`), 200, registered(1)},
 		// The same schema in a third context: its own id 1.
-		{"POST", "/subjects/:.other:t/versions", body(`"string"`), 200, `{"id":1}`},
-		{"POST", "/subjects/:.ctx:u/versions", body(`"int"`), 200, `{"id":2}`},
-		{"POST", "/subjects/u/versions", body(`"int"`), 200, `{"id":2}`},
+		{"POST", "/subjects/:.other:t/versions", body(`"string"`), 200, registered(1)},
+		{"POST", "/subjects/:.ctx:u/versions", body(`"int"`), 200, registered(2)},
+		{"POST", "/subjects/u/versions", body(`"int"`), 200, registered(2)},
 		{"GET", "/contexts", "", 200, `[".",".ctx",".other"]`},
 		{"GET", "/subjects", "", 200, `[":.ctx:s",":.ctx:u",":.other:t","s","u"]`},
 		{"GET", "/subjects?subjectPrefix=:.ctx:", "", 200, `[":.ctx:s",":.ctx:u"]`},
 		{"GET", "/subjects?subjectPrefix=:*:s", "", 200, `[":.ctx:s","s"]`},
 		{"GET", "/subjects?subjectPrefix=s", "", 200, `["s"]`},
-		{"GET", "/schemas/ids/1", "", 200, `{"schema":"\"string\""}`},
-		{"GET", "/schemas/ids/1?subject=:.ctx:s", "", 200, `{"schema":"\"long\""}`},
+		{"GET", "/schemas/ids/1", "", 200, `{` + guidJSON(`"string"`) + `"schema":"\"string\""}`},
+		{"GET", "/schemas/ids/1?subject=:.ctx:s", "", 200, `{` + guidJSON(`"long"`) + `"schema":"\"long\""}`},
 		{"GET", "/schemas/ids/2/subjects?subject=:.ctx:u", "", 200, `[":.ctx:u"]`},
 		// ":.:name" is the default context's name.
-		{"GET", "/subjects/:.:s/versions/1", "", 200, `{"subject":"s","version":1,"id":1,"schema":"\"string\""}`},
-		{"GET", "/subjects/:.ctx:s/versions/1", "", 200, `{"subject":":.ctx:s","version":1,"id":1,"schema":"\"long\""}`},
+		{"GET", "/subjects/:.:s/versions/1", "", 200, `{"subject":"s","version":1,"id":1,` + guidJSON(`"string"`) + `"schema":"\"string\""}`},
+		{"GET", "/subjects/:.ctx:s/versions/1", "", 200, `{"subject":":.ctx:s","version":1,"id":1,` + guidJSON(`"long"`) + `"schema":"\"long\""}`},
 		// No association is kept: none is found, and the serializers
 		// fall back to their subject name strategy.
 		{"GET", "/associations/resources/lkc-1/orders?resourceType=topic&associationType=value", "", 200, `[]`},
@@ -142,14 +142,14 @@ func TestContextURL(t *testing.T) {
 func TestContextURLs(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.script(t, []step{
-		{"POST", "/subjects/s/versions", body(recV1), 200, `{"id":1}`},
-		{"POST", "/contexts/.ctx/subjects/s/versions", body(`"long"`), 200, `{"id":1}`},
-		{"POST", "/contexts/ctx/subjects/t/versions", body(recV1), 200, `{"id":2}`},
+		{"POST", "/subjects/s/versions", body(recV1), 200, registered(1)},
+		{"POST", "/contexts/.ctx/subjects/s/versions", body(`"long"`), 200, registered(1)},
+		{"POST", "/contexts/ctx/subjects/t/versions", body(recV1), 200, registered(2)},
 		{"GET", "/contexts/.ctx/subjects", "", 200, `[":.ctx:s",":.ctx:t"]`},
 		{"GET", "/contexts/:.:/subjects?subjectPrefix=s", "", 200, `["s"]`},
 		{"GET", "/contexts/.ctx/subjects/s/versions", "", 200, `[1]`},
-		{"GET", "/contexts/.ctx/subjects/s/versions/latest", "", 200, `{"subject":":.ctx:s","version":1,"id":1,"schema":"\"long\""}`},
-		{"GET", "/contexts/.ctx/schemas/ids/1", "", 200, `{"schema":"\"long\""}`},
+		{"GET", "/contexts/.ctx/subjects/s/versions/latest", "", 200, `{"subject":":.ctx:s","version":1,"id":1,` + guidJSON(`"long"`) + `"schema":"\"long\""}`},
+		{"GET", "/contexts/.ctx/schemas/ids/1", "", 200, `{` + guidJSON(`"long"`) + `"schema":"\"long\""}`},
 		{"GET", "/contexts/.ctx/schemas/ids/1/versions", "", 200, `[{"subject":":.ctx:s","version":1}]`},
 		{"GET", "/contexts/.ctx/schemas?subjectPrefix=t", "", 200, `~"subject":":.ctx:t","version":1,"id":2`},
 		{"POST", "/contexts/.ctx/subjects/t", body(recV1), 200, `~"subject":":.ctx:t","version":1,"id":2`},
@@ -161,13 +161,13 @@ func TestContextURLs(t *testing.T) {
 		{"GET", "/contexts/.ctx/config/t?defaultToGlobal=true", "", 200, `{"compatibilityLevel":"NONE"}`},
 		{"POST", "/contexts/.ctx/compatibility/subjects/t/versions/latest", body(recBad), 200, `{"is_compatible":true}`},
 		{"POST", "/subjects/s/versions", body(recBad), 409, `~"error_code":409`},
-		{"POST", "/contexts/.ctx/subjects/t/versions", body(recBad), 200, `{"id":3}`},
+		{"POST", "/contexts/.ctx/subjects/t/versions", body(recBad), 200, registered(3)},
 		// The default context's config does not reach another context
 		// (there the registry's default level rules).
 		{"PUT", "/contexts/:.:/config", `{"compatibility":"NONE"}`, 200, `{"compatibility":"NONE"}`},
 		{"GET", "/config", "", 200, `{"compatibilityLevel":"NONE"}`},
-		{"POST", "/subjects/s/versions", body(recBad), 200, `{"id":2}`},
-		{"POST", "/contexts/.other/subjects/o/versions", body(recV1), 200, `{"id":1}`},
+		{"POST", "/subjects/s/versions", body(recBad), 200, registered(2)},
+		{"POST", "/contexts/.other/subjects/o/versions", body(recV1), 200, registered(1)},
 		{"POST", "/contexts/.other/subjects/o/versions", body(recBad), 409, `~"error_code":409`},
 		{"PUT", "/contexts/.ctx/mode", `{"mode":"READONLY"}`, 200, `{"mode":"READONLY"}`},
 		{"POST", "/contexts/.ctx/subjects/t/versions", body(recV2), 422, `~"error_code":42205`},

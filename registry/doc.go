@@ -16,6 +16,8 @@
 //	    {"subject":"s","version":1,"id":1,"schemaType":"AVRO",
 //	     "references":[{"name":"n","subject":"t","version":1}],
 //	     "metadata":{...},"ruleSet":{...},"schema":"...","deleted":false}
+//	    (Confluent adds "md5":"<base64>" after "id" when it encrypts
+//	    sensitive metadata: the schema's GUID, kept as read; see guid.go)
 //	{"keytype":"CONFIG","subject":"s","magic":0}   (no subject: global)
 //	    {"subject":"s","normalize":true,"compatibilityLevel":"FULL"}
 //	{"keytype":"MODE","subject":"s","magic":0}     (no subject: global)

@@ -63,6 +63,7 @@ type schemaValue struct {
 	Subject    string          `json:"subject"`
 	Version    int             `json:"version"`
 	ID         int             `json:"id"`
+	MD5        string          `json:"md5,omitempty"` // the GUID's bytes in base64, when Confluent wrote them (guidOf)
 	SchemaType string          `json:"schemaType,omitempty"`
 	References []Reference     `json:"references,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`

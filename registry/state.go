@@ -15,6 +15,15 @@ type version struct {
 	// order (parsed.normalized), for matching: key order never tells two
 	// Avro schemas apart, as Confluent compares Avro's own rendering.
 	avroKey string
+	guid    guid // its GUID (guidOf)
+}
+
+// derive sets what a version's fields derive.
+func (v *version) derive() {
+	if v.SchemaType == typeAvro {
+		_, v.avroKey, _ = compactJSON(v.Schema)
+	}
+	v.guid = guidOf(&v.schemaValue)
 }
 
 // State is the registry as replayed from _schemas: subjects and their
@@ -24,6 +33,7 @@ type State struct {
 	mu       sync.RWMutex
 	subjects map[string]map[int]*version // guarded by mu; subject → version number → version
 	byID     map[ctxID][]*version        // guarded by mu; context and id → the versions registered with it
+	byGUID   map[guid][]*version         // guarded by mu; GUID → the versions whose schema has it
 	maxID    map[string]int              // guarded by mu; context → the highest id seen in it
 	configs  map[string]configValue      // guarded by mu; "" is the global config
 	modes    map[string]string           // guarded by mu; "" is the global mode
@@ -36,7 +46,7 @@ type State struct {
 }
 
 func newState() *State {
-	return &State{subjects: map[string]map[int]*version{}, byID: map[ctxID][]*version{}, maxID: map[string]int{},
+	return &State{subjects: map[string]map[int]*version{}, byID: map[ctxID][]*version{}, byGUID: map[guid][]*version{}, maxID: map[string]int{},
 		configs: map[string]configValue{}, modes: map[string]string{}, ctxs: map[string]bool{}, moved: make(chan struct{}),
 		parsed: map[*version]*parsed{}}
 }
@@ -159,9 +169,7 @@ func (s *State) applyOne(r Record) error {
 // number; the caller holds mu.
 func (s *State) putVersion(v *version) {
 	s.dropVersion(v.Subject, v.Version)
-	if v.SchemaType == typeAvro {
-		_, v.avroKey, _ = compactJSON(v.Schema)
-	}
+	v.derive()
 	vs := s.subjects[v.Subject]
 	if vs == nil {
 		vs = map[int]*version{}
@@ -170,6 +178,7 @@ func (s *State) putVersion(v *version) {
 	vs[v.Version] = v
 	k := ctxID{contextOf(v.Subject), v.ID}
 	s.byID[k] = append(s.byID[k], v)
+	s.byGUID[v.guid] = append(s.byGUID[v.guid], v)
 	s.maxID[k.ctx] = max(s.maxID[k.ctx], v.ID)
 }
 
@@ -184,12 +193,16 @@ func (s *State) dropVersion(subject string, n int) {
 	if len(vs) == 0 {
 		delete(s.subjects, subject)
 	}
-	k := ctxID{contextOf(subject), old.ID}
-	ids := slices.DeleteFunc(s.byID[k], func(v *version) bool { return v == old })
-	if len(ids) == 0 {
-		delete(s.byID, k)
+	unindex(s.byID, ctxID{contextOf(subject), old.ID}, old)
+	unindex(s.byGUID, old.guid, old)
+}
+
+// unindex removes v from an index's entry k.
+func unindex[K comparable](index map[K][]*version, k K, v *version) {
+	if vs := slices.DeleteFunc(index[k], func(o *version) bool { return o == v }); len(vs) == 0 {
+		delete(index, k)
 	} else {
-		s.byID[k] = ids
+		index[k] = vs
 	}
 }
 

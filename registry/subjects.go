@@ -25,6 +25,7 @@ type schemaResponse struct {
 	Subject    string          `json:"subject,omitempty"`
 	Version    int             `json:"version,omitempty"`
 	ID         int             `json:"id,omitempty"`
+	GUID       string          `json:"guid,omitempty"`
 	SchemaType string          `json:"schemaType,omitempty"`
 	References []Reference     `json:"references,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
@@ -33,8 +34,8 @@ type schemaResponse struct {
 }
 
 func responseOf(v *version) schemaResponse {
-	out := schemaResponse{Subject: v.Subject, Version: v.Version, ID: v.ID, References: v.References,
-		Metadata: v.Metadata, RuleSet: v.RuleSet, Schema: v.Schema}
+	out := schemaResponse{Subject: v.Subject, Version: v.Version, ID: v.ID, GUID: v.guid.String(),
+		References: v.References, Metadata: v.Metadata, RuleSet: v.RuleSet, Schema: v.Schema}
 	if v.SchemaType != typeAvro {
 		out.SchemaType = v.SchemaType
 	}
@@ -278,40 +279,53 @@ func (r *Registry) register(_ http.ResponseWriter, req *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	var id int
+	var got schemaValue
 	err = r.write(req.Context(), func() ([]Record, error) {
 		s := r.state
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		recs, got, err := s.registration(subject, sr, queryBool(req, "normalize"), r.cfg.Compatibility)
-		id = got
+		recs, sv, err := s.registration(subject, sr, queryBool(req, "normalize"), r.cfg.Compatibility)
+		got = sv
 		return recs, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		ID int `json:"id"`
-	}{id}, nil
+	v := &version{schemaValue: got}
+	v.derive()
+	out := r.responseFor(req, v)
+	out.Subject = ""
+	return registerResponse{ID: v.ID, schemaResponse: out}, nil
+}
+
+// registerResponse is a registration's answer, as Confluent's
+// RegisterSchemaResponse: the id first, then the version registered (or
+// found) as GET /subjects/{s}/versions/{v} answers it, without the
+// subject.
+type registerResponse struct {
+	ID int `json:"id"` // hides the embedded one
+	schemaResponse
 }
 
 // registration returns the records that register sr under subject (the
 // context's CONTEXT record first, as Confluent writes it, when the
-// context has none) and the schema's id, or no record when the subject
-// has the schema already; the caller holds s.mu.
-func (s *State) registration(subject string, sr *schemaRequest, normalize bool, defaultLevel string) ([]Record, int, error) {
+// context has none) and the version they write, or no record and the
+// version that has the schema when the subject has it already; the
+// caller holds s.mu.
+func (s *State) registration(subject string, sr *schemaRequest, normalize bool, defaultLevel string) ([]Record, schemaValue, error) {
+	var none schemaValue
 	mode, ctx := s.mode(subject), contextOf(subject)
 	switch {
 	case mode == modeReadOnly || mode == modeReadOnlyOverride:
-		return nil, 0, errNotPermitted("Subject %s in context %s is in read-only mode", subject, ctx)
+		return nil, none, errNotPermitted("Subject %s in context %s is in read-only mode", subject, ctx)
 	case sr.ID != nil && mode != modeImport:
-		return nil, 0, errNotPermitted("Subject %s in context %s is not in import mode", subject, ctx)
+		return nil, none, errNotPermitted("Subject %s in context %s is not in import mode", subject, ctx)
 	case sr.ID == nil && mode != modeReadWrite:
-		return nil, 0, errNotPermitted("Subject %s in context %s is not in read-write mode", subject, ctx)
+		return nil, none, errNotPermitted("Subject %s in context %s is not in read-write mode", subject, ctx)
 	}
 	p, err := s.parseRequest(sr)
 	if err != nil {
-		return nil, 0, err
+		return nil, none, err
 	}
 	normalize = normalize || s.normalize(subject)
 	live := s.versions(subject, false)
@@ -325,22 +339,22 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 	}
 	for _, v := range live {
 		if s.matches(v, p, sr.References, c, normalize) && (sr.ID == nil || *sr.ID == v.ID) {
-			return nil, v.ID, nil
+			return nil, v.schemaValue, nil
 		}
 	}
 	if mode != modeImport {
 		if msgs := s.incompatibilities(s.rule(subject, defaultLevel), p, live, false); len(msgs) > 0 {
-			return nil, 0, errf(409, 409, "Schema being registered is incompatible with an earlier schema for subject \"%s\", details: %v", subject, msgs)
+			return nil, none, errf(409, 409, "Schema being registered is incompatible with an earlier schema for subject \"%s\", details: %v", subject, msgs)
 		}
 	}
 	id := -1
 	if sr.ID != nil {
 		id = *sr.ID
 		if id < 0 {
-			return nil, 0, errf(422, 42201, "Invalid schema id %d", id)
+			return nil, none, errf(422, 42201, "Invalid schema id %d", id)
 		}
 		if old := s.schemaByID(ctx, id); old != nil && !s.matches(old, p, sr.References, c, normalize) {
-			return nil, 0, errNotPermitted("Overwrite new schema with id %d in context %s is not permitted.", id, ctx)
+			return nil, none, errNotPermitted("Overwrite new schema with id %d in context %s is not permitted.", id, ctx)
 		}
 	} else {
 		for k, vs := range s.byID {
@@ -363,9 +377,9 @@ func (s *State) registration(subject string, sr *schemaRequest, normalize bool, 
 	if ctx != defaultContext && !s.ctxs[ctx] {
 		recs = append(recs, contextRecord(ctx))
 	}
-	recs = append(recs, schemaRecord(schemaValue{Subject: subject, Version: n, ID: id, SchemaType: p.typ, References: sr.References,
-		Metadata: c.metadata, RuleSet: c.ruleSet, Schema: p.text(normalize)}))
-	return recs, id, nil
+	sv := schemaValue{Subject: subject, Version: n, ID: id, SchemaType: p.typ, References: sr.References,
+		Metadata: c.metadata, RuleSet: c.ruleSet, Schema: p.text(normalize)}
+	return append(recs, schemaRecord(sv)), sv, nil
 }
 
 func (r *Registry) deleteVersion(_ http.ResponseWriter, req *http.Request) (any, error) {
