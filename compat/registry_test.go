@@ -291,8 +291,10 @@ func TestSchemaRegistryPythonProtobufJSON(t *testing.T) {
 // (@confluentinc/schemaregistry) with its Avro (schema derived and
 // registered by the serializer, then evolved), Protobuf (descriptors
 // registered by the serializer) and JSON Schema serdes, producing and
-// consuming through samsa with kafkajs; what it registered is then read
-// through samsa's REST API.
+// consuming through samsa with kafkajs; with HeaderSchemaIdSerializer,
+// the schema's GUID in the __value_schema_id header, read back through
+// GET /schemas/guids/{guid}; what it registered is then read through
+// samsa's REST API.
 func TestSchemaRegistryNodeSerdes(t *testing.T) {
 	b, cl := startRegistryBroker(t, nil)
 	waitWriter(t, cl)

@@ -9,14 +9,15 @@
 // Usage: node schema_registry.js BOOTSTRAP REGISTRY_URL PREFIX
 // Registers and evolves a subject per format (PREFIX-avro-value,
 // PREFIX-proto-value, PREFIX-json-value), is refused what Confluent's
-// rules refuse, produces through the serializers, consumes everything back
-// through the deserializers and prints ok last.
+// rules refuse, produces through the serializers (to PREFIX-guid with the
+// schema's GUID in a header), consumes everything back through the
+// deserializers and prints ok last.
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 const assert = require('assert')
 const { Kafka, logLevel } = require('kafkajs')
 const {
-  SchemaRegistryClient, SerdeType,
+  SchemaRegistryClient, SerdeType, HeaderSchemaIdSerializer,
   AvroSerializer, AvroDeserializer,
   ProtobufSerializer, ProtobufDeserializer,
   JsonSerializer, JsonDeserializer
@@ -140,16 +141,60 @@ async function json (send) {
   }
 }
 
+// guids: with HeaderSchemaIdSerializer (Confluent 8.x), the Avro
+// serializer registering its schema and the JSON Schema one serializing
+// with the latest version put the GUID samsa answered in the header
+// __value_schema_id (magic byte 1, its 16 bytes) and nothing before the
+// payload; the default deserializer (DualSchemaIdDeserializer) of a new
+// client, whose caches are empty, asks GET /schemas/guids/{guid}. Two
+// formats, one a topic.
+async function guids (send) {
+  const header = { schemaIdSerializer: HeaderSchemaIdSerializer }
+  const reader = new SchemaRegistryClient({ baseURLs: [url] })
+  const jsonTopic = prefix + '-guid-json'
+  await client.register(jsonTopic + '-value', { schemaType: 'JSON', schema: '{"type":"object","properties":{"name":{"type":"string"}}}' })
+  const formats = [
+    [prefix + '-guid-avro', new AvroSerializer(client, VALUE, { ...header, autoRegisterSchemas: true }), new AvroDeserializer(reader, VALUE, {}),
+      [{ name: 'g0', age: 40 }, { name: 'g1', age: 41 }]],
+    [jsonTopic, new JsonSerializer(client, VALUE, { ...header, useLatestVersion: true }), new JsonDeserializer(reader, VALUE, {}),
+      [{ name: 'g2' }, { name: 'g3' }]]
+  ]
+  const out = []
+  for (const [topic, ser, deser, records] of formats) {
+    for (const r of records) {
+      const headers = {}
+      const value = await ser.serialize(topic, r, headers)
+      assert.notStrictEqual(value[0], 0, 'the payload carries a schema id prefix')
+      await send(topic, value, headers)
+    }
+    const { guid } = await client.getLatestSchemaMetadata(topic + '-value')
+    assert.ok(guid, topic + ': no guid')
+    const want = Buffer.concat([Buffer.from([1]), Buffer.from(guid.replace(/-/g, ''), 'hex')])
+    out.push({
+      topic,
+      deser: {
+        deserialize: (topic, value, headers) => {
+          assert.ok(want.equals(headers.__value_schema_id), `${topic}: header ${headers.__value_schema_id?.toString('hex')}, want ${want.toString('hex')}`)
+          return deser.deserialize(topic, value, headers)
+        }
+      },
+      check: got => assert.deepStrictEqual(got.map(r => ({ ...r })), records)
+    })
+  }
+  return out
+}
+
 async function main () {
   const producer = kafka.producer({ allowAutoTopicCreation: true })
   await producer.connect()
-  const send = (topic, value) => producer.send({ topic, acks: -1, messages: [{ value }] })
+  const send = (topic, value, headers) => producer.send({ topic, acks: -1, messages: [{ value, headers }] })
   const formats = []
-  for (const f of [avro, protobuf, json]) formats.push(await f(send))
+  for (const f of [avro, protobuf, json, guids]) formats.push(...[await f(send)].flat())
   await producer.disconnect()
 
   // one consumer reads every topic back through its deserializer
-  const want = { [formats[0].topic]: 3, [formats[1].topic]: 2, [formats[2].topic]: 2 }
+  const want = Object.fromEntries(formats.map(f => [f.topic, 2]))
+  want[formats[0].topic] = 3 // avro: three records, the others two
   const got = Object.fromEntries(formats.map(f => [f.topic, []]))
   const consumer = kafka.consumer({ groupId: prefix + '-g' })
   await consumer.connect()
@@ -159,7 +204,7 @@ async function main () {
     consumer.run({
       eachMessage: async ({ topic, message }) => {
         const f = formats.find(f => f.topic === topic)
-        got[topic].push(await f.deser.deserialize(topic, message.value))
+        got[topic].push(await f.deser.deserialize(topic, message.value, message.headers))
         if (Object.keys(want).every(t => got[t].length >= want[t])) {
           clearTimeout(timer)
           resolve()
