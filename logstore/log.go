@@ -253,6 +253,10 @@ func (l *Log) RolledSegments(upTo int64) []SegmentRange {
 	return out
 }
 
+// WaitRolled waits until the background work of every roll so far is
+// done, so that RolledSegments lists every segment but the active one.
+func (l *Log) WaitRolled() { l.wg.Wait() }
+
 // SetConfig changes the log's settings; they apply from the next append
 // or retention pass.
 func (l *Log) SetConfig(cfg Config) {

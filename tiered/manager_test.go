@@ -72,6 +72,9 @@ func appendLog(t *testing.T, l *logstore.Log, n int) {
 			t.Fatal(err)
 		}
 	}
+	// What passCopies expects copied is what RolledSegments lists before
+	// and after the pass: not a segment that a roll here seals meanwhile.
+	l.WaitRolled()
 }
 
 func newTestLog(t *testing.T, segmentBytes int64) *logstore.Log {
