@@ -40,6 +40,7 @@ func (b *Broker) newTieredManager() (*tiered.Manager, error) {
 		Store:             store,
 		Meta:              b.store,
 		Interval:          b.settings.RemoteLogManagerInterval,
+		RollEvery:         b.retentionTick,
 		Workers:           func() int { return int(b.cfg().Settings().RemoteLogCopierThreads) },
 		CopyRate:          func() int64 { return b.cfg().Settings().RemoteCopyMaxBytesPerSec },
 		FetchRate:         func() int64 { return b.cfg().Settings().RemoteFetchMaxBytesPerSec },

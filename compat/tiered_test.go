@@ -27,8 +27,10 @@ import (
 	"github.com/samsa-io/samsa/internal/testutil"
 )
 
-// tieredRLM has the remote log manager of tiered brokers run every 100 ms.
-var tieredRLM = []string{"remote.log.manager.task.interval.ms", "100"}
+// tieredRLM has the remote log manager of tiered brokers run every 100 ms,
+// and their retention check (which may roll an active segment past local
+// retention) too.
+var tieredRLM = []string{"remote.log.manager.task.interval.ms", "100", "log.retention.check.interval.ms", "100"}
 
 // tieredBrokerProps are server.properties of brokers tiering to st with
 // Aiven's plugin's names, their remote log manager running every 100 ms.

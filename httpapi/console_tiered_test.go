@@ -26,7 +26,7 @@ import (
 func TestConsoleTieredTopic(t *testing.T) {
 	st := s3test.Start(t, "tiered")
 	n := testutil.StartBroker(t, st.TieredProps("samsa.http.listener", "127.0.0.1:0",
-		"remote.log.manager.task.interval.ms", "100"))
+		"remote.log.manager.task.interval.ms", "100", "log.retention.check.interval.ms", "100"))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)

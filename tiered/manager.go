@@ -60,6 +60,11 @@ type ManagerConfig struct {
 	// Interval is remote.log.manager.task.interval.ms: how often each
 	// replica gets a pass. Default 30s.
 	Interval time.Duration
+	// RollEvery is log.retention.check.interval.ms: local retention rolls
+	// a replica's active segment (Replica.RollUpTo) at most this often,
+	// at the first pass of each interval, as Kafka's retention check
+	// does; the deletions themselves run at every pass. Default 5m.
+	RollEvery time.Duration
 	// Workers is remote.log.manager.copier.thread.pool.size (dynamic,
 	// read at each pass): how many replicas have their pass at once. A
 	// replica whose pass is still under way (a store that hangs) is
@@ -132,6 +137,9 @@ type Manager struct {
 	busy    int                       // guarded by mu: replica passes under way, at most Workers
 	freed   chan struct{}             // guarded by mu: closed and replaced when a pass ends
 	sweeps  map[partKey]sweepState    // guarded by mu: the orphan sweeps of the partitions led here (sweep.go)
+	// rollChecked is when local retention last could roll each replica's
+	// active segment (RollEvery). Guarded by mu.
+	rollChecked map[partKey]time.Time
 
 	// compacted is, per partition led here, the end of what the last
 	// remote compaction pass could map (compact.go). Guarded by mu.
@@ -160,6 +168,9 @@ func NewManager(cfg ManagerConfig) *Manager {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 30 * time.Second
 	}
+	if cfg.RollEvery <= 0 {
+		cfg.RollEvery = 5 * time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -180,7 +191,7 @@ func NewManager(cfg ManagerConfig) *Manager {
 	}
 	return &Manager{cfg: cfg, kick: make(chan struct{}, 1), cache: map[partKey]Metadata{}, deleted: map[[16]byte]bool{},
 		running: map[partKey]chan struct{}{}, freed: make(chan struct{}), compacted: map[partKey]int64{}, now: time.Now,
-		sweeps: map[partKey]sweepState{}, sweepEvery: sweepEvery, sweepWindow: sweepWindow,
+		sweeps: map[partKey]sweepState{}, sweepEvery: sweepEvery, sweepWindow: sweepWindow, rollChecked: map[partKey]time.Time{},
 		copyQuota:  newRateQuota(cfg.CopyRate, cfg.CopyQuotaWindow, cfg.CopyQuotaSamples),
 		fetchQuota: newRateQuota(cfg.FetchRate, cfg.FetchQuotaWindow, cfg.FetchQuotaSamples),
 		reader:     &reader{cache: newChunkCache(cfg.Store, cfg.ChunkSize, cfg.CacheBytes)}}
@@ -226,13 +237,22 @@ func (m *Manager) pass(ctx context.Context) {
 // every worker busy no replica is always last.
 func (m *Manager) dispatch(ctx context.Context) []chan struct{} {
 	rs := m.cfg.Replicas()
-	led := map[partKey]bool{}
+	led, here := map[partKey]bool{}, map[partKey]bool{}
 	for _, r := range rs {
+		k := partKey{r.TopicID, r.Partition}
+		here[k] = true
 		if r.Leader {
-			led[partKey{r.TopicID, r.Partition}] = true
+			led[k] = true
 		}
 	}
 	m.forgetSweeps(led)
+	m.mu.Lock()
+	for k := range m.rollChecked {
+		if !here[k] {
+			delete(m.rollChecked, k)
+		}
+	}
+	m.mu.Unlock()
 	m.mu.Lock()
 	first := m.order % max(len(rs), 1)
 	m.order++
@@ -296,6 +316,9 @@ func (m *Manager) release(r Replica, done chan struct{}) {
 // passOne is one replica's pass: the leader's copy and retention, or a
 // follower's local retention.
 func (m *Manager) passOne(ctx context.Context, r Replica) {
+	if r.RollUpTo >= 0 && !m.rollDue(partKey{r.TopicID, r.Partition}) {
+		r.RollUpTo = -1
+	}
 	var err error
 	if r.Leader {
 		err = m.lead(ctx, r)
@@ -412,10 +435,26 @@ func (m *Manager) follow(ctx context.Context, r Replica) error {
 
 // deleteLocal applies local.retention.ms and .bytes to the segments
 // copied whole, rolling the active segment when it is past them too
-// (even before anything is copied, as Kafka does).
+// (even before anything is copied, as Kafka does) where the pass may
+// roll it (passOne).
 func (m *Manager) deleteLocal(r Replica, md Metadata) error {
 	_, err := r.Log.DeleteLocalSegments(m.now(), md.CopiedEnd(), r.RollUpTo, r.LocalRetentionMs, r.LocalRetentionBytes)
 	return err
+}
+
+// rollDue reports whether local retention may roll k's active segment in
+// the pass starting: the first pass of each RollEvery, as Kafka's retention check
+// every log.retention.check.interval.ms. Otherwise a partition whose copy
+// keeps up would roll a small segment at every pass.
+func (m *Manager) rollDue(k partKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if last, ok := m.rollChecked[k]; ok && now.Sub(last) < m.cfg.RollEvery {
+		return false
+	}
+	m.rollChecked[k] = now
+	return true
 }
 
 // finishLeftovers deletes the objects of segments an earlier pass (of

@@ -403,3 +403,48 @@ func TestManagerLocalRetentionDuringPass(t *testing.T) {
 		}
 	}
 }
+
+// TestManagerRollsOncePerRetentionCheck: local retention rolls a
+// partition's active segment past it (so that an idle partition ends up
+// all remote) at the first pass of each log.retention.check.interval.ms,
+// as Kafka's retention check does, not at every pass of the copier.
+func TestManagerRollsOncePerRetentionCheck(t *testing.T) {
+	t.Parallel()
+	meta, id := metaStore(t)
+	store := testStore(t, "")
+	l, r := localRetentionLeader(t, id, 30)
+	r.RollUpTo = l.EndOffset()
+	m := NewManager(ManagerConfig{NodeID: 1, Store: store, Meta: meta, RollEvery: time.Hour, Replicas: func() []Replica { return []Replica{r} }})
+	now := time.Now()
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	pass := func() (rolled []logstore.SegmentRange, copied int64) {
+		m.pass(ctx)
+		l.WaitRolled()
+		md, err := m.Metadata(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.RolledSegments(l.EndOffset()), md.CopiedEnd()
+	}
+	// The first check: the rolled segments are copied and deleted, and
+	// the active one rolls; the next pass copies and deletes it.
+	pass()
+	if rolled, copied := pass(); len(rolled) != 0 || copied != 30 || l.LocalStartOffset() != 30 {
+		t.Fatalf("after the first check: rolled %v, copied to %d, local start %d; want all 30 remote", rolled, copied, l.LocalStartOffset())
+	}
+	// Within the hour the new records stay in the active segment.
+	appendLog(t, l, 3)
+	r.RollUpTo, r.LastStableOffset = l.EndOffset(), l.EndOffset()
+	if rolled, copied := pass(); len(rolled) != 0 || copied != 30 {
+		t.Fatalf("a pass within the check interval: rolled %v, copied to %d; want the active segment kept", rolled, copied)
+	}
+	// The next check rolls it, and the pass after copies it.
+	now = now.Add(time.Hour)
+	if rolled, _ := pass(); len(rolled) != 1 || rolled[0].Base != 30 || rolled[0].Next != 33 {
+		t.Fatalf("at the next check: rolled %v, want [30, 33)", rolled)
+	}
+	if _, copied := pass(); copied != 33 {
+		t.Fatalf("copied to %d after the roll, want 33", copied)
+	}
+}
