@@ -261,10 +261,13 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch in
 	if m.pid != pid && !retryOverflow {
 		return none, kerr.InvalidProducerIDMapping
 	}
-	if m.pending {
-		// Before the epoch check: an end racing the completion of the
-		// previous one must not be taken for a fenced producer
-		// (KAFKA-18464).
+	// Before the epoch check: an end racing the completion of the
+	// previous one must not be taken for a fenced producer (KAFKA-18464).
+	// Under TV2 the previous end is not complete until its markers are
+	// written: Kafka holds the pending CompleteCommit or CompleteAbort
+	// from the answer to the EndTxn that prepared it, so any end of the
+	// id meanwhile, at the bumped epoch too, is CONCURRENT_TRANSACTIONS.
+	if m.pending || (tv >= TV2 && (m.state == PrepareCommit || m.state == PrepareAbort)) {
 		return none, kerr.ConcurrentTransactions
 	}
 	valid := epoch == m.epoch
@@ -310,15 +313,9 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch in
 		case !commit && tv >= TV2:
 			return s.endTxn(ctx, m, false, tv, true)
 		}
-	case PrepareCommit:
-		if commit {
-			return none, kerr.ConcurrentTransactions
-		}
-	case PrepareAbort:
-		if !commit {
-			return none, kerr.ConcurrentTransactions
-		}
-	case PrepareEpochFence, Dead:
+	case PrepareCommit, PrepareAbort, PrepareEpochFence, Dead:
+		// Markers on their way (Kafka's pending CompleteCommit or
+		// CompleteAbort): whichever end is asked, it waits for them.
 		return none, kerr.ConcurrentTransactions
 	}
 	return none, kerr.InvalidTxnState
