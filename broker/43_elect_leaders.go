@@ -3,7 +3,8 @@ package broker
 // ElectLeaders v0-v2. v1: election type (0 preferred, 1 unclean) and a
 // top-level error code. v2: flexible. Served by the controller, as in
 // Kafka: another broker answers NOT_CONTROLLER and the client asks the
-// controller Metadata names.
+// controller Metadata names. A timeout of 0 or less times the request out
+// unrun, as Kafka's controller does (its deadline has passed).
 
 import (
 	"context"
@@ -28,6 +29,9 @@ func (b *Broker) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respo
 			resp.ErrorCode = kerr.InvalidRequest.Code
 			return resp, nil
 		}
+	}
+	if req.TimeoutMillis <= 0 {
+		return electTimedOut(req, resp), nil
 	}
 	var parts []controller.TopicPartition
 	if req.Topics != nil {
@@ -111,4 +115,26 @@ func (b *Broker) handleElectLeaders(ctx context.Context, r *request) (kmsg.Respo
 		}
 	}
 	return resp, nil
+}
+
+// electTimedOut is Kafka 4.4's answer to an ElectLeaders whose timeout is
+// 0 or less: its controller gives the election a deadline of now plus the
+// timeout, already passed, and answers REQUEST_TIMED_OUT without electing:
+// at the top (v1+) and for each partition asked for, without a message;
+// no topics when all were asked for. kafka-go's Client.ElectLeaders sends
+// 0 unless given a Timeout.
+func electTimedOut(req *kmsg.ElectLeadersRequest, resp *kmsg.ElectLeadersResponse) *kmsg.ElectLeadersResponse {
+	resp.ErrorCode = kerr.RequestTimedOut.Code
+	for _, rt := range req.Topics {
+		t := kmsg.NewElectLeadersResponseTopic()
+		t.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition = p
+			rp.ErrorCode = kerr.RequestTimedOut.Code
+			t.Partitions = append(t.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return resp
 }
