@@ -2,7 +2,10 @@ package broker
 
 // CreateTopics v2-v7. v4: -1 partitions / replication factor take the broker
 // defaults (KIP-464). v5: flexible; the response carries the topic's
-// partition count, replication factor and configs. v7: topic ids.
+// partition count, replication factor and configs. v7: topic ids. A
+// timeout of 0 or less times every topic out unchecked (REQUEST_TIMED_OUT,
+// no message), as Kafka 4.4's controller, after authorization and the
+// duplicate check.
 
 import (
 	"context"
@@ -34,6 +37,13 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		} else if seen[rt.Topic] > 1 {
 			err = kerr.InvalidRequest
 			st.ErrorMessage = kmsg.StringPtr("duplicate topic in request: " + rt.Topic)
+		} else if req.TimeoutMillis <= 0 {
+			// Kafka's controller: the deadline (now plus the timeout)
+			// has passed, nothing is checked or created.
+			st.ErrorCode = kerr.RequestTimedOut.Code
+			st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+			resp.Topics = append(resp.Topics, st)
+			continue
 		}
 		for _, c := range rt.Configs {
 			if c.Value == nil {

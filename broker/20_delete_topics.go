@@ -1,7 +1,8 @@
 package broker
 
 // DeleteTopics v1-v6. v4: flexible. v5: error messages. v6: topics by name
-// or by id.
+// or by id. A timeout of 0 or less times every topic out unlooked-up
+// (REQUEST_TIMED_OUT, no message), as Kafka 4.4's controller.
 
 import (
 	"context"
@@ -50,6 +51,12 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = kerr.TopicAuthorizationFailed
 		case !b.deleteEnabled:
 			err = kerr.TopicDeletionDisabled
+		case req.TimeoutMillis <= 0:
+			// Kafka's controller: the deadline (now plus the timeout)
+			// has passed, no topic is looked up or deleted.
+			rt.ErrorCode = kerr.RequestTimedOut.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
 		case t == nil && tg.name == nil:
 			err = kerr.UnknownTopicID
 		case t == nil:

@@ -1,6 +1,8 @@
 package broker
 
 // CreatePartitions v0-v3. v2: flexible. v3: same as v2 (KIP-599 errors).
+// A timeout of 0 or less times every topic out unchecked
+// (REQUEST_TIMED_OUT, no message), as Kafka 4.4's controller.
 
 import (
 	"context"
@@ -20,6 +22,12 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.R
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: duplicate topic %s", kerr.InvalidRequest, rt.Topic)
+		} else if req.TimeoutMillis <= 0 {
+			// Kafka's controller: the deadline (now plus the timeout)
+			// has passed, nothing is checked or added.
+			st.ErrorCode = kerr.RequestTimedOut.Code
+			resp.Topics = append(resp.Topics, st)
+			continue
 		} else if t := b.meta.topic(rt.Topic); t != nil && !req.ValidateOnly && int(rt.Count) > len(t.parts) {
 			err = b.mutationQuota(r, int(rt.Count)-len(t.parts), 3) // 48_client_quotas.go
 		}
