@@ -7,10 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/poll"
 )
 
 // TestConfigRangesKafkaReference asks Apache Kafka 4.4 and samsa the same
@@ -196,7 +199,17 @@ func describeTopic(c *admConn, out map[string]string, what, topic string) {
 	rr := kmsg.NewDescribeConfigsRequestResource()
 	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
 	req.Resources = append(req.Resources, rr)
-	r := c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
+	// Kafka creates a topic in the background of the CreateTopics answer:
+	// its DescribeConfigs says UNKNOWN_TOPIC_OR_PARTITION until the topic
+	// reaches its metadata cache (seen under load).
+	var r kmsg.DescribeConfigsResponseResource
+	poll.Eventually(c.t, 30*time.Second, func() error {
+		r = c.roundTrip(req, 4).(*kmsg.DescribeConfigsResponse).Resources[0]
+		if r.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+			return fmt.Errorf("describe %s: %v", topic, kerr.UnknownTopicOrPartition)
+		}
+		return nil
+	})
 	var names []string
 	for _, cfg := range r.Configs {
 		names = append(names, cfg.Name)
