@@ -141,8 +141,24 @@ func telemetryProbe(t *testing.T, addr string) map[string]string {
 	cfgs.incr("validate only, bad", "probe-vo", true, "interval.ms", "1")
 	cfgs.incr("address and port selectors", "probe-addr", false, "metrics", "org.apache.kafka.admin.", "match", "client_source_address=127\\.0\\.0\\.1,client_source_port=\\d+")
 	cfgs.incr("instance selector", "probe-inst", false, "metrics", "org.apache.kafka.never.", "match", "client_instance_id=AAAAAAAAAAAAAAAAAAAAAA")
+	// The configs reach a broker's metadata behind the alter's answer
+	// (Kafka's metadata log, samsa's etcd watch): wait until this broker
+	// has all four before listing them and probing the subscriptions.
+	var v0 *kmsg.ListConfigResourcesResponse
+	testutil.Eventually(t, 30*time.Second, func() error {
+		v0 = c.roundTrip(kmsg.NewPtrListConfigResourcesRequest(), 0).(*kmsg.ListConfigResourcesResponse)
+		have := map[string]bool{}
+		for _, cr := range v0.ConfigResources {
+			have[cr.Name] = true
+		}
+		for _, n := range []string{"probe-addr", "probe-alter", "probe-inst", "probe-sub"} {
+			if !have[n] {
+				return fmt.Errorf("client metrics resource %s not listed yet", n)
+			}
+		}
+		return nil
+	})
 	cfgs.list("client metrics", int8(kmsg.ConfigResourceTypeClientMetrics))
-	v0 := c.roundTrip(kmsg.NewPtrListConfigResourcesRequest(), 0).(*kmsg.ListConfigResourcesResponse)
 	var listed []string
 	for _, cr := range v0.ConfigResources {
 		listed = append(listed, cr.Name)
